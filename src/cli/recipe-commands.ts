@@ -1,0 +1,147 @@
+// Commands of the recipe runner: `sequence`, `recipe list|schema`, `runs`,
+// `gate`. They parse flags, call src/recipes, and turn errors into a message
+// and an exit code (2 for bad input, 1 for a refused or failed run, 130 when
+// cancelled).
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { CAC } from 'cac';
+import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
+import { gateAnswerFile, writeGateAnswer } from '../recipes/gates/gate.ts';
+import { discoverRecipes, findProjectRoot } from '../recipes/loading/discovery.ts';
+import { recipeSchemaPath } from '../recipes/loading/recipe-schema.ts';
+import { readRunJson, runsDir } from '../recipes/records/run-record.ts';
+import { listRuns } from '../recipes/records/runs-list.ts';
+import { runSequence } from '../recipes/run-sequence.ts';
+import { systemVault } from '../recipes/vault.ts';
+
+function fail(error: unknown): never {
+  process.stderr.write(`vigil: ${(error as Error).message}\n`);
+  process.exit(exitCodeOf(error));
+}
+
+function asList(value: unknown): string[] {
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).map(String);
+}
+
+function optionalString(value: unknown, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw new RecipeInputError(`${flag} needs a value`);
+  return value;
+}
+
+export function registerRecipeCommands(cli: CAC): void {
+  cli
+    .command('sequence <name>', 'Run a recipe of agent steps (ordered by depends_on and wave)')
+    .option('--var <NAME=value>', 'Set a variable for prompts and steps (repeatable; overrides recipe env and the environment)')
+    .option('--backend <name>', 'Backend for steps without their own: claude, codex, or a provider from vigil.yml')
+    .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
+    .option('--run <run-id>', 'With --from: resume this run instead of the latest one')
+    .example((name) => `  $ ${name} sequence refactor --var TARGET=src/api --backend claude`)
+    .action(async (name: string, options: Record<string, unknown>) => {
+      try {
+        const code = await runSequence(
+          {
+            name,
+            vars: asList(options.var),
+            cwd: process.cwd(),
+            env: process.env,
+            vault: systemVault,
+            ...(optionalString(options.backend, '--backend') ? { backend: options.backend as string } : {}),
+            ...(optionalString(options.from, '--from') ? { from: options.from as string } : {}),
+            ...(optionalString(options.run, '--run') ? { run: options.run as string } : {}),
+          },
+          {
+            stdin: process.stdin,
+            stdout: process.stdout,
+            stderr: process.stderr,
+            interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+          },
+        );
+        process.exit(code);
+      } catch (error) {
+        fail(error);
+      }
+    });
+
+  cli
+    .command('recipe <action>', 'Recipes: "list" shows name, type, description and where each was found; "schema" prints the JSON Schema path')
+    .example((name) => `  $ ${name} recipe list`)
+    .action((action: string) => {
+      try {
+        const root = findProjectRoot();
+        if (action === 'schema') {
+          process.stdout.write(`${recipeSchemaPath}\n`);
+          return;
+        }
+        if (action !== 'list') throw new RecipeInputError(`recipe: unknown action "${action}"; actions: list, schema`);
+        const { recipes, broken } = discoverRecipes(root);
+        if (recipes.length === 0) process.stdout.write(`no recipes in ${join(root, '.vigil', 'recipes')} or ~/.vigil/recipes\n`);
+        else {
+          const rows = recipes.map((r) => [r.recipe.name, r.recipe.type ?? 'sequence', r.recipe.description ?? '', `${r.scope}: ${r.file}`]);
+          const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]!.length), ['NAME', 'TYPE', 'DESCRIPTION'][i]!.length));
+          const line = (row: string[]) => row.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join('  ');
+          process.stdout.write(`${line(['NAME', 'TYPE', 'DESCRIPTION', 'FOUND IN'])}\n${rows.map(line).join('\n')}\n`);
+        }
+        for (const b of broken) process.stderr.write(`invalid recipe ${b.file}:\n${b.problems.map((p) => `  - ${p}`).join('\n')}\n`);
+      } catch (error) {
+        fail(error);
+      }
+    });
+
+  cli
+    .command('runs [run-id]', 'List recorded runs, newest first; with a run id, show its steps')
+    .option('--json', 'Print run.json records as JSON')
+    .action((runId: string | undefined, options: { json?: boolean }) => {
+      try {
+        const root = findProjectRoot();
+        if (runId) {
+          const dir = join(runsDir(root), runId);
+          if (!existsSync(join(dir, 'run.json'))) throw new RecipeInputError(`runs: no run "${runId}" in ${runsDir(root)} (see "vigil runs")`);
+          const run = readRunJson(dir);
+          if (options.json) return void process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
+          process.stdout.write(`run ${run.id}  recipe ${run.recipe}  ${run.status}  started ${run.started}${run.reason ? `  (${run.reason})` : ''}\n`);
+          for (const s of run.steps) {
+            const out = s.output_file ? `  output ${relative(process.cwd(), join(dir, s.output_file))}` : '';
+            process.stdout.write(`  ${s.label.padEnd(20)} ${s.status.padEnd(13)} phases ${s.phases}${s.reason ? `  ${s.reason}` : ''}${out}\n`);
+          }
+          return;
+        }
+        const runs = listRuns(root);
+        if (options.json) return void process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+        if (runs.length === 0) return void process.stdout.write(`no runs recorded in ${runsDir(root)}\n`);
+        for (const r of runs) {
+          const ok = r.steps.filter((s) => s.status === 'succeeded' || s.status === 'reused').length;
+          process.stdout.write(`${r.id}  ${r.recipe.padEnd(20)} ${r.shownStatus.padEnd(11)} ${ok}/${r.steps.length} steps ok  started ${r.started}\n`);
+        }
+      } catch (error) {
+        fail(error);
+      }
+    });
+
+  cli
+    .command('gate <run-id> <label> <option>', 'Answer the review gate of a paused step from another terminal')
+    .example((name) => `  $ ${name} gate 20261121-201403-ab12 review approve`)
+    .action(async (runId: string, label: string, option: string) => {
+      try {
+        const root = findProjectRoot();
+        const dir = join(runsDir(root), runId);
+        if (!existsSync(join(dir, 'run.json'))) throw new RecipeInputError(`gate: no run "${runId}" in ${runsDir(root)} (see "vigil runs")`);
+        const run = readRunJson(dir);
+        const step = run.steps.find((s) => s.label === label);
+        if (!step) throw new RecipeInputError(`gate: run ${runId} has no step "${label}"; steps: ${run.steps.map((s) => s.label).join(', ')}`);
+        if (step.status !== 'awaiting_gate' || !step.gate)
+          throw new RecipeInputError(`gate: step "${label}" of run ${runId} is not waiting at a review gate (it is ${step.status})`);
+        if (!step.gate.options.includes(option))
+          throw new RecipeInputError(`gate: "${option}" is not an option of step "${label}"; options: ${step.gate.options.join(', ')}`);
+        writeGateAnswer(dir, label, option);
+        const file = gateAnswerFile(dir, label);
+        for (let i = 0; i < 40 && existsSync(file); i += 1) await new Promise((r) => setTimeout(r, 100));
+        if (existsSync(file)) process.stdout.write(`answer "${option}" recorded; run ${runId} will pick it up\n`);
+        else process.stdout.write(`step "${label}" of run ${runId}: ${option}\n`);
+      } catch (error) {
+        fail(error);
+      }
+    });
+}
+

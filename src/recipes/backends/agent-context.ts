@@ -1,0 +1,44 @@
+// What a backend gets to run a step inside a pool worker: the task, the
+// shared watchdog, a way to start supervised programs (sandboxed when the
+// step asks for a VM) and to report phases and output.
+import type { StepTask } from '../pool/step-task.ts';
+import type { SupervisedResult, Watchdog } from '../process/process-group.ts';
+
+export interface SpawnRequest {
+  command: string;
+  args: string[];
+  stdin?: string;
+  env?: Record<string, string>;
+  /** Receives stdout; everything is also appended to the step's output unless `quiet`. */
+  onStdout?(chunk: Buffer): void;
+  quiet?: boolean;
+  /** Stops the program early (its group is killed). */
+  abort?: AbortSignal;
+}
+
+export interface AgentContext {
+  task: StepTask;
+  watchdog: Watchdog;
+  write(text: string | Buffer): void;
+  phase(n: number): void;
+  spawn(request: SpawnRequest): Promise<SupervisedResult>;
+}
+
+export type AgentResult =
+  | { ok: true; phases: number; exitCode: number | null }
+  | { ok: false; phases: number; exitCode: number | null; reason: string; killedBy?: 'timeout' | 'inactivity' | 'cancel' };
+
+export type Backend = (ctx: AgentContext) => Promise<AgentResult>;
+
+/** The failure for a program that was killed or exited non-zero, or null when it exited 0. */
+export function processFailure(r: SupervisedResult, what: string, phases: number): AgentResult | null {
+  if (r.spawnError) return { ok: false, phases, exitCode: null, reason: r.spawnError };
+  if (r.killedBy) return { ok: false, phases, exitCode: r.exitCode, reason: `${what} killed (${r.killedBy})`, killedBy: r.killedBy };
+  if (r.exitCode !== 0)
+    return { ok: false, phases, exitCode: r.exitCode, reason: `${what} exited with ${r.exitCode === null ? `signal ${r.signal}` : `code ${r.exitCode}`}` };
+  return null;
+}
+
+export function keywordHint(keyword: string | undefined): string {
+  return keyword ? `\n\nWhen the task is complete, say ${keyword} on a line of its own.` : '';
+}

@@ -1,0 +1,77 @@
+// Claude Code in print mode with stream-json output. The prompt goes on
+// stdin; a phase is an assistant turn. max_phases → --max-turns, model →
+// --model, permission_mode → --permission-mode, effort → the thinking budget
+// (MAX_THINKING_TOKENS), which is how Claude Code takes it.
+import { type AgentContext, type AgentResult, processFailure } from './agent-context.ts';
+import { StreamLines } from './stream-lines.ts';
+
+export const EFFORT_THINKING_TOKENS: Record<string, string> = { low: '4000', medium: '10000', high: '31999', max: '63999' };
+
+export function claudeArgs(spec: { model?: string; permissionMode?: string; extraArgs: string[] }, maxPhases: number): string[] {
+  const args = ['-p', '--output-format', 'stream-json', '--verbose', '--max-turns', String(maxPhases)];
+  if (spec.model) args.push('--model', spec.model);
+  if (spec.permissionMode) args.push('--permission-mode', spec.permissionMode);
+  return [...args, ...spec.extraArgs.filter((a) => a !== '-p' && a !== '--print')];
+}
+
+interface StreamEvent {
+  type?: string;
+  subtype?: string;
+  is_error?: boolean;
+  result?: string;
+  num_turns?: number;
+  message?: { content?: Array<{ type?: string; text?: string; name?: string }> };
+}
+
+export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
+  const spec = ctx.task.backend;
+  if (spec.kind !== 'claude') throw new Error('runClaude needs a claude backend');
+  let phases = 0;
+  let result: StreamEvent | null = null;
+  let text = '';
+  const lines = new StreamLines((line) => {
+    let event: StreamEvent;
+    try {
+      event = JSON.parse(line) as StreamEvent;
+    } catch {
+      ctx.write(`${line}\n`);
+      return;
+    }
+    if (event.type === 'assistant') {
+      phases += 1;
+      ctx.phase(phases);
+      for (const block of event.message?.content ?? []) {
+        if (block.type === 'text' && block.text) {
+          text += `${block.text}\n`;
+          ctx.write(`${block.text}\n`);
+        } else if (block.type === 'tool_use') ctx.write(`[tool ${block.name ?? '?'}]\n`);
+      }
+    } else if (event.type === 'result') {
+      result = event;
+      if (event.result) text += `${event.result}\n`;
+    }
+  });
+  const env: Record<string, string> = {};
+  if (spec.effort) env.MAX_THINKING_TOKENS = EFFORT_THINKING_TOKENS[spec.effort] ?? '10000';
+  const r = await ctx.spawn({
+    command: spec.command,
+    args: claudeArgs(spec, ctx.task.maxPhases),
+    stdin: ctx.task.prompt,
+    env,
+    quiet: true,
+    onStdout: (chunk) => lines.push(chunk),
+  });
+  lines.end();
+  const failure = processFailure(r, 'claude', phases);
+  if (failure) return failure;
+  const final = result as StreamEvent | null;
+  if (!final) return { ok: false, phases, exitCode: r.exitCode, reason: 'claude ended without a result event' };
+  if (final.subtype === 'error_max_turns')
+    return { ok: false, phases, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
+  if (final.is_error || final.subtype !== 'success')
+    return { ok: false, phases, exitCode: r.exitCode, reason: `claude reported an error (${final.subtype ?? 'unknown'}): ${final.result ?? ''}`.trim() };
+  const keyword = ctx.task.completionKeyword;
+  if (keyword && !text.includes(keyword))
+    return { ok: false, phases, exitCode: r.exitCode, reason: `the agent finished without the completion keyword "${keyword}"` };
+  return { ok: true, phases, exitCode: r.exitCode };
+}

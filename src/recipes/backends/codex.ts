@@ -1,0 +1,70 @@
+// Codex in exec mode with JSON-lines output (`codex exec --json -`, prompt on
+// stdin). Every completed item (message, command, file change) is a phase;
+// past max_phases the step is stopped.
+import { type AgentContext, type AgentResult, processFailure } from './agent-context.ts';
+import { StreamLines } from './stream-lines.ts';
+
+export function codexArgs(spec: { model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }): string[] {
+  const args = ['exec', '--json', '--skip-git-repo-check'];
+  if (spec.model) args.push('--model', spec.model);
+  if (spec.effort) args.push('-c', `model_reasoning_effort="${spec.effort === 'max' ? 'high' : spec.effort}"`);
+  if (spec.permissionMode === 'bypassPermissions') args.push('--dangerously-bypass-approvals-and-sandbox');
+  else if (spec.permissionMode === 'acceptEdits') args.push('--full-auto');
+  return [...args, ...spec.extraArgs, '-'];
+}
+
+interface CodexEvent {
+  type?: string;
+  item?: { type?: string; text?: string; command?: string };
+  error?: { message?: string };
+  message?: string;
+}
+
+export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
+  const spec = ctx.task.backend;
+  if (spec.kind !== 'codex') throw new Error('runCodex needs a codex backend');
+  let phases = 0;
+  let text = '';
+  let failed: string | null = null;
+  let overLimit = false;
+  const controller = new AbortController();
+  const lines = new StreamLines((line) => {
+    let event: CodexEvent;
+    try {
+      event = JSON.parse(line) as CodexEvent;
+    } catch {
+      ctx.write(`${line}\n`);
+      return;
+    }
+    if (event.type === 'item.completed') {
+      phases += 1;
+      ctx.phase(phases);
+      if (event.item?.type === 'agent_message' && event.item.text) {
+        text += `${event.item.text}\n`;
+        ctx.write(`${event.item.text}\n`);
+      } else if (event.item?.type === 'command_execution') ctx.write(`[command ${event.item.command ?? ''}]\n`);
+      if (phases > ctx.task.maxPhases && !overLimit) {
+        overLimit = true;
+        controller.abort();
+      }
+    } else if (event.type === 'turn.failed' || event.type === 'error') {
+      failed = event.error?.message ?? event.message ?? 'codex reported an error';
+    }
+  });
+  const r = await ctx.spawn({
+    command: spec.command,
+    args: codexArgs(spec), stdin: ctx.task.prompt,
+    quiet: true,
+    abort: controller.signal,
+    onStdout: (c) => lines.push(c),
+  });
+  lines.end();
+  if (overLimit) return { ok: false, phases, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
+  const failure = processFailure(r, 'codex', phases);
+  if (failure) return failure;
+  if (failed) return { ok: false, phases, exitCode: r.exitCode, reason: failed };
+  const keyword = ctx.task.completionKeyword;
+  if (keyword && !text.includes(keyword))
+    return { ok: false, phases, exitCode: r.exitCode, reason: `the agent finished without the completion keyword "${keyword}"` };
+  return { ok: true, phases, exitCode: r.exitCode };
+}

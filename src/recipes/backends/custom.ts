@@ -1,0 +1,36 @@
+// A custom agent program (`providers.<name>.command`): run once per phase
+// with the step's args (prompt-file arguments replaced by the rendered
+// prompt's path) and the prompt on stdin, until it prints the completion
+// keyword or max_phases is reached. Without a completion keyword one
+// successful phase completes the step.
+import { type AgentContext, type AgentResult, processFailure } from './agent-context.ts';
+
+export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
+  const spec = ctx.task.backend;
+  if (spec.kind !== 'custom') throw new Error('runCustom needs a custom backend');
+  const keyword = ctx.task.completionKeyword;
+  let last: number | null = null;
+  for (let phase = 1; phase <= ctx.task.maxPhases; phase += 1) {
+    ctx.phase(phase);
+    let out = '';
+    const r = await ctx.spawn({
+      command: spec.command,
+      args: spec.args,
+      stdin: ctx.task.prompt,
+      env: { VIGIL_PHASE: String(phase), VIGIL_MAX_PHASES: String(ctx.task.maxPhases) },
+      onStdout: (chunk) => {
+        out += chunk.toString();
+      },
+    });
+    const failure = processFailure(r, `${spec.provider} (phase ${phase})`, phase);
+    if (failure) return failure;
+    last = r.exitCode;
+    if (!keyword || out.includes(keyword)) return { ok: true, phases: phase, exitCode: last };
+  }
+  return {
+    ok: false,
+    phases: ctx.task.maxPhases,
+    exitCode: last,
+    reason: `max_phases (${ctx.task.maxPhases}) reached without the completion keyword "${keyword}"`,
+  };
+}

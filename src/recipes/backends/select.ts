@@ -1,0 +1,80 @@
+// Chooses and configures the backend of each step, on the main thread and
+// before anything runs: the step's `backend`, else --backend, else
+// `default_backend` in vigil.yml, else the first of claude, codex on PATH.
+import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import { RecipeInputError, RunRefusedError } from '../errors.ts';
+import type { BackendSpec } from '../pool/step-task.ts';
+import { findOnPath } from '../preflight/which.ts';
+import type { RecipeStep } from '../types.ts';
+import { resolveSecret, type VaultReader } from '../vault.ts';
+
+export const BUILTIN_BACKENDS = ['claude', 'codex'] as const;
+
+export function chooseBackendName(step: RecipeStep, cliBackend: string | undefined, config: WorkspaceConfig, env: NodeJS.ProcessEnv): string | null {
+  if (step.backend) return step.backend;
+  if (cliBackend) return cliBackend;
+  if (config.default_backend) return config.default_backend;
+  for (const name of BUILTIN_BACKENDS) if (findOnPath(name, env.PATH)) return name;
+  return null;
+}
+
+export interface BackendInput {
+  step: RecipeStep;
+  name: string;
+  /** Step args after rendering, with prompt-file args replaced by the rendered prompt's path. */
+  args: string[];
+  config: WorkspaceConfig;
+  vault: VaultReader;
+  env: NodeJS.ProcessEnv;
+  recipeFile: string;
+}
+
+export function authEnv(step: RecipeStep, config: WorkspaceConfig, vault: VaultReader, recipeFile: string): Record<string, string> {
+  if (!step.auth) return {};
+  const profile = config.auth[step.auth];
+  if (!profile)
+    throw new RecipeInputError(
+      `${recipeFile}: step "${step.label}".auth: no profile "${step.auth}" in ${config.file ?? 'vigil.yml (there is no vigil.yml)'}; known profiles: ${Object.keys(config.auth).join(', ') || 'none'}`,
+    );
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(profile.env ?? {})) out[k] = resolveSecret(v, vault, `${config.file}: auth.${step.auth}.env.${k}`)!;
+  return out;
+}
+
+export function buildBackendSpec(input: BackendInput): BackendSpec {
+  const { step, name, config, vault, env, recipeFile } = input;
+  const where = `${recipeFile}: step "${step.label}"`;
+  const common = {
+    ...(step.model ? { model: step.model } : {}),
+    ...(step.effort ? { effort: step.effort } : {}),
+    ...(step.permission_mode ? { permissionMode: step.permission_mode } : {}),
+  };
+  if (name === 'claude' || name === 'codex') {
+    const command = findOnPath(name, env.PATH);
+    if (!command) throw new RunRefusedError(`${where} uses backend "${name}", but ${name} is not on PATH`);
+    const extraArgs = input.args.filter((a, i) => a.startsWith('-') && step.args[i] === a && !(name === 'claude' && (a === '-p' || a === '--print')));
+    return { kind: name, command, ...common, extraArgs };
+  }
+  const provider = config.providers[name];
+  if (!provider) {
+    const known = [...BUILTIN_BACKENDS, ...Object.keys(config.providers)];
+    throw new RecipeInputError(`${where}: unknown backend "${name}"; known backends: ${known.join(', ')} (providers come from vigil.yml)`);
+  }
+  if (provider.type === 'custom') {
+    const command = findOnPath(provider.command!, env.PATH);
+    if (!command) throw new RunRefusedError(`${config.file}: providers.${name}.command: ${provider.command} is not an executable file`);
+    return { kind: 'custom', provider: name, command, args: input.args };
+  }
+  const model = step.model ?? provider.models?.[0];
+  if (!model) throw new RecipeInputError(`${where}: backend "${name}" needs a model: set the step's "model" or providers.${name}.models in vigil.yml`);
+  const profileKey = step.auth ? config.auth[step.auth]?.api_key : undefined;
+  const apiKey = resolveSecret(profileKey ?? provider.api_key ?? config.api_key, vault, `${config.file}: providers.${name}.api_key`);
+  const maxTokens = provider.max_tokens ?? 4096;
+  if (provider.type === 'anthropic') {
+    const base = (provider.base_url ?? 'https://api.anthropic.com').replace(/\/+$/, '');
+    return { kind: 'http', api: 'anthropic', provider: name, url: `${base}/v1/messages`, model, maxTokens, ...(apiKey ? { apiKey } : {}) };
+  }
+  let base = (provider.base_url ?? (provider.type === 'ollama' ? 'http://127.0.0.1:11434' : 'https://api.openai.com/v1')).replace(/\/+$/, '');
+  if (provider.type === 'ollama' && !base.endsWith('/v1')) base += '/v1';
+  return { kind: 'http', api: 'openai', provider: name, url: `${base}/chat/completions`, model, maxTokens, ...(apiKey ? { apiKey } : {}) };
+}

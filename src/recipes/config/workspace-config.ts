@@ -1,0 +1,70 @@
+// Reads and validates the workspace file vigil.yml at the project root.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import { parse } from 'yaml';
+import { RecipeInputError } from '../errors.ts';
+import { describeSchemaErrors } from '../loading/schema-errors.ts';
+
+export type ProviderType = 'openai' | 'ollama' | 'anthropic' | 'custom';
+
+export interface ProviderConfig {
+  type: ProviderType;
+  base_url?: string;
+  models?: string[];
+  api_key?: string;
+  command?: string;
+  max_tokens?: number;
+}
+
+export interface AuthProfile {
+  api_key?: string;
+  env?: Record<string, string>;
+}
+
+export interface WorkspaceConfig {
+  file: string | null;
+  default_backend?: string;
+  inactivity_timeout?: number;
+  api_key?: string;
+  providers: Record<string, ProviderConfig>;
+  auth: Record<string, AuthProfile>;
+  server?: { base: string; token?: string; monitor?: string };
+}
+
+const require = createRequire(import.meta.url);
+const validate = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(
+  require('./workspace.schema.json') as object,
+);
+
+export function loadWorkspaceConfig(projectRoot: string): WorkspaceConfig {
+  const file = join(projectRoot, 'vigil.yml');
+  if (!existsSync(file)) return { file: null, providers: {}, auth: {} };
+  let doc: unknown;
+  try {
+    doc = parse(readFileSync(file, 'utf8')) ?? {};
+  } catch (error) {
+    throw new RecipeInputError(`${file}: not valid YAML: ${(error as Error).message}`);
+  }
+  if (!validate(doc)) throw new RecipeInputError(`${file}: invalid workspace file`, describeSchemaErrors(validate.errors, doc));
+  const config = doc as Omit<WorkspaceConfig, 'file'>;
+  const problems: string[] = [];
+  for (const [name, p] of Object.entries(config.providers ?? {})) {
+    if (p.type === 'custom' && !p.command) problems.push(`providers.${name}: type "custom" needs "command" (path of the agent program)`);
+    if (p.type !== 'custom' && !p.base_url && p.type !== 'ollama' && p.type !== 'anthropic' && p.type !== 'openai')
+      problems.push(`providers.${name}: needs "base_url"`);
+    if (['claude', 'codex'].includes(name)) problems.push(`providers.${name}: "${name}" is a built-in backend name; choose another`);
+  }
+  if (problems.length > 0) throw new RecipeInputError(`${file}: invalid workspace file`, problems);
+  return { file, providers: config.providers ?? {}, auth: config.auth ?? {}, ...stripUndefined(config) };
+}
+
+function stripUndefined(config: Omit<WorkspaceConfig, 'file'>): Partial<WorkspaceConfig> {
+  const out: Partial<WorkspaceConfig> = {};
+  if (config.default_backend !== undefined) out.default_backend = config.default_backend;
+  if (config.inactivity_timeout !== undefined) out.inactivity_timeout = config.inactivity_timeout;
+  if (config.api_key !== undefined) out.api_key = config.api_key;
+  if (config.server !== undefined) out.server = config.server;
+  return out;
+}

@@ -1,0 +1,26 @@
+// How a step's files are kept apart from the workspace and its peers
+// (`transfer_mode`). Each mode hands a step its own directory and, when the
+// step succeeds, brings its changes back.
+export interface MergeOutcome {
+  result: 'merged' | 'nothing-to-merge' | 'conflict';
+  branch?: string;
+  detail?: string;
+}
+
+export interface StepWorkspace {
+  /** Where the step runs (its `dir` inside the isolated copy). */
+  dir: string;
+  /** Root of the isolated copy: what a sandbox may write. */
+  root: string;
+  /** Brings the step's changes back into the workspace. */
+  bringBack(): Promise<MergeOutcome>;
+  /** Removes the isolated copy; always called, also after failure or cancellation. */
+  dispose(conflict: boolean): Promise<void>;
+}
+
+export interface Isolation {
+  readonly mode: 'worktree' | 'mirror' | 'rsync' | 'none';
+  /** Cleans what an earlier run left behind after a crash. */
+  recover(): Promise<string[]>;
+  prepare(label: string, relDir: string): Promise<StepWorkspace>;
+}

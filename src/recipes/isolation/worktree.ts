@@ -1,0 +1,100 @@
+// transfer_mode "worktree": every step works in its own git worktree on a
+// branch vigil/<run-id>/<label> made from the workspace's HEAD when the step
+// starts. When it succeeds its changes are committed and merged back into
+// the workspace (one merge at a time); a merge that conflicts is aborted and
+// reported, and its branch kept for a person to resolve. Worktrees always go
+// away; those left by a crashed run are removed by the next run.
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { RunRefusedError } from '../errors.ts';
+import { git, gitOk } from './git.ts';
+import type { Isolation, MergeOutcome, StepWorkspace } from './isolation.ts';
+
+const IDENTITY = { GIT_AUTHOR_NAME: 'vigil', GIT_AUTHOR_EMAIL: 'vigil@localhost', GIT_COMMITTER_NAME: 'vigil', GIT_COMMITTER_EMAIL: 'vigil@localhost' };
+
+export async function createWorktreeIsolation(workspace: string, runId: string, file: string): Promise<Isolation> {
+  const top = await git(workspace, ['rev-parse', '--show-toplevel']);
+  if (top.code !== 0)
+    throw new RunRefusedError(`${file}: transfer_mode "worktree" needs the workspace ${workspace} to be a git repository (git init, then commit)`);
+  const repo = top.stdout.trim();
+  if ((await git(repo, ['rev-parse', '--verify', 'HEAD'])).code !== 0)
+    throw new RunRefusedError(`${file}: transfer_mode "worktree" needs at least one commit in ${repo}`);
+  const commonDir = resolve(repo, (await gitOk(repo, ['rev-parse', '--git-common-dir'])).trim());
+  // Keep runner files out of `git status` and out of merges.
+  const exclude = join(commonDir, 'info', 'exclude');
+  mkdirSync(join(commonDir, 'info'), { recursive: true });
+  const current = existsSync(exclude) ? readFileSync(exclude, 'utf8') : '';
+  for (const line of ['/.vigil/runs/', '/.vigil/worktrees/'])
+    if (!current.split('\n').includes(line)) appendFileSync(exclude, `${current.endsWith('\n') || current === '' ? '' : '\n'}${line}\n`);
+  const hasIdentity = (await git(repo, ['config', 'user.email'])).code === 0;
+  const commitEnv = hasIdentity ? undefined : IDENTITY;
+  const base = join(repo, '.vigil', 'worktrees');
+  const relWorkspace = relative(repo, resolve(workspace));
+  let mergeQueue: Promise<unknown> = Promise.resolve();
+
+  const removeWorktree = async (path: string, branch: string | null): Promise<void> => {
+    await git(repo, ['worktree', 'remove', '--force', path]);
+    rmSync(path, { recursive: true, force: true });
+    if (branch) await git(repo, ['branch', '-D', branch]);
+  };
+
+  return {
+    mode: 'worktree',
+    async recover(): Promise<string[]> {
+      const removed: string[] = [];
+      if (!existsSync(base)) return removed;
+      for (const run of readdirSync(base)) {
+        if (run === runId) continue;
+        for (const label of readdirSync(join(base, run))) {
+          await removeWorktree(join(base, run, label), `vigil/${run}/${label}`);
+          removed.push(join(base, run, label));
+        }
+        rmSync(join(base, run), { recursive: true, force: true });
+      }
+      await git(repo, ['worktree', 'prune']);
+      return removed;
+    },
+    async prepare(label: string, relDir: string): Promise<StepWorkspace> {
+      const path = join(base, runId, label);
+      const branch = `vigil/${runId}/${label}`;
+      mkdirSync(join(base, runId), { recursive: true });
+      // Start from the workspace as it is now, so a step sees what the steps it depends on merged.
+      await gitOk(repo, ['worktree', 'add', '-b', branch, path, 'HEAD']);
+      const dir = join(path, relWorkspace, relDir);
+      mkdirSync(dir, { recursive: true });
+      return {
+        dir,
+        root: path,
+        bringBack: () => {
+          const next = mergeQueue.then(() => mergeBack(repo, path, branch, label, runId, commitEnv));
+          mergeQueue = next.catch(() => {});
+          return next;
+        },
+        dispose: (conflict: boolean) => removeWorktree(path, conflict ? null : branch),
+      };
+    },
+  };
+}
+
+async function mergeBack(
+  repo: string,
+  path: string,
+  branch: string,
+  label: string,
+  runId: string,
+  env: Record<string, string> | undefined,
+): Promise<MergeOutcome> {
+  await gitOk(path, ['add', '-A'], env);
+  if ((await gitOk(path, ['status', '--porcelain'])).trim() !== '')
+    await gitOk(path, ['commit', '-q', '-m', `vigil ${runId}: step ${label}`], env);
+  const ahead = Number((await gitOk(repo, ['rev-list', '--count', `HEAD..${branch}`])).trim());
+  if (ahead === 0) return { result: 'nothing-to-merge', branch };
+  const merge = await git(repo, ['merge', '--no-ff', '--no-edit', '-m', `vigil ${runId}: merge step ${label}`, branch], env);
+  if (merge.code === 0) return { result: 'merged', branch };
+  const conflicted = (await git(repo, ['diff', '--name-only', '--diff-filter=U'])).stdout.trim().split('\n').filter(Boolean);
+  await git(repo, ['merge', '--abort']);
+  const detail = conflicted.length
+    ? `conflicts in ${conflicted.join(', ')}; the step's work is kept on branch ${branch}`
+    : `git merge failed: ${(merge.stderr || merge.stdout).trim()}; the step's work is kept on branch ${branch}`;
+  return { result: 'conflict', branch, detail };
+}

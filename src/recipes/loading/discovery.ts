@@ -1,0 +1,119 @@
+// Finds recipes in <project>/.vigil/recipes/ and ~/.vigil/recipes/. The
+// project wins when both define the same name. Every file is parsed and
+// validated against the schema; broken files are reported, never run.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { RecipeInputError } from '../errors.ts';
+import type { FoundRecipe, Recipe, RecipeScope } from '../types.ts';
+import { checkRecipeSchema } from './recipe-schema.ts';
+
+export interface RecipeProblem {
+  file: string;
+  scope: RecipeScope;
+  problems: string[];
+}
+
+export interface Discovery {
+  recipes: FoundRecipe[];
+  broken: RecipeProblem[];
+}
+
+/** The nearest directory at or above `cwd` holding `.vigil/` or `vigil.yml`; else `cwd`. */
+export function findProjectRoot(cwd: string = process.cwd()): string {
+  let dir = resolve(cwd);
+  for (;;) {
+    if (existsSync(join(dir, 'vigil.yml')) || isDir(join(dir, '.vigil'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return resolve(cwd);
+    dir = up;
+  }
+}
+
+function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export function recipeDirs(projectRoot: string): Array<{ dir: string; scope: RecipeScope }> {
+  const dirs: Array<{ dir: string; scope: RecipeScope }> = [{ dir: join(projectRoot, '.vigil', 'recipes'), scope: 'project' }];
+  const user = join(homedir(), '.vigil', 'recipes');
+  if (resolve(user) !== resolve(dirs[0]!.dir)) dirs.push({ dir: user, scope: 'user' });
+  return dirs;
+}
+
+/** Parses and validates one recipe file. */
+export function readRecipeFile(file: string): Recipe {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new RecipeInputError(`${file}: cannot read the recipe: ${(error as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new RecipeInputError(`${file}: not valid JSON: ${(error as Error).message}`);
+  }
+  const problems = checkRecipeSchema(doc);
+  if (problems.length > 0) throw new RecipeInputError(`${file}: invalid recipe`, problems);
+  return doc as Recipe;
+}
+
+export function discoverRecipes(projectRoot: string): Discovery {
+  const recipes: FoundRecipe[] = [];
+  const broken: RecipeProblem[] = [];
+  const names = new Set<string>();
+  for (const { dir, scope } of recipeDirs(projectRoot)) {
+    if (!isDir(dir)) continue;
+    const inThisDir = new Map<string, string>();
+    for (const entry of readdirSync(dir).sort()) {
+      if (!entry.endsWith('.json')) continue;
+      const file = join(dir, entry);
+      try {
+        const recipe = readRecipeFile(file);
+        const clash = inThisDir.get(recipe.name);
+        if (clash) {
+          broken.push({ file, scope, problems: [`name: "${recipe.name}" is also the name of ${clash}; names must be unique`] });
+          continue;
+        }
+        inThisDir.set(recipe.name, file);
+        if (names.has(recipe.name)) continue; // shadowed by the project recipe
+        names.add(recipe.name);
+        recipes.push({ recipe, file, scope });
+      } catch (error) {
+        const e = error as RecipeInputError;
+        broken.push({ file, scope, problems: e.problems?.length ? e.problems : [e.message] });
+      }
+    }
+  }
+  return { recipes, broken };
+}
+
+/** Finds one recipe by name; a broken file of that name is an error, not a fallback. */
+export function findRecipe(projectRoot: string, name: string): FoundRecipe {
+  const { recipes, broken } = discoverRecipes(projectRoot);
+  const found = recipes.find((r) => r.recipe.name === name);
+  const brokenNamed = broken.filter((b) => {
+    const base = b.file.split('/').pop()!.replace(/\.json$/, '');
+    return base === name;
+  });
+  if (brokenNamed.length > 0 && (!found || brokenNamed.some((b) => b.scope === 'project' || b.scope === found.scope))) {
+    const b = brokenNamed[0]!;
+    throw new RecipeInputError(`${b.file}: invalid recipe`, b.problems);
+  }
+  if (found) return found;
+  const where = recipeDirs(projectRoot)
+    .map((d) => d.dir)
+    .join(' and ');
+  const known = recipes.map((r) => r.recipe.name);
+  throw new RecipeInputError(
+    `no recipe named "${name}" in ${where}${known.length ? `; known recipes: ${known.join(', ')}` : ''}${
+      broken.length ? `; ${broken.length} recipe file(s) are invalid (see "vigil recipe list")` : ''
+    }`,
+  );
+}

@@ -1,0 +1,54 @@
+// Plans a `sequence` recipe. Rules (also in docs/recipes.md):
+// - a step with `wave: N` waits for every step with a lower wave and for its
+//   `depends_on`; steps of one wave run concurrently;
+// - a step without `wave` but with `depends_on` waits only for those;
+// - a step with neither waits for every step listed before it (plain order).
+import { RecipeInputError } from '../errors.ts';
+import type { Recipe } from '../types.ts';
+import { type Plan, type PlannedStep, type Planner, topologicalOrder } from './plan.ts';
+
+export const sequencePlanner: Planner<Recipe> = {
+  type: 'sequence',
+  plan(recipe: Recipe, file: string): Plan {
+    const steps = recipe.steps ?? [];
+    const problems: string[] = [];
+    const seen = new Map<string, number>();
+    steps.forEach((s, i) => {
+      const first = seen.get(s.label);
+      if (first !== undefined) problems.push(`steps[${i}].label: duplicate label "${s.label}" (first used by steps[${first}])`);
+      else seen.set(s.label, i);
+    });
+    steps.forEach((s, i) => {
+      for (const dep of s.depends_on ?? []) {
+        if (dep === s.label) problems.push(`steps[${i}] ("${s.label}").depends_on: a step cannot depend on itself`);
+        else if (!seen.has(dep))
+          problems.push(
+            `steps[${i}] ("${s.label}").depends_on: unknown label "${dep}"; labels in this recipe: ${[...seen.keys()].join(', ')}`,
+          );
+      }
+      const options = s.gate_options ?? ['approve', 'reject'];
+      if (s.gate_action !== undefined && !options.includes(s.gate_action))
+        problems.push(`steps[${i}] ("${s.label}").gate_action: "${s.gate_action}" is not one of gate_options: ${options.join(', ')}`);
+      if ((s.gate_options || s.gate_action) && s.gate !== 'review')
+        problems.push(`steps[${i}] ("${s.label}"): gate_options and gate_action need "gate": "review"`);
+    });
+    if (problems.length > 0) throw new RecipeInputError(`${file}: invalid recipe "${recipe.name}"`, problems);
+
+    const planned: PlannedStep[] = steps.map((s, i) => {
+      const needs = new Set(s.depends_on ?? []);
+      if (s.wave !== undefined) {
+        for (const other of steps) if (other.wave !== undefined && other.wave < s.wave) needs.add(other.label);
+      } else if (s.depends_on === undefined) {
+        for (const earlier of steps.slice(0, i)) needs.add(earlier.label);
+      }
+      return { label: s.label, step: s, needs: [...needs], exclusiveGroup: s.wave === undefined ? null : `wave ${s.wave}` };
+    });
+    const { order, cycle } = topologicalOrder(planned);
+    if (cycle) {
+      throw new RecipeInputError(`${file}: invalid recipe "${recipe.name}"`, [
+        `steps.depends_on: dependency cycle ${cycle.join(' → ')} (a step with "wave": N also waits for every step of a lower wave; a step without wave or depends_on waits for every step before it)`,
+      ]);
+    }
+    return { type: 'sequence', steps: order };
+  },
+};

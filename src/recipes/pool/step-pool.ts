@@ -1,0 +1,70 @@
+// The piscina pool steps run on. The main thread hands a step over with a
+// MessagePort for progress and cancellation, and keeps the process-group ids
+// the worker reports so that it can kill them itself if a worker does not
+// answer a cancel in time, or the process is about to exit.
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { killGroup, terminateGroup } from '../process/process-group.ts';
+import type { MainMessage, StepOutcome, StepTask, WorkerMessage } from './step-task.ts';
+
+export type StepTaskInput = Omit<StepTask, 'port'>;
+
+export class StepPool {
+  private readonly piscina: Piscina;
+  private readonly liveGroups = new Set<number>();
+
+  constructor(maxThreads: number) {
+    this.piscina = new Piscina({
+      filename: new URL('./worker-entry.mjs', import.meta.url).href,
+      minThreads: 1,
+      maxThreads: Math.max(1, maxThreads),
+      idleTimeout: 30_000,
+    });
+  }
+
+  run(input: StepTaskInput, onMessage: (m: WorkerMessage) => void, signal: AbortSignal): Promise<StepOutcome> {
+    const { port1, port2 } = new MessageChannel();
+    const groups = new Set<number>();
+    port1.on('message', (m: WorkerMessage) => {
+      if (m.type === 'spawned') {
+        groups.add(m.pid);
+        this.liveGroups.add(m.pid);
+      } else if (m.type === 'exited') {
+        groups.delete(m.pid);
+        this.liveGroups.delete(m.pid);
+      }
+      onMessage(m);
+    });
+    let backstop: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      port1.postMessage({ type: 'cancel' } satisfies MainMessage);
+      // The worker kills its groups within its grace period; this is the backstop.
+      backstop = setTimeout(() => {
+        for (const pid of groups) void terminateGroup(pid, 300);
+      }, 1500);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const task: StepTask = { ...input, port: port2 };
+    return (this.piscina.run(task, { transferList: [port2] }) as Promise<StepOutcome>).finally(() => {
+      signal.removeEventListener('abort', onAbort);
+      if (backstop) clearTimeout(backstop);
+      for (const pid of groups) {
+        killGroup(pid, 'SIGKILL');
+        this.liveGroups.delete(pid);
+      }
+      port1.close();
+    });
+  }
+
+  /** Kills every process group still known; safe to call from an exit handler. */
+  killAll(): void {
+    for (const pid of this.liveGroups) killGroup(pid, 'SIGKILL');
+    this.liveGroups.clear();
+  }
+
+  async close(): Promise<void> {
+    this.killAll();
+    await this.piscina.destroy();
+  }
+}

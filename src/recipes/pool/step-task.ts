@@ -1,0 +1,50 @@
+// What the main thread sends to a pool worker to run one step (or the
+// canary), and what comes back. Everything here is structured-clone safe.
+import type { MessagePort } from 'node:worker_threads';
+import type { KillReason } from '../process/process-group.ts';
+
+export type BackendSpec =
+  | { kind: 'claude'; command: string; model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }
+  | { kind: 'codex'; command: string; model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }
+  | { kind: 'http'; api: 'openai' | 'anthropic'; provider: string; url: string; apiKey?: string; model: string; maxTokens: number }
+  | { kind: 'custom'; provider: string; command: string; args: string[] };
+
+export interface VmSpec {
+  /** Path of bwrap. */
+  bwrap: string;
+  /** Directories the sandbox may write (the step's directory). */
+  writable: string[];
+}
+
+export interface StepTask {
+  kind: 'step' | 'canary';
+  label: string;
+  cwd: string;
+  env: Record<string, string>;
+  backend: BackendSpec;
+  /** The rendered prompt, also given on stdin. */
+  prompt: string;
+  completionKeyword?: string;
+  maxPhases: number;
+  timeoutMs: number;
+  inactivityMs: number;
+  buildCommand?: string;
+  vm: VmSpec | null;
+  /** Where the step's output is appended while it runs (kept when it is killed). */
+  outputFile: string;
+  port: MessagePort;
+}
+
+export type WorkerMessage =
+  | { type: 'spawned'; pid: number }
+  | { type: 'exited'; pid: number }
+  | { type: 'phase'; phase: number }
+  | { type: 'building' };
+
+export type MainMessage = { type: 'cancel' };
+
+export type StepOutcome =
+  | { status: 'succeeded'; phases: number; exitCode: number | null }
+  | { status: 'failed'; phases: number; exitCode: number | null; reason: string }
+  | { status: 'killed'; killedBy: Exclude<KillReason, 'cancel'>; phases: number; exitCode: number | null; reason: string }
+  | { status: 'cancelled'; phases: number; exitCode: number | null; reason: string };

@@ -1,0 +1,87 @@
+// Runs one step inside a piscina worker thread: the backend's phase loop,
+// then the build command, under one watchdog. The main thread cancels by
+// posting {type: 'cancel'} on the task's port (never by aborting the piscina
+// task, which would orphan the agent's process group).
+import { closeSync, openSync, writeSync } from 'node:fs';
+import type { AgentContext, AgentResult, Backend, SpawnRequest } from '../backends/agent-context.ts';
+import { runClaude } from '../backends/claude.ts';
+import { runCodex } from '../backends/codex.ts';
+import { runCustom } from '../backends/custom.ts';
+import { runHttpChat } from '../backends/http-chat.ts';
+import { sandboxCommand } from '../isolation/vm.ts';
+import { createWatchdog, runSupervised } from '../process/process-group.ts';
+import type { MainMessage, StepOutcome, StepTask, WorkerMessage } from './step-task.ts';
+
+const backends: Record<StepTask['backend']['kind'], Backend> = {
+  claude: runClaude,
+  codex: runCodex,
+  http: runHttpChat,
+  custom: runCustom,
+};
+
+export default async function runStepTask(task: StepTask): Promise<StepOutcome> {
+  const cancel = new AbortController();
+  const post = (m: WorkerMessage): void => task.port.postMessage(m);
+  task.port.on('message', (m: MainMessage) => {
+    if (m.type === 'cancel') cancel.abort();
+  });
+  const fd = openSync(task.outputFile, 'a');
+  const watchdog = createWatchdog(task.timeoutMs, task.inactivityMs, cancel.signal);
+  const write = (text: string | Buffer): void => {
+    if (typeof text === 'string') writeSync(fd, text);
+    else writeSync(fd, text);
+  };
+  const spawn = (req: SpawnRequest) => {
+    const wrapped = sandboxCommand(task.vm, task.cwd, req.command, req.args);
+    const signal = req.abort ? AbortSignal.any([cancel.signal, req.abort]) : cancel.signal;
+    return runSupervised(
+      {
+        command: wrapped.command,
+        args: wrapped.args,
+        cwd: task.cwd,
+        env: { ...task.env, ...(req.env ?? {}) },
+        ...(req.stdin !== undefined ? { stdin: req.stdin } : {}),
+        onOutput: (chunk, stream) => {
+          if (stream === 'stdout') req.onStdout?.(chunk);
+          if (stream === 'stderr' || !req.quiet) write(chunk);
+        },
+        onSpawn: (pid) => post({ type: 'spawned', pid }),
+        onExit: (pid) => post({ type: 'exited', pid }),
+      },
+      { ...watchdog, signal },
+    );
+  };
+  const ctx: AgentContext = { task, watchdog, write, phase: (phase) => post({ type: 'phase', phase }), spawn };
+  try {
+    let result: AgentResult = await backends[task.backend.kind](ctx);
+    if (result.ok && task.buildCommand && task.kind === 'step') {
+      post({ type: 'building' });
+      write(`\n$ ${task.buildCommand}\n`);
+      const r = await spawn({ command: '/bin/sh', args: ['-c', task.buildCommand] });
+      if (r.killedBy) result = { ok: false, phases: result.phases, exitCode: r.exitCode, reason: 'build_command killed', killedBy: r.killedBy };
+      else if (r.spawnError || r.exitCode !== 0)
+        result = {
+          ok: false,
+          phases: result.phases,
+          exitCode: r.exitCode,
+          reason: r.spawnError ?? `build_command exited with ${r.exitCode === null ? `signal ${r.signal}` : `code ${r.exitCode}`}`,
+        };
+    }
+    return toOutcome(result, task);
+  } catch (error) {
+    return { status: 'failed', phases: 0, exitCode: null, reason: `internal error: ${(error as Error).message}` };
+  } finally {
+    closeSync(fd);
+    task.port.close();
+  }
+}
+
+function toOutcome(r: AgentResult, task: StepTask): StepOutcome {
+  if (r.ok) return { status: 'succeeded', phases: r.phases, exitCode: r.exitCode };
+  if (r.killedBy === 'cancel') return { status: 'cancelled', phases: r.phases, exitCode: r.exitCode, reason: 'cancelled' };
+  if (r.killedBy === 'timeout')
+    return { status: 'killed', killedBy: 'timeout', phases: r.phases, exitCode: r.exitCode, reason: `watchdog: no completion within timeout (${task.timeoutMs / 1000} s)` };
+  if (r.killedBy === 'inactivity')
+    return { status: 'killed', killedBy: 'inactivity', phases: r.phases, exitCode: r.exitCode, reason: `watchdog: no output for ${task.inactivityMs / 1000} s` };
+  return { status: 'failed', phases: r.phases, exitCode: r.exitCode, reason: r.reason };
+}

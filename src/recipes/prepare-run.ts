@@ -1,0 +1,152 @@
+// Everything decided before a step runs: find and validate the recipe, plan
+// it, resolve variables and render prompts, check requires, destructive
+// intents, backends and isolation. Any problem here stops the run before it
+// starts, naming the file and the field.
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { authEnv, buildBackendSpec, chooseBackendName } from './backends/select.ts';
+import { loadWorkspaceConfig, type WorkspaceConfig } from './config/workspace-config.ts';
+import { RecipeInputError, RunRefusedError } from './errors.ts';
+import { findProjectRoot, findRecipe } from './loading/discovery.ts';
+import type { Plan } from './planning/plan.ts';
+import { planRecipe } from './planning/planners.ts';
+import type { BackendSpec, VmSpec } from './pool/step-task.ts';
+import { type DestructiveFinding, describeFinding, scanText } from './preflight/destructive.ts';
+import { checkRequires } from './preflight/requires.ts';
+import { type ResumePoint, resumePoint } from './preflight/resume.ts';
+import { type RenderedStep, renderStep } from './prompts.ts';
+import { newRunId, runsDir } from './records/run-record.ts';
+import { requireBubblewrap } from './isolation/vm.ts';
+import type { FoundRecipe } from './types.ts';
+import { parseVarFlags, resolveVariables } from './variables.ts';
+import type { VaultReader } from './vault.ts';
+
+export interface RunRequest {
+  name: string;
+  vars: string[];
+  backend?: string;
+  from?: string;
+  run?: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  vault: VaultReader;
+}
+
+export interface PreparedStep {
+  rendered: RenderedStep;
+  backendName: string;
+  backend: BackendSpec;
+  /** Rendered prompt files to write into the run record: [absolute path, text]. */
+  promptFiles: Array<[string, string]>;
+  env: Record<string, string>;
+  vm: boolean;
+}
+
+export interface PreparedRun {
+  runId: string;
+  runDir: string;
+  projectRoot: string;
+  workspace: string;
+  config: WorkspaceConfig;
+  found: FoundRecipe;
+  plan: Plan;
+  steps: Map<string, PreparedStep>;
+  varNames: string[];
+  warnings: string[];
+  resume: ResumePoint | null;
+  vmSpec: Omit<VmSpec, 'writable'> | null;
+}
+
+export function resolveWorkspace(found: FoundRecipe, projectRoot: string): string {
+  const w = found.recipe.workspace;
+  if (!w) return projectRoot;
+  const path = w === '~' ? homedir() : w.startsWith('~/') ? join(homedir(), w.slice(2)) : isAbsolute(w) ? w : resolve(projectRoot, w);
+  if (!existsSync(path) || !statSync(path).isDirectory())
+    throw new RecipeInputError(`${found.file}: workspace: ${path} is not a directory`);
+  return path;
+}
+
+export function prepareRun(req: RunRequest): PreparedRun {
+  const projectRoot = findProjectRoot(req.cwd);
+  const config = loadWorkspaceConfig(projectRoot);
+  const found = findRecipe(projectRoot, req.name);
+  const { recipe, file } = found;
+  const plan = planRecipe(recipe, file);
+  const workspace = resolveWorkspace(found, projectRoot);
+  const cliVars = parseVarFlags(req.vars);
+  const vars = resolveVariables(recipe.env, req.env, cliVars);
+  const resume = req.from ? resumePoint(projectRoot, recipe.name, plan, req.from, req.run) : null;
+  if (req.run && !req.from) throw new RecipeInputError('--run needs --from <label> (the step to resume from)');
+
+  // Render every prompt first, so all missing variables are reported together.
+  const problems: string[] = [];
+  const rendered = new Map<string, RenderedStep>();
+  for (const { step } of plan.steps) {
+    try {
+      rendered.set(step.label, renderStep(step, vars, { recipeFile: file, projectRoot, workspace }));
+    } catch (error) {
+      if (error instanceof RecipeInputError) problems.push(...error.problems);
+      else throw error;
+    }
+  }
+  if (problems.length > 0) throw new RecipeInputError('missing variables, nothing was started', problems);
+
+  checkRequires(recipe.requires, req.env, req.vault, file);
+
+  const findings: DestructiveFinding[] = [];
+  for (const { step } of plan.steps) {
+    const r = rendered.get(step.label)!;
+    for (const a of r.args) if (a.prompt) findings.push(...scanText(a.prompt.text, `${a.prompt.source} (step "${step.label}")`));
+    if (step.build_command) findings.push(...scanText(step.build_command, `${file}: step "${step.label}".build_command`));
+  }
+  const warnings: string[] = [];
+  if (findings.length > 0) {
+    if (!recipe.allow_destructive_intents)
+      throw new RunRefusedError(
+        `${file}: destructive intents found; nothing was started (set "allow_destructive_intents": true in the recipe to run anyway)`,
+        findings.map(describeFinding),
+      );
+    for (const f of findings) warnings.push(`warning: destructive intent allowed by the recipe: ${describeFinding(f)}`);
+  }
+
+  const runId = newRunId();
+  const runDir = join(runsDir(projectRoot), runId);
+  const steps = new Map<string, PreparedStep>();
+  const vmLabels: string[] = [];
+  for (const { step } of plan.steps) {
+    const r = rendered.get(step.label)!;
+    const name = chooseBackendName(step, req.backend, config, req.env);
+    if (!name)
+      throw new RunRefusedError(
+        `${file}: step "${step.label}" has no backend: set its "backend", pass --backend, set default_backend in vigil.yml, or install claude or codex`,
+      );
+    const promptFiles: Array<[string, string]> = [];
+    const args = r.args.map((a, i) => {
+      if (!a.prompt) return a.value;
+      const path = join(runDir, 'prompts', `${step.label}-${i}.md`);
+      promptFiles.push([path, a.prompt.text]);
+      return path;
+    });
+    const backend = buildBackendSpec({ step, name, args, config, vault: req.vault, env: req.env, recipeFile: file });
+    const auth = authEnv(step, config, req.vault, file);
+    const vm = step.vm ?? recipe.vm ?? false;
+    if (vm) vmLabels.push(step.label);
+    steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...vars, ...r.env, ...auth }, vm });
+  }
+  const vmSpec = vmLabels.length > 0 ? { bwrap: requireBubblewrap(vmLabels, file) } : null;
+  return {
+    runId,
+    runDir,
+    projectRoot,
+    workspace,
+    config,
+    found,
+    plan,
+    steps,
+    varNames: Object.keys(cliVars),
+    warnings,
+    resume,
+    vmSpec,
+  };
+}

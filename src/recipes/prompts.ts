@@ -1,0 +1,75 @@
+// Prompt files of a step: an argument that names an existing file (relative
+// to the recipe's directory, else to the project root, else to the
+// workspace) is a prompt file. Prompts are rendered once, before anything
+// runs, so a missing variable stops the run before it starts.
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { RecipeInputError } from './errors.ts';
+import type { RecipeStep } from './types.ts';
+import { substitute } from './variables.ts';
+
+export interface RenderedArg {
+  /** The argument as written (variables substituted when it is not a prompt file). */
+  value: string;
+  /** Set when the argument names a prompt file. */
+  prompt?: { source: string; text: string };
+}
+
+export interface RenderedStep {
+  label: string;
+  args: RenderedArg[];
+  /** The text given to the agent: the prompt files joined, or the plain arguments when there is none. */
+  promptText: string;
+  env: Record<string, string>;
+}
+
+function existingFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export function findPromptFile(arg: string, bases: string[]): string | null {
+  if (arg.startsWith('-') || arg.includes('\n')) return null;
+  if (isAbsolute(arg)) return existingFile(arg) ? arg : null;
+  for (const base of bases) {
+    const candidate = resolve(base, arg);
+    if (existingFile(candidate)) return candidate;
+  }
+  return null;
+}
+
+export function renderStep(
+  step: RecipeStep,
+  vars: Record<string, string>,
+  ctx: { recipeFile: string; projectRoot: string; workspace: string },
+): RenderedStep {
+  const bases = [dirname(ctx.recipeFile), ctx.projectRoot, ctx.workspace];
+  const problems: string[] = [];
+  const args: RenderedArg[] = step.args.map((arg, i) => {
+    const file = findPromptFile(arg, bases);
+    if (file) {
+      const r = substitute(readFileSync(file, 'utf8'), vars);
+      for (const name of r.missing)
+        problems.push(`${file}: variable $${name} is used in this prompt (step "${step.label}") but set nowhere (recipe env, environment, --var)`);
+      return { value: arg, prompt: { source: file, text: r.text } };
+    }
+    const r = substitute(arg, vars);
+    for (const name of r.missing)
+      problems.push(`${ctx.recipeFile}: steps "${step.label}".args[${i}]: variable $${name} is set nowhere (recipe env, environment, --var)`);
+    return { value: r.text };
+  });
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(step.env ?? {})) {
+    const r = substitute(v, vars);
+    for (const name of r.missing)
+      problems.push(`${ctx.recipeFile}: steps "${step.label}".env.${k}: variable $${name} is set nowhere (recipe env, environment, --var)`);
+    env[k] = r.text;
+  }
+  if (problems.length > 0) throw new RecipeInputError('missing variables, nothing was started', problems);
+  const prompts = args.filter((a) => a.prompt).map((a) => a.prompt!.text);
+  const promptText = prompts.length > 0 ? prompts.join('\n\n') : args.filter((a) => !a.value.startsWith('-')).map((a) => a.value).join(' ');
+  return { label: step.label, args, promptText, env };
+}

@@ -1,0 +1,143 @@
+// The run record: .vigil/runs/<run-id>/run.json (rewritten atomically after
+// every state change), events.jsonl (one line per change) and each step's
+// output. This is what `vigil runs`, `vigil gate` and `--from` read.
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+
+export type StepStatus =
+  | 'pending'
+  | 'running'
+  | 'awaiting_gate'
+  | 'succeeded'
+  | 'failed'
+  | 'killed'
+  | 'conflict'
+  | 'skipped'
+  | 'cancelled'
+  | 'reused';
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface GateRecord {
+  options: string[];
+  default_action: string | null;
+  choice?: string;
+  chosen_by?: 'terminal' | 'command' | 'gate_action';
+}
+
+export interface StepRecord {
+  label: string;
+  status: StepStatus;
+  backend: string;
+  needs: string[];
+  wave: number | null;
+  phase: number;
+  phases: number;
+  exit_code: number | null;
+  started: string | null;
+  ended: string | null;
+  /** Path relative to the run directory; absent when the output was kept inline. */
+  output_file: string | null;
+  output?: string;
+  output_bytes: number;
+  prompt_files: string[];
+  reason?: string;
+  killed_by?: 'watchdog:timeout' | 'watchdog:inactivity';
+  gate?: GateRecord;
+  merge?: { branch: string; result: 'merged' | 'nothing-to-merge' | 'conflict'; detail?: string };
+}
+
+export interface RunJson {
+  id: string;
+  recipe: string;
+  recipe_file: string;
+  type: string;
+  status: RunStatus;
+  pid: number;
+  started: string;
+  ended: string | null;
+  project_root: string;
+  workspace: string;
+  transfer_mode: string;
+  vars: string[];
+  resumed_from: string | null;
+  from_label: string | null;
+  reason?: string;
+  steps: StepRecord[];
+}
+
+export function newRunId(now = new Date()): string {
+  const iso = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${iso}-${randomBytes(2).toString('hex')}`;
+}
+
+export function runsDir(projectRoot: string): string {
+  return join(projectRoot, '.vigil', 'runs');
+}
+
+export function writeJsonAtomic(file: string, value: unknown): void {
+  const tmp = `${file}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(tmp, file);
+}
+
+export function readRunJson(dir: string): RunJson {
+  return JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as RunJson;
+}
+
+export class RunRecorder {
+  readonly dir: string;
+  readonly run: RunJson;
+  private listeners: Array<(event: Record<string, unknown>) => void> = [];
+
+  constructor(projectRoot: string, run: RunJson) {
+    this.dir = join(runsDir(projectRoot), run.id);
+    mkdirSync(join(this.dir, 'steps'), { recursive: true });
+    mkdirSync(join(this.dir, 'prompts'), { recursive: true });
+    mkdirSync(join(this.dir, 'gates'), { recursive: true });
+    this.run = run;
+    this.flush();
+    this.event({ type: 'run.started', recipe: run.recipe, steps: run.steps.map((s) => s.label) });
+  }
+
+  onEvent(listener: (event: Record<string, unknown>) => void): void {
+    this.listeners.push(listener);
+  }
+
+  step(label: string): StepRecord {
+    const s = this.run.steps.find((x) => x.label === label);
+    if (!s) throw new Error(`no step ${label} in run ${this.run.id}`);
+    return s;
+  }
+
+  /** Applies a change to a step, rewrites run.json and appends an event. */
+  updateStep(label: string, patch: Partial<StepRecord>, event?: Record<string, unknown>): void {
+    Object.assign(this.step(label), patch);
+    this.flush();
+    this.event({ type: 'step.changed', step: label, ...stripOutput(patch), ...(event ?? {}) });
+  }
+
+  finish(status: RunStatus, reason?: string): void {
+    this.run.status = status;
+    this.run.ended = new Date().toISOString();
+    if (reason) this.run.reason = reason;
+    this.flush();
+    this.event({ type: 'run.ended', status, ...(reason ? { reason } : {}) });
+  }
+
+  event(event: Record<string, unknown>): void {
+    const line = { time: new Date().toISOString(), run: this.run.id, ...event };
+    appendFileSync(join(this.dir, 'events.jsonl'), `${JSON.stringify(line)}\n`);
+    for (const l of this.listeners) l(line);
+  }
+
+  flush(): void {
+    writeJsonAtomic(join(this.dir, 'run.json'), this.run);
+  }
+}
+
+function stripOutput(patch: Partial<StepRecord>): Partial<StepRecord> {
+  const { output: _output, ...rest } = patch;
+  return rest;
+}

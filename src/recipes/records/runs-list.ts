@@ -1,0 +1,39 @@
+// Lists recorded runs, newest first. A run still marked "running" whose
+// process is gone is reported as interrupted (it crashed or was killed).
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type RunJson, readRunJson, runsDir } from './run-record.ts';
+
+export interface ListedRun extends RunJson {
+  shownStatus: string;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function listRuns(projectRoot: string): ListedRun[] {
+  const dir = runsDir(projectRoot);
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const runs: ListedRun[] = [];
+  for (const entry of entries) {
+    try {
+      const run = readRunJson(join(dir, entry));
+      const shownStatus = run.status === 'running' && !alive(run.pid) ? 'interrupted' : run.status;
+      runs.push({ ...run, shownStatus });
+    } catch {
+      // not a run directory, or a run.json being written for the first time
+    }
+  }
+  return runs.sort((a, b) => (a.started < b.started ? 1 : a.started > b.started ? -1 : b.id.localeCompare(a.id)));
+}

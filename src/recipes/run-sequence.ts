@@ -1,0 +1,300 @@
+// `vigil sequence`: prepares a run, then executes its plan on the step pool
+// while the main thread records every change, shows it, asks gates and
+// publishes to a Vigil server. Returns the exit code.
+import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { runCanary } from './canary.ts';
+import { ExitCode } from './errors.ts';
+import { executePlan, type FinalStatus } from './executor/step-executor.ts';
+import { GateKeeper, gateVerdict } from './gates/gate.ts';
+import { createCopyIsolation, createNoIsolation } from './isolation/copy-modes.ts';
+import type { Isolation, StepWorkspace } from './isolation/isolation.ts';
+import { createWorktreeIsolation } from './isolation/worktree.ts';
+import type { PlannedStep } from './planning/plan.ts';
+import { StepPool } from './pool/step-pool.ts';
+import type { StepOutcome } from './pool/step-task.ts';
+import { type PreparedRun, prepareRun, type RunRequest } from './prepare-run.ts';
+import { RunRecorder, type StepRecord } from './records/run-record.ts';
+import { RUN_TYPE, STEP_TYPE, ServerPublisher } from './publish/server-publisher.ts';
+import { STEP_DEFAULTS } from './types.ts';
+import { LiveView } from './view/live-view.ts';
+
+export interface SequenceIo {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  interactive: boolean;
+}
+
+function widestLevel(prep: PreparedRun): number {
+  const depth = new Map<string, number>();
+  for (const s of prep.plan.steps) depth.set(s.label, Math.max(0, ...s.needs.map((n) => (depth.get(n) ?? 0) + 1)));
+  const counts = new Map<number, number>();
+  for (const d of depth.values()) counts.set(d, (counts.get(d) ?? 0) + 1);
+  return Math.min(32, Math.max(1, ...counts.values()));
+}
+
+async function createIsolation(prep: PreparedRun): Promise<Isolation> {
+  const mode = prep.found.recipe.transfer_mode ?? 'none';
+  if (mode === 'worktree') return createWorktreeIsolation(prep.workspace, prep.runId, prep.found.file);
+  if (mode === 'mirror' || mode === 'rsync') return createCopyIsolation(mode, prep.workspace, prep.projectRoot, prep.runId, prep.found.file);
+  return createNoIsolation(prep.workspace);
+}
+
+export async function runSequence(req: RunRequest, io: SequenceIo): Promise<number> {
+  const prep = prepareRun(req);
+  const { recipe, file } = prep.found;
+  const isolation = await createIsolation(prep);
+  const recovered = await isolation.recover();
+
+  const view = new LiveView(io.stdout, io.interactive, prep.plan.steps.map((s) => s.label));
+  const say = (line: string): void => view.note(line);
+  for (const w of prep.warnings) io.stderr.write(`${w}\n`);
+  for (const r of recovered) say(`removed ${r}, left behind by an interrupted run`);
+
+  const recorder = new RunRecorder(prep.projectRoot, {
+    id: prep.runId,
+    recipe: recipe.name,
+    recipe_file: file,
+    type: prep.plan.type,
+    status: 'running',
+    pid: process.pid,
+    started: new Date().toISOString(),
+    ended: null,
+    project_root: prep.projectRoot,
+    workspace: prep.workspace,
+    transfer_mode: isolation.mode,
+    vars: prep.varNames,
+    resumed_from: prep.resume?.previous.id ?? null,
+    from_label: req.from ?? null,
+    steps: prep.plan.steps.map((p): StepRecord => {
+      const s = prep.steps.get(p.label)!;
+      return {
+        label: p.label,
+        status: 'pending',
+        backend: s.backendName,
+        needs: p.needs,
+        wave: p.step.wave ?? null,
+        phase: 0,
+        phases: 0,
+        exit_code: null,
+        started: null,
+        ended: null,
+        output_file: null,
+        output_bytes: 0,
+        prompt_files: s.promptFiles.map(([path]) => relative(prep.runDir, path)),
+      };
+    }),
+  });
+  for (const s of prep.steps.values()) for (const [path, text] of s.promptFiles) writeFileSync(path, text);
+  say(`run ${prep.runId} of recipe "${recipe.name}" (${prep.plan.steps.length} steps); record in ${relative(req.cwd, recorder.dir) || '.'}`);
+
+  const publisher = prep.config.server ? await ServerPublisher.connect(prep.config.server, prep.projectRoot, (l) => io.stderr.write(`${l}\n`)) : null;
+  if (publisher) say(`publishing to monitor ${publisher.monitorId} on ${prep.config.server!.base}`);
+  publisher?.publish(RUN_TYPE, prep.runId, { recipe: recipe.name, status: 'running' });
+
+  const cancel = new AbortController();
+  const pool = new StepPool(widestLevel(prep));
+  const killAll = (): void => pool.killAll();
+  process.on('exit', killAll);
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      say(`${signal}: cancelling the run; killing running steps…`);
+      cancel.abort();
+    } else {
+      pool.killAll();
+      process.exit(ExitCode.cancelled);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const gates = new GateKeeper({
+    interactive: io.interactive,
+    input: io.stdin,
+    output: io.stdout,
+    pause: () => view.pause(),
+    resume: () => view.resume(),
+    note: say,
+  });
+
+  const setStep = (label: string, patch: Partial<StepRecord>, note?: string): void => {
+    recorder.updateStep(label, patch);
+    const s = recorder.step(label);
+    view.update(label, {
+      status: s.status,
+      phase: s.phase,
+      started: s.started ? Date.parse(s.started) : null,
+      ended: s.ended ? Date.parse(s.ended) : null,
+      ...(note !== undefined ? { note } : {}),
+    });
+    if (patch.status) publisher?.publish(STEP_TYPE, `${prep.runId}/${label}`, { run: prep.runId, recipe: recipe.name, ...s, output: undefined });
+  };
+
+  try {
+    // Resumed steps are shown as reused.
+    for (const [label, status] of prep.resume?.preset ?? []) setStep(label, { status, reason: `succeeded in run ${prep.resume!.previous.id}` });
+
+    const first = prep.plan.steps.find((s) => !prep.resume?.preset.has(s.label));
+    if (recipe.canary !== false && first) {
+      const s = prep.steps.get(first.label)!;
+      say(`canary: checking backend "${s.backendName}" of step "${first.label}"…`);
+      const canary = await runCanary(
+        pool,
+        { backend: s.backend, cwd: prep.workspace, env: childEnv(req.env, s.env, prep.runId, 'canary', recorder.dir), timeoutSeconds: recipe.canary_timeout ?? STEP_DEFAULTS.canary_timeout, runDir: recorder.dir },
+        cancel.signal,
+      );
+      if (cancel.signal.aborted) return finishRun(recorder, 'cancelled', 'cancelled before the first step', view, publisher);
+      if (!canary.ok) {
+        io.stderr.write(`vigil: canary for backend "${s.backendName}" failed: ${canary.reason}; no step was started\n`);
+        for (const p of prep.plan.steps) if (!prep.resume?.preset.has(p.label)) setStep(p.label, { status: 'skipped', reason: 'canary failed' });
+        return finishRun(recorder, 'failed', `canary failed: ${canary.reason}`, view, publisher);
+      }
+    }
+
+    const runStep = async (planned: PlannedStep, signal: AbortSignal): Promise<FinalStatus> => {
+      const { label, step } = planned;
+      const prepared = prep.steps.get(label)!;
+      const outputRel = join('steps', `${label}.log`);
+      const outputFile = join(recorder.dir, outputRel);
+      setStep(label, { status: 'running', started: new Date().toISOString(), output_file: outputRel });
+      let ws: StepWorkspace | null = null;
+      let final: FinalStatus = 'failed';
+      let conflict = false;
+      try {
+        ws = await isolation.prepare(label, step.dir ?? '.');
+        for (;;) {
+          const outcome: StepOutcome = await pool.run(
+            {
+              kind: 'step',
+              label,
+              cwd: ws.dir,
+              env: childEnv(req.env, prepared.env, prep.runId, label, recorder.dir),
+              backend: prepared.backend,
+              prompt: prepared.rendered.promptText,
+              ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),
+              maxPhases: step.max_phases ?? STEP_DEFAULTS.max_phases,
+              timeoutMs: (step.timeout ?? STEP_DEFAULTS.timeout) * 1000,
+              inactivityMs: (step.inactivity_timeout ?? prep.config.inactivity_timeout ?? STEP_DEFAULTS.inactivity_timeout) * 1000,
+              ...(step.build_command ? { buildCommand: step.build_command } : {}),
+              vm: prepared.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [ws.root] } : null,
+              outputFile,
+            },
+            (m) => {
+              if (m.type === 'phase' && recorder.step(label).status === 'running') setStep(label, { phase: m.phase });
+              else if (m.type === 'building') view.update(label, { note: 'build_command' });
+            },
+            signal,
+          );
+          if (outcome.status !== 'succeeded') {
+            final = outcome.status;
+            const killed = outcome.status === 'killed' ? { killed_by: `watchdog:${outcome.killedBy}` as const } : {};
+            setStep(label, { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed }, outcome.reason);
+            break;
+          }
+          setStep(label, { phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode }, '');
+          if (step.gate === 'review') {
+            const options = step.gate_options ?? [...STEP_DEFAULTS.gate_options];
+            setStep(label, { status: 'awaiting_gate', gate: { options, default_action: step.gate_action ?? null } });
+            const choice = await gates.decide({ runId: prep.runId, runDir: recorder.dir, label, options, defaultAction: step.gate_action ?? null, signal });
+            if (!choice) {
+              final = 'cancelled';
+              setStep(label, { status: 'cancelled', reason: 'cancelled at the review gate' });
+              break;
+            }
+            const gate = { options, default_action: step.gate_action ?? null, choice: choice.choice, chosen_by: choice.by };
+            const verdict = gateVerdict(choice.choice);
+            if (verdict === 'retry') {
+              setStep(label, { status: 'running', gate, phase: 0 }, `gate: ${choice.choice}`);
+              continue;
+            }
+            if (verdict === 'reject') {
+              final = 'failed';
+              setStep(label, { status: 'failed', gate, reason: `rejected at the review gate (${choice.choice}, by ${choice.by})` });
+              break;
+            }
+            setStep(label, { gate });
+          }
+          const merge = await ws.bringBack();
+          if (merge.result === 'conflict') {
+            conflict = true;
+            final = 'conflict';
+            setStep(label, { status: 'conflict', reason: merge.detail ?? 'merge conflict', merge: { branch: merge.branch ?? '', result: 'conflict', ...(merge.detail ? { detail: merge.detail } : {}) } }, merge.detail);
+          } else {
+            final = 'succeeded';
+            setStep(label, { status: 'succeeded', ...(merge.branch ? { merge: { branch: merge.branch, result: merge.result } } : {}) });
+          }
+          break;
+        }
+      } catch (error) {
+        final = 'failed';
+        setStep(label, { status: 'failed', reason: (error as Error).message }, (error as Error).message);
+      } finally {
+        if (ws) await ws.dispose(conflict).catch((e: Error) => say(`could not remove the isolated copy of "${label}": ${e.message}`));
+        setStep(label, { ended: new Date().toISOString(), ...persistOutput(recorder.dir, outputRel, step.outputPersistenceThreshold) });
+      }
+      return final;
+    };
+
+    const result = await executePlan(
+      prep.plan,
+      {
+        runStep,
+        notRun: (s, status, reason) => setStep(s.label, { status, reason }, reason),
+      },
+      cancel.signal,
+      prep.resume?.preset,
+    );
+    if (result.cancelled) return finishRun(recorder, 'cancelled', 'cancelled by a signal', view, publisher);
+    return finishRun(recorder, result.ok ? 'succeeded' : 'failed', undefined, view, publisher);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await pool.close();
+    process.off('exit', killAll);
+    await publisher?.flush();
+  }
+}
+
+function childEnv(base: NodeJS.ProcessEnv, stepEnv: Record<string, string>, runId: string, label: string, runDir: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
+  return { ...env, ...stepEnv, VIGIL_RUN_ID: runId, VIGIL_STEP: label, VIGIL_RUN_DIR: runDir };
+}
+
+/** Output at or below the step's outputPersistenceThreshold is kept inline in run.json; above it, in the file. */
+function persistOutput(runDir: string, rel: string, threshold: number | undefined): Partial<StepRecord> {
+  const path = join(runDir, rel);
+  let size = 0;
+  try {
+    size = statSync(path).size;
+  } catch {
+    mkdirSync(dirname(path), { recursive: true });
+    return { output_bytes: 0, output_file: null, output: '' };
+  }
+  if (threshold !== undefined && size <= threshold) {
+    const output = readFileSync(path, 'utf8');
+    unlinkSync(path);
+    return { output_bytes: size, output_file: null, output };
+  }
+  return { output_bytes: size, output_file: rel };
+}
+
+function finishRun(
+  recorder: RunRecorder,
+  status: 'succeeded' | 'failed' | 'cancelled',
+  reason: string | undefined,
+  view: LiveView,
+  publisher: ServerPublisher | null,
+): number {
+  recorder.finish(status, reason);
+  view.stop();
+  const counts = new Map<string, number>();
+  for (const s of recorder.run.steps) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
+  const summary = [...counts].map(([k, v]) => `${v} ${k}`).join(', ');
+  view.note(`run ${recorder.run.id} ${status}${reason ? ` (${reason})` : ''}: ${summary}`);
+  publisher?.publish(RUN_TYPE, recorder.run.id, { recipe: recorder.run.recipe, status, reason: reason ?? null });
+  return status === 'succeeded' ? ExitCode.ok : status === 'cancelled' ? ExitCode.cancelled : ExitCode.failed;
+}

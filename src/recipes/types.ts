@@ -1,0 +1,80 @@
+// Shapes of a recipe as written by a user (see recipe.schema.json) and of a
+// recipe once it has been found on disk.
+
+export type RecipeType =
+  | 'sequence'
+  | 'pipeline'
+  | 'compound'
+  | 'parallel'
+  | 'adversarial'
+  | 'convergent'
+  | 'temporal'
+  | 'sentinel'
+  | 'substrate';
+
+export type TransferMode = 'worktree' | 'mirror' | 'rsync' | 'none';
+export type Effort = 'low' | 'medium' | 'high' | 'max';
+export type PermissionMode = 'acceptEdits' | 'bypassPermissions';
+
+export interface RecipeStep {
+  label: string;
+  args: string[];
+  backend?: string;
+  model?: string;
+  effort?: Effort;
+  auth?: string;
+  permission_mode?: PermissionMode;
+  completion_keyword?: string;
+  max_phases?: number;
+  timeout?: number;
+  inactivity_timeout?: number;
+  build_command?: string;
+  depends_on?: string[];
+  gate?: 'review';
+  gate_options?: string[];
+  gate_action?: string;
+  dir?: string;
+  env?: Record<string, string>;
+  vm?: boolean;
+  wave?: number;
+  concurrencySafe?: boolean;
+  outputPersistenceThreshold?: number;
+}
+
+export interface RecipeRequires {
+  bins?: string[];
+  env?: string[];
+  vault_keys?: string[];
+}
+
+export interface Recipe {
+  name: string;
+  description?: string;
+  workspace?: string;
+  type?: RecipeType;
+  requires?: RecipeRequires;
+  env?: Record<string, string>;
+  steps?: RecipeStep[];
+  transfer_mode?: TransferMode;
+  vm?: boolean;
+  allow_destructive_intents?: boolean;
+  canary?: boolean | null;
+  canary_timeout?: number;
+}
+
+export type RecipeScope = 'project' | 'user';
+
+/** A recipe file found on disk, parsed and validated. */
+export interface FoundRecipe {
+  recipe: Recipe;
+  file: string;
+  scope: RecipeScope;
+}
+
+export const STEP_DEFAULTS = {
+  max_phases: 10,
+  timeout: 1800,
+  inactivity_timeout: 600,
+  canary_timeout: 60,
+  gate_options: ['approve', 'reject'],
+} as const;

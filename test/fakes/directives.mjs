@@ -1,0 +1,54 @@
+// Shared by the fake agents: a prompt carries directives that tell the fake
+// how to behave, one per line or inline, e.g. "SLEEP_MS=200", "HANG",
+// "SAY=DONE", "DONE_AT=3", "WRITE=notes.txt:hello", "FAIL", "PIDFILE=/tmp/x".
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
+export function parseDirectives(text) {
+  const d = {};
+  for (const m of text.matchAll(/\b([A-Z_]+)(?:=(\S+))?/g)) {
+    if (['SLEEP_MS', 'TURNS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT'].includes(m[1]) && m[2] !== undefined) {
+      if (m[1] === 'WRITE') (d.WRITE ??= []).push(m[2]);
+      else d[m[1]] = m[2];
+    } else if (['HANG', 'SILENT_HANG', 'FAIL'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
+  }
+  return d;
+}
+
+export function readStdin() {
+  return new Promise((res) => {
+    let data = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (c) => {
+      data += c;
+    });
+    process.stdin.on('end', () => res(data));
+  });
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Writes WRITE=<file>:<content> directives into the working directory. */
+export function applyWrites(d) {
+  for (const w of d.WRITE ?? []) {
+    const colon = w.indexOf(':');
+    const file = resolve(process.cwd(), w.slice(0, colon));
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `${w.slice(colon + 1).replace(/_/g, ' ')}\n`);
+  }
+}
+
+/** Starts a grandchild in our process group and records both pids, then never returns. */
+export async function hang(d, printFirst) {
+  const child = spawn('sleep', ['1000'], { stdio: 'ignore' });
+  if (d.PIDFILE) writeFileSync(d.PIDFILE, JSON.stringify({ agent: process.pid, grandchild: child.pid }));
+  if (printFirst) process.stdout.write(printFirst);
+  // Ignore SIGTERM like a stuck program would; only SIGKILL ends us.
+  process.on('SIGTERM', () => {});
+  await new Promise(() => setInterval(() => {}, 1 << 30));
+}
+
+export function log(file, entry) {
+  if (file) appendFileSync(file, `${JSON.stringify(entry)}\n`);
+}

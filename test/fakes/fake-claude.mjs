@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// A fake Claude Code CLI: `claude -p --output-format stream-json --verbose
+// --max-turns N [--model M] [--permission-mode P]`, prompt on stdin. It
+// speaks stream-json (system init, one assistant event per turn, a result
+// event) and obeys directives in the prompt (see directives.mjs). Every
+// invocation is logged to $FAKE_LOG when set.
+import { applyWrites, hang, log, parseDirectives, readStdin, sleep } from './directives.mjs';
+
+const argv = process.argv.slice(2);
+const flag = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
+
+const prompt = await readStdin();
+log(process.env.FAKE_LOG, {
+  agent: 'claude',
+  argv,
+  cwd: process.cwd(),
+  prompt,
+  thinking: process.env.MAX_THINKING_TOKENS ?? null,
+  auth: process.env.FAKE_AUTH_TOKEN ?? null,
+  step: process.env.VIGIL_STEP ?? null,
+  time: Date.now(),
+});
+
+if (!argv.includes('-p') || flag('--output-format') !== 'stream-json') {
+  process.stderr.write('fake claude: expected -p --output-format stream-json\n');
+  process.exit(2);
+}
+
+const canary = prompt.includes('connectivity check');
+if (canary && process.env.FAKE_CANARY === 'fail') {
+  process.stderr.write('fake claude: not logged in\n');
+  process.exit(1);
+}
+if (canary && process.env.FAKE_CANARY === 'slow') await hang({}, '');
+
+const d = parseDirectives(canary ? '' : prompt);
+emit({ type: 'system', subtype: 'init', session_id: 'fake', model: flag('--model') ?? 'fake-model' });
+if (d.SILENT_HANG) await hang(d, '');
+if (d.HANG) await hang(d, `${JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text: 'working…' }] } })}\n`);
+
+const maxTurns = Number(flag('--max-turns') ?? '10');
+const turns = Number(d.TURNS ?? '1');
+const perTurn = Number(d.SLEEP_MS ?? '0') / turns;
+for (let t = 1; t <= Math.min(turns, maxTurns); t += 1) {
+  await sleep(perTurn);
+  const last = t === turns;
+  const text = last && d.SAY ? `turn ${t} done. ${d.SAY}` : `turn ${t}`;
+  emit({ type: 'assistant', message: { content: [{ type: 'text', text }] } });
+}
+applyWrites(d);
+if (turns > maxTurns) {
+  emit({ type: 'result', subtype: 'error_max_turns', is_error: true, num_turns: maxTurns, result: '' });
+  process.exit(1);
+}
+if (d.FAIL) {
+  emit({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: turns, result: 'fake failure' });
+  process.exit(1);
+}
+emit({ type: 'result', subtype: 'success', is_error: false, num_turns: turns, result: d.SAY ? `all done ${d.SAY}` : 'all done' });
