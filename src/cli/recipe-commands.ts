@@ -30,9 +30,13 @@ function optionalString(value: unknown, flag: string): string | undefined {
   return value;
 }
 
+/** A command whose own help shows its description (cac prints it only in the global help). */
+function command(cli: CAC, raw: string, description: string) {
+  return cli.command(raw, description).usage(`${raw}\n\n  ${description}`);
+}
+
 export function registerRecipeCommands(cli: CAC): void {
-  cli
-    .command('sequence <name>', 'Run a recipe of agent steps (ordered by depends_on and wave)')
+  command(cli, 'sequence <name>', 'Run a recipe of agent steps (ordered by depends_on and wave)')
     .option('--var <NAME=value>', 'Set a variable for prompts and steps (repeatable; overrides recipe env and the environment)')
     .option('--backend <name>', 'Backend for steps without their own: claude, codex, or a provider from vigil.yml')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
@@ -64,8 +68,7 @@ export function registerRecipeCommands(cli: CAC): void {
       }
     });
 
-  cli
-    .command('recipe <action>', 'Recipes: "list" shows name, type, description and where each was found; "schema" prints the JSON Schema path')
+  command(cli, 'recipe <action>', 'Recipes: "list" shows name, type, description and where each was found; "schema" prints the JSON Schema path')
     .example((name) => `  $ ${name} recipe list`)
     .action((action: string) => {
       try {
@@ -89,8 +92,7 @@ export function registerRecipeCommands(cli: CAC): void {
       }
     });
 
-  cli
-    .command('runs [run-id]', 'List recorded runs, newest first; with a run id, show its steps')
+  command(cli, 'runs [run-id]', 'List recorded runs, newest first; with a run id, show its steps')
     .option('--json', 'Print run.json records as JSON')
     .action((runId: string | undefined, options: { json?: boolean }) => {
       try {
@@ -119,8 +121,7 @@ export function registerRecipeCommands(cli: CAC): void {
       }
     });
 
-  cli
-    .command('gate <run-id> <label> <option>', 'Answer the review gate of a paused step from another terminal')
+  command(cli, 'gate <run-id> <label> <option>', 'Answer the review gate of a paused step from another terminal')
     .example((name) => `  $ ${name} gate 20261121-201403-ab12 review approve`)
     .action(async (runId: string, label: string, option: string) => {
       try {

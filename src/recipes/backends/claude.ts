@@ -62,14 +62,16 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
     onStdout: (chunk) => lines.push(chunk),
   });
   lines.end();
-  const failure = processFailure(r, 'claude', phases);
-  if (failure) return failure;
   const final = result as StreamEvent | null;
+  const failure = processFailure(r, 'claude', phases);
+  // A killed or unstartable agent is reported as such; otherwise the result event says most.
+  if (failure && (r.killedBy || r.spawnError || !final)) return failure;
   if (!final) return { ok: false, phases, exitCode: r.exitCode, reason: 'claude ended without a result event' };
   if (final.subtype === 'error_max_turns')
     return { ok: false, phases, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
   if (final.is_error || final.subtype !== 'success')
     return { ok: false, phases, exitCode: r.exitCode, reason: `claude reported an error (${final.subtype ?? 'unknown'}): ${final.result ?? ''}`.trim() };
+  if (failure) return failure;
   const keyword = ctx.task.completionKeyword;
   if (keyword && !text.includes(keyword))
     return { ok: false, phases, exitCode: r.exitCode, reason: `the agent finished without the completion keyword "${keyword}"` };

@@ -1,0 +1,114 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeProject, type Project, runVigil } from './helpers.ts';
+
+let project: Project;
+afterEach(() => project?.cleanup());
+
+const step = (label: string, extra: Record<string, unknown> = {}) => ({ label, args: ['do it'], ...extra });
+
+describe('finding recipes', () => {
+  it('lists project and user recipes with type, description and origin; the project wins a name clash', async () => {
+    project = makeProject();
+    const projectFile = project.recipe({ name: 'build', description: 'project build', steps: [step('a')] });
+    project.recipe({ name: 'build', description: 'user build', steps: [step('a')] }, 'user');
+    const userOnly = project.recipe({ name: 'nightly', description: 'user nightly', steps: [step('a')] }, 'user');
+    const r = await runVigil(project, ['recipe', 'list']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/build\s+sequence\s+project build\s+project: /);
+    expect(r.stdout).toContain(projectFile);
+    expect(r.stdout).toMatch(/nightly\s+sequence\s+user nightly\s+user: /);
+    expect(r.stdout).toContain(userOnly);
+    expect(r.stdout).not.toContain('user build');
+  });
+
+  it('reports an invalid file in the list without hiding the valid ones', async () => {
+    project = makeProject();
+    project.recipe({ name: 'good', steps: [step('a')] });
+    project.file('.vigil/recipes/broken.json', '{ "name": ');
+    const r = await runVigil(project, ['recipe', 'list']);
+    expect(r.stdout).toMatch(/good\s+sequence/);
+    expect(r.stderr).toContain(join(project.root, '.vigil/recipes/broken.json'));
+    expect(r.stderr).toContain('not valid JSON');
+  });
+});
+
+describe('refusing invalid recipes before anything runs', () => {
+  const refused = async (doc: Record<string, unknown>) => {
+    project = makeProject();
+    const file = project.recipe(doc);
+    const r = await runVigil(project, ['sequence', String(doc.name)]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(file);
+    expect(existsSync(join(project.root, '.vigil', 'runs'))).toBe(false);
+    expect(project.logEntries()).toEqual([]);
+    return r.stderr;
+  };
+
+  it('names the field path and the allowed values of a schema error', async () => {
+    const err = await refused({ name: 'bad', steps: [step('a'), step('b', { effort: 'extreme', timeout: 'soon' })] });
+    expect(err).toContain('steps[1] ("b").effort: "extreme" is not allowed; allowed: "low", "medium", "high", "max"');
+    expect(err).toContain('steps[1] ("b").timeout: must be integer');
+  });
+
+  it('names an unknown field and lists the allowed ones', async () => {
+    const err = await refused({ name: 'typo', steps: [step('a', { depends: ['x'] })] });
+    expect(err).toMatch(/steps\[0\] \("a"\): unknown field "depends"; allowed: .*depends_on/);
+  });
+
+  it('refuses a dependency cycle and shows it', async () => {
+    const err = await refused({
+      name: 'cycle',
+      steps: [step('a', { depends_on: ['c'] }), step('b', { depends_on: ['a'] }), step('c', { depends_on: ['b'] })],
+    });
+    expect(err).toMatch(/dependency cycle (a → c → b → a|c → b → a → c|b → a → c → b)/);
+  });
+
+  it('refuses an unknown label in depends_on, listing the labels', async () => {
+    const err = await refused({ name: 'unknown', steps: [step('a'), step('b', { depends_on: ['nope'] })] });
+    expect(err).toContain('steps[1] ("b").depends_on: unknown label "nope"; labels in this recipe: a, b');
+  });
+
+  it('refuses duplicate labels', async () => {
+    const err = await refused({ name: 'dup', steps: [step('a'), step('a')] });
+    expect(err).toContain('steps[1].label: duplicate label "a" (first used by steps[0])');
+  });
+
+  it('refuses a gate_action that is not one of gate_options', async () => {
+    const err = await refused({ name: 'gate', steps: [step('a', { gate: 'review', gate_options: ['ship', 'stop'], gate_action: 'maybe' })] });
+    expect(err).toContain('gate_action: "maybe" is not one of gate_options: ship, stop');
+  });
+});
+
+describe('command line', () => {
+  it('names the recipes it knows when the name is wrong', async () => {
+    project = makeProject();
+    project.recipe({ name: 'real', steps: [step('a')] });
+    const r = await runVigil(project, ['sequence', 'imaginary']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no recipe named "imaginary"');
+    expect(r.stderr).toContain('known recipes: real');
+  });
+
+  it('exits 2 on an unknown flag', async () => {
+    project = makeProject();
+    const r = await runVigil(project, ['sequence', 'x', '--bogus']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--bogus');
+  });
+
+  it('has help text for every recipe command', async () => {
+    project = makeProject();
+    for (const [cmd, text] of [
+      ['sequence', '--from <label>'],
+      ['recipe', 'list'],
+      ['runs', 'List recorded runs'],
+      ['gate', 'review gate'],
+    ] as const) {
+      const r = await runVigil(project, [cmd, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(text);
+    }
+  });
+});

@@ -1,0 +1,183 @@
+// Test helpers: a throwaway project (own .vigil/recipes, HOME and PATH with
+// the fake agents) and a way to run the real `vigil` CLI in it.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunJson } from '../../src/recipes/records/run-record.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repoRoot = resolve(here, '..', '..');
+export const fakesDir = join(repoRoot, 'test', 'fakes');
+/** The CLI entry the tests run, as a user would (`bin/vigil.js`). */
+const entry = process.env.VIGIL_TEST_ENTRY ?? join(repoRoot, 'bin', 'vigil.js');
+
+export interface Project {
+  root: string;
+  home: string;
+  bin: string;
+  agent: string;
+  log: string;
+  file(rel: string, text: string): string;
+  recipe(doc: Record<string, unknown>, scope?: 'project' | 'user'): string;
+  yml(text: string): void;
+  logEntries(): Array<Record<string, unknown>>;
+  cleanup(): void;
+}
+
+export function makeProject(options: { claude?: boolean } = {}): Project {
+  const root = mkdtempSync(join(tmpdir(), 'vigil-recipes-'));
+  const home = join(root, '.home');
+  const bin = join(root, '.bin');
+  for (const d of [home, bin, join(root, '.vigil', 'recipes')]) mkdirSync(d, { recursive: true });
+  if (options.claude !== false) symlinkSync(join(fakesDir, 'fake-claude.mjs'), join(bin, 'claude'));
+  const agent = join(fakesDir, 'fake-agent.mjs');
+  const log = join(root, '.fake-log.jsonl');
+  const project: Project = {
+    root,
+    home,
+    bin,
+    agent,
+    log,
+    file(rel, text) {
+      const path = join(root, rel);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text);
+      return path;
+    },
+    recipe(doc, scope = 'project') {
+      const dir = scope === 'project' ? join(root, '.vigil', 'recipes') : join(home, '.vigil', 'recipes');
+      mkdirSync(dir, { recursive: true });
+      const path = join(dir, `${String(doc.name)}.json`);
+      writeFileSync(path, JSON.stringify(doc, null, 2));
+      return path;
+    },
+    yml(text) {
+      writeFileSync(join(root, 'vigil.yml'), text);
+    },
+    logEntries() {
+      try {
+        return readFileSync(log, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+      } catch {
+        return [];
+      }
+    },
+    cleanup() {
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  return project;
+}
+
+export interface VigilResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface VigilProcess {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when stdout has matched `pattern`. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  done: Promise<VigilResult>;
+}
+
+function childEnv(project: Project, env: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('VIGIL_') && !k.startsWith('VITEST')) base[k] = v;
+  return { ...base, HOME: project.home, PATH: `${project.bin}:${process.env.PATH}`, FAKE_LOG: project.log, ...env };
+}
+
+export function startVigil(project: Project, args: string[], env: Record<string, string> = {}, cwd = project.root): VigilProcess {
+  const child = spawn(process.execPath, [entry, ...args], { cwd, env: childEnv(project, env), stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiters: Array<() => void> = [];
+  child.stdout!.on('data', (c: Buffer) => {
+    out += c.toString();
+    for (const w of waiters) w();
+  });
+  child.stderr!.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
+  const done = new Promise<VigilResult>((res) => child.on('close', (code) => res({ code, stdout: out, stderr: err })));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    done,
+    waitFor(pattern, timeoutMs = 15_000) {
+      return new Promise((res, rej) => {
+        const check = (): boolean => {
+          const m = out.match(pattern);
+          if (m) {
+            res(m);
+            return true;
+          }
+          return false;
+        };
+        if (check()) return;
+        const timer = setTimeout(() => rej(new Error(`timed out waiting for ${pattern}; stdout:\n${out}\nstderr:\n${err}`)), timeoutMs);
+        waiters.push(() => {
+          if (check()) clearTimeout(timer);
+        });
+        void done.then(() => {
+          if (!check()) {
+            clearTimeout(timer);
+            rej(new Error(`vigil exited before ${pattern}; stdout:\n${out}\nstderr:\n${err}`));
+          }
+        });
+      });
+    },
+  };
+}
+
+export function runVigil(project: Project, args: string[], env: Record<string, string> = {}, cwd = project.root): Promise<VigilResult> {
+  const p = startVigil(project, args, env, cwd);
+  p.child.stdin!.end();
+  return p.done;
+}
+
+export function runsOf(project: Project): RunJson[] {
+  const dir = join(project.root, '.vigil', 'runs');
+  let ids: string[];
+  try {
+    ids = readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+  return ids.map((id) => JSON.parse(readFileSync(join(dir, id, 'run.json'), 'utf8')) as RunJson);
+}
+
+export function lastRun(project: Project): RunJson {
+  const runs = runsOf(project);
+  const run = runs[runs.length - 1];
+  if (!run) throw new Error('no run recorded');
+  return run;
+}
+
+export function stepOf(run: RunJson, label: string) {
+  const s = run.steps.find((x) => x.label === label);
+  if (!s) throw new Error(`no step ${label}`);
+  return s;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A custom provider named "fake" running the fake agent. */
+export function customProvider(project: Project, extra = ''): void {
+  project.yml(`providers:\n  fake:\n    type: custom\n    command: ${project.agent}\n${extra}`);
+}
