@@ -1,0 +1,36 @@
+// The clock actors and services read time from and schedule timers on. It is
+// an option everywhere so that tests can control time.
+
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, delayMs: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** setTimeout fires at once for delays above 2^31-1 ms; long delays are re-armed in steps. */
+const maxTimerDelay = 2 ** 31 - 1;
+
+class LongTimer {
+  private handle: ReturnType<typeof setTimeout> | undefined;
+  constructor(private readonly callback: () => void, private readonly dueMs: number) {
+    this.arm();
+  }
+  private arm(): void {
+    const remaining = this.dueMs - Date.now();
+    if (remaining <= maxTimerDelay) {
+      this.handle = setTimeout(this.callback, Math.max(0, remaining));
+    } else {
+      this.handle = setTimeout(() => this.arm(), maxTimerDelay);
+    }
+    this.handle.unref?.();
+  }
+  cancel(): void {
+    clearTimeout(this.handle);
+  }
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, delayMs) => new LongTimer(callback, Date.now() + delayMs),
+  clearTimeout: (handle) => (handle as LongTimer | undefined)?.cancel(),
+};

@@ -1,0 +1,127 @@
+// The root of the actor system: one registry per kind of actor (monitors,
+// subscriptions, leases), the clock, and the deadline scheduler that wakes
+// actors whose timers must fire while they are not resident. Machines get
+// their side effects here, through `provide`.
+import { type ActorRefFrom, createActor } from 'xstate';
+import { leaseMachine } from '../machines/lease-machine.ts';
+import { monitorMachine } from '../machines/monitor-machine.ts';
+import { subscriptionMachine } from '../machines/subscription-machine.ts';
+import type {
+  LeaseRecord,
+  LeaseRow,
+  MonitorDefinition,
+  MonitorStatus,
+  SubscriptionRecord,
+  SubscriptionRow,
+} from '../store/records.ts';
+import type { Clock } from './clock.ts';
+import { DeadlineScheduler } from './deadline-scheduler.ts';
+import { ActorRegistry } from './registry.ts';
+
+export type MonitorActor = ActorRefFrom<typeof monitorMachine>;
+export type SubscriptionActor = ActorRefFrom<typeof subscriptionMachine>;
+export type LeaseActor = ActorRefFrom<typeof leaseMachine>;
+
+/** What actors need from the outside world: reading their rows and recording their timer-driven transitions. */
+export interface ActorEnvironment {
+  readonly clock: Clock;
+  readonly rejectLimit: number;
+  loadSubscription(id: string): SubscriptionRow | undefined;
+  loadLease(key: string): LeaseRow | undefined;
+  /** A held lease ran out (called before the lease becomes free). */
+  leaseExpired(lease: LeaseRecord): void;
+  /** A live subscription went mute and was retired. */
+  subscriptionMuted(subscription: SubscriptionRecord): void;
+  actorFailed(kind: string, key: string, error: unknown): void;
+}
+
+export const leaseKey = (mkey: number, subject: string) => `${mkey}:${subject}`;
+
+export class RootSystem {
+  readonly monitors: ActorRegistry<MonitorActor>;
+  readonly subscriptions: ActorRegistry<SubscriptionActor>;
+  readonly leases: ActorRegistry<LeaseActor>;
+  readonly deadlines: DeadlineScheduler;
+  private readonly leaseLogic;
+  private readonly subscriptionLogic;
+
+  constructor(private readonly env: ActorEnvironment) {
+    this.leaseLogic = leaseMachine.provide({
+      actions: { announceExpiry: (_args, params) => env.leaseExpired(params.lease) },
+    });
+    this.subscriptionLogic = subscriptionMachine.provide({
+      actions: { announceMuted: (_args, params) => env.subscriptionMuted(params.subscription) },
+    });
+    const failed = (kind: string, key: string, error: unknown) => env.actorFailed(kind, key, error);
+    // Monitors are few and always resident; they are added when loaded or created.
+    this.monitors = new ActorRegistry<MonitorActor>('monitor', () => undefined, failed);
+    this.subscriptions = new ActorRegistry<SubscriptionActor>(
+      'subscription',
+      (id) => {
+        const row = env.loadSubscription(id);
+        return row ? this.startSubscription(row) : undefined;
+      },
+      failed,
+    );
+    this.leases = new ActorRegistry<LeaseActor>(
+      'lease',
+      (key) => {
+        const row = env.loadLease(key);
+        return row ? this.startLease(row) : undefined;
+      },
+      failed,
+    );
+    this.deadlines = new DeadlineScheduler(env.clock, (key) => {
+      const [kind, id] = [key.slice(0, 2), key.slice(2)];
+      if (kind === 's:') this.subscriptions.get(id);
+      else if (kind === 'l:') this.leases.get(id);
+    });
+  }
+
+  get clock(): Clock {
+    return this.env.clock;
+  }
+
+  addMonitor(status: MonitorStatus, definition: MonitorDefinition): MonitorActor {
+    const actor = createActor(monitorMachine, { input: { status, definition }, clock: this.env.clock });
+    return this.monitors.add(definition.id, actor.start());
+  }
+
+  addSubscription(row: SubscriptionRow): SubscriptionActor {
+    return this.subscriptions.add(row.record.id, this.startSubscription(row));
+  }
+
+  addLease(row: LeaseRow): LeaseActor {
+    return this.leases.add(leaseKey(row.record.mkey, row.record.subject), this.startLease(row));
+  }
+
+  /** Deadlines of actors that are stored but not resident (e.g. after a restart). */
+  wakeSubscriptionAt(id: string, dueMs: number): void {
+    this.deadlines.at(`s:${id}`, dueMs);
+  }
+
+  wakeLeaseAt(key: string, dueMs: number): void {
+    this.deadlines.at(`l:${key}`, dueMs);
+  }
+
+  stop(): void {
+    this.deadlines.stop();
+    this.leases.stopAll();
+    this.subscriptions.stopAll();
+    this.monitors.stopAll();
+  }
+
+  private startSubscription(row: SubscriptionRow): SubscriptionActor {
+    return createActor(this.subscriptionLogic, {
+      input: { state: row.state, subscription: row.record, now: this.env.clock.now() },
+      clock: this.env.clock,
+    }).start();
+  }
+
+  private startLease(row: LeaseRow): LeaseActor {
+    return createActor(this.leaseLogic, {
+      input: { state: row.state, lease: row.record, now: this.env.clock.now(), rejectLimit: this.env.rejectLimit },
+      clock: this.env.clock,
+    }).start();
+  }
+}

@@ -1,0 +1,29 @@
+// Entry point of the `vigil` command line. Each command group lives in its
+// own file and registers itself here.
+import { cac } from 'cac';
+import { packageVersion } from '../version.ts';
+import { registerServeCommands } from './serve.ts';
+import { registerRecipeCommands } from './recipe-commands.ts';
+
+const cli = cac('vigil');
+registerServeCommands(cli);
+registerRecipeCommands(cli);
+
+cli.help();
+cli.version(packageVersion);
+
+try {
+  cli.parse(process.argv, { run: false });
+  if (!cli.matchedCommand) {
+    if (cli.args.length > 0) {
+      process.stderr.write(`vigil: unknown command "${cli.args[0]}". Run "vigil --help" for the list.\n`);
+      process.exit(2);
+    }
+    if (!cli.options.help && !cli.options.version) cli.outputHelp();
+  } else {
+    await cli.runMatchedCommand();
+  }
+} catch (error) {
+  process.stderr.write(`vigil: ${(error as Error).message}\n`);
+  process.exit(2);
+}

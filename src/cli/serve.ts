@@ -1,0 +1,71 @@
+// `vigil serve`: the HTTP, JSON-RPC and event-stream bindings under /mp/v0.
+import type { CAC } from 'cac';
+import { startServer } from '../server.ts';
+import { defaults } from '../service/service.ts';
+import { serverDoors } from '../transport/doors.ts';
+import { listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
+
+interface ServeFlags {
+  port?: unknown;
+  host?: unknown;
+  state?: unknown;
+  registrationToken?: unknown;
+  retireAfterMute?: unknown;
+  allowAdmin?: unknown;
+  allowOrigin?: unknown;
+  allowHost?: unknown;
+  maxBody?: unknown;
+  transport?: unknown;
+}
+
+export function registerServeCommands(cli: CAC): void {
+  cli
+    .command('serve', 'Serve the HTTP, JSON-RPC and event-stream bindings under /mp/v0')
+    .option('--port <n>', 'Listening port', { default: 8130 })
+    .option('--host <addr>', 'Listening address', { default: '127.0.0.1' })
+    .option('--state <file>', 'Keep monitors, subscriptions, leases and observations in this SQLite file ("~" is home; default: in memory)', { type: [String] })
+    .option('--registration-token <token>', 'Require this token to create a monitor; such monitors are attested', { type: [String] })
+    .option('--retire-after-mute <seconds>', 'Retire a subscription that has not pulled for this long', {
+      default: defaults.retireAfterMuteSeconds,
+    })
+    .option('--allow-admin [token]', 'Enable the admin endpoints (a token is generated and printed when none is given)')
+    .option('--allow-origin <origins>', 'Browser origins allowed to call the server (comma-separated)', { type: [String] })
+    .option('--allow-host <names>', 'Extra host names accepted on loopback connections (comma-separated)', { type: [String] })
+    .option('--max-body <bytes>', 'Largest request body read', { default: defaults.maxBodyBytes })
+    .option('--transport <name>', 'Socket library: auto (uWebSockets.js when it loads), uws or node', { default: 'auto' })
+    .example('vigil serve --state ~/.vigil/monitors.db --allow-origin http://localhost:5173')
+    .action(async (flags: ServeFlags) => {
+      const allowAdmin = flags.allowAdmin === undefined ? false : flags.allowAdmin === true ? true : stringFlag('--allow-admin', flags.allowAdmin);
+      const options = {
+        port: wholeNumberFlag('--port', flags.port, 0, 65535),
+        host: stringFlag('--host', flags.host) ?? '127.0.0.1',
+        state: stringFlag('--state', flags.state),
+        registrationToken: stringFlag('--registration-token', flags.registrationToken),
+        retireAfterMuteSeconds: wholeNumberFlag('--retire-after-mute', flags.retireAfterMute, 1, 315360000),
+        allowAdmin,
+        allowOrigins: listFlag(flags.allowOrigin),
+        allowHosts: listFlag(flags.allowHost),
+        maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
+        transport: oneOfFlag('--transport', flags.transport, ['auto', 'uws', 'node'] as const, 'auto'),
+        extensions: serverDoors,
+      };
+      let server: Awaited<ReturnType<typeof startServer>>;
+      try {
+        server = await startServer(options);
+      } catch (error) {
+        if (error instanceof UsageError) throw error;
+        process.stderr.write(`vigil: cannot start: ${(error as Error).message}\n`);
+        process.exit(1);
+      }
+      if (server.fallbackReason) process.stderr.write(`vigil: ${server.fallbackReason}\n`);
+      process.stdout.write(
+        `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.state ?? 'in memory'}, pid ${process.pid})\n`,
+      );
+      if (server.adminToken && allowAdmin === true) process.stdout.write(`vigil: admin token ${server.adminToken}\n`);
+      const stop = () => {
+        void server.close().then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,241 @@
+// A lease on one subject of one monitor: held, free, completed or
+// dead-lettered, with an expiry timer while held. Pure: the time comes in on
+// each event, and the expiry's side effect (recording it) is the action
+// `announceExpiry`, supplied by the actor system.
+import { and, assign, setup } from 'xstate';
+import type { LeaseRecord, LeaseState } from '../store/records.ts';
+
+export type LeaseEvent =
+  | { type: 'CLAIM'; holder: string; durationSeconds: number; now: number }
+  | { type: 'RENEW'; holder: string; durationSeconds?: number; now: number }
+  | { type: 'COMPLETE'; holder: string; outcome?: unknown; evidence?: unknown[]; now: number }
+  | { type: 'RELEASE'; holder: string; now: number }
+  | { type: 'REJECT'; holder: string; now: number };
+
+export type LeaseEffect =
+  | 'claimed'
+  | 'reclaimed'
+  | 'renewed'
+  | 'completed'
+  | 'recompleted'
+  | 'released'
+  | 'rejected'
+  | 'dead_lettered';
+
+export type LeaseOutcome =
+  | { ok: true; effect: LeaseEffect }
+  | { ok: false; code: 'LEASE_HELD' | 'LEASE_LOST' | 'DEAD_LETTERED'; holder: string | null; expiresMs: number | null };
+
+export interface LeaseContext {
+  lease: LeaseRecord;
+  /** Time of the latest event (ms); the expiry delay is measured from it. */
+  now: number;
+  rejectLimit: number;
+  outcome: LeaseOutcome | null;
+  /** The state the lease was stored in; the machine starts there. */
+  restoredAs: LeaseState;
+}
+
+export interface LeaseInput {
+  state: LeaseState;
+  lease: LeaseRecord;
+  now: number;
+  rejectLimit: number;
+}
+
+const refusal = (code: 'LEASE_HELD' | 'LEASE_LOST' | 'DEAD_LETTERED', context: LeaseContext, lapsed = false) => ({
+  outcome: {
+    ok: false as const,
+    code,
+    holder: lapsed ? null : context.lease.holder,
+    expiresMs: lapsed ? null : context.lease.expiresMs,
+  },
+});
+
+export const leaseMachine = setup({
+  types: {
+    context: {} as LeaseContext,
+    events: {} as LeaseEvent,
+    input: {} as LeaseInput,
+  },
+  actions: {
+    /** Records the expiry; supplied by the actor system. Runs before `expire` so the holder is still known. */
+    announceExpiry: (_args, _params: { lease: LeaseRecord }) => {},
+    expire: assign(({ context }) => ({
+      lease: { ...context.lease, holder: null, expiresMs: null },
+      outcome: null,
+    })),
+    acquire: assign(({ context, event }) => {
+      const e = event as Extract<LeaseEvent, { type: 'CLAIM' }>;
+      const time = new Date(e.now).toISOString();
+      const changesHolder = context.lease.holder !== e.holder;
+      return {
+        now: e.now,
+        lease: {
+          ...context.lease,
+          holder: e.holder,
+          lease_duration_seconds: e.durationSeconds,
+          acquire_time: time,
+          renew_time: time,
+          expiresMs: e.now + e.durationSeconds * 1000,
+          attempts: context.lease.attempts + 1,
+          lease_transitions: context.lease.lease_transitions + (changesHolder ? 1 : 0),
+          completedBy: null,
+          outcome: undefined,
+          evidence: undefined,
+        },
+        outcome: { ok: true as const, effect: 'claimed' as const },
+      };
+    }),
+    reclaimed: assign({ outcome: { ok: true as const, effect: 'reclaimed' as const } }),
+    renew: assign(({ context, event }) => {
+      const e = event as Extract<LeaseEvent, { type: 'RENEW' }>;
+      const duration = e.durationSeconds ?? context.lease.lease_duration_seconds;
+      return {
+        now: e.now,
+        lease: {
+          ...context.lease,
+          lease_duration_seconds: duration,
+          renew_time: new Date(e.now).toISOString(),
+          expiresMs: e.now + duration * 1000,
+        },
+        outcome: { ok: true as const, effect: 'renewed' as const },
+      };
+    }),
+    complete: assign(({ context, event }) => {
+      const e = event as Extract<LeaseEvent, { type: 'COMPLETE' }>;
+      return {
+        now: e.now,
+        lease: {
+          ...context.lease,
+          holder: null,
+          expiresMs: null,
+          completedBy: e.holder,
+          outcome: e.outcome,
+          evidence: e.evidence,
+        },
+        outcome: { ok: true as const, effect: 'completed' as const },
+      };
+    }),
+    recompleted: assign({ outcome: { ok: true as const, effect: 'recompleted' as const } }),
+    release: assign(({ context, event }) => ({
+      now: event.now,
+      lease: { ...context.lease, holder: null, expiresMs: null },
+      outcome: { ok: true as const, effect: 'released' as const },
+    })),
+    reject: assign(({ context, event }) => ({
+      now: event.now,
+      lease: { ...context.lease, holder: null, expiresMs: null, rejects: context.lease.rejects + 1 },
+      outcome: { ok: true as const, effect: 'rejected' as const },
+    })),
+    deadLetter: assign(({ context, event }) => ({
+      now: event.now,
+      lease: { ...context.lease, holder: null, expiresMs: null, rejects: context.lease.rejects + 1 },
+      outcome: { ok: true as const, effect: 'dead_lettered' as const },
+    })),
+    refuseHeld: assign(({ context }) => refusal('LEASE_HELD', context)),
+    refuseLost: assign(({ context, event }) =>
+      refusal('LEASE_LOST', context, context.lease.expiresMs !== null && event.now >= context.lease.expiresMs),
+    ),
+    refuseDeadLettered: assign(({ context }) => refusal('DEAD_LETTERED', context)),
+  },
+  guards: {
+    storedAs: ({ context }, params: { state: LeaseState }) => context.restoredAs === params.state,
+    heldByCaller: ({ context, event }) =>
+      context.lease.holder === event.holder && context.lease.expiresMs !== null && event.now < context.lease.expiresMs,
+    lapsed: ({ context, event }) => context.lease.expiresMs !== null && event.now >= context.lease.expiresMs,
+    completedByCaller: ({ context, event }) => context.lease.completedBy === event.holder,
+    lastReject: ({ context }) => context.lease.rejects + 1 >= context.rejectLimit,
+    expiredAtRestore: ({ context }) =>
+      context.restoredAs === 'held' && context.lease.expiresMs !== null && context.now >= context.lease.expiresMs,
+  },
+  delays: {
+    untilExpiry: ({ context }) => Math.max(0, (context.lease.expiresMs ?? context.now) - context.now),
+  },
+}).createMachine({
+  id: 'lease',
+  context: ({ input }) => ({
+    lease: input.lease,
+    restoredAs: input.state,
+    now: input.now,
+    rejectLimit: input.rejectLimit,
+    outcome: null,
+  }),
+  initial: 'restoring',
+  states: {
+    restoring: {
+      always: [
+        {
+          // Expired while the server was down: expire now, recorded like any expiry.
+          guard: 'expiredAtRestore',
+          target: 'free',
+          actions: [{ type: 'announceExpiry', params: ({ context }) => ({ lease: context.lease }) }, 'expire'],
+        },
+        { guard: { type: 'storedAs', params: { state: 'held' } }, target: 'held' },
+        { guard: { type: 'storedAs', params: { state: 'completed' } }, target: 'completed' },
+        { guard: { type: 'storedAs', params: { state: 'dead_lettered' } }, target: 'dead_lettered' },
+        { target: 'free' },
+      ],
+    },
+    free: {
+      on: {
+        CLAIM: { target: 'held', actions: 'acquire' },
+        RENEW: { actions: 'refuseLost' },
+        COMPLETE: { actions: 'refuseLost' },
+        RELEASE: { actions: 'refuseLost' },
+        REJECT: { actions: 'refuseLost' },
+      },
+    },
+    held: {
+      after: {
+        untilExpiry: {
+          target: 'free',
+          actions: [{ type: 'announceExpiry', params: ({ context }) => ({ lease: context.lease }) }, 'expire'],
+        },
+      },
+      on: {
+        CLAIM: [
+          { guard: 'heldByCaller', actions: 'reclaimed' },
+          {
+            guard: 'lapsed',
+            target: 'held',
+            reenter: true,
+            actions: [{ type: 'announceExpiry', params: ({ context }) => ({ lease: context.lease }) }, 'expire', 'acquire'],
+          },
+          { actions: 'refuseHeld' },
+        ],
+        RENEW: [{ guard: 'heldByCaller', target: 'held', reenter: true, actions: 'renew' }, { actions: 'refuseLost' }],
+        COMPLETE: [{ guard: 'heldByCaller', target: 'completed', actions: 'complete' }, { actions: 'refuseLost' }],
+        RELEASE: [{ guard: 'heldByCaller', target: 'free', actions: 'release' }, { actions: 'refuseLost' }],
+        REJECT: [
+          { guard: and(['heldByCaller', 'lastReject']), target: 'dead_lettered', actions: 'deadLetter' },
+          { guard: 'heldByCaller', target: 'free', actions: 'reject' },
+          { actions: 'refuseLost' },
+        ],
+      },
+    },
+    completed: {
+      on: {
+        CLAIM: { target: 'held', actions: 'acquire' },
+        COMPLETE: [{ guard: 'completedByCaller', actions: 'recompleted' }, { actions: 'refuseLost' }],
+        RENEW: { actions: 'refuseLost' },
+        RELEASE: { actions: 'refuseLost' },
+        REJECT: { actions: 'refuseLost' },
+      },
+    },
+    dead_lettered: {
+      on: {
+        CLAIM: { actions: 'refuseDeadLettered' },
+        RENEW: { actions: 'refuseDeadLettered' },
+        COMPLETE: { actions: 'refuseDeadLettered' },
+        RELEASE: { actions: 'refuseDeadLettered' },
+        REJECT: { actions: 'refuseDeadLettered' },
+      },
+    },
+  },
+});
+
+/** The state a lease actor is in, as the protocol names it. */
+export function leaseStateOf(value: unknown): LeaseState {
+  return value === 'held' || value === 'completed' || value === 'dead_lettered' ? value : 'free';
+}

@@ -1,0 +1,73 @@
+// Every refusal of the protocol is a ProtocolError: it carries its own code,
+// HTTP status, JSON-RPC number and recovery fields, and one function turns it
+// into a reply body for every door.
+
+export const errorCodes = {
+  INVALID_FILTER: { status: 400, rpc: -32000 },
+  UNKNOWN_VOCABULARY: { status: 400, rpc: -32001 },
+  TIER_NOT_ASSERTABLE: { status: 400, rpc: -32002 },
+  INVALID: { status: 400, rpc: -32003 },
+  UNAUTHORIZED: { status: 401, rpc: -32005 },
+  CAPABILITY_MISSING: { status: 403, rpc: -32004 },
+  PROVENANCE_CEILING: { status: 403, rpc: -32014 },
+  ORIGIN_REFUSED: { status: 403, rpc: -32015 },
+  NOT_FOUND: { status: 404, rpc: -32006 },
+  DUPLICATE: { status: 409, rpc: -32007 },
+  CURSOR_BACKWARDS: { status: 409, rpc: -32008 },
+  LEASE_HELD: { status: 409, rpc: -32010 },
+  LEASE_LOST: { status: 409, rpc: -32011 },
+  EVIDENCE_REQUIRED: { status: 409, rpc: -32012 },
+  UNAVAILABLE: { status: 409, rpc: -32017 },
+  DEAD_LETTERED: { status: 409, rpc: -32018 },
+  CURSOR_EXPIRED: { status: 410, rpc: -32009 },
+  TOO_LARGE: { status: 413, rpc: -32016 },
+  OVER_BUDGET: { status: 429, rpc: -32013 },
+  STORE_UNAVAILABLE: { status: 503, rpc: -32019 },
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export type ErrorBody = { code: ErrorCode; error: string } & Record<string, unknown>;
+
+export class ProtocolError extends Error {
+  override readonly name = 'ProtocolError';
+  readonly code: ErrorCode;
+  readonly extra: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, extra: Record<string, unknown> = {}, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+    this.extra = extra;
+  }
+
+  get status(): number {
+    return errorCodes[this.code].status;
+  }
+
+  get rpcCode(): number {
+    return errorCodes[this.code].rpc;
+  }
+
+  toBody(): ErrorBody {
+    return { code: this.code, error: this.message, ...this.extra };
+  }
+
+  /** A copy with more recovery fields (e.g. the seq of the recorded refusal). */
+  with(extra: Record<string, unknown>): ProtocolError {
+    return new ProtocolError(this.code, this.message, { ...this.extra, ...extra }, { cause: this.cause });
+  }
+}
+
+export const invalid = (message: string, extra?: Record<string, unknown>) =>
+  new ProtocolError('INVALID', message, extra);
+export const notFound = (message: string) => new ProtocolError('NOT_FOUND', message);
+export const unauthorized = (message = 'A valid bearer token is required: send "Authorization: Bearer <token>".') =>
+  new ProtocolError('UNAUTHORIZED', message);
+
+/** Turns anything thrown into a ProtocolError; unknown failures are reported, never leaked as a 500 body. */
+export function asProtocolError(error: unknown): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  return new ProtocolError('STORE_UNAVAILABLE', 'The server failed while handling this request; the failure is in its log.', {}, {
+    cause: error,
+  });
+}

@@ -1,0 +1,93 @@
+// Composes a running monitor server: store, service, doors and transport.
+import { randomBytes } from 'node:crypto';
+import { type Clock, systemClock } from './actors/clock.ts';
+import { MonitorService } from './service/service.ts';
+import { memoryPath, Store } from './store/store.ts';
+import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './transport/http-door.ts';
+import type { HttpTransport } from './transport/http-types.ts';
+import { createTransport, type TransportChoice } from './transport/select-transport.ts';
+
+export interface ServerOptions {
+  readonly host?: string;
+  readonly port?: number;
+  /** SQLite state file; in memory when absent. */
+  readonly state?: string;
+  readonly registrationToken?: string;
+  readonly retireAfterMuteSeconds?: number;
+  /** true: enabled with a generated token; a string: enabled with that token. */
+  readonly allowAdmin?: boolean | string;
+  readonly allowOrigins?: readonly string[];
+  readonly allowHosts?: readonly string[];
+  readonly maxBodyBytes?: number;
+  readonly transport?: TransportChoice;
+  readonly clock?: Clock;
+  /** Doors added by other modules (SSE, JSON-RPC). */
+  readonly extensions?: (service: MonitorService) => DoorExtensions;
+  readonly log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  readonly transport: HttpTransport['name'];
+  readonly fallbackReason?: string;
+  readonly adminToken?: string;
+  readonly service: MonitorService;
+  close(): Promise<void>;
+}
+
+/** The largest unsent SSE buffer per connection before the stream is closed. */
+export const maxStreamBufferBytes = 1 << 20;
+
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  const adminToken =
+    options.allowAdmin === true ? `vga_${randomBytes(24).toString('base64url')}` : options.allowAdmin || undefined;
+  const store = Store.open({ path: options.state ?? memoryPath });
+  const service = new MonitorService({
+    store,
+    clock: options.clock ?? systemClock,
+    registrationToken: options.registrationToken,
+    adminToken,
+    retireAfterMuteSeconds: options.retireAfterMuteSeconds,
+    maxBodyBytes: options.maxBodyBytes,
+    log: options.log,
+  });
+  let transport: HttpTransport & { fallbackReason?: string };
+  let port: number;
+  try {
+    transport = await createTransport(options.transport ?? 'auto');
+    const handler = createHttpHandler(service, {
+      allowOrigins: options.allowOrigins ?? [],
+      allowHosts: options.allowHosts ?? [],
+      extensions: options.extensions?.(service),
+    });
+    ({ port } = await transport.listen(handler, {
+      host,
+      port: options.port ?? 8130,
+      maxBodyBytes: service.options.maxBodyBytes,
+      maxStreamBufferBytes,
+      tooLarge: tooLargeResponse,
+    }));
+  } catch (error) {
+    service.close();
+    throw error;
+  }
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    transport: transport.name,
+    fallbackReason: transport.fallbackReason,
+    adminToken,
+    service,
+    close() {
+      closing ??= (async () => {
+        await transport.close();
+        service.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,135 @@
+// Every operation of the protocol, by its JSON-RPC method name. Doors map
+// their routes, methods and tools onto this table and call `invoke`.
+import { asProtocolError, type ProtocolError } from '../protocol/errors.ts';
+import type { Caller } from './access.ts';
+import { isOwner } from './access.ts';
+import { compact, snapshot } from './admin-operations.ts';
+import {
+  claim,
+  completeLease,
+  rejectLease,
+  releaseLease,
+  renewLease,
+} from './lease-operations.ts';
+import {
+  configureMonitor,
+  createMonitor,
+  discover,
+  getMonitor,
+  listMonitors,
+  monitorState,
+  publish,
+} from './monitor-operations.ts';
+import type { Reply } from './reply.ts';
+import type { MonitorService } from './service.ts';
+import { ack, pull, renew, retire, seek, subscribe } from './subscription-operations.ts';
+import { tokenMatches } from './tokens.ts';
+
+export interface InvokeOptions {
+  readonly caller: Caller;
+  /** Aborted when the client goes away (ends a waiting pull). */
+  readonly signal?: AbortSignal;
+  /** The request body as the client sent it, for recording a refusal. */
+  readonly raw?: () => unknown;
+  /** Query-string filters carry lists as comma-separated text. */
+  readonly splitCommas?: boolean;
+}
+
+type Run = (service: MonitorService, input: unknown, options: InvokeOptions) => Reply | Promise<Reply>;
+
+interface Operation {
+  readonly run: Run;
+  /** Where a refusal of this write is recorded: the monitor it targeted. */
+  readonly target?: (input: Record<string, unknown>) => { monitor?: unknown; subscription?: unknown };
+}
+
+const byMonitorId = (input: Record<string, unknown>) => ({ monitor: input.id });
+const byMonitorField = (input: Record<string, unknown>) => ({ monitor: input.monitor });
+const bySubscription = (input: Record<string, unknown>) => ({ subscription: input.subscription });
+
+const simple =
+  (fn: (service: MonitorService, input: unknown, caller: Caller) => Reply): Run =>
+  (service, input, options) =>
+    fn(service, input, options.caller);
+
+export const operations = {
+  'monitors/discover': { run: (service) => discover(service) },
+  'monitors/list': { run: (service, _input, o) => listMonitors(service, o.caller) },
+  'monitors/get': { run: simple(getMonitor) },
+  'monitors/create': { run: simple(createMonitor) },
+  'monitors/update': { run: simple(configureMonitor('update')), target: byMonitorId },
+  'monitors/pause': { run: simple(configureMonitor('pause')), target: byMonitorId },
+  'monitors/resume': { run: simple(configureMonitor('resume')), target: byMonitorId },
+  'monitors/retire': { run: simple(configureMonitor('retire')), target: byMonitorId },
+  'monitors/state': { run: simple(monitorState) },
+  'monitors/publish': { run: simple(publish), target: byMonitorId },
+  'feeds/subscribe': { run: simple(subscribe), target: byMonitorField },
+  'feeds/pull': {
+    run: (service, input, o) => pull(service, input, o.caller, { signal: o.signal, splitCommas: o.splitCommas }),
+  },
+  'feeds/ack': { run: simple(ack), target: bySubscription },
+  'feeds/seek': { run: simple(seek), target: bySubscription },
+  'feeds/renew': { run: simple(renew), target: bySubscription },
+  'feeds/retire': { run: simple(retire), target: bySubscription },
+  'leases/claim': { run: simple(claim), target: bySubscription },
+  'leases/renew': { run: simple(renewLease), target: bySubscription },
+  'leases/complete': { run: simple(completeLease), target: bySubscription },
+  'leases/release': { run: simple(releaseLease), target: bySubscription },
+  'leases/reject': { run: simple(rejectLease), target: bySubscription },
+  'admin/snapshot': { run: simple(snapshot) },
+  'admin/compact': { run: simple(compact) },
+} satisfies Record<string, Operation>;
+
+export type OperationName = keyof typeof operations;
+
+export function isOperation(name: string): name is OperationName {
+  return Object.hasOwn(operations, name);
+}
+
+/**
+ * Runs one operation. A refused write is recorded on the monitor it targeted
+ * (unless that monitor is not visible to the caller), and the reply waits
+ * until everything the operation changed is durable.
+ */
+export async function invoke(service: MonitorService, name: OperationName, input: unknown, options: InvokeOptions): Promise<Reply> {
+  const operation: Operation = operations[name];
+  try {
+    const reply = await operation.run(service, input, options);
+    await service.settle();
+    return reply;
+  } catch (thrown) {
+    let error = asProtocolError(thrown);
+    if (error.code === 'STORE_UNAVAILABLE' && !(thrown instanceof Error && thrown.name === 'ProtocolError')) {
+      service.reportFailure(name, thrown);
+    }
+    if (operation.target && error.code !== 'NOT_FOUND' && error.code !== 'STORE_UNAVAILABLE') {
+      error = recordRefusal(service, operation, input, options, error);
+    }
+    await service.settle().catch(() => {});
+    throw error;
+  }
+}
+
+function recordRefusal(
+  service: MonitorService,
+  operation: Operation,
+  input: unknown,
+  options: InvokeOptions,
+  error: ProtocolError,
+): ProtocolError {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return error;
+  const target = operation.target!(input as Record<string, unknown>);
+  let feed = typeof target.monitor === 'string' ? service.feed(target.monitor) : undefined;
+  let actor = 'anonymous';
+  if (typeof target.subscription === 'string') {
+    const sub = service.system.subscriptions.get(target.subscription)?.getSnapshot().context.subscription;
+    if (sub) {
+      feed = service.feedByKey(sub.mkey);
+      if (tokenMatches(options.caller.bearer, sub.tokenHash)) actor = sub.subscriber;
+    }
+  }
+  if (!feed) return error;
+  if (isOwner(feed, options.caller)) actor = feed.definition.owner;
+  const seq = service.recordRejection(feed, error, options.raw ? options.raw() : input, actor);
+  return error.with({ rejected_seq: seq });
+}

@@ -1,0 +1,81 @@
+// The shapes the protocol serves (§3, §7, §9, §12), built from what the
+// server holds. Doors send these as they are.
+import type { Feed } from './feed.ts';
+import type { LeaseRecord, LeaseState, SubscriptionRecord, SubscriptionState } from '../store/records.ts';
+import { defaults, type MonitorService } from './service.ts';
+
+export function servedLimits(service: MonitorService) {
+  return {
+    max_limit: defaults.maxLimit,
+    default_limit: defaults.defaultLimit,
+    max_wait_seconds: defaults.maxWaitSeconds,
+    max_body_bytes: service.options.maxBodyBytes,
+    retire_after_mute_seconds_default: service.options.retireAfterMuteSeconds,
+  };
+}
+
+export function servedMonitor(service: MonitorService, feed: Feed) {
+  const d = feed.definition;
+  const status = feed.status;
+  return {
+    id: d.id,
+    name: d.name,
+    owner: d.owner,
+    source: d.source,
+    filter: d.filter,
+    horizon: d.horizon,
+    capabilities: d.capabilities,
+    visibility: d.visibility,
+    attested: d.attested,
+    default_grant: d.default_grant,
+    version: d.version,
+    created: d.created,
+    updated: d.updated,
+    active: status === 'active',
+    head: feed.committedHead,
+    description: d.description,
+    types: d.types,
+    ttl_seconds: d.ttl_seconds,
+    retire_after_mute_seconds: d.retire_after_mute_seconds,
+    status,
+    retention_floor: feed.stats.retention_floor,
+    limits: servedLimits(service),
+  };
+}
+
+export function servedSubscription(state: SubscriptionState, s: SubscriptionRecord, lag: number | null) {
+  return {
+    id: s.id,
+    monitor: s.monitor,
+    subscriber: s.subscriber,
+    capabilities: s.capabilities,
+    cursor: s.cursor,
+    protocol: s.protocol,
+    active: state === 'live',
+    filter: s.filter,
+    reset_policy: s.reset_policy,
+    retire_after_mute_seconds: s.retire_after_mute_seconds,
+    created: s.created,
+    last_pull: s.last_pull,
+    lag,
+  };
+}
+
+export function servedLease(state: LeaseState, l: LeaseRecord) {
+  return {
+    subject: l.subject,
+    holder: l.holder,
+    lease_duration_seconds: l.lease_duration_seconds,
+    acquire_time: l.acquire_time,
+    renew_time: l.renew_time,
+    lease_transitions: l.lease_transitions,
+    attempts: l.attempts,
+    delivery_count_limit: defaults.deliveryCountLimit,
+    dead_letter: state === 'dead_lettered',
+    monitor: l.monitor,
+    state,
+    expires: l.expiresMs === null ? null : new Date(l.expiresMs).toISOString(),
+    ...(l.outcome !== undefined ? { outcome: l.outcome } : {}),
+    ...(l.evidence !== undefined ? { evidence: l.evidence } : {}),
+  };
+}

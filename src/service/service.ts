@@ -1,0 +1,356 @@
+// The one service API every door (HTTP, JSON-RPC, SSE, MCP) calls. It owns
+// the in-memory feeds and the actor system, appends observations, and makes
+// every change durable through the store's group commit before a reply.
+import { type Clock, systemClock } from '../actors/clock.ts';
+import { leaseKey, RootSystem } from '../actors/root-system.ts';
+import { leaseStateOf } from '../machines/lease-machine.ts';
+import { subscriptionStateOf } from '../machines/subscription-machine.ts';
+import { ProtocolError } from '../protocol/errors.ts';
+import { type ObservationDraft, type Observation, observationOf } from '../protocol/observation.ts';
+import { serverPrincipal } from '../protocol/principal.ts';
+import { serverProvenance } from '../protocol/provenance.ts';
+import { observationTypes } from '../protocol/vocabulary.ts';
+import type { LeaseRecord, LeaseRow, SubscriptionRecord, SubscriptionRow } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import { Feed } from './feed.ts';
+
+export interface ServiceOptions {
+  readonly store: Store;
+  readonly clock?: Clock;
+  /** When set, creating a monitor needs it; such monitors are attested. */
+  readonly registrationToken?: string;
+  /** When set, the admin operations are enabled and need it. */
+  readonly adminToken?: string;
+  readonly retireAfterMuteSeconds?: number;
+  readonly maxBodyBytes?: number;
+  readonly log?: (line: string) => void;
+}
+
+export const defaults = {
+  retireAfterMuteSeconds: 604800,
+  maxBodyBytes: 1048576,
+  maxLimit: 1000,
+  defaultLimit: 50,
+  maxWaitSeconds: 50,
+  leaseSeconds: 300,
+  deliveryCountLimit: 5,
+  ttlMs: 3600000,
+  rawCutBytes: 16 * 1024,
+} as const;
+
+export type ObservationKind = 'producer' | 'bookkeeping' | 'rejected';
+
+export class MonitorService {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly system: RootSystem;
+  readonly options: Required<Pick<ServiceOptions, 'retireAfterMuteSeconds' | 'maxBodyBytes'>> &
+    Pick<ServiceOptions, 'registrationToken' | 'adminToken'>;
+  private readonly feeds = new Map<string, Feed>();
+  private readonly feedsByKey = new Map<number, Feed>();
+  private readonly appendedSinceCommit = new Set<Feed>();
+  /** (monitor key, subscriber) → subscription id: one subscription per subscriber and monitor. */
+  private readonly subscriberIds = new Map<string, string>();
+  private readonly log: (line: string) => void;
+  private nextMonitorKey = 1;
+  private closed = false;
+
+  constructor(options: ServiceOptions) {
+    this.store = options.store;
+    this.clock = options.clock ?? systemClock;
+    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.options = {
+      retireAfterMuteSeconds: options.retireAfterMuteSeconds ?? defaults.retireAfterMuteSeconds,
+      maxBodyBytes: options.maxBodyBytes ?? defaults.maxBodyBytes,
+      registrationToken: options.registrationToken,
+      adminToken: options.adminToken,
+    };
+    this.system = new RootSystem({
+      clock: this.clock,
+      rejectLimit: defaults.deliveryCountLimit,
+      loadSubscription: (id) => this.store.subscription(id),
+      loadLease: (key) => {
+        const colon = key.indexOf(':');
+        return this.store.lease(Number(key.slice(0, colon)), key.slice(colon + 1));
+      },
+      leaseExpired: (lease) => this.onLeaseExpired(lease),
+      subscriptionMuted: (subscription) => this.onSubscriptionMuted(subscription),
+      actorFailed: (kind, key, error) => this.log(`vigil: ${kind} actor ${key} failed and will be restored from the store: ${String(error)}`),
+    });
+    this.store.commits.onCommitted(() => this.afterCommit());
+    this.load();
+  }
+
+  // ---- loading ----
+
+  private load(): void {
+    for (const row of this.store.monitors()) {
+      const actor = this.system.addMonitor(row.status, row.definition);
+      const feed = new Feed(row.key, actor, row.ownerTokenHash, row.subscribeTokenHash, row.stats);
+      this.register(feed);
+      this.nextMonitorKey = Math.max(this.nextMonitorKey, row.key + 1);
+    }
+    for (const c of this.store.contradictions()) this.feedsByKey.get(c.mkey)?.openContradictions.set(c.seq, c.subject);
+    for (const { id, mkey, subscriber } of this.store.subscribers()) this.subscriberIds.set(subscriberKey(mkey, subscriber), id);
+    for (const [mkey, live] of this.store.liveSubscriptionCounts()) {
+      const feed = this.feedsByKey.get(mkey);
+      if (feed) feed.liveSubscriptions = live;
+    }
+    // Timers resume from stored deadlines; the actors themselves stay on disk until due or used.
+    for (const { id, deadlineMs } of this.store.muteDeadlines()) this.system.wakeSubscriptionAt(id, deadlineMs);
+    for (const { mkey, subject, deadlineMs } of this.store.leaseDeadlines()) {
+      this.system.wakeLeaseAt(leaseKey(mkey, subject), deadlineMs);
+    }
+  }
+
+  private register(feed: Feed): void {
+    this.feeds.set(feed.id, feed);
+    this.feedsByKey.set(feed.key, feed);
+  }
+
+  // ---- feeds ----
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  feed(id: string): Feed | undefined {
+    return this.feeds.get(id);
+  }
+
+  feedByKey(key: number): Feed | undefined {
+    return this.feedsByKey.get(key);
+  }
+
+  allFeeds(): IterableIterator<Feed> {
+    return this.feeds.values();
+  }
+
+  subscriptionIdOf(mkey: number, subscriber: string): string | undefined {
+    return this.subscriberIds.get(subscriberKey(mkey, subscriber));
+  }
+
+  addSubscription(row: SubscriptionRow): void {
+    this.subscriberIds.set(subscriberKey(row.record.mkey, row.record.subscriber), row.record.id);
+    this.system.addSubscription(row);
+    this.persistSubscription(row.record.id);
+  }
+
+  allocateMonitorKey(): number {
+    return this.nextMonitorKey++;
+  }
+
+  addFeed(feed: Feed): void {
+    this.register(feed);
+    this.persistMonitor(feed);
+  }
+
+  /** Assigns the next seq, updates the running counters and queues the row. */
+  append(feed: Feed, draft: ObservationDraft, kind: ObservationKind): { seq: number; observation: Observation } {
+    const stats = feed.stats;
+    const seq = ++stats.head;
+    const observation = observationOf(feed.id, seq, draft);
+    const p = draft.provenance;
+    this.store.appendObservation({
+      mkey: feed.key,
+      seq,
+      type: draft.type,
+      subject: draft.subject,
+      actor: p.actor,
+      tier: p.tier,
+      origin: p.origin,
+      horizon: draft.horizon,
+      time: draft.time,
+      source_ref: p.source_ref,
+      body: JSON.stringify(observation),
+    });
+    stats.last = { seq, time: draft.time, type: draft.type };
+    if (kind === 'rejected') stats.rejected++;
+    if (kind === 'producer') {
+      stats.observations++;
+      stats.last_source_contact = new Date(this.now()).toISOString();
+      stats.covers_until = draft.time;
+      stats.last_has_event_provenance = p.source_ref !== null || p.wasDerivedFrom.length > 0;
+      feed.noteType(draft.type);
+      if (!p.actor.startsWith('system:')) feed.noteActor(p.actor);
+      if (draft.subject !== null) this.store.addSubject(feed.key, draft.subject);
+      this.trackContradictions(feed, seq, draft);
+    }
+    this.appendedSinceCommit.add(feed);
+    this.persistMonitor(feed);
+    return { seq, observation };
+  }
+
+  private trackContradictions(feed: Feed, seq: number, draft: ObservationDraft): void {
+    if (draft.type === observationTypes.contradiction) {
+      feed.openContradictions.set(seq, draft.subject);
+      this.store.addContradiction(feed.key, seq, draft.subject);
+    } else if (draft.type === observationTypes.contradictionResolved) {
+      const resolves = draft.data.resolves;
+      if (typeof resolves === 'number' && feed.openContradictions.has(resolves)) {
+        feed.openContradictions.delete(resolves);
+        this.store.resolveContradiction(feed.key, resolves);
+      }
+      if (draft.subject !== null) {
+        let closed = 0;
+        for (const [openSeq, subject] of feed.openContradictions) {
+          if (subject === draft.subject && openSeq < seq) {
+            feed.openContradictions.delete(openSeq);
+            closed++;
+          }
+        }
+        if (closed > 0) this.store.resolveContradictionsOf(feed.key, draft.subject, seq);
+      }
+    }
+  }
+
+  /** Records what the server itself did (configured, subscribed, lease, ...). */
+  recordBookkeeping(
+    feed: Feed,
+    type: string,
+    actor: string,
+    payload: Record<string, unknown>,
+    subject: string | null = null,
+  ): number {
+    return this.append(
+      feed,
+      {
+        type,
+        subject,
+        time: new Date(this.now()).toISOString(),
+        horizon: feed.definition.horizon,
+        provenance: serverProvenance(actor, feed.definition.attested),
+        data: { payload },
+        tags: {},
+      },
+      'bookkeeping',
+    ).seq;
+  }
+
+  /** Records a refused write on the monitor it targeted (§5); returns its seq. */
+  recordRejection(feed: Feed, error: ProtocolError, raw: unknown, actor: string): number {
+    return this.append(
+      feed,
+      {
+        type: observationTypes.rejected,
+        subject: null,
+        time: new Date(this.now()).toISOString(),
+        horizon: feed.definition.horizon,
+        provenance: serverProvenance(actor, feed.definition.attested),
+        data: { payload: { code: error.code, reason: error.message, raw: cutRaw(raw) } },
+        tags: {},
+      },
+      'rejected',
+    ).seq;
+  }
+
+  // ---- persistence of actor state (read when the batch commits) ----
+
+  persistMonitor(feed: Feed): void {
+    this.store.putMonitor(() => feed.row());
+  }
+
+  persistSubscription(id: string): void {
+    this.store.putSubscription(() => this.subscriptionRow(id));
+  }
+
+  persistLease(mkey: number, subject: string): void {
+    const key = leaseKey(mkey, subject);
+    this.store.putLease(() => this.leaseRow(key));
+  }
+
+  subscriptionRow(id: string): SubscriptionRow {
+    const snapshot = this.system.subscriptions.get(id)!.getSnapshot();
+    return { state: subscriptionStateOf(snapshot.value), record: snapshot.context.subscription };
+  }
+
+  leaseRow(key: string): LeaseRow {
+    const snapshot = this.system.leases.get(key)!.getSnapshot();
+    return { state: leaseStateOf(snapshot.value), record: snapshot.context.lease };
+  }
+
+  // ---- timer-driven transitions ----
+
+  private onLeaseExpired(lease: LeaseRecord): void {
+    const feed = this.feedByKey(lease.mkey);
+    if (!feed) return;
+    this.recordBookkeeping(
+      feed,
+      observationTypes.lease,
+      serverPrincipal,
+      { action: 'expired', holder: lease.holder, subject: lease.subject, expires: isoOrNull(lease.expiresMs) },
+      lease.subject,
+    );
+    this.persistLease(lease.mkey, lease.subject);
+  }
+
+  private onSubscriptionMuted(subscription: SubscriptionRecord): void {
+    const feed = this.feedByKey(subscription.mkey);
+    if (!feed) return;
+    feed.liveSubscriptions = Math.max(0, feed.liveSubscriptions - 1);
+    this.recordBookkeeping(feed, observationTypes.subscriptionRetired, serverPrincipal, {
+      subscription: subscription.id,
+      subscriber: subscription.subscriber,
+      reason: 'mute',
+      cursor: subscription.cursor,
+    });
+    this.persistSubscription(subscription.id);
+  }
+
+  // ---- commits ----
+
+  private afterCommit(): void {
+    const feeds = [...this.appendedSinceCommit];
+    this.appendedSinceCommit.clear();
+    for (const feed of feeds) {
+      feed.committedHead = feed.stats.head;
+      feed.notify();
+    }
+  }
+
+  /** Resolves once every change made so far is durable; refuses with 503 when the store cannot write. */
+  async settle(): Promise<void> {
+    try {
+      await this.store.settled();
+    } catch (error) {
+      throw new ProtocolError(
+        'STORE_UNAVAILABLE',
+        `The state file cannot be written (${(error as Error).message}); the change was not stored. Free disk space or fix the file's permissions, then restart the server.`,
+        {},
+        { cause: error },
+      );
+    }
+  }
+
+  /** An unexpected failure inside an operation: a bug, reported on the server's log, never as a 500. */
+  reportFailure(operation: string, error: unknown): void {
+    this.log(`vigil: ${operation} failed unexpectedly: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.system.stop();
+    for (const feed of this.feeds.values()) {
+      for (const waiter of feed.waiters) waiter();
+      feed.waiters.clear();
+    }
+    this.store.close();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+}
+
+const subscriberKey = (mkey: number, subscriber: string) => `${mkey}\u0000${subscriber}`;
+
+function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+function cutRaw(raw: unknown): unknown {
+  const text = JSON.stringify(raw) ?? 'null';
+  if (Buffer.byteLength(text) <= defaults.rawCutBytes) return raw;
+  return Buffer.from(text).subarray(0, defaults.rawCutBytes).toString('utf8');
+}

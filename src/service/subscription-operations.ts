@@ -1,0 +1,316 @@
+// Subscription operations (§9): subscribe (and re-key), pull, ack, seek,
+// renew and retire.
+import { randomBytes } from 'node:crypto';
+import type { SubscriptionActor } from '../actors/root-system.ts';
+import { subscriptionStateOf, type SubscriptionEvent } from '../machines/subscription-machine.ts';
+import { ProtocolError, invalid, notFound, unauthorized } from '../protocol/errors.ts';
+import { assertNarrows, type Filter, isEmptyFilter, parseFilter } from '../protocol/filter.ts';
+import { validate } from '../protocol/validate.ts';
+import {
+  type Capability,
+  type FeedProtocol,
+  observationTypes,
+  type ResetPolicy,
+} from '../protocol/vocabulary.ts';
+import type { SubscriptionRecord } from '../store/records.ts';
+import { type Caller, canSee, holdsSubscribeToken, isOwner } from './access.ts';
+import type { Feed } from './feed.ts';
+import { readPage } from './feed-reader.ts';
+import type { Reply } from './reply.ts';
+import { servedSubscription } from './served.ts';
+import type { MonitorService } from './service.ts';
+import { mintToken, tokenMatches } from './tokens.ts';
+
+export interface SubscriptionHandle {
+  readonly id: string;
+  readonly actor: SubscriptionActor;
+  readonly feed: Feed;
+  readonly record: SubscriptionRecord;
+  readonly live: boolean;
+}
+
+/** The subscription named by `id`, when the caller holds its token. */
+export function subscriptionFor(service: MonitorService, id: string, caller: Caller): SubscriptionHandle {
+  const actor = service.system.subscriptions.get(id);
+  if (!actor) throw notFound(`No subscription "${id}".`);
+  const snapshot = actor.getSnapshot();
+  const record = snapshot.context.subscription;
+  if (!tokenMatches(caller.bearer, record.tokenHash)) {
+    throw unauthorized(`Subscription "${id}" needs its subscription token (returned once by subscribe, replaced by renew).`);
+  }
+  const feed = service.feedByKey(record.mkey);
+  if (!feed) throw notFound(`The monitor of subscription "${id}" no longer exists.`);
+  return { id, actor, feed, record, live: subscriptionStateOf(snapshot.value) === 'live' };
+}
+
+function requireLive(handle: SubscriptionHandle): void {
+  if (!handle.live) {
+    throw new ProtocolError('UNAVAILABLE', `Subscription "${handle.id}" is retired; subscribe again with the same subscriber to reactivate it (its cursor was kept).`, {
+      live: false,
+    });
+  }
+}
+
+function send(handle: SubscriptionHandle, event: SubscriptionEvent) {
+  handle.actor.send(event);
+  const snapshot = handle.actor.getSnapshot();
+  return { outcome: snapshot.context.outcome!, record: snapshot.context.subscription, state: subscriptionStateOf(snapshot.value) };
+}
+
+/** Filters that apply to every read of a subscription: the monitor's own and the subscription's. */
+export function standingFilters(feed: Feed, record: SubscriptionRecord): Filter[] {
+  return [feed.ownFilter(), record.filter].filter((f) => !isEmptyFilter(f));
+}
+
+/** Exact number of matching observations from the committed cursor to head (never from the start of the log). */
+export function lagOf(service: MonitorService, feed: Feed, record: SubscriptionRecord): number {
+  const from = Math.max(record.cursor, feed.stats.retention_floor, 1);
+  const head = feed.committedHead;
+  if (from > head) return 0;
+  const filters = standingFilters(feed, record);
+  if (filters.length === 0) return head - from + 1;
+  return service.store.countFeed(feed.key, from, head, filters);
+}
+
+interface SubscribeBody {
+  monitor: string;
+  subscriber: string;
+  capabilities?: Capability[];
+  filter?: Record<string, unknown>;
+  from?: 'head' | 'earliest' | number;
+  protocol?: FeedProtocol;
+  reset_policy?: ResetPolicy;
+  retire_after_mute_seconds?: number | null;
+}
+
+export function subscribe(service: MonitorService, input: unknown, caller: Caller): Reply {
+  const body = validate<SubscribeBody>('subscribe', input);
+  const feed = service.feed(body.monitor);
+  const existingId = feed ? service.subscriptionIdOf(feed.key, body.subscriber) : undefined;
+  const existing = existingId ? service.system.subscriptions.get(existingId) : undefined;
+  const holdsOldToken = existing !== undefined && tokenMatches(caller.bearer, existing.getSnapshot().context.subscription.tokenHash);
+  if (!feed || (!canSee(feed, caller) && !holdsOldToken)) throw notFound(`No monitor "${body.monitor}" is visible to this token.`);
+
+  const privileged = isOwner(feed, caller) || holdsSubscribeToken(feed, caller) || holdsOldToken;
+  const grantable = privileged ? feed.definition.capabilities : feed.definition.default_grant;
+  const requested = body.capabilities ?? feed.definition.default_grant;
+  const missing = requested.filter((c) => !grantable.includes(c));
+  if (missing.length > 0) {
+    throw new ProtocolError('CAPABILITY_MISSING', `This token may be granted ${grantable.join(', ') || 'nothing'} on monitor "${feed.id}"; ${missing.join(', ')} ${missing.length > 1 ? 'need' : 'needs'} the owner or subscribe token${privileged ? ' and a monitor that offers it' : ''}.`, {
+      granted: grantable,
+      monitor_capabilities: feed.definition.capabilities,
+    });
+  }
+  const filter = parseFilter(body.filter ?? {}, { knownTypes: () => feed.knownTypes() });
+  const muteSeconds = body.retire_after_mute_seconds ?? feed.definition.retire_after_mute_seconds ?? service.options.retireAfterMuteSeconds;
+  const token = mintToken('subscription');
+  const now = service.now();
+
+  if (existing && existingId) {
+    if (!holdsOldToken && !isOwner(feed, caller)) {
+      throw unauthorized(`Subscriber "${body.subscriber}" already has a subscription on "${feed.id}"; re-keying it needs its current token or the owner token.`);
+    }
+    const wasLive = subscriptionStateOf(existing.getSnapshot().value) === 'live';
+    existing.send({
+      type: 'REKEY',
+      tokenHash: token.hash,
+      now,
+      settings: {
+        capabilities: requested,
+        filter,
+        muteMs: muteSeconds * 1000,
+        ...(body.protocol ? { protocol: body.protocol } : {}),
+        ...(body.reset_policy ? { reset_policy: body.reset_policy } : {}),
+        ...(body.retire_after_mute_seconds !== undefined ? { retire_after_mute_seconds: body.retire_after_mute_seconds } : {}),
+      },
+    });
+    if (!wasLive) feed.liveSubscriptions++;
+    const record = existing.getSnapshot().context.subscription;
+    service.persistSubscription(existingId);
+    service.recordBookkeeping(feed, observationTypes.subscribed, body.subscriber, {
+      action: 'resubscribe',
+      subscription: existingId,
+      subscriber: body.subscriber,
+      cursor: record.cursor,
+      capabilities: record.capabilities,
+    });
+    return { status: 200, body: { subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token } };
+  }
+
+  const head = feed.committedHead;
+  const floor = feed.stats.retention_floor;
+  let cursor: number;
+  if (body.from === 'head') cursor = head + 1;
+  else if (body.from === undefined || body.from === 'earliest') cursor = floor;
+  else if (body.from > head + 1) {
+    throw invalid(`"from" may be at most head + 1 (${head + 1}); got ${body.from}.`, { field: 'from', head });
+  } else cursor = body.from;
+
+  const record: SubscriptionRecord = {
+    id: `sub-${randomBytes(6).toString('hex')}`,
+    monitor: feed.id,
+    mkey: feed.key,
+    subscriber: body.subscriber,
+    capabilities: requested,
+    protocol: body.protocol ?? 'pull',
+    filter,
+    reset_policy: body.reset_policy ?? 'earliest',
+    retire_after_mute_seconds: body.retire_after_mute_seconds ?? null,
+    created: new Date(now).toISOString(),
+    last_pull: null,
+    tokenHash: token.hash,
+    cursor,
+    maxShown: 0,
+    muteMs: muteSeconds * 1000,
+    lastActivityMs: now,
+  };
+  service.addSubscription({ state: 'live', record });
+  feed.liveSubscriptions++;
+  service.recordBookkeeping(feed, observationTypes.subscribed, body.subscriber, {
+    action: 'subscribe',
+    subscription: record.id,
+    subscriber: record.subscriber,
+    cursor,
+    capabilities: requested,
+  });
+  return { status: 201, body: { subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token } };
+}
+
+const pullParams = new Set(['subscription', 'wait', 'limit', 'cursor']);
+
+export interface PullInput {
+  subscription: string;
+  wait?: number;
+  limit?: number;
+  cursor?: number;
+}
+
+export async function pull(
+  service: MonitorService,
+  input: unknown,
+  caller: Caller,
+  options: { signal?: AbortSignal; splitCommas?: boolean } = {},
+): Promise<Reply> {
+  const params = validate<PullInput & Record<string, unknown>>('pull', input);
+  const inlineRaw = Object.fromEntries(Object.entries(params).filter(([k]) => !pullParams.has(k)));
+  const handle = subscriptionFor(service, params.subscription, caller);
+  requireLive(handle);
+  const { feed, record } = handle;
+  const ctx = { knownTypes: () => feed.knownTypes(), splitCommas: options.splitCommas ?? false };
+  const inline = parseFilter(inlineRaw, ctx);
+  assertNarrows(record.filter, inline, ctx);
+  const filters = [...standingFilters(feed, record), inline].filter((f) => !isEmptyFilter(f));
+
+  let start = params.cursor ?? record.cursor;
+  const floor = feed.stats.retention_floor;
+  if (floor > 0 && start < floor) {
+    if (params.cursor !== undefined || record.reset_policy === 'none') {
+      throw new ProtocolError('CURSOR_EXPIRED', `Cursor ${start} is below the retention floor ${floor}: those observations were compacted. Rebuild from the state document, then continue from ${floor}.`, {
+        retention_floor: floor,
+      });
+    }
+    start = record.reset_policy === 'earliest' ? floor : feed.committedHead + 1;
+    send(handle, { type: 'SEEK', cursor: start, head: feed.committedHead, now: service.now() });
+    service.persistSubscription(handle.id);
+  }
+
+  const page = await readPage(service, feed, {
+    from: Math.max(start, 1),
+    limit: params.limit ?? 50,
+    waitMs: (params.wait ?? 0) * 1000,
+    filters,
+    signal: options.signal,
+    maxShown: record.maxShown,
+  });
+  const now = service.now();
+  const after = send(handle, { type: 'ACTIVITY', now, shownUpTo: page.lastSeq ?? 0 });
+  feed.stats.last_pull = new Date(now).toISOString();
+  service.persistSubscription(handle.id);
+  service.persistMonitor(feed);
+  return {
+    status: 200,
+    body: {
+      subscription: handle.id,
+      monitor: feed.id,
+      cursor: after.record.cursor,
+      head: page.head,
+      lag: lagOf(service, feed, after.record),
+      retention_floor: feed.stats.retention_floor,
+      next: page.next,
+      redelivered: page.redelivered,
+      observations: page.observations,
+    },
+  };
+}
+
+export function ack(service: MonitorService, input: unknown, caller: Caller): Reply {
+  const body = validate<{ subscription: string; cursor: number }>('ack', input);
+  const handle = subscriptionFor(service, body.subscription, caller);
+  requireLive(handle);
+  const { feed } = handle;
+  const before = handle.record.cursor;
+  const head = feed.committedHead;
+  const { outcome, record, state } = send(handle, { type: 'ACK', cursor: body.cursor, head, now: service.now() });
+  if (!outcome.ok) {
+    if (outcome.code === 'CURSOR_BACKWARDS') {
+      throw new ProtocolError('CURSOR_BACKWARDS', `Cursor ${body.cursor} is below the committed cursor ${outcome.cursor}; an acknowledgement never moves back (use seek to move it on purpose).`, {
+        cursor: outcome.cursor,
+      });
+    }
+    throw invalid(`"cursor" may be at most head + 1 (${head + 1}); got ${body.cursor}.`, { field: 'cursor', head });
+  }
+  if (outcome.changed) {
+    feed.stats.delivered += Math.max(0, record.cursor - Math.max(before, feed.stats.retention_floor, 1));
+    service.persistMonitor(feed);
+  }
+  service.persistSubscription(handle.id);
+  return { status: 200, body: { subscription: servedSubscription(state, record, lagOf(service, feed, record)), cursor: record.cursor } };
+}
+
+export function seek(service: MonitorService, input: unknown, caller: Caller): Reply {
+  const body = validate<{ subscription: string; cursor: number; reason: string }>('seek', input);
+  const handle = subscriptionFor(service, body.subscription, caller);
+  requireLive(handle);
+  const { feed } = handle;
+  const head = feed.committedHead;
+  const previous = handle.record.cursor;
+  const { outcome, record, state } = send(handle, { type: 'SEEK', cursor: body.cursor, head, now: service.now() });
+  if (!outcome.ok) throw invalid(`"cursor" may be at most head + 1 (${head + 1}); got ${body.cursor}.`, { field: 'cursor', head });
+  service.persistSubscription(handle.id);
+  const seq = service.recordBookkeeping(feed, observationTypes.subscribed, record.subscriber, {
+    action: 'seek',
+    subscription: handle.id,
+    subscriber: record.subscriber,
+    reason: body.reason,
+    cursor: record.cursor,
+    previous,
+  });
+  return { status: 200, body: { subscription: servedSubscription(state, record, lagOf(service, feed, record)), cursor: record.cursor, seq } };
+}
+
+export function renew(service: MonitorService, input: unknown, caller: Caller): Reply {
+  const body = validate<{ subscription: string }>('subscription-ref', input);
+  const handle = subscriptionFor(service, body.subscription, caller);
+  requireLive(handle);
+  const token = mintToken('subscription');
+  const { record, state } = send(handle, { type: 'RENEW', tokenHash: token.hash, now: service.now() });
+  service.persistSubscription(handle.id);
+  return { status: 200, body: { subscription: servedSubscription(state, record, lagOf(service, handle.feed, record)), token: token.token } };
+}
+
+export function retire(service: MonitorService, input: unknown, caller: Caller): Reply {
+  const body = validate<{ subscription: string; reason?: string | null }>('subscription-ref', input);
+  const handle = subscriptionFor(service, body.subscription, caller);
+  const { outcome, record, state } = send(handle, { type: 'RETIRE', now: service.now() });
+  if (outcome.ok && outcome.changed) {
+    handle.feed.liveSubscriptions = Math.max(0, handle.feed.liveSubscriptions - 1);
+    service.persistSubscription(handle.id);
+    service.recordBookkeeping(handle.feed, observationTypes.subscriptionRetired, record.subscriber, {
+      subscription: handle.id,
+      subscriber: record.subscriber,
+      reason: body.reason ?? 'request',
+      cursor: record.cursor,
+    });
+  }
+  return { status: 200, body: { subscription: servedSubscription(state, record, lagOf(service, handle.feed, record)) } };
+}

@@ -1,0 +1,90 @@
+// Group commit: every write queued during one event-loop turn is applied in
+// one transaction at the end of the turn, and every request that queued (or
+// read) something waits for that transaction before it is answered. Under
+// load that is one commit for many requests, never one per request.
+import type { SqlDriver } from './sql-driver.ts';
+
+type Write = () => void;
+
+export class GroupCommit {
+  private ordered: Write[] = [];
+  /** Row upserts: only the last write of a key in a batch matters. */
+  private latest = new Map<string, Write>();
+  private pending: Promise<void> | undefined;
+  private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+  private failure: unknown;
+  private readonly committedListeners: Array<() => void> = [];
+
+  constructor(private readonly driver: SqlDriver) {}
+
+  /** Queues a write that must run in order with other ordered writes. */
+  append(write: Write): void {
+    this.ordered.push(write);
+    this.schedule();
+  }
+
+  /** Queues a row upsert; a later put of the same key in this batch replaces it. */
+  put(key: string, write: Write): void {
+    this.latest.delete(key);
+    this.latest.set(key, write);
+    this.schedule();
+  }
+
+  /** Resolves when everything queued so far is committed (at once when nothing is queued). */
+  settled(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    return this.pending ?? Promise.resolve();
+  }
+
+  get hasPending(): boolean {
+    return this.pending !== undefined;
+  }
+
+  /** The store failed to commit earlier: the reason, so that writes can be refused. */
+  get failed(): unknown {
+    return this.failure;
+  }
+
+  onCommitted(listener: () => void): void {
+    this.committedListeners.push(listener);
+  }
+
+  /** Applies the queued writes now (also used on shutdown). */
+  flush(): void {
+    const settle = this.settle;
+    if (!settle) return;
+    const ordered = this.ordered;
+    const latest = this.latest;
+    this.ordered = [];
+    this.latest = new Map();
+    this.pending = undefined;
+    this.settle = undefined;
+    try {
+      this.driver.exec('BEGIN IMMEDIATE');
+      try {
+        for (const write of ordered) write();
+        for (const write of latest.values()) write();
+        this.driver.exec('COMMIT');
+      } catch (error) {
+        this.driver.exec('ROLLBACK');
+        throw error;
+      }
+    } catch (error) {
+      this.failure = error;
+      settle.reject(error);
+      return;
+    }
+    settle.resolve();
+    for (const listener of this.committedListeners) listener();
+  }
+
+  private schedule(): void {
+    if (this.pending) return;
+    this.pending = new Promise<void>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    // A rejected batch must not surface as an unhandled rejection when no request waits on it.
+    this.pending.catch(() => {});
+    setImmediate(() => this.flush());
+  }
+}

@@ -1,0 +1,348 @@
+// The monitor server's storage: SQLite in WAL mode, queries compiled by
+// kysely, writes applied by group commit. Reads are synchronous and see only
+// committed data; writes are queued and land together at the end of the turn.
+import { mkdirSync } from 'node:fs';
+import type { CompiledQuery } from 'kysely';
+import { homedir } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import type { Filter } from '../protocol/filter.ts';
+import { whereFilters } from './filter-sql.ts';
+import { GroupCommit } from './group-commit.ts';
+import { Prepared, StatementCache, qb } from './query-builder.ts';
+import type {
+  FeedStats,
+  LeaseRow,
+  MonitorDefinition,
+  MonitorRow,
+  MonitorStatus,
+  ObservationRow,
+  SubscriptionRow,
+} from './records.ts';
+import { applySchema } from './schema.ts';
+import type {
+  ContradictionTable,
+  LeaseTable,
+  MonitorTable,
+  ObservationTable,
+  SubjectTable,
+  SubscriptionTable,
+} from './tables.ts';
+import { type SqlDriver, openSqlDriver } from './sql-driver.ts';
+import { type StateLock, lockStateFile } from './state-lock.ts';
+
+export const memoryPath = ':memory:';
+
+export interface StoreOptions {
+  /** A file path (a leading "~" is the home directory) or ":memory:". */
+  readonly path: string;
+  readonly driver?: 'auto' | 'better-sqlite3' | 'node:sqlite';
+}
+
+export function resolveStatePath(path: string): string {
+  if (path === memoryPath) return path;
+  if (path === '~' || path.startsWith('~/')) return resolve(homedir(), path.slice(2));
+  return resolve(path);
+}
+
+const observationColumns = [
+  'mkey',
+  'seq',
+  'type',
+  'subject',
+  'actor',
+  'tier',
+  'origin',
+  'horizon',
+  'time',
+  'source_ref',
+  'body',
+] as const satisfies readonly (keyof ObservationRow)[];
+
+/** A values object for compiling an INSERT once; the real values are bound at run time, in this order. */
+function placeholders<Row>(columns: readonly (keyof Row & string)[]): Row {
+  return Object.fromEntries(columns.map((c) => [c, null])) as Row;
+}
+
+export class Store {
+  readonly path: string;
+  readonly commits: GroupCommit;
+  private readonly driver: SqlDriver;
+  private readonly lock: StateLock | undefined;
+  private readonly dynamic: StatementCache;
+  private readonly q;
+
+  static open(options: StoreOptions): Store {
+    return new Store(options);
+  }
+
+  private constructor(options: StoreOptions) {
+    this.path = resolveStatePath(options.path);
+    if (this.path !== memoryPath) {
+      mkdirSync(dirname(this.path), { recursive: true });
+      this.lock = lockStateFile(this.path);
+    }
+    try {
+      this.driver = openSqlDriver(this.path, options.driver);
+      // WAL with synchronous=NORMAL: a commit survives a killed process without an fsync per commit.
+      this.driver.exec('PRAGMA journal_mode = WAL');
+      this.driver.exec('PRAGMA synchronous = NORMAL');
+      this.driver.exec('PRAGMA busy_timeout = 5000');
+      this.driver.exec('PRAGMA foreign_keys = OFF');
+      applySchema(this.driver);
+    } catch (error) {
+      this.lock?.release();
+      throw error;
+    }
+    this.commits = new GroupCommit(this.driver);
+    this.dynamic = new StatementCache(this.driver);
+    this.q = this.prepareStatements();
+  }
+
+  private prepareStatements() {
+    const d = this.driver;
+    const p = (query: CompiledQuery) => new Prepared(d, query);
+    return {
+      monitors: p(qb.selectFrom('monitors').selectAll().orderBy('key').compile()),
+      upsertMonitor: p(
+        qb
+          .insertInto('monitors')
+          .values(placeholders<MonitorTable>(['key', 'id', 'status', 'definition', 'owner_token_hash', 'subscribe_token_hash', 'stats']))
+          .onConflict((oc) =>
+            oc.column('key').doUpdateSet((eb) => ({
+              status: eb.ref('excluded.status'),
+              definition: eb.ref('excluded.definition'),
+              owner_token_hash: eb.ref('excluded.owner_token_hash'),
+              subscribe_token_hash: eb.ref('excluded.subscribe_token_hash'),
+              stats: eb.ref('excluded.stats'),
+            })),
+          )
+          .compile(),
+      ),
+      insertObservation: p(qb.insertInto('observations').values(placeholders<ObservationTable>(observationColumns)).compile()),
+      addSubject: p(
+        qb.insertInto('subjects').values(placeholders<SubjectTable>(['mkey', 'subject'])).onConflict((oc) => oc.doNothing()).compile(),
+      ),
+      subjectSeen: p(
+        qb.selectFrom('subjects').select('mkey').where('mkey', '=', 0).where('subject', '=', '').compile(),
+      ),
+      addContradiction: p(qb.insertInto('contradictions').values(placeholders<ContradictionTable>(['mkey', 'seq', 'subject'])).compile()),
+      resolveContradictionsOf: p(
+        qb.deleteFrom('contradictions').where('mkey', '=', 0).where('subject', '=', '').where('seq', '<', 0).compile(),
+      ),
+      resolveContradiction: p(qb.deleteFrom('contradictions').where('mkey', '=', 0).where('seq', '=', 0).compile()),
+      contradictions: p(qb.selectFrom('contradictions').selectAll().orderBy('mkey').orderBy('seq').compile()),
+      upsertSubscription: p(
+        qb
+          .insertInto('subscriptions')
+          .values(placeholders<SubscriptionTable>(['id', 'mkey', 'subscriber', 'state', 'token_hash', 'cursor', 'mute_deadline_ms', 'record']))
+          .onConflict((oc) =>
+            oc.column('id').doUpdateSet((eb) => ({
+              state: eb.ref('excluded.state'),
+              token_hash: eb.ref('excluded.token_hash'),
+              cursor: eb.ref('excluded.cursor'),
+              mute_deadline_ms: eb.ref('excluded.mute_deadline_ms'),
+              record: eb.ref('excluded.record'),
+            })),
+          )
+          .compile(),
+      ),
+      subscription: p(qb.selectFrom('subscriptions').select(['state', 'record']).where('id', '=', '').compile()),
+      subscribers: p(qb.selectFrom('subscriptions').select(['id', 'mkey', 'subscriber']).compile()),
+      liveCounts: p(
+        qb
+          .selectFrom('subscriptions')
+          .select(['mkey', (eb) => eb.fn.countAll<number>().as('live')])
+          .where('state', '=', 'live')
+          .groupBy('mkey')
+          .compile(),
+      ),
+      muteDeadlines: p(
+        qb
+          .selectFrom('subscriptions')
+          .select(['id', 'mute_deadline_ms'])
+          .where('state', '=', 'live')
+          .where('mute_deadline_ms', 'is not', null)
+          .compile(),
+      ),
+      upsertLease: p(
+        qb
+          .insertInto('leases')
+          .values(placeholders<LeaseTable>(['mkey', 'subject', 'state', 'expires_ms', 'record']))
+          .onConflict((oc) =>
+            oc.columns(['mkey', 'subject']).doUpdateSet((eb) => ({
+              state: eb.ref('excluded.state'),
+              expires_ms: eb.ref('excluded.expires_ms'),
+              record: eb.ref('excluded.record'),
+            })),
+          )
+          .compile(),
+      ),
+      lease: p(qb.selectFrom('leases').select(['state', 'record']).where('mkey', '=', 0).where('subject', '=', '').compile()),
+      leaseDeadlines: p(
+        qb
+          .selectFrom('leases')
+          .select(['mkey', 'subject', 'expires_ms'])
+          .where('state', '=', 'held')
+          .compile(),
+      ),
+      compact: p(qb.deleteFrom('observations').where('mkey', '=', 0).where('seq', '<=', 0).compile()),
+    };
+  }
+
+  // ---- reads (committed data only) ----
+
+  monitors(): MonitorRow[] {
+    return this.q.monitors
+      .all<{ key: number; status: string; definition: string; owner_token_hash: string; subscribe_token_hash: string | null; stats: string }>()
+      .map((r) => ({
+        key: r.key,
+        status: r.status as MonitorStatus,
+        definition: JSON.parse(r.definition) as MonitorDefinition,
+        ownerTokenHash: r.owner_token_hash,
+        subscribeTokenHash: r.subscribe_token_hash,
+        stats: JSON.parse(r.stats) as FeedStats,
+      }));
+  }
+
+  contradictions(): Array<{ mkey: number; seq: number; subject: string | null }> {
+    return this.q.contradictions.all();
+  }
+
+  subscription(id: string): SubscriptionRow | undefined {
+    return toSubscriptionRow(this.q.subscription.get([id]));
+  }
+
+  subscribers(): Array<{ id: string; mkey: number; subscriber: string }> {
+    return this.q.subscribers.all();
+  }
+
+  liveSubscriptionCounts(): Map<number, number> {
+    return new Map(this.q.liveCounts.all<{ mkey: number; live: number }>().map((r) => [r.mkey, Number(r.live)]));
+  }
+
+  muteDeadlines(): Array<{ id: string; deadlineMs: number }> {
+    return this.q.muteDeadlines
+      .all<{ id: string; mute_deadline_ms: number }>()
+      .map((r) => ({ id: r.id, deadlineMs: r.mute_deadline_ms }));
+  }
+
+  lease(mkey: number, subject: string): LeaseRow | undefined {
+    const row = this.q.lease.get<{ state: string; record: string }>([mkey, subject]);
+    return row ? { state: row.state as LeaseRow['state'], record: JSON.parse(row.record) } : undefined;
+  }
+
+  leaseDeadlines(): Array<{ mkey: number; subject: string; deadlineMs: number }> {
+    return this.q.leaseDeadlines
+      .all<{ mkey: number; subject: string; expires_ms: number }>()
+      .map((r) => ({ mkey: r.mkey, subject: r.subject, deadlineMs: r.expires_ms }));
+  }
+
+  subjectSeen(mkey: number, subject: string): boolean {
+    return this.q.subjectSeen.get([mkey, subject]) !== undefined;
+  }
+
+  /** Matching observations with seq ≥ from, in order, at most `limit` rows. */
+  readFeed(mkey: number, from: number, limit: number, filters: readonly Filter[]): Array<{ seq: number; body: string }> {
+    let query = qb.selectFrom('observations').select(['seq', 'body']).where('mkey', '=', mkey).where('seq', '>=', from);
+    if (filters.length > 0) query = query.where((eb) => whereFilters(eb, filters));
+    return this.dynamic.all(query.orderBy('seq').limit(limit).compile());
+  }
+
+  /** The number of matching observations with from ≤ seq ≤ to. */
+  countFeed(mkey: number, from: number, to: number, filters: readonly Filter[]): number {
+    if (to < from) return 0;
+    const query = qb
+      .selectFrom('observations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('mkey', '=', mkey)
+      .where('seq', '>=', from)
+      .where('seq', '<=', to)
+      .where((eb) => whereFilters(eb, filters));
+    return Number(this.dynamic.get<{ n: number }>(query.compile())?.n ?? 0);
+  }
+
+  // ---- queued writes (applied by the next group commit) ----
+
+  putMonitor(read: () => MonitorRow): void {
+    const key = read().key;
+    this.commits.put(`m:${key}`, () => {
+      const row = read();
+      this.q.upsertMonitor.run([
+        row.key,
+        row.definition.id,
+        row.status,
+        JSON.stringify(row.definition),
+        row.ownerTokenHash,
+        row.subscribeTokenHash,
+        JSON.stringify(row.stats),
+      ]);
+    });
+  }
+
+  appendObservation(row: ObservationRow): void {
+    this.commits.append(() => this.q.insertObservation.run(observationColumns.map((c) => row[c])));
+  }
+
+  addSubject(mkey: number, subject: string): void {
+    this.commits.append(() => this.q.addSubject.run([mkey, subject]));
+  }
+
+  addContradiction(mkey: number, seq: number, subject: string | null): void {
+    this.commits.append(() => this.q.addContradiction.run([mkey, seq, subject]));
+  }
+
+  /** Closes the contradictions on `subject` recorded before `beforeSeq`. */
+  resolveContradictionsOf(mkey: number, subject: string, beforeSeq: number): void {
+    this.commits.append(() => this.q.resolveContradictionsOf.run([mkey, subject, beforeSeq]));
+  }
+
+  resolveContradiction(mkey: number, seq: number): void {
+    this.commits.append(() => this.q.resolveContradiction.run([mkey, seq]));
+  }
+
+  putSubscription(read: () => SubscriptionRow): void {
+    const id = read().record.id;
+    this.commits.put(`s:${id}`, () => {
+      const { state, record } = read();
+      this.q.upsertSubscription.run([
+        record.id,
+        record.mkey,
+        record.subscriber,
+        state,
+        record.tokenHash,
+        record.cursor,
+        state === 'live' ? record.lastActivityMs + record.muteMs : null,
+        JSON.stringify(record),
+      ]);
+    });
+  }
+
+  putLease(read: () => LeaseRow): void {
+    const { mkey, subject } = read().record;
+    this.commits.put(`l:${mkey}:${subject}`, () => {
+      const { state, record } = read();
+      this.q.upsertLease.run([mkey, subject, state, state === 'held' ? record.expiresMs : null, JSON.stringify(record)]);
+    });
+  }
+
+  compact(mkey: number, uptoSeq: number): void {
+    this.commits.append(() => this.q.compact.run([mkey, uptoSeq]));
+  }
+
+  settled(): Promise<void> {
+    return this.commits.settled();
+  }
+
+  close(): void {
+    try {
+      this.commits.flush();
+      this.driver.close();
+    } finally {
+      this.lock?.release();
+    }
+  }
+}
+
+function toSubscriptionRow(row: { state: string; record: string } | undefined): SubscriptionRow | undefined {
+  return row ? { state: row.state as SubscriptionRow['state'], record: JSON.parse(row.record) } : undefined;
+}

@@ -1,0 +1,75 @@
+// Browser rules (§13): a request from a web origin that is not allowed is
+// refused, and on loopback connections the Host header must name this
+// machine, which defeats DNS rebinding. Allowed origins get CORS answers.
+// The sets are built once; the per-request function only reads.
+import { ProtocolError } from '../protocol/errors.ts';
+import type { FullResponse, HttpRequest } from './http-types.ts';
+
+export interface BrowserPolicy {
+  /** Origins (scheme://host[:port]) allowed to call; "*" allows any. */
+  readonly allowOrigins: readonly string[];
+  /** Host names accepted on loopback connections besides localhost, 127.0.0.1 and [::1]. */
+  readonly allowHosts: readonly string[];
+}
+
+export type Verdict =
+  | { kind: 'pass'; headers: Record<string, string> }
+  | { kind: 'refused'; error: ProtocolError }
+  | { kind: 'preflight'; response: FullResponse };
+
+const loopbackHosts = ['localhost', '127.0.0.1', '[::1]'];
+
+function hostWithoutPort(host: string): string {
+  const trimmed = host.trim().toLowerCase();
+  if (trimmed.startsWith('[')) return trimmed.slice(0, trimmed.indexOf(']') + 1);
+  const colon = trimmed.indexOf(':');
+  return colon === -1 ? trimmed : trimmed.slice(0, colon);
+}
+
+export function isLoopback(address: string): boolean {
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+export function browserGuard(policy: BrowserPolicy): (request: HttpRequest) => Verdict {
+  const anyOrigin = policy.allowOrigins.includes('*');
+  const origins = new Set(policy.allowOrigins.map((o) => o.trim().toLowerCase().replace(/\/+$/, '')));
+  const hosts = new Set([...loopbackHosts, ...policy.allowHosts.map(hostWithoutPort)]);
+
+  return (request) => {
+    if (isLoopback(request.remoteAddress)) {
+      const host = request.headers.host;
+      if (!host || !hosts.has(hostWithoutPort(host))) {
+        return {
+          kind: 'refused',
+          error: new ProtocolError('ORIGIN_REFUSED', `Host "${host ?? ''}" does not name this machine; on loopback only ${[...hosts].join(', ')} are accepted (add names with --allow-host).`),
+        };
+      }
+    }
+    const origin = request.headers.origin;
+    if (origin === undefined) return { kind: 'pass', headers: {} };
+    if (!anyOrigin && !origins.has(origin.toLowerCase())) {
+      return {
+        kind: 'refused',
+        error: new ProtocolError('ORIGIN_REFUSED', `Web origin "${origin}" is not allowed to call this server (allow it with --allow-origin).`),
+      };
+    }
+    const headers = { 'access-control-allow-origin': origin, vary: 'Origin' };
+    if (request.method === 'OPTIONS') {
+      return {
+        kind: 'preflight',
+        response: {
+          kind: 'full',
+          status: 204,
+          headers: {
+            ...headers,
+            'access-control-allow-methods': 'GET, POST, OPTIONS',
+            'access-control-allow-headers': 'authorization, content-type, last-event-id',
+            'access-control-max-age': '600',
+          },
+          body: '',
+        },
+      };
+    }
+    return { kind: 'pass', headers };
+  };
+}

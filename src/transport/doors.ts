@@ -1,0 +1,8 @@
+// The doors beside plain HTTP that the server mounts (SSE, JSON-RPC). Each
+// lives in its own module; this only wires them in.
+import type { MonitorService } from '../service/service.ts';
+import type { DoorExtensions } from './http-door.ts';
+
+export function serverDoors(_service: MonitorService): DoorExtensions {
+  return {};
+}

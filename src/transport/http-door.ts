@@ -1,0 +1,161 @@
+// The HTTP door: turns a plain request into an operation call and the result
+// into a reply. No business rules live here; it only parses, routes, applies
+// the browser rules (§13) and serialises.
+import { ProtocolError, asProtocolError, invalid, notFound } from '../protocol/errors.ts';
+import { stringifyReply } from '../protocol/raw-json.ts';
+import type { Caller } from '../service/access.ts';
+import { invoke } from '../service/operations.ts';
+import type { Reply } from '../service/reply.ts';
+import type { MonitorService } from '../service/service.ts';
+import { browserGuard, type BrowserPolicy } from './browser-guard.ts';
+import type { FullResponse, HttpHandler, HttpRequest, HttpResponse } from './http-types.ts';
+import { matchRoute } from './http-routes.ts';
+
+export const basePath = '/mp/v0';
+
+export interface DoorExtensions {
+  /** Serves GET /subscriptions/<id>/stream (the SSE door). */
+  readonly stream?: (request: HttpRequest, subscription: string, caller: Caller, query: Record<string, unknown>) => HttpResponse | Promise<HttpResponse>;
+  /** Serves POST /rpc (the JSON-RPC door). */
+  readonly rpc?: (request: HttpRequest, caller: Caller) => Promise<FullResponse>;
+}
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): FullResponse {
+  return {
+    kind: 'full',
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: stringifyReply(body),
+  };
+}
+
+export function errorResponse(error: ProtocolError, headers: Record<string, string> = {}): FullResponse {
+  return jsonResponse(error.status, error.toBody(), headers);
+}
+
+export function tooLargeResponse(limitBytes: number): FullResponse {
+  return errorResponse(
+    new ProtocolError('TOO_LARGE', `The request body is larger than this server accepts (${limitBytes} bytes; see --max-body).`, {
+      limit_bytes: limitBytes,
+    }),
+  );
+}
+
+export function bearerOf(request: HttpRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/** Reads a JSON request body: empty means {}, anything unreadable is a clear 400. */
+export function parseJsonBody(body: Buffer): unknown {
+  if (body.length === 0) return {};
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    throw invalid('The request body is not valid UTF-8 text.');
+  }
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw invalid(`The request body is not valid JSON: ${(error as Error).message}.`);
+  }
+}
+
+/** Query parameters as an object; a repeated key becomes a list. */
+export function parseQuery(query: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!query) return out;
+  let params: URLSearchParams;
+  try {
+    params = new URLSearchParams(query);
+  } catch {
+    throw invalid('The query string cannot be read.');
+  }
+  for (const [key, value] of params) {
+    const previous = out[key];
+    if (previous === undefined) out[key] = value;
+    else out[key] = Array.isArray(previous) ? [...previous, value] : [previous, value];
+  }
+  return out;
+}
+
+function decodeSegments(path: string): string[] {
+  try {
+    return path
+      .split('/')
+      .filter((s) => s.length > 0)
+      .map((s) => decodeURIComponent(s));
+  } catch {
+    throw invalid('The request path is not valid percent-encoded text.');
+  }
+}
+
+function mergeInput(params: Record<string, string>, extra: unknown): Record<string, unknown> {
+  if (typeof extra !== 'object' || extra === null || Array.isArray(extra)) {
+    throw invalid(`The request body must be a JSON object; got ${Array.isArray(extra) ? 'an array' : JSON.stringify(extra)}.`);
+  }
+  for (const name of Object.keys(params)) {
+    if (name in (extra as Record<string, unknown>)) {
+      throw invalid(`"${name}" is taken from the path; leave it out of the request.`, { field: name });
+    }
+  }
+  return { ...(extra as Record<string, unknown>), ...params };
+}
+
+export interface HttpDoorOptions extends BrowserPolicy {
+  readonly extensions?: DoorExtensions;
+}
+
+export function createHttpHandler(service: MonitorService, options: HttpDoorOptions): HttpHandler {
+  const guard = browserGuard(options);
+  const extensions = options.extensions ?? {};
+
+  return async (request) => {
+    const verdict = guard(request);
+    if (verdict.kind === 'refused') return errorResponse(verdict.error);
+    if (verdict.kind === 'preflight') return verdict.response;
+    const cors = verdict.headers;
+    try {
+      return await route(request, cors);
+    } catch (thrown) {
+      return errorResponse(asProtocolError(thrown), cors);
+    }
+  };
+
+  async function route(request: HttpRequest, cors: Record<string, string>): Promise<HttpResponse> {
+    if (!request.path.startsWith(`${basePath}/`) && request.path !== basePath) {
+      throw notFound(`No route ${request.method} ${request.path}; the API lives under ${basePath}.`);
+    }
+    const segments = decodeSegments(request.path.slice(basePath.length));
+    const match = matchRoute(request.method, segments);
+    if (!match) throw notFound(`No route ${request.method} ${request.path}.`);
+    if ('allowed' in match) {
+      throw notFound(`${request.path} does not answer ${request.method}; it answers ${match.allowed.join(', ')}.`);
+    }
+    const caller: Caller = { bearer: bearerOf(request) };
+    const { route: matched, params } = match;
+    if (matched.operation === 'rpc') {
+      if (!extensions.rpc) throw notFound('JSON-RPC is not served here.');
+      const response = await extensions.rpc(request, caller);
+      return { ...response, headers: { ...response.headers, ...cors } };
+    }
+    const extra = matched.input === 'body' ? parseJsonBody(request.body) : matched.input === 'query' ? parseQuery(request.query) : {};
+    const input = mergeInput(params, extra);
+    if (matched.operation === 'stream') {
+      if (!extensions.stream) throw notFound('Server-sent events are not served here.');
+      const { subscription, ...query } = input;
+      return extensions.stream(request, String(subscription), caller, query);
+    }
+    const reply: Reply = await invoke(service, matched.operation, input, {
+      caller,
+      signal: request.signal,
+      splitCommas: matched.input === 'query',
+      raw: () => (matched.input === 'body' ? mergeInput(params, parseJsonBody(request.body)) : input),
+    });
+    return jsonResponse(reply.status, reply.body, cors);
+  }
+}

@@ -1,0 +1,75 @@
+// The one small interface between the socket libraries and everything else.
+// Handlers see plain requests and return plain replies; only the adapter
+// modules (uws-transport.ts, node-http-transport.ts) know a socket library.
+
+export interface HttpRequest {
+  /** Upper-case method, e.g. "GET". */
+  readonly method: string;
+  /** Raw path without the query string, e.g. "/mp/v0/monitors/abc". Not decoded. */
+  readonly path: string;
+  /** Raw query string without the leading "?", "" when absent. */
+  readonly query: string;
+  /** Header names lower-cased; repeated headers joined with ", ". */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Textual IP of the peer ("127.0.0.1", "::1", ...). */
+  readonly remoteAddress: string;
+  /** The whole body; the transport has already enforced the size limit. */
+  readonly body: Buffer;
+  /** Aborted when the client disconnects before the reply is sent. */
+  readonly signal: AbortSignal;
+}
+
+export interface FullResponse {
+  readonly kind: 'full';
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | Buffer;
+}
+
+/** A long-lived reply (server-sent events). */
+export interface StreamResponse {
+  readonly kind: 'stream';
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Called once the status and headers are on the wire. */
+  start(sink: StreamSink): void;
+}
+
+export type HttpResponse = FullResponse | StreamResponse;
+
+export interface StreamSink {
+  /**
+   * Queues a chunk. Chunks queued during one event-loop turn go out as one
+   * socket write. Returns false when the connection is closed or when the
+   * unsent buffer passed the transport's per-stream limit, in which case the
+   * transport has closed the stream (the client resumes with Last-Event-ID).
+   */
+  write(chunk: string): boolean;
+  /** Flushes what is queued and closes the response. Safe to call twice. */
+  end(): void;
+  readonly closed: boolean;
+  /** Bytes queued or held by the socket library and not yet sent. */
+  bufferedBytes(): number;
+  /** Called once when the stream closes for any reason. */
+  onClose(listener: () => void): void;
+}
+
+export type HttpHandler = (request: HttpRequest) => HttpResponse | Promise<HttpResponse>;
+
+export interface ListenOptions {
+  readonly host: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** Larger bodies get `tooLarge(maxBodyBytes)` without being read whole. */
+  readonly maxBodyBytes: number;
+  /** A stream whose unsent bytes pass this is closed. */
+  readonly maxStreamBufferBytes: number;
+  readonly tooLarge: (limitBytes: number) => FullResponse;
+}
+
+export interface HttpTransport {
+  readonly name: 'uws' | 'node';
+  listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }>;
+  /** Stops listening and closes every open connection, streams included. */
+  close(): Promise<void>;
+}
