@@ -1,0 +1,86 @@
+// Starts a real `vigil serve` child process on a free port and stops it.
+// Tests talk to it over real sockets, exactly as a user's client would.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const repoRoot = resolve(import.meta.dirname, '../..');
+export const cliEntry = join(repoRoot, 'src/cli/main.ts');
+
+/** Runs the CLI the way a user does (node with tsx), without npm in between. */
+export function vigilArgs(args: readonly string[]): string[] {
+  return ['--import', 'tsx', cliEntry, ...args];
+}
+
+export type TransportName = 'uws' | 'node';
+export const transports: readonly TransportName[] = ['uws', 'node'];
+
+export interface ServerProcess {
+  readonly url: string;
+  /** `${url}/mp/v0` */
+  readonly base: string;
+  readonly port: number;
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  /** Graceful stop (SIGTERM) and wait for exit. */
+  stop(): Promise<void>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly transport?: TransportName;
+  readonly state?: string;
+  readonly args?: readonly string[];
+  readonly env?: Record<string, string>;
+  /** Reuse a port (e.g. to restart on the same address). */
+  readonly port?: number;
+}
+
+export function tempDir(prefix = 'vigil-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startServerProcess(options: StartOptions = {}): Promise<ServerProcess> {
+  const args = ['serve', '--port', String(options.port ?? 0), '--transport', options.transport ?? 'uws'];
+  if (options.state) args.push('--state', options.state);
+  args.push(...(options.args ?? []));
+  const child = spawn(process.execPath, vigilArgs(args), {
+    cwd: repoRoot,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const url = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`server did not start in 20 s:\n${output}`)), 20_000);
+    const check = () => {
+      const match = /serving the monitor protocol at (http:\/\/[^\s]+)\/mp\/v0/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        done(match[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`server exited with ${code} before serving:\n${output}`));
+    });
+  });
+  const stopWith = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return {
+    url,
+    base: `${url}/mp/v0`,
+    port: Number(new URL(url).port),
+    child,
+    output: () => output,
+    stop: () => stopWith('SIGTERM'),
+    kill: () => stopWith('SIGKILL'),
+  };
+}
