@@ -52,6 +52,7 @@ export class MonitorService {
   /** (monitor key, subscriber) → subscription id: one subscription per subscriber and monitor. */
   private readonly subscriberIds = new Map<string, string>();
   private readonly log: (line: string) => void;
+  private readonly recordedListeners = new Set<(feed: Feed) => void>();
   private nextMonitorKey = 1;
   private closed = false;
 
@@ -305,7 +306,14 @@ export class MonitorService {
     for (const feed of feeds) {
       feed.committedHead = feed.stats.head;
       feed.notify();
+      for (const listener of this.recordedListeners) listener(feed);
     }
+  }
+
+  /** Calls `listener` after each commit that stored observations on a monitor; returns an unsubscribe function. */
+  onRecorded(listener: (feed: Feed) => void): () => void {
+    this.recordedListeners.add(listener);
+    return () => this.recordedListeners.delete(listener);
   }
 
   /** Resolves once every change made so far is durable; refuses with 503 when the store cannot write. */
