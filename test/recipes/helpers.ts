@@ -11,7 +11,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
 export const fakesDir = join(repoRoot, 'test', 'fakes');
 /** The CLI entry the tests run, as a user would (`bin/vigil.js`). */
-const entry = process.env.VIGIL_TEST_ENTRY ?? join(repoRoot, 'bin', 'vigil.js');
+export const cliEntry = process.env.VIGIL_TEST_ENTRY ?? join(repoRoot, 'bin', 'vigil.js');
 
 export interface Project {
   root: string;
@@ -95,7 +95,7 @@ function childEnv(project: Project, env: Record<string, string>): NodeJS.Process
 }
 
 export function startVigil(project: Project, args: string[], env: Record<string, string> = {}, cwd = project.root): VigilProcess {
-  const child = spawn(process.execPath, [entry, ...args], { cwd, env: childEnv(project, env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cliEntry, ...args], { cwd, env: childEnv(project, env), stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];
@@ -152,7 +152,9 @@ export function runsOf(project: Project): RunJson[] {
   } catch {
     return [];
   }
-  return ids.map((id) => JSON.parse(readFileSync(join(dir, id, 'run.json'), 'utf8')) as RunJson);
+  return ids
+    .map((id) => JSON.parse(readFileSync(join(dir, id, 'run.json'), 'utf8')) as RunJson)
+    .sort((a, b) => a.started.localeCompare(b.started));
 }
 
 export function lastRun(project: Project): RunJson {
