@@ -2,7 +2,9 @@
 // lives in its own module; this only wires them in.
 import type { MonitorService } from '../service/service.ts';
 import type { DoorExtensions } from './http-door.ts';
+import { createRpcDoor } from './rpc-door.ts';
+import { createSseDoor } from './sse-door.ts';
 
-export function serverDoors(_service: MonitorService): DoorExtensions {
-  return {};
+export function serverDoors(service: MonitorService): DoorExtensions {
+  return { rpc: createRpcDoor(service), stream: createSseDoor(service) };
 }

@@ -148,7 +148,8 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     if (matched.operation === 'stream') {
       if (!extensions.stream) throw notFound('Server-sent events are not served here.');
       const { subscription, ...query } = input;
-      return extensions.stream(request, String(subscription), caller, query);
+      const response = await extensions.stream(request, String(subscription), caller, query);
+      return { ...response, headers: { ...response.headers, ...cors } };
     }
     const reply: Reply = await invoke(service, matched.operation, input, {
       caller,

@@ -1,0 +1,162 @@
+// A subscription followed as a stream (§11): the backlog from the start
+// cursor, then every matching observation as its commit lands, with
+// heartbeats when idle. Streaming counts as pulling for mute retirement; it
+// never commits the cursor.
+import { ProtocolError, invalid } from '../protocol/errors.ts';
+import { assertNarrows, isEmptyFilter, parseFilter, type Filter } from '../protocol/filter.ts';
+import { markRedelivered } from '../protocol/observation.ts';
+import { validate } from '../protocol/validate.ts';
+import { readWholeNumber } from '../protocol/wire-values.ts';
+import type { Caller } from './access.ts';
+import type { Feed } from './feed.ts';
+import type { MonitorService } from './service.ts';
+import { standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
+
+export const heartbeatMs = 15_000;
+const batchRows = 1000;
+
+export interface StreamListener {
+  /** Observation bodies (JSON text) in seq order; returns false when the reader is gone. */
+  observations(batch: ReadonlyArray<{ seq: number; body: string }>): boolean;
+  heartbeat(head: number, next: number): void;
+  /** The stream cannot go on (e.g. the subscription was retired); the door ends it. */
+  failed(error: ProtocolError): void;
+}
+
+export class FeedStream {
+  private next: number;
+  private listener: StreamListener | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private heartbeatTimer: unknown;
+  private activityTimer: unknown;
+  private closed = false;
+  private readonly maxShown: number;
+
+  constructor(
+    private readonly service: MonitorService,
+    private readonly handle: SubscriptionHandle,
+    private readonly filters: readonly Filter[],
+    start: number,
+  ) {
+    this.next = Math.max(start, 1);
+    this.maxShown = handle.record.maxShown;
+  }
+
+  get feed(): Feed {
+    return this.handle.feed;
+  }
+
+  start(listener: StreamListener): void {
+    this.listener = listener;
+    this.unsubscribe = this.service.onRecorded((feed) => {
+      if (feed === this.handle.feed) this.pump();
+    });
+    this.keepAlive();
+    this.pump();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe?.();
+    this.service.clock.clearTimeout(this.heartbeatTimer);
+    this.service.clock.clearTimeout(this.activityTimer);
+  }
+
+  private live(): boolean {
+    const snapshot = this.handle.actor.getSnapshot();
+    return snapshot.value === 'live' && snapshot.context.subscription.tokenHash === this.handle.record.tokenHash;
+  }
+
+  private pump(): void {
+    if (this.closed || !this.listener) return;
+    if (!this.live() || this.service.isClosed) {
+      this.listener.failed(
+        new ProtocolError('UNAVAILABLE', `Subscription "${this.handle.id}" was retired or re-keyed; open the stream again with its current token.`, {
+          live: false,
+        }),
+      );
+      this.close();
+      return;
+    }
+    for (;;) {
+      const rows = this.service.store.readFeed(this.feed.key, this.next, batchRows, this.filters);
+      if (rows.length === 0) {
+        // Nothing matched up to head: skip past it so that the next read starts after what was examined.
+        this.next = Math.max(this.next, this.feed.committedHead + 1);
+        break;
+      }
+      const batch = rows.map((r) => (r.seq <= this.maxShown ? { seq: r.seq, body: markRedelivered(r.body) } : r));
+      this.next = rows.at(-1)!.seq + 1;
+      this.armHeartbeat();
+      if (!this.listener.observations(batch)) {
+        this.close();
+        return;
+      }
+      if (rows.length < batchRows) {
+        this.next = Math.max(this.next, this.feed.committedHead + 1);
+        break;
+      }
+    }
+  }
+
+  private armHeartbeat(): void {
+    this.service.clock.clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = this.service.clock.setTimeout(() => {
+      if (this.closed) return;
+      this.listener?.heartbeat(this.feed.committedHead, this.next);
+      this.armHeartbeat();
+    }, heartbeatMs);
+  }
+
+  /** An open stream keeps its subscription from mute retirement. */
+  private keepAlive(): void {
+    const muteMs = this.handle.record.muteMs;
+    const period = Math.max(250, Math.min(heartbeatMs, Math.floor(muteMs / 3)));
+    const touch = () => {
+      if (this.closed || !this.live()) return;
+      this.handle.actor.send({ type: 'ACTIVITY', now: this.service.now(), shownUpTo: this.next - 1 });
+      this.service.persistSubscription(this.handle.id);
+      this.activityTimer = this.service.clock.setTimeout(touch, period);
+    };
+    touch();
+    this.armHeartbeat();
+  }
+}
+
+const streamParams = new Set(['cursor']);
+
+/** Checks the request and the token before any byte of the stream is sent. */
+export function openFeedStream(
+  service: MonitorService,
+  subscription: string,
+  query: Record<string, unknown>,
+  caller: Caller,
+  lastEventId: string | undefined,
+): FeedStream {
+  const params = validate<{ subscription: string; cursor?: number }>('pull', {
+    subscription,
+    ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+  });
+  const handle = subscriptionFor(service, params.subscription, caller);
+  if (!handle.live) {
+    throw new ProtocolError('UNAVAILABLE', `Subscription "${handle.id}" is retired; subscribe again to reactivate it.`, { live: false });
+  }
+  const ctx = { knownTypes: () => handle.feed.knownTypes(), splitCommas: true };
+  const inline = parseFilter(Object.fromEntries(Object.entries(query).filter(([k]) => !streamParams.has(k))), ctx);
+  assertNarrows(handle.record.filter, inline, ctx);
+  let start = params.cursor ?? handle.record.cursor;
+  if (lastEventId !== undefined) {
+    const id = readWholeNumber(lastEventId.trim());
+    if (id === undefined) throw invalid(`"Last-Event-ID" must be the seq of the last event received; got "${lastEventId}".`, { field: 'Last-Event-ID' });
+    start = id + 1;
+  }
+  const floor = handle.feed.stats.retention_floor;
+  if (floor > 0 && start < floor) {
+    throw new ProtocolError('CURSOR_EXPIRED', `Cursor ${start} is below the retention floor ${floor}; rebuild from the state document and continue from ${floor}.`, {
+      retention_floor: floor,
+    });
+  }
+  const filters = [...standingFilters(handle.feed, handle.record), inline].filter((f) => !isEmptyFilter(f));
+  return new FeedStream(service, handle, filters, start);
+}

@@ -1,0 +1,109 @@
+// The JSON-RPC 2.0 door (§14): POST /mp/v0/rpc, single calls and batches,
+// onto the same operations as the HTTP routes. Params are the HTTP body plus
+// the path parameters; the bearer is params.bearer or the Authorization header.
+import { asProtocolError } from '../protocol/errors.ts';
+import { stringifyReply } from '../protocol/raw-json.ts';
+import type { Caller } from '../service/access.ts';
+import { invoke, isOperation, type OperationName } from '../service/operations.ts';
+import type { MonitorService } from '../service/service.ts';
+import type { FullResponse, HttpRequest } from './http-types.ts';
+
+/** The seed's method table; admin operations are HTTP-only. */
+export const rpcMethods: readonly OperationName[] = [
+  'monitors/discover',
+  'monitors/list',
+  'monitors/get',
+  'monitors/create',
+  'monitors/update',
+  'monitors/pause',
+  'monitors/resume',
+  'monitors/retire',
+  'monitors/state',
+  'monitors/publish',
+  'feeds/subscribe',
+  'feeds/pull',
+  'feeds/ack',
+  'feeds/seek',
+  'feeds/renew',
+  'feeds/retire',
+  'leases/claim',
+  'leases/renew',
+  'leases/complete',
+  'leases/release',
+  'leases/reject',
+];
+const methodSet = new Set<string>(rpcMethods);
+
+type Id = string | number | null;
+
+interface RpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+const envelope = (id: Id, body: { result: unknown } | { error: RpcError }) => ({ jsonrpc: '2.0', id, ...body });
+
+const envelopeError = (id: Id, code: number, message: string) => envelope(id, { error: { code, message } });
+
+function validId(id: unknown): id is Id {
+  return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+}
+
+/** Handles one call; undefined for a notification. */
+async function handleCall(service: MonitorService, call: unknown, caller: Caller, signal: AbortSignal): Promise<object | undefined> {
+  if (typeof call !== 'object' || call === null || Array.isArray(call)) {
+    return envelopeError(null, -32600, 'Invalid request: each call is a JSON object {jsonrpc: "2.0", method, params?, id?}.');
+  }
+  const { jsonrpc, method, params, id } = call as Record<string, unknown>;
+  const isNotification = !('id' in call);
+  const replyId: Id = validId(id) ? id : null;
+  if (jsonrpc !== '2.0' || typeof method !== 'string' || (!isNotification && !validId(id))) {
+    return envelopeError(replyId, -32600, 'Invalid request: "jsonrpc" must be "2.0", "method" a string and "id" a string, number or null.');
+  }
+  if (!methodSet.has(method) || !isOperation(method)) {
+    return isNotification ? undefined : envelopeError(replyId, -32601, `Method not found: "${method}". Methods: ${rpcMethods.join(', ')}.`);
+  }
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
+    return isNotification ? undefined : envelopeError(replyId, -32602, 'Invalid params: "params" must be an object (the HTTP body plus path parameters).');
+  }
+  const { bearer, ...input } = (params ?? {}) as Record<string, unknown>;
+  const as: Caller = typeof bearer === 'string' ? { bearer } : caller;
+  const sent = JSON.stringify(input);
+  try {
+    const reply = await invoke(service, method, input, { caller: as, signal, raw: () => JSON.parse(sent) });
+    return isNotification ? undefined : envelope(replyId, { result: reply.body });
+  } catch (thrown) {
+    const error = asProtocolError(thrown);
+    return isNotification
+      ? undefined
+      : envelope(replyId, { error: { code: error.rpcCode, message: error.message, data: error.toBody() } });
+  }
+}
+
+const json = (status: number, body: unknown): FullResponse => ({
+  kind: 'full',
+  status,
+  headers: { 'content-type': 'application/json; charset=utf-8' },
+  body: body === undefined ? '' : stringifyReply(body),
+});
+
+export function createRpcDoor(service: MonitorService) {
+  return async (request: HttpRequest, caller: Caller): Promise<FullResponse> => {
+    let payload: unknown;
+    try {
+      payload = JSON.parse(request.body.toString('utf8'));
+    } catch (error) {
+      return json(200, envelopeError(null, -32700, `Parse error: ${(error as Error).message}.`));
+    }
+    if (Array.isArray(payload)) {
+      if (payload.length === 0) return json(200, envelopeError(null, -32600, 'Invalid request: an empty batch.'));
+      const replies = (await Promise.all(payload.map((call) => handleCall(service, call, caller, request.signal)))).filter(
+        (r) => r !== undefined,
+      );
+      return replies.length === 0 ? json(204, undefined) : json(200, replies);
+    }
+    const reply = await handleCall(service, payload, caller, request.signal);
+    return reply === undefined ? json(204, undefined) : json(200, reply);
+  };
+}
