@@ -1,0 +1,103 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
+
+let project: Project;
+afterEach(() => project?.cleanup());
+
+const git = (args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args], {
+    cwd: project.root,
+    env: { ...process.env, HOME: project.home },
+  }).toString();
+
+function gitProject(): void {
+  project = makeProject();
+  project.file('shared.txt', 'base\n');
+  git(['init', '-q', '-b', 'main']);
+  git(['add', 'shared.txt']);
+  git(['commit', '-q', '-m', 'base']);
+}
+
+const worktrees = () => git(['worktree', 'list', '--porcelain']).split('\n').filter((l) => l.startsWith('worktree '));
+
+describe('transfer_mode worktree', () => {
+  it('runs concurrent steps in their own worktrees and merges their changes back', async () => {
+    gitProject();
+    project.recipe({
+      name: 'parallel-edits',
+      canary: false,
+      transfer_mode: 'worktree',
+      steps: [
+        { label: 'left', args: ['WRITE=left.txt:from_left'], wave: 1, concurrencySafe: true },
+        { label: 'right', args: ['WRITE=right.txt:from_right'], wave: 1, concurrencySafe: true },
+        { label: 'after', args: ['WRITE=after.txt:saw_both'], wave: 2, build_command: 'test -f left.txt && test -f right.txt' },
+      ],
+    });
+    const r = await runVigil(project, ['sequence', 'parallel-edits']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(readFileSync(join(project.root, 'left.txt'), 'utf8')).toBe('from left\n');
+    expect(readFileSync(join(project.root, 'right.txt'), 'utf8')).toBe('from right\n');
+    expect(readFileSync(join(project.root, 'after.txt'), 'utf8')).toBe('saw both\n');
+    // Each step worked in its own worktree, not in the workspace.
+    const cwds = project.logEntries().filter((e) => e.step).map((e) => String(e.cwd));
+    expect(new Set(cwds).size).toBe(3);
+    for (const cwd of cwds) expect(cwd).toContain(join('.vigil', 'worktrees'));
+    // Every worktree and branch is gone; the merges are in the history.
+    expect(worktrees()).toHaveLength(1);
+    expect(git(['branch', '--list', 'vigil/*']).trim()).toBe('');
+    expect(git(['log', '--oneline'])).toContain('merge step left');
+    expect(stepOf(lastRun(project), 'left').merge).toMatchObject({ result: 'merged' });
+  });
+
+  it('reports a conflict when two steps change the same lines, keeping the work on a branch', async () => {
+    gitProject();
+    project.recipe({
+      name: 'clash',
+      canary: false,
+      transfer_mode: 'worktree',
+      steps: [
+        { label: 'one', args: ['WRITE=shared.txt:version_one'], wave: 1, concurrencySafe: true },
+        { label: 'two', args: ['WRITE=shared.txt:version_two'], wave: 1, concurrencySafe: true },
+      ],
+    });
+    const r = await runVigil(project, ['sequence', 'clash']);
+    expect(r.code).toBe(1);
+    const run = lastRun(project);
+    const statuses = run.steps.map((s) => s.status).sort();
+    expect(statuses).toEqual(['conflict', 'succeeded']);
+    const loser = run.steps.find((s) => s.status === 'conflict')!;
+    expect(loser.reason).toContain('conflicts in shared.txt');
+    expect(loser.reason).toContain(`branch vigil/${run.id}/${loser.label}`);
+    const winner = run.steps.find((s) => s.status === 'succeeded')!;
+    expect(readFileSync(join(project.root, 'shared.txt'), 'utf8')).toBe(`version ${winner.label}\n`);
+    // The workspace is left clean (the failed merge was aborted), the worktrees removed, the branch kept.
+    expect(git(['status', '--porcelain', '--untracked-files=no']).trim()).toBe('');
+    expect(worktrees()).toHaveLength(1);
+    expect(git(['branch', '--list', `vigil/${run.id}/${loser.label}`])).toContain(loser.label);
+  });
+
+  it('removes worktrees left behind by a crashed run on the next run', async () => {
+    gitProject();
+    const stale = join(project.root, '.vigil', 'worktrees', '20200101-000000-dead', 'ghost');
+    git(['worktree', 'add', '-q', '-b', 'vigil/20200101-000000-dead/ghost', stale, 'HEAD']);
+    expect(worktrees()).toHaveLength(2);
+    project.recipe({ name: 'after-crash', canary: false, transfer_mode: 'worktree', steps: [{ label: 'a', args: ['x'] }] });
+    const r = await runVigil(project, ['sequence', 'after-crash']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`removed ${stale}, left behind by an interrupted run`);
+    expect(existsSync(stale)).toBe(false);
+    expect(worktrees()).toHaveLength(1);
+  });
+
+  it('refuses worktree mode outside a git repository', async () => {
+    project = makeProject();
+    const file = project.recipe({ name: 'nogit', canary: false, transfer_mode: 'worktree', steps: [{ label: 'a', args: ['x'] }] });
+    const r = await runVigil(project, ['sequence', 'nogit']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${file}: transfer_mode "worktree" needs the workspace`);
+    expect(project.logEntries()).toEqual([]);
+  });
+});
