@@ -1,0 +1,230 @@
+// HttpTransport over node:http. The only module that touches node:http servers.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type {
+  FullResponse,
+  HttpHandler,
+  HttpRequest,
+  HttpTransport,
+  ListenOptions,
+  StreamResponse,
+  StreamSink,
+} from './http-types.ts';
+
+const internalError: FullResponse = { kind: 'full', status: 500, headers: {}, body: '' };
+
+function readHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values) headers[name] = values.join(', ');
+  }
+  return headers;
+}
+
+function remoteAddressOf(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? '';
+  // A dual-stack listener reports IPv4 peers as IPv4-mapped IPv6.
+  return /^::ffff:\d+\.\d+\.\d+\.\d+$/.test(address) ? address.slice(7) : address;
+}
+
+function sendFull(res: ServerResponse, response: FullResponse, closeConnection = false): void {
+  if (res.destroyed || res.headersSent) return;
+  const headers = closeConnection ? { ...response.headers, connection: 'close' } : response.headers;
+  res.writeHead(response.status, headers);
+  res.end(response.body);
+}
+
+/** Collects the body, or calls `tooLarge` as soon as it passes the limit. */
+function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) => void, tooLarge: () => void): void {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const onData = (chunk: Buffer) => {
+    total += chunk.byteLength;
+    if (total > limit) {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      tooLarge();
+      return;
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = () => onBody(Buffer.concat(chunks, total));
+  req.on('data', onData);
+  req.on('end', onEnd);
+}
+
+/** Runs every dirty stream's flush once per event-loop turn, so a turn's writes become one socket write. */
+class FlushScheduler {
+  private readonly dirty = new Set<NodeStreamSink>();
+  private scheduled = false;
+
+  add(sink: NodeStreamSink): void {
+    this.dirty.add(sink);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const sinks = [...this.dirty];
+      this.dirty.clear();
+      for (const each of sinks) each.flush();
+    });
+  }
+}
+
+class NodeStreamSink implements StreamSink {
+  closed = false;
+  private queue: string[] = [];
+  private queuedBytes = 0;
+  private readonly listeners: Array<() => void> = [];
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly maxBufferBytes: number,
+    private readonly flushes: FlushScheduler,
+  ) {
+    res.once('close', () => this.markClosed());
+  }
+
+  write(chunk: string): boolean {
+    if (this.closed) return false;
+    this.queue.push(chunk);
+    this.queuedBytes += Buffer.byteLength(chunk);
+    // node:http would buffer a reader that stopped reading without limit.
+    if (this.bufferedBytes() > this.maxBufferBytes) {
+      this.res.destroy();
+      this.markClosed();
+      return false;
+    }
+    this.flushes.add(this);
+    return true;
+  }
+
+  flush(): void {
+    if (this.closed || this.queue.length === 0) return;
+    this.res.write(this.takeQueue());
+  }
+
+  end(): void {
+    if (this.closed) return;
+    this.res.end(this.takeQueue());
+    this.markClosed();
+  }
+
+  bufferedBytes(): number {
+    return this.queuedBytes + this.res.writableLength;
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.listeners.push(listener);
+  }
+
+  private markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue = [];
+    this.queuedBytes = 0;
+    for (const listener of this.listeners.splice(0)) listener();
+  }
+
+  private takeQueue(): string {
+    const data = this.queue.length === 1 ? this.queue[0]! : this.queue.join('');
+    this.queue = [];
+    this.queuedBytes = 0;
+    return data;
+  }
+}
+
+export class NodeHttpTransport implements HttpTransport {
+  readonly name = 'node';
+  private server: Server | undefined;
+  private readonly streams = new Set<NodeStreamSink>();
+  private readonly flushes = new FlushScheduler();
+
+  listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }> {
+    const server = createServer({ keepAlive: true }, (req, res) => this.accept(req, res, handler, options));
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => {
+        server.off('error', reject);
+        const address = server.address();
+        resolve({ port: typeof address === 'object' && address ? address.port : options.port });
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const stream of [...this.streams]) stream.end();
+    server.closeAllConnections();
+    await closed;
+  }
+
+  private accept(req: IncomingMessage, res: ServerResponse, handler: HttpHandler, options: ListenOptions): void {
+    const controller = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    const [path = '', query = ''] = splitUrl(req.url ?? '/');
+    const tooLarge = () => sendFull(res, options.tooLarge(options.maxBodyBytes), true);
+
+    if (Number(req.headers['content-length'] ?? 0) > options.maxBodyBytes) {
+      tooLarge();
+      return;
+    }
+    readBody(
+      req,
+      options.maxBodyBytes,
+      (body) => {
+        const request: HttpRequest = {
+          method: (req.method ?? 'GET').toUpperCase(),
+          path,
+          query,
+          headers: readHeaders(req),
+          remoteAddress: remoteAddressOf(req),
+          body,
+          signal: controller.signal,
+        };
+        void this.respond(res, handler, request, options);
+      },
+      tooLarge,
+    );
+  }
+
+  private async respond(res: ServerResponse, handler: HttpHandler, request: HttpRequest, options: ListenOptions) {
+    let response: Awaited<ReturnType<HttpHandler>>;
+    try {
+      response = await handler(request);
+    } catch {
+      response = internalError;
+    }
+    if (response.kind === 'full') sendFull(res, response);
+    else this.startStream(res, response, options.maxStreamBufferBytes);
+  }
+
+  private startStream(res: ServerResponse, response: StreamResponse, maxBufferBytes: number): void {
+    if (res.destroyed) return;
+    res.writeHead(response.status, response.headers);
+    res.flushHeaders();
+    const sink = new NodeStreamSink(res, maxBufferBytes, this.flushes);
+    this.streams.add(sink);
+    sink.onClose(() => this.streams.delete(sink));
+    try {
+      response.start(sink);
+    } catch {
+      sink.end();
+    }
+  }
+}
+
+function splitUrl(url: string): [string, string] {
+  const mark = url.indexOf('?');
+  return mark === -1 ? [url, ''] : [url.slice(0, mark), url.slice(mark + 1)];
+}
+
+export function createNodeHttpTransport(): NodeHttpTransport {
+  return new NodeHttpTransport();
+}

@@ -1,0 +1,365 @@
+// HttpTransport over uWebSockets.js. The only module that touches uWS.
+import { existsSync } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
+import { createRequire } from 'node:module';
+import { SocketAddress } from 'node:net';
+import { dirname, join } from 'node:path';
+import type * as Uws from 'uWebSockets.js';
+import type {
+  FullResponse,
+  HttpHandler,
+  HttpRequest,
+  HttpTransport,
+  ListenOptions,
+  StreamResponse,
+  StreamSink,
+} from './http-types.ts';
+
+type UwsModule = typeof Uws;
+type UwsProbe = { ok: true; uws: UwsModule } | { ok: false; reason: string };
+
+const require = createRequire(import.meta.url);
+let cachedProbe: UwsProbe | undefined;
+
+/**
+ * Loads the native uWS module. The package never fails to load: without a
+ * binary for this Node ABI it warns and returns a slow pure-JS shim, so we
+ * look for the binary ourselves and check the package handed us that binary.
+ */
+export function probeUws(abi: string = process.versions.modules): UwsProbe {
+  if (abi === process.versions.modules && cachedProbe) return cachedProbe;
+  const probe = loadNativeUws(abi);
+  if (abi === process.versions.modules) cachedProbe = probe;
+  return probe;
+}
+
+export function uwsAvailable(): boolean {
+  return probeUws().ok;
+}
+
+function loadNativeUws(abi: string): UwsProbe {
+  const runtime = `Node ${process.version} (ABI ${abi}, ${process.platform}-${process.arch})`;
+  if (/^(1|true)$/i.test(process.env.UWS_USE_FALLBACK ?? '')) {
+    return { ok: false, reason: 'UWS_USE_FALLBACK is set, so uWebSockets.js would run its slow JS shim' };
+  }
+  try {
+    const packageMain = require.resolve('uWebSockets.js');
+    const binary = join(dirname(packageMain), '..', 'binaries', `uws_${process.platform}_${process.arch}_${abi}.node`);
+    if (!existsSync(binary)) {
+      return { ok: false, reason: `uWebSockets.js has no native binary for ${runtime}; it supports Node 16, 18 and 20` };
+    }
+    const uws = require('uWebSockets.js') as UwsModule;
+    if (uws !== require(binary)) {
+      return { ok: false, reason: `uWebSockets.js loaded its JS shim instead of the native binary on ${runtime}` };
+    }
+    return { ok: true, uws };
+  } catch (error) {
+    return { ok: false, reason: `uWebSockets.js failed to load on ${runtime}: ${(error as Error).message}` };
+  }
+}
+
+/** uWS prints every IPv6 address in full ("0000:...:ffff:7f00:0001"); give the usual short form. */
+export function normalizeRemoteAddress(text: string): string {
+  if (!text.includes(':')) return text;
+  try {
+    const canonical = new SocketAddress({ address: text, family: 'ipv6' }).address;
+    return /^::ffff:\d+\.\d+\.\d+\.\d+$/.test(canonical) ? canonical.slice(7) : canonical;
+  } catch {
+    return text;
+  }
+}
+
+const decoder = new TextDecoder();
+const internalError: FullResponse = { kind: 'full', status: 500, headers: {}, body: '' };
+// uWS frames these itself; passing them through would duplicate them.
+const framingHeaders = new Set(['content-length', 'transfer-encoding']);
+
+function statusLine(status: number): string {
+  return `${status} ${STATUS_CODES[status] ?? 'OK'}`;
+}
+
+function writeHead(res: Uws.HttpResponse, status: number, headers: Readonly<Record<string, string>>): void {
+  res.writeStatus(statusLine(status));
+  for (const [name, value] of Object.entries(headers)) {
+    if (!framingHeaders.has(name.toLowerCase())) res.writeHeader(name, value);
+  }
+}
+
+function readHeaders(req: Uws.HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  req.forEach((name, value) => {
+    const previous = headers[name];
+    headers[name] = previous === undefined ? value : `${previous}, ${value}`;
+  });
+  return headers;
+}
+
+/** One request/response pair; uWS forbids touching `res` after it was aborted or ended. */
+class Exchange {
+  readonly controller = new AbortController();
+  done = false;
+  stream: UwsStreamSink | undefined;
+
+  constructor(
+    readonly res: Uws.HttpResponse,
+    private readonly open: Set<Exchange>,
+  ) {
+    open.add(this);
+  }
+
+  aborted(): void {
+    if (this.done) return;
+    this.finish();
+    this.controller.abort();
+    this.stream?.markClosed();
+  }
+
+  finish(): void {
+    this.done = true;
+    this.open.delete(this);
+  }
+
+  sendFull(response: FullResponse, isHead: boolean, closeConnection = false): void {
+    if (this.done) return;
+    this.finish();
+    const body = response.body;
+    this.res.cork(() => {
+      writeHead(this.res, response.status, response.headers);
+      if (isHead) this.res.endWithoutBody(Buffer.byteLength(body), closeConnection);
+      else this.res.end(body, closeConnection);
+    });
+  }
+
+  startStream(response: StreamResponse, maxBufferBytes: number, flushes: FlushScheduler): void {
+    if (this.done) return;
+    this.res.cork(() => writeHead(this.res, response.status, response.headers));
+    const sink = new UwsStreamSink(this, maxBufferBytes, flushes);
+    this.stream = sink;
+    try {
+      response.start(sink);
+    } catch {
+      sink.end();
+    }
+  }
+}
+
+/** Runs every dirty stream's flush once per event-loop turn, so a turn's writes become one socket write. */
+class FlushScheduler {
+  private readonly dirty = new Set<UwsStreamSink>();
+  private scheduled = false;
+
+  add(sink: UwsStreamSink): void {
+    this.dirty.add(sink);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const sinks = [...this.dirty];
+      this.dirty.clear();
+      for (const each of sinks) each.flush();
+    });
+  }
+}
+
+class UwsStreamSink implements StreamSink {
+  closed = false;
+  private queue: string[] = [];
+  private queuedBytes = 0;
+  // Upper bound of what uWS holds: bytes passed to writes since the last write that went out whole.
+  private heldByUws = 0;
+  private backpressured = false;
+  private readonly listeners: Array<() => void> = [];
+
+  constructor(
+    private readonly exchange: Exchange,
+    private readonly maxBufferBytes: number,
+    private readonly flushes: FlushScheduler,
+  ) {
+    exchange.res.onWritable(() => this.resume());
+  }
+
+  write(chunk: string): boolean {
+    if (this.closed) return false;
+    this.queue.push(chunk);
+    this.queuedBytes += Buffer.byteLength(chunk);
+    if (this.bufferedBytes() > this.maxBufferBytes) {
+      this.exchange.res.close();
+      this.exchange.aborted(); // a no-op if uWS already ran onAborted
+      return false;
+    }
+    this.flushes.add(this);
+    return true;
+  }
+
+  flush(): void {
+    if (this.closed || this.backpressured || this.queue.length === 0) return;
+    const data = this.takeQueue();
+    let sent = false;
+    this.exchange.res.cork(() => {
+      sent = this.exchange.res.write(data);
+    });
+    if (sent) {
+      this.heldByUws = 0;
+    } else {
+      this.heldByUws += Buffer.byteLength(data);
+      this.backpressured = true;
+    }
+  }
+
+  end(): void {
+    if (this.closed) return;
+    const data = this.takeQueue();
+    this.exchange.finish();
+    // Never end(data, true) here: once the headers are out, uWS writes its
+    // "Connection: close" header into the body.
+    this.exchange.res.cork(() => this.exchange.res.end(data));
+    this.markClosed();
+  }
+
+  bufferedBytes(): number {
+    return this.queuedBytes + this.heldByUws;
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.listeners.push(listener);
+  }
+
+  markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue = [];
+    this.queuedBytes = 0;
+    for (const listener of this.listeners.splice(0)) listener();
+  }
+
+  private resume(): boolean {
+    if (this.closed) return true;
+    this.backpressured = false;
+    if (this.queue.length > 0) {
+      this.flush();
+      return !this.backpressured;
+    }
+    // With an onWritable handler registered uWS drains its buffer only when
+    // something is written; an empty cork flushes it without adding bytes.
+    this.exchange.res.cork(() => {});
+    return true;
+  }
+
+  private takeQueue(): string {
+    const data = this.queue.length === 1 ? this.queue[0]! : this.queue.join('');
+    this.queue = [];
+    this.queuedBytes = 0;
+    return data;
+  }
+}
+
+/** Collects the body, or calls `tooLarge` as soon as it passes the limit. */
+function readBody(res: Uws.HttpResponse, limit: number, onBody: (body: Buffer) => void, tooLarge: () => void): void {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  let over = false;
+  res.onData((chunk, isLast) => {
+    if (over) return;
+    total += chunk.byteLength;
+    if (total > limit) {
+      over = true;
+      tooLarge();
+      return;
+    }
+    // uWS neuters the ArrayBuffer when this callback returns: copy it.
+    if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
+    if (isLast) onBody(Buffer.concat(chunks, total));
+  });
+}
+
+export class UwsTransport implements HttpTransport {
+  readonly name = 'uws';
+  private app: Uws.TemplatedApp | undefined;
+  private listenSocket: Uws.us_listen_socket | undefined;
+  private readonly open = new Set<Exchange>();
+  private readonly flushes = new FlushScheduler();
+
+  constructor(private readonly uws: UwsModule) {}
+
+  listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }> {
+    const app = this.uws.App();
+    this.app = app;
+    app.any('/*', (res, req) => this.accept(res, req, handler, options));
+    return new Promise((resolve, reject) => {
+      app.listen(options.host, options.port, (socket) => {
+        if (!socket) {
+          reject(new Error(`uWebSockets.js could not listen on ${options.host}:${options.port}`));
+          return;
+        }
+        this.listenSocket = socket;
+        resolve({ port: this.uws.us_socket_local_port(socket) });
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = undefined;
+    for (const exchange of [...this.open]) {
+      if (exchange.stream) exchange.stream.end();
+      else exchange.res.close();
+    }
+    // Missing from the typings but present in this build: also closes idle keep-alive sockets.
+    (this.app as { close?: () => void } | undefined)?.close?.();
+    this.app = undefined;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  private accept(res: Uws.HttpResponse, req: Uws.HttpRequest, handler: HttpHandler, options: ListenOptions): void {
+    const exchange = new Exchange(res, this.open);
+    res.onAborted(() => exchange.aborted());
+    // uWS invalidates `req` when this function returns, so read it all now.
+    const method = req.getMethod().toUpperCase();
+    const path = req.getUrl();
+    const query = req.getQuery() ?? '';
+    const headers = readHeaders(req);
+    const remoteAddress = normalizeRemoteAddress(decoder.decode(res.getRemoteAddressAsText()));
+    const isHead = method === 'HEAD';
+    const tooLarge = () => exchange.sendFull(options.tooLarge(options.maxBodyBytes), isHead, true);
+
+    if (Number(headers['content-length'] ?? 0) > options.maxBodyBytes) {
+      tooLarge();
+      return;
+    }
+    readBody(
+      res,
+      options.maxBodyBytes,
+      (body) => {
+        const request: HttpRequest = {
+          method,
+          path,
+          query,
+          headers,
+          remoteAddress,
+          body,
+          signal: exchange.controller.signal,
+        };
+        void this.respond(exchange, handler, request, options);
+      },
+      tooLarge,
+    );
+  }
+
+  private async respond(exchange: Exchange, handler: HttpHandler, request: HttpRequest, options: ListenOptions) {
+    let response: Awaited<ReturnType<HttpHandler>>;
+    try {
+      response = await handler(request);
+    } catch {
+      response = internalError;
+    }
+    if (response.kind === 'full') exchange.sendFull(response, request.method === 'HEAD');
+    else exchange.startStream(response, options.maxStreamBufferBytes, this.flushes);
+  }
+}
+
+export function createUwsTransport(): UwsTransport {
+  const probe = probeUws();
+  if (!probe.ok) throw new Error(probe.reason);
+  return new UwsTransport(probe.uws);
+}
