@@ -19,6 +19,7 @@ export interface ServerOptions {
   readonly allowOrigins?: readonly string[];
   readonly allowHosts?: readonly string[];
   readonly maxBodyBytes?: number;
+  readonly heartbeatMs?: number;
   readonly transport?: TransportChoice;
   readonly clock?: Clock;
   /** Doors added by other modules (SSE, JSON-RPC). */
@@ -51,6 +52,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     retireAfterMuteSeconds: options.retireAfterMuteSeconds,
     maxBodyBytes: options.maxBodyBytes,
+    heartbeatMs: options.heartbeatMs,
     log: options.log,
   });
   let transport: HttpTransport & { fallbackReason?: string };

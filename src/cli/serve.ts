@@ -16,6 +16,7 @@ interface ServeFlags {
   allowHost?: unknown;
   maxBody?: unknown;
   transport?: unknown;
+  heartbeat?: unknown;
 }
 
 export function registerServeCommands(cli: CAC): void {
@@ -32,6 +33,7 @@ export function registerServeCommands(cli: CAC): void {
     .option('--allow-origin <origins>', 'Browser origins allowed to call the server (comma-separated)', { type: [String] })
     .option('--allow-host <names>', 'Extra host names accepted on loopback connections (comma-separated)', { type: [String] })
     .option('--max-body <bytes>', 'Largest request body read', { default: defaults.maxBodyBytes })
+    .option('--heartbeat <seconds>', 'Idle time before an event stream sends a heartbeat', { default: 15 })
     .option('--transport <name>', 'Socket library: auto (uWebSockets.js when it loads), uws or node', { default: 'auto' })
     .example('vigil serve --state ~/.vigil/monitors.db --allow-origin http://localhost:5173')
     .action(async (flags: ServeFlags) => {
@@ -46,6 +48,7 @@ export function registerServeCommands(cli: CAC): void {
         allowOrigins: listFlag(flags.allowOrigin),
         allowHosts: listFlag(flags.allowHost),
         maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
+        heartbeatMs: wholeNumberFlag('--heartbeat', flags.heartbeat, 1, 3600) * 1000,
         transport: oneOfFlag('--transport', flags.transport, ['auto', 'uws', 'node'] as const, 'auto'),
         extensions: serverDoors,
       };

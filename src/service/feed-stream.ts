@@ -12,7 +12,6 @@ import type { Feed } from './feed.ts';
 import type { MonitorService } from './service.ts';
 import { standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
 
-export const heartbeatMs = 15_000;
 const batchRows = 1000;
 
 export interface StreamListener {
@@ -106,13 +105,13 @@ export class FeedStream {
       if (this.closed) return;
       this.listener?.heartbeat(this.feed.committedHead, this.next);
       this.armHeartbeat();
-    }, heartbeatMs);
+    }, this.service.options.heartbeatMs);
   }
 
   /** An open stream keeps its subscription from mute retirement. */
   private keepAlive(): void {
     const muteMs = this.handle.record.muteMs;
-    const period = Math.max(250, Math.min(heartbeatMs, Math.floor(muteMs / 3)));
+    const period = Math.max(250, Math.min(this.service.options.heartbeatMs, Math.floor(muteMs / 3)));
     const touch = () => {
       if (this.closed || !this.live()) return;
       this.handle.actor.send({ type: 'ACTIVITY', now: this.service.now(), shownUpTo: this.next - 1 });

@@ -23,6 +23,8 @@ export interface ServiceOptions {
   readonly adminToken?: string;
   readonly retireAfterMuteSeconds?: number;
   readonly maxBodyBytes?: number;
+  /** Idle time before an event stream sends a heartbeat. */
+  readonly heartbeatMs?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -36,6 +38,7 @@ export const defaults = {
   deliveryCountLimit: 5,
   ttlMs: 3600000,
   rawCutBytes: 16 * 1024,
+  heartbeatMs: 15_000,
 } as const;
 
 export type ObservationKind = 'producer' | 'bookkeeping' | 'rejected';
@@ -44,7 +47,7 @@ export class MonitorService {
   readonly store: Store;
   readonly clock: Clock;
   readonly system: RootSystem;
-  readonly options: Required<Pick<ServiceOptions, 'retireAfterMuteSeconds' | 'maxBodyBytes'>> &
+  readonly options: Required<Pick<ServiceOptions, 'retireAfterMuteSeconds' | 'maxBodyBytes' | 'heartbeatMs'>> &
     Pick<ServiceOptions, 'registrationToken' | 'adminToken'>;
   private readonly feeds = new Map<string, Feed>();
   private readonly feedsByKey = new Map<number, Feed>();
@@ -63,6 +66,7 @@ export class MonitorService {
     this.options = {
       retireAfterMuteSeconds: options.retireAfterMuteSeconds ?? defaults.retireAfterMuteSeconds,
       maxBodyBytes: options.maxBodyBytes ?? defaults.maxBodyBytes,
+      heartbeatMs: options.heartbeatMs ?? defaults.heartbeatMs,
       registrationToken: options.registrationToken,
       adminToken: options.adminToken,
     };

@@ -138,16 +138,22 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
   }
 
   const head = feed.committedHead;
-  const floor = feed.stats.retention_floor;
-  let cursor: number;
-  if (body.from === 'head') cursor = head + 1;
-  else if (body.from === undefined || body.from === 'earliest') cursor = floor;
-  else if (body.from > head + 1) {
+  if (typeof body.from === 'number' && body.from > head + 1) {
     throw invalid(`"from" may be at most head + 1 (${head + 1}); got ${body.from}.`, { field: 'from', head });
-  } else cursor = body.from;
+  }
+  const id = `sub-${randomBytes(6).toString('hex')}`;
+  // Recorded first, so that "from": "head" starts after the subscription's own record.
+  const subscribedSeq = service.recordBookkeeping(feed, observationTypes.subscribed, body.subscriber, {
+    action: 'subscribe',
+    subscription: id,
+    subscriber: body.subscriber,
+    capabilities: requested,
+  });
+  const cursor =
+    body.from === 'head' ? subscribedSeq + 1 : typeof body.from === 'number' ? body.from : feed.stats.retention_floor;
 
   const record: SubscriptionRecord = {
-    id: `sub-${randomBytes(6).toString('hex')}`,
+    id,
     monitor: feed.id,
     mkey: feed.key,
     subscriber: body.subscriber,
@@ -166,13 +172,6 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
   };
   service.addSubscription({ state: 'live', record });
   feed.liveSubscriptions++;
-  service.recordBookkeeping(feed, observationTypes.subscribed, body.subscriber, {
-    action: 'subscribe',
-    subscription: record.id,
-    subscriber: record.subscriber,
-    cursor,
-    capabilities: requested,
-  });
   return { status: 201, body: { subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token } };
 }
 
