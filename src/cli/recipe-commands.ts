@@ -11,7 +11,6 @@ import { discoverRecipes, findProjectRoot } from '../recipes/loading/discovery.t
 import { recipeSchemaPath } from '../recipes/loading/recipe-schema.ts';
 import { readRunJson, runsDir } from '../recipes/records/run-record.ts';
 import { listRuns } from '../recipes/records/runs-list.ts';
-import { runSequence } from '../recipes/run-sequence.ts';
 import { systemVault } from '../recipes/vault.ts';
 
 function fail(error: unknown): never {
@@ -44,6 +43,8 @@ export function registerRecipeCommands(cli: CAC): void {
     .example((name) => `  $ ${name} sequence refactor --var TARGET=src/api --backend claude`)
     .action(async (name: string, options: Record<string, unknown>) => {
       try {
+        // Loaded on demand: the pool, backends and isolation are only needed to run.
+        const { runSequence } = await import('../recipes/run-sequence.ts');
         const code = await runSequence(
           {
             name,

@@ -97,9 +97,10 @@ export function prepareRun(req: RunRequest): PreparedRun {
   const findings: DestructiveFinding[] = [];
   for (const { step } of plan.steps) {
     const r = rendered.get(step.label)!;
-    r.args.forEach((a, i) =>
-      findings.push(...scanText(a.prompt ? a.prompt.text : a.value, a.prompt ? `${a.prompt.source} (step "${step.label}")` : `${file}: step "${step.label}".args[${i}]`)),
-    );
+    r.args.forEach((a, i) => {
+      const where = a.prompt ? `${a.prompt.source} (step "${step.label}")` : `${file}: step "${step.label}".args[${i}]`;
+      findings.push(...scanText(a.prompt ? a.prompt.text : a.value, where));
+    });
     if (step.build_command) findings.push(...scanText(step.build_command, `${file}: step "${step.label}".build_command`));
   }
   const warnings: string[] = [];

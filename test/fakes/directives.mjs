@@ -9,7 +9,7 @@ export function parseDirectives(text) {
   const d = {};
   for (const m of text.matchAll(/\b([A-Z_]+)(?:=(\S+))?/g)) {
     if (['SLEEP_MS', 'TURNS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT'].includes(m[1]) && m[2] !== undefined) {
-      if (m[1] === 'WRITE') (d.WRITE ??= []).push(m[2]);
+      if (m[1] === 'WRITE') d.WRITE = [...(d.WRITE ?? []), m[2]];
       else d[m[1]] = m[2];
     } else if (['HANG', 'SILENT_HANG', 'FAIL'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
   }

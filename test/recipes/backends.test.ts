@@ -196,6 +196,7 @@ describe('choosing the backend', () => {
 describe('variables and outputs', () => {
   it('gives --var priority over the environment, and the environment over the recipe env; VIGIL_ variables are not variables', async () => {
     project = makeProject();
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the prompt uses the ${NAME} form on purpose
     project.file('prompts/v.md', 'a=$A b=${B} c=$C\n');
     project.recipe({ name: 'vars', canary: false, env: { A: 'recipe', B: 'recipe', C: 'recipe' }, steps: [{ label: 'v', args: ['-p', 'prompts/v.md'] }] });
     const r = await runVigil(project, ['sequence', 'vars', '--var', 'A=cli'], { A: 'env', B: 'env' });

@@ -33,7 +33,8 @@ export function makeProject(options: { claude?: boolean } = {}): Project {
   for (const d of [home, bin, join(root, '.vigil', 'recipes')]) mkdirSync(d, { recursive: true });
   if (options.claude !== false) symlinkSync(join(fakesDir, 'fake-claude.mjs'), join(bin, 'claude'));
   const agent = join(fakesDir, 'fake-agent.mjs');
-  const log = join(root, '.fake-log.jsonl');
+  // Outside the project: mirror and rsync modes copy the project back and forth.
+  const log = `${root}.fake-log.jsonl`;
   const project: Project = {
     root,
     home,
@@ -68,6 +69,7 @@ export function makeProject(options: { claude?: boolean } = {}): Project {
     },
     cleanup() {
       rmSync(root, { recursive: true, force: true });
+      rmSync(log, { force: true });
     },
   };
   return project;

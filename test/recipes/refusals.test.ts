@@ -69,6 +69,7 @@ describe('refusals before anything runs', () => {
 
   it('names a variable used in a prompt but set nowhere, and the file', async () => {
     project = makeProject();
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the prompt uses the ${NAME} form on purpose
     const prompt = project.file('prompts/p.md', 'Refactor $TARGET using ${STYLE_GUIDE} and $$5 of budget.\n');
     project.recipe({ name: 'vars', steps: [{ label: 'a', args: ['-p', 'prompts/p.md'] }], env: { TARGET: 'src' } });
     const r = await runVigil(project, ['sequence', 'vars']);
@@ -94,11 +95,9 @@ describe('refusals before anything runs', () => {
     project = makeProject();
     customProvider(project);
     project.recipe({ name: 'slow', canary_timeout: 1, steps: [{ label: 'a', args: ['x'], backend: 'fake' }] });
-    const started = Date.now();
     const r = await runVigil(project, ['sequence', 'slow'], { FAKE_CANARY: 'slow' });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('no answer within canary_timeout (1 s)');
-    expect(Date.now() - started).toBeLessThan(20_000);
     expect(project.logEntries().filter((e) => e.canary === null)).toEqual([]);
   });
 
@@ -108,14 +107,6 @@ describe('refusals before anything runs', () => {
     const r = await runVigil(project, ['sequence', 'boxed']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('step "a" asks for VM isolation (vm: true), but bubblewrap (bwrap) is not installed');
-    expect(runsOf(project)).toEqual([]);
-    nothingRan();
-  });
-    // PATH without bwrap: only the fakes and the system directories that hold node and sh.
-    const r = await runVigil(project, ['sequence', 'boxed'], { PATH: `${project.bin}:${process.execPath.replace(/\/node$/, '')}:/usr/bin:/bin` });
-    if (existsSync('/usr/bin/bwrap')) return; // with bubblewrap installed the refusal does not apply
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('bubblewrap (bwrap) is not installed');
     expect(runsOf(project)).toEqual([]);
     nothingRan();
   });

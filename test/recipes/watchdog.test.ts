@@ -43,13 +43,11 @@ describe('watchdogs', () => {
       canary: false,
       steps: [{ label: 'mute', args: [`SILENT_HANG PIDFILE=${pidfile}`], backend: 'fake', timeout: 120 }],
     });
-    const started = Date.now();
     const r = await runVigil(project, ['sequence', 'silent']);
     expect(r.code).toBe(1);
     const mute = stepOf(lastRun(project), 'mute');
     expect(mute.status).toBe('killed');
     expect(mute.killed_by).toBe('watchdog:inactivity');
-    expect(Date.now() - started).toBeLessThan(60_000);
     const pids = JSON.parse(readFileSync(pidfile, 'utf8')) as { agent: number; grandchild: number };
     expect(isAlive(pids.grandchild)).toBe(false);
   });

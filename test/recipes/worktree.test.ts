@@ -101,3 +101,32 @@ describe('transfer_mode worktree', () => {
     expect(project.logEntries()).toEqual([]);
   });
 });
+
+describe('transfer_mode mirror and rsync', () => {
+  for (const mode of ['mirror', 'rsync'] as const) {
+    it(`${mode}: the step works on a copy, and its changes (new, changed, deleted files) come back when it succeeds`, async () => {
+      project = makeProject();
+      project.file('keep.txt', 'old\n');
+      project.file('drop.txt', 'bye\n');
+      project.recipe({
+        name: 'copy',
+        canary: false,
+        transfer_mode: mode,
+        steps: [
+          { label: 'edit', args: ['WRITE=keep.txt:new WRITE=made/here.txt:hi'], build_command: 'rm drop.txt' },
+          { label: 'broken', args: ['WRITE=never.txt:no FAIL'] },
+        ],
+      });
+      const r = await runVigil(project, ['sequence', 'copy']);
+      expect(r.code).toBe(1);
+      expect(readFileSync(join(project.root, 'keep.txt'), 'utf8')).toBe('new\n');
+      expect(readFileSync(join(project.root, 'made', 'here.txt'), 'utf8')).toBe('hi\n');
+      expect(existsSync(join(project.root, 'drop.txt'))).toBe(false);
+      // A failed step's changes stay out of the workspace.
+      expect(existsSync(join(project.root, 'never.txt'))).toBe(false);
+      const cwd = String(project.logEntries().find((e) => e.step === 'edit')!.cwd);
+      expect(cwd).not.toBe(project.root);
+      expect(existsSync(cwd)).toBe(false);
+    });
+  }
+});
