@@ -142,7 +142,8 @@ export function createMonitor(service: MonitorService, input: unknown, caller: C
   return {
     status: 201,
     body: {
-      monitor: servedMonitor(service, feed),
+      // The reply is sent once the configured observation is committed, so its head counts it.
+      monitor: { ...servedMonitor(service, feed), head: feed.stats.head },
       owner_token: owner.token,
       ...(subscribe ? { subscribe_token: subscribe.token } : {}),
     },
@@ -191,7 +192,8 @@ export function configureMonitor(action: ConfigureAction) {
       });
       service.persistMonitor(feed);
     }
-    return { status: 200, body: { monitor: servedMonitor(service, feed), seq } };
+    // Sent after the commit: the head includes the configured observation just written.
+    return { status: 200, body: { monitor: { ...servedMonitor(service, feed), head: feed.stats.head }, seq } };
   };
 }
 
