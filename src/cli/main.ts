@@ -3,10 +3,12 @@
 import { cac } from 'cac';
 import { packageVersion } from '../version.ts';
 import { registerServeCommands } from './serve.ts';
+import { registerMcpCommands } from './mcp-commands.ts';
 import { registerRecipeCommands } from './recipe-commands.ts';
 
 const cli = cac('vigil');
 registerServeCommands(cli);
+registerMcpCommands(cli);
 registerRecipeCommands(cli);
 
 cli.help();

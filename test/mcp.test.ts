@@ -1,0 +1,329 @@
+// The ai.vigil/monitors extension (§15) through the SDK's own client against
+// a real `vigil mcp` child process, plus the notification coalescer alone.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Coalescer, type Timers } from '../src/transport/mcp-coalescer.ts';
+import { repoRoot, tempDir, vigilArgs } from './support/server-process.ts';
+
+const toolNames = [
+  'monitor_discover',
+  'monitor_list',
+  'monitor_get',
+  'monitor_create',
+  'monitor_configure',
+  'monitor_publish',
+  'monitor_state',
+  'monitor_subscribe',
+  'monitor_pull',
+  'monitor_ack',
+  'lease_claim',
+  'lease_complete',
+  'lease_release',
+];
+
+// biome-ignore lint/suspicious/noExplicitAny: reply bodies are checked by the assertions themselves
+type Body = Record<string, any>;
+
+interface Session {
+  readonly client: Client;
+  readonly stderr: () => string;
+  readonly updated: string[];
+  call(name: string, args?: Record<string, unknown>): Promise<{ isError: boolean; body: Body; status: unknown }>;
+  ok(name: string, args?: Record<string, unknown>): Promise<Body>;
+  close(): Promise<void>;
+}
+
+async function startSession(args: readonly string[] = []): Promise<Session> {
+  const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: vigilArgs(['mcp', ...args]),
+    cwd: repoRoot,
+    env,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => (stderr += d));
+  const client = new Client({ name: 'vigil-test', version: '0.0.0' });
+  const updated: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updated.push(n.params.uri);
+  });
+  await client.connect(transport);
+  const call: Session['call'] = async (name, callArgs = {}) => {
+    const result = await client.callTool({ name, arguments: callArgs });
+    const text = (result.content as { type: string; text: string }[])[0]!.text;
+    // The text content and the structured content carry the same body.
+    expect(JSON.parse(text)).toEqual(result.structuredContent);
+    return { isError: result.isError === true, body: result.structuredContent as Body, status: result._meta?.['ai.vigil/status'] };
+  };
+  return {
+    client,
+    stderr: () => stderr,
+    updated,
+    call,
+    async ok(name, callArgs) {
+      const result = await call(name, callArgs);
+      if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.body)}`);
+      return result.body;
+    },
+    close: () => client.close(),
+  };
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+async function until(check: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}
+
+describe('vigil mcp', () => {
+  let s: Session;
+  beforeAll(async () => {
+    s = await startSession();
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('serves the 13 tools of the seed, each with a JSON Schema, and logs only to stderr', async () => {
+    const { tools } = await s.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...toolNames].sort());
+    for (const tool of tools) {
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.description).toBeTruthy();
+      expect(tool.inputSchema.properties).toHaveProperty('bearer');
+    }
+    const configure = tools.find((t) => t.name === 'monitor_configure')!;
+    expect(configure.inputSchema.required).toEqual(expect.arrayContaining(['action', 'id', 'reason']));
+    expect(s.client.getServerVersion()?.name).toBe('vigil');
+    expect(s.client.getServerCapabilities()?.resources?.subscribe).toBe(true);
+    await until(() => s.stderr().includes('serving the ai.vigil/monitors tool extension on stdio'));
+  });
+
+  it('runs create, publish, subscribe, pull, ack, claim and complete through the tools', async () => {
+    const discovered = await s.ok('monitor_discover');
+    expect(discovered.capabilities.extensions['ai.vigil/monitors']).toEqual({ version: '0.1' });
+
+    const created = await s.call('monitor_create', { id: 'mcp-flow', capabilities: ['observe', 'act'] });
+    expect(created.status).toBe(201);
+    const owner = created.body.owner_token as string;
+    expect(created.body.monitor.id).toBe('mcp-flow');
+
+    const published = await s.ok('monitor_publish', {
+      id: 'mcp-flow',
+      bearer: owner,
+      type: 'build.failed',
+      subject: 'job-1',
+      data: { exit: 1 },
+    });
+    expect(published.seq).toBe(2);
+    expect(published.observation.data.exit).toBe(1);
+
+    const subscribed = await s.ok('monitor_subscribe', {
+      monitor: 'mcp-flow',
+      subscriber: 'agent:fixer',
+      capabilities: ['act'],
+      bearer: owner,
+    });
+    const sub = subscribed.subscription.id as string;
+    const token = subscribed.token as string;
+
+    const page = await s.ok('monitor_pull', { subscription: sub, bearer: token, types: 'build.*' });
+    expect(page.observations.map((o: Body) => o.type)).toEqual(['build.failed']);
+    const acked = await s.ok('monitor_ack', { subscription: sub, bearer: token, cursor: page.next });
+    expect(acked.subscription?.cursor ?? acked.cursor).toBe(page.next);
+
+    const claimed = await s.call('lease_claim', { subscription: sub, bearer: token, subject: 'job-1' });
+    expect(claimed.status).toBe(201);
+    expect(claimed.body.lease.holder).toBe(`sub:${sub}`);
+    const completed = await s.ok('lease_complete', {
+      subscription: sub,
+      bearer: token,
+      subject: 'job-1',
+      outcome: 'fixed',
+      evidence: ['commit abc'],
+    });
+    expect(completed.lease.state).toBe('completed');
+
+    const state = await s.ok('monitor_state', { id: 'mcp-flow', bearer: owner });
+    expect(state.counters.acted).toBe(1);
+    const paused = await s.ok('monitor_configure', { action: 'pause', id: 'mcp-flow', reason: 'done', bearer: owner });
+    expect(paused.monitor.status).toBe('paused');
+  });
+
+  it('answers refusals as isError with the protocol error body', async () => {
+    const { body: created } = await s.call('monitor_create', { id: 'mcp-errors', visibility: 'public' });
+    const noToken = await s.call('monitor_publish', { id: 'mcp-errors', type: 'x.y' });
+    expect(noToken.isError).toBe(true);
+    expect(noToken.body.code).toBe('UNAUTHORIZED');
+    expect(noToken.status).toBe(401);
+
+    const vocabulary = await s.call('monitor_publish', { id: 'mcp-errors', type: 'x.y', tier: 'gospel', bearer: created.owner_token });
+    expect(vocabulary.isError).toBe(true);
+    expect(vocabulary.body).toMatchObject({ code: 'UNKNOWN_VOCABULARY', invalid: ['tier:gospel'] });
+    expect(vocabulary.body.rejected_seq).toBeGreaterThan(1);
+
+    const missing = await s.call('monitor_get', { id: 'no-such-monitor' });
+    expect(missing.body.code).toBe('NOT_FOUND');
+
+    const action = await s.call('monitor_configure', { action: 'explode', id: 'mcp-errors', reason: 'x', bearer: created.owner_token });
+    expect(action.body).toMatchObject({ code: 'INVALID', field: 'action' });
+
+    await expect(s.client.callTool({ name: 'monitor_explode', arguments: {} })).rejects.toThrow(/Unknown tool/);
+  });
+
+  it('lists and reads monitor://<id>/definition and /state of public monitors only', async () => {
+    const { owner_token: owner } = await s.ok('monitor_create', { id: 'mcp-public', visibility: 'public' });
+    await s.ok('monitor_create', { id: 'mcp-private' });
+    await s.ok('monitor_publish', { id: 'mcp-public', bearer: owner, type: 'disk.usage', data: { used: 0.5 } });
+
+    const { resources } = await s.client.listResources();
+    const uris = resources.map((r) => r.uri);
+    expect(uris).toEqual(expect.arrayContaining(['monitor://mcp-public/definition', 'monitor://mcp-public/state']));
+    expect(uris.some((u) => u.includes('mcp-private'))).toBe(false);
+    const { resourceTemplates } = await s.client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('monitor://{id}/state');
+
+    const state = await s.client.readResource({ uri: 'monitor://mcp-public/state' });
+    const doc = JSON.parse((state.contents[0] as { text: string }).text);
+    expect(doc).toMatchObject({ monitor: 'mcp-public', head: 2 });
+    const definition = await s.client.readResource({ uri: 'monitor://mcp-public/definition' });
+    expect(JSON.parse((definition.contents[0] as { text: string }).text)).toMatchObject({ id: 'mcp-public', visibility: 'public' });
+
+    await expect(s.client.readResource({ uri: 'monitor://mcp-private/state' })).rejects.toThrow(/-32002|No/);
+  });
+
+  it('notifies a subscribed state resource when the monitor records something, coalesced per 250 ms', async () => {
+    const { owner_token: owner } = await s.ok('monitor_create', { id: 'mcp-watched', visibility: 'public' });
+    const uri = 'monitor://mcp-watched/state';
+    await s.client.subscribeResource({ uri });
+    const count = () => s.updated.filter((u) => u === uri).length;
+
+    await s.ok('monitor_publish', { id: 'mcp-watched', bearer: owner, type: 'ping.sent' });
+    await until(() => count() === 1);
+
+    await sleep(300);
+    const before = count();
+    const started = Date.now();
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => s.ok('monitor_publish', { id: 'mcp-watched', bearer: owner, type: 'ping.sent', data: { i } })),
+    );
+    const elapsed = Date.now() - started;
+    await sleep(600);
+    const burst = count() - before;
+    expect(burst).toBeGreaterThanOrEqual(1);
+    expect(burst).toBeLessThanOrEqual(Math.ceil(elapsed / 250) + 2);
+    expect(burst).toBeLessThan(10);
+
+    await s.client.unsubscribeResource({ uri });
+    const after = count();
+    await s.ok('monitor_publish', { id: 'mcp-watched', bearer: owner, type: 'ping.sent' });
+    await sleep(400);
+    expect(count()).toBe(after);
+    expect(s.updated.every((u) => u === uri)).toBe(true);
+  });
+});
+
+describe('vigil mcp --state', () => {
+  it('keeps monitors and observations across two processes', async () => {
+    const state = join(tempDir('vigil-mcp-'), 'monitors.db');
+    const first = await startSession(['--state', state]);
+    const { owner_token: owner } = await first.ok('monitor_create', { id: 'mcp-kept' });
+    await first.ok('monitor_publish', { id: 'mcp-kept', bearer: owner, type: 'deploy.done', subject: 'v1' });
+    await first.close();
+
+    const second = await startSession(['--state', state]);
+    try {
+      const monitor = await second.ok('monitor_get', { id: 'mcp-kept', bearer: owner });
+      expect(monitor.head).toBe(2);
+      const { monitors } = await second.ok('monitor_list', { bearer: owner });
+      expect(monitors.map((m: Body) => m.id)).toEqual(['mcp-kept']);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('vigil mcp on a closing stdin', () => {
+  it('answers every request already sent, then exits 0 with nothing but JSON-RPC on stdout', async () => {
+    const child = spawn(process.execPath, vigilArgs(['mcp']), { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'monitor_create', arguments: { id: 'mcp-last-words' } } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+    ];
+    child.stdin.end(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    expect(await exited).toBe(0);
+    const messages = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const answered = messages.filter((m) => 'id' in m).map((m) => m.id);
+    expect(answered.sort()).toEqual([1, 2, 3]);
+    const created = messages.find((m) => m.id === 2);
+    expect(created.result.structuredContent.monitor.id).toBe('mcp-last-words');
+  });
+});
+
+describe('notification coalescer', () => {
+  function fakeTimers() {
+    let now = 0;
+    const queue: { at: number; fn: () => void; id: number }[] = [];
+    let nextId = 1;
+    const timers: Timers = {
+      now: () => now,
+      setTimeout: (fn, ms) => {
+        const id = nextId++;
+        queue.push({ at: now + ms, fn, id });
+        return id;
+      },
+      clearTimeout: (id) => {
+        const i = queue.findIndex((t) => t.id === id);
+        if (i >= 0) queue.splice(i, 1);
+      },
+    };
+    const advance = (ms: number) => {
+      now += ms;
+      for (const due of queue.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)) {
+        queue.splice(queue.indexOf(due), 1);
+        due.fn();
+      }
+    };
+    return { timers, advance };
+  }
+
+  it('fires at once, folds a burst into one trailing call, and keeps keys apart', () => {
+    const { timers, advance } = fakeTimers();
+    const fired: string[] = [];
+    const c = new Coalescer(250, (key) => fired.push(key), timers);
+    c.touch('a');
+    expect(fired).toEqual(['a']);
+    for (let i = 0; i < 20; i++) {
+      advance(5);
+      c.touch('a');
+    }
+    c.touch('b');
+    expect(fired).toEqual(['a', 'b']);
+    advance(149);
+    expect(fired).toEqual(['a', 'b']);
+    advance(1);
+    expect(fired).toEqual(['a', 'b', 'a']);
+    advance(1000);
+    c.touch('a');
+    expect(fired).toEqual(['a', 'b', 'a', 'a']);
+    c.touch('a');
+    c.forget('a');
+    advance(1000);
+    expect(fired).toEqual(['a', 'b', 'a', 'a']);
+  });
+});
