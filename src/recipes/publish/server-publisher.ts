@@ -39,8 +39,16 @@ export class ServerPublisher {
     const wanted = server.monitor ?? `recipes-${createHash('sha256').update(projectRoot).digest('hex').slice(0, 8)}`;
     const key = `${base}#${wanted}`;
     const cached = cache[key];
-    if (cached) return new ServerPublisher(`${base}/mp/v0/monitors/${cached.id}/observations`, cached.owner_token, cached.id, warn);
     try {
+      if (cached) {
+        // The server may have been restarted without its state: check the monitor is still ours.
+        const res = await fetch(`${base}/mp/v0/monitors/${cached.id}`, {
+          headers: { authorization: `Bearer ${cached.owner_token}` },
+          signal: AbortSignal.timeout(5000),
+        });
+        await res.body?.cancel();
+        if (res.status === 200) return new ServerPublisher(`${base}/mp/v0/monitors/${cached.id}/observations`, cached.owner_token, cached.id, warn);
+      }
       for (const id of [wanted, `${wanted}-${Date.now().toString(16).slice(-6)}`]) {
         const res = await fetch(`${base}/mp/v0/monitors`, {
           method: 'POST',
