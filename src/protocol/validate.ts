@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { ProtocolError, invalid } from './errors.ts';
 import { inVocabulary, type VocabularyName, vocabularies } from './vocabulary.ts';
-import { describe, readTimestamp, readWholeNumber } from './wire-values.ts';
+import { describe, maxNesting, pathBeyondNesting, readTimestamp, readWholeNumber } from './wire-values.ts';
 
 const schemaDir = join(dirname(fileURLToPath(import.meta.url)), 'schemas');
 
@@ -115,6 +115,11 @@ function validatorFor(id: SchemaId): ValidateFunction {
 export function validate<T>(id: SchemaId, input: unknown): T {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw invalid(`The request body must be a JSON object; got ${describe(input)}.`);
+  }
+  const tooDeep = pathBeyondNesting(input);
+  if (tooDeep) {
+    const field = tooDeep[0] ?? '(body)';
+    throw invalid(`"${field}" is nested more than ${maxNesting} levels deep; flatten it.`, { field });
   }
   const check = validatorFor(id);
   if (check(input)) return input as T;

@@ -27,6 +27,24 @@ export function requireWholeNumber(
   return n;
 }
 
+/** Deepest nesting of objects and arrays a request may carry: beyond it JSON.stringify overflows the stack. */
+export const maxNesting = 100;
+
+/**
+ * The key path of the first value nested more than `limit` levels deep, or
+ * undefined when there is none. Walks iteratively, so any parsed body is safe.
+ */
+export function pathBeyondNesting(value: unknown, limit = maxNesting): string[] | undefined {
+  const stack: Array<{ node: unknown; depth: number; path: string[] }> = [{ node: value, depth: 0, path: [] }];
+  while (stack.length > 0) {
+    const { node, depth, path } = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth >= limit) return path;
+    for (const [key, child] of Object.entries(node)) stack.push({ node: child, depth: depth + 1, path: [...path, key] });
+  }
+  return undefined;
+}
+
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -10,6 +10,7 @@ import { type ObservationDraft, type Observation, observationOf } from '../proto
 import { serverPrincipal } from '../protocol/principal.ts';
 import { serverProvenance } from '../protocol/provenance.ts';
 import { observationTypes } from '../protocol/vocabulary.ts';
+import { maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
 import type { LeaseRecord, LeaseRow, SubscriptionRecord, SubscriptionRow } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { Feed } from './feed.ts';
@@ -362,6 +363,8 @@ function isoOrNull(ms: number | null): string | null {
 }
 
 function cutRaw(raw: unknown): unknown {
+  // A body refused for its nesting cannot be serialised whole; keep a note instead.
+  if (pathBeyondNesting(raw)) return `(request body nested more than ${maxNesting} levels deep; not recorded)`;
   const text = JSON.stringify(raw) ?? 'null';
   if (Buffer.byteLength(text) <= defaults.rawCutBytes) return raw;
   return Buffer.from(text).subarray(0, defaults.rawCutBytes).toString('utf8');
