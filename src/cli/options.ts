@@ -14,10 +14,14 @@ export function wholeNumberFlag(flag: string, value: unknown, min: number, max: 
   return n;
 }
 
+/** A flag's text value; cac gives a list for `type: [String]` flags (which keeps digits as text), and the last one wins. */
 export function stringFlag(flag: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (value === true || value === '' || Array.isArray(value)) throw new UsageError(`${flag} needs one value.`);
-  return String(value);
+  const last = Array.isArray(value) ? value.at(-1) : value;
+  if (last === undefined) return undefined;
+  // A bare flag reaches us as true, or as "true" once cac's String type has converted it.
+  const bare = last === true || last === '' || (last === 'true' && !process.argv.some((a) => a === 'true' || a.endsWith('=true')));
+  if (bare) throw new UsageError(`${flag} needs a value.`);
+  return String(last);
 }
 
 /** "a,b" or repeated flags → a list of non-empty names. */

@@ -155,7 +155,7 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
       caller,
       signal: request.signal,
       splitCommas: matched.input === 'query',
-      raw: () => (matched.input === 'body' ? mergeInput(params, parseJsonBody(request.body)) : input),
+      raw: () => (matched.input === 'body' ? parseJsonBody(request.body) : extra),
     });
     return jsonResponse(reply.status, reply.body, cors);
   }

@@ -84,3 +84,22 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
     kill: () => stopWith('SIGKILL'),
   };
 }
+
+/**
+ * A free port below Linux's ephemeral range. A server restarted on a port
+ * inside that range can find it taken: a client retrying connects to the dead
+ * port may be given that very port as its own (a TCP self-connect).
+ */
+export async function stablePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 10000);
+    const free = await new Promise<boolean>((done) => {
+      const probe = createServer();
+      probe.once('error', () => done(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => done(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('no free port between 20000 and 30000');
+}

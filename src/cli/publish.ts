@@ -1,0 +1,61 @@
+// `vigil publish`: publishes one observation to a monitor on a running server.
+import type { CAC } from 'cac';
+import { defaultBase, ServerError, serverClient, UnreachableError } from './server-client.ts';
+import { stringFlag, UsageError } from './options.ts';
+
+interface PublishFlags {
+  base?: unknown;
+  token?: unknown;
+  type?: unknown;
+  subject?: unknown;
+  tier?: unknown;
+  origin?: unknown;
+  verification?: unknown;
+  actor?: unknown;
+  data?: unknown;
+  json?: boolean;
+}
+
+export function registerPublishCommand(cli: CAC): void {
+  cli
+    .command('publish <monitor>', 'Publish one observation to a monitor on a running server')
+    .option('--base <url>', 'Server to use', { default: process.env.VIGIL_BASE ?? defaultBase, type: [String] })
+    .option('--token <token>', "The monitor's owner token (or VIGIL_TOKEN)", { type: [String] })
+    .option('--type <type>', 'Observation type, e.g. ci.build.finished', { type: [String] })
+    .option('--subject <subject>', 'What the observation is about', { type: [String] })
+    .option('--tier <tier>', 'src, measured, derived, unverified or falsified', { type: [String] })
+    .option('--origin <origin>', 'human, agent, webhook, probe or system', { type: [String] })
+    .option('--verification <v>', 'human_verified, machine_verified, certified, reported or unverified', { type: [String] })
+    .option('--actor <principal>', 'Who observed it, e.g. agent:builder', { type: [String] })
+    .option('--data <json>', 'Data as a JSON object', { type: [String] })
+    .option('--json', 'Print the server reply as JSON')
+    .example('vigil publish builds --token vgo_... --type ci.build.finished --subject job-42 --data \'{"ok":true}\'')
+    .action(async (monitor: string, flags: PublishFlags) => {
+      const token = stringFlag('--token', flags.token) ?? process.env.VIGIL_TOKEN;
+      const type = stringFlag('--type', flags.type);
+      if (!token) throw new UsageError('--token <token> is required (or set VIGIL_TOKEN).');
+      if (!type) throw new UsageError('--type <type> is required.');
+      const observation: Record<string, unknown> = { type };
+      for (const field of ['subject', 'tier', 'origin', 'verification', 'actor'] as const) {
+        const value = stringFlag(`--${field}`, flags[field]);
+        if (value !== undefined) observation[field] = value;
+      }
+      const data = stringFlag('--data', flags.data);
+      if (data !== undefined) {
+        try {
+          observation.data = JSON.parse(data);
+        } catch (error) {
+          throw new UsageError(`--data must be a JSON object: ${(error as Error).message}`);
+        }
+      }
+      const client = serverClient(stringFlag('--base', flags.base) ?? defaultBase);
+      try {
+        const reply = await client.request('POST', `/monitors/${encodeURIComponent(monitor)}/observations`, { token, body: observation });
+        process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : `published ${monitor} seq ${reply.seq}\n`);
+      } catch (error) {
+        if (error instanceof ServerError && flags.json) process.stdout.write(`${JSON.stringify(error.body)}\n`);
+        else process.stderr.write(`vigil publish: ${(error as Error).message}\n`);
+        process.exit(error instanceof UnreachableError ? 3 : 1);
+      }
+    });
+}

@@ -1,0 +1,112 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { call, createMonitor, subscribe } from '../support/client.ts';
+import { repoRoot, stablePort, startServerProcess, tempDir, vigilArgs } from '../support/server-process.ts';
+
+function vigil(args: string[]) {
+  return spawnSync(process.execPath, vigilArgs(args), { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
+}
+
+const running: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of running.splice(0)) child.kill('SIGKILL');
+});
+
+function waitForLines(output: () => string, count: number, timeoutMs = 20_000): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const tick = () => {
+      const lines = output().split('\n').filter(Boolean);
+      if (lines.length >= count) return resolve(lines);
+      if (Date.now() - started > timeoutMs) return reject(new Error(`only ${lines.length} lines:\n${output()}`));
+      setTimeout(tick, 50);
+    };
+    tick();
+  });
+}
+
+describe('vigil publish and vigil watch', () => {
+  it('publish prints the seq, refuses bad values with the server error and exits 1', async () => {
+    const server = await startServerProcess();
+    try {
+      const { id, ownerToken } = await createMonitor(server.base, { visibility: 'public' });
+      const ok = vigil(['publish', id, '--base', server.url, '--token', ownerToken, '--type', 'demo.ok', '--subject', 's', '--data', '{"n":1}']);
+      expect(ok.status).toBe(0);
+      expect(ok.stdout).toBe(`published ${id} seq 2\n`);
+      const bad = vigil(['publish', id, '--base', server.url, '--token', ownerToken, '--type', 'demo.ok', '--tier', 'nope']);
+      expect(bad.status).toBe(1);
+      expect(bad.stderr).toContain('UNKNOWN_VOCABULARY');
+      const json = vigil(['publish', id, '--base', server.url, '--token', 'wrong', '--type', 'demo.ok', '--json']);
+      expect(json.status).toBe(1);
+      expect(JSON.parse(json.stdout).code).toBe('UNAUTHORIZED');
+      const missing = vigil(['publish', id, '--base', server.url, '--token', ownerToken]);
+      expect(missing.status).toBe(2);
+      expect(missing.stderr).toContain('--type');
+      const unknownFlag = vigil(['publish', id, '--bogus', 'x']);
+      expect(unknownFlag.status).toBe(2);
+      expect(unknownFlag.stderr).toContain('bogus');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('watch prints one line per observation and keeps going through a server restart without loss or repeats', async () => {
+    const state = join(tempDir(), 'watch.db');
+    let server = await startServerProcess({ state, port: await stablePort() });
+    const { id, ownerToken } = await createMonitor(server.base, { visibility: 'public' });
+    const sub = await subscribe(server.base, { monitor: id, subscriber: 'human:watcher', filter: { types: 'demo.*' } });
+    const post = (n: number) =>
+      call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.n', subject: `s${n}`, data: { n } } });
+    await post(1);
+    await post(2);
+    const watch = spawn(
+      process.execPath,
+      vigilArgs(['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--catch-up', '--wait', '1']),
+      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    running.push(watch);
+    let out = '';
+    watch.stdout!.on('data', (d) => (out += d));
+    const first = await waitForLines(() => out, 2);
+    expect(first[0]).toMatch(/^\d+ demo\.n s1 tier=unverified origin=agent actor=agent:owner \{"n":1,/);
+
+    await server.kill();
+    server = await startServerProcess({ state, port: server.port });
+    await post(3);
+    await post(4);
+    const all = await waitForLines(() => out, 4);
+    await new Promise((r) => setTimeout(r, 1500));
+    const subjects = out.split('\n').filter(Boolean).map((line) => line.split(' ')[2]);
+    expect(subjects).toEqual(['s1', 's2', 's3', 's4']);
+    expect(all).toHaveLength(4);
+    // It acknowledged what it printed.
+    const pulled = await call(server.base, 'GET', `/subscriptions/${sub.id}/pull`, { token: sub.token });
+    expect(pulled.body.observations).toHaveLength(0);
+    await server.stop();
+  }, 60_000);
+
+  it('watch --once prints one batch and exits; without --catch-up it starts at the head', async () => {
+    const server = await startServerProcess();
+    try {
+      const { id, ownerToken } = await createMonitor(server.base, { visibility: 'public' });
+      await call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.old' } });
+      const sub = await subscribe(server.base, { monitor: id, subscriber: 'agent:w' });
+      const skipped = vigil(['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--once']);
+      expect(skipped.status).toBe(0);
+      expect(skipped.stdout).not.toContain('demo.old');
+      await call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.new' } });
+      const once = vigil(['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--once', '--catch-up']);
+      expect(once.status).toBe(0);
+      expect(once.stdout).toContain('demo.new');
+      const missing = vigil(['watch', '--base', server.url, '--token', sub.token]);
+      expect(missing.status).toBe(2);
+      expect(missing.stderr).toContain('--subscription');
+      const badWait = vigil(['watch', '--subscription', sub.id, '--token', sub.token, '--wait', '99']);
+      expect(badWait.status).toBe(2);
+      expect(badWait.stderr).toContain('--wait');
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
