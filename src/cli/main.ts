@@ -2,12 +2,16 @@
 // own file and registers itself here.
 import { cac } from 'cac';
 import { packageVersion } from '../version.ts';
+import { registerPublishCommand } from './publish.ts';
 import { registerServeCommands } from './serve.ts';
+import { registerWatchCommand } from './watch.ts';
 import { registerMcpCommands } from './mcp-commands.ts';
 import { registerRecipeCommands } from './recipe-commands.ts';
 
 const cli = cac('vigil');
 registerServeCommands(cli);
+registerWatchCommand(cli);
+registerPublishCommand(cli);
 registerMcpCommands(cli);
 registerRecipeCommands(cli);
 
