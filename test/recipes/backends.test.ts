@@ -75,6 +75,27 @@ describe('claude backend', () => {
   });
 });
 
+describe('codex backend', () => {
+  it('runs codex exec with JSON output, the prompt on stdin, and counts completed items as phases', async () => {
+    project = makeProject({ claude: false, codex: true });
+    project.recipe({
+      name: 'cx',
+      steps: [
+        { label: 'ok', args: ['TURNS=3 SAY=FIN'], model: 'gpt-5-codex', effort: 'high', permission_mode: 'acceptEdits', completion_keyword: 'FIN', depends_on: [] },
+        { label: 'long', args: ['TURNS=4'], max_phases: 2, depends_on: [] },
+      ],
+    });
+    const r = await runVigil(project, ['sequence', 'cx']);
+    expect(r.code).toBe(1);
+    const call = project.logEntries().find((e) => e.step === 'ok')!;
+    expect(call.argv).toEqual(['exec', '--json', '--skip-git-repo-check', '--model', 'gpt-5-codex', '-c', 'model_reasoning_effort="high"', '--full-auto', '-']);
+    expect(call.prompt).toBe('TURNS=3 SAY=FIN');
+    const run = lastRun(project);
+    expect(stepOf(run, 'ok')).toMatchObject({ status: 'succeeded', phases: 3, backend: 'codex' });
+    expect(stepOf(run, 'long').reason).toBe('max_phases (2) reached before the agent finished');
+  });
+});
+
 describe('custom backend', () => {
   it('runs the program once per phase until it prints the completion keyword, with the prompt file replaced by the rendered prompt', async () => {
     project = makeProject();

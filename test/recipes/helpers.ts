@@ -26,12 +26,13 @@ export interface Project {
   cleanup(): void;
 }
 
-export function makeProject(options: { claude?: boolean } = {}): Project {
+export function makeProject(options: { claude?: boolean; codex?: boolean } = {}): Project {
   const root = mkdtempSync(join(tmpdir(), 'vigil-recipes-'));
   const home = join(root, '.home');
   const bin = join(root, '.bin');
   for (const d of [home, bin, join(root, '.vigil', 'recipes')]) mkdirSync(d, { recursive: true });
   if (options.claude !== false) symlinkSync(join(fakesDir, 'fake-claude.mjs'), join(bin, 'claude'));
+  if (options.codex) symlinkSync(join(fakesDir, 'fake-codex.mjs'), join(bin, 'codex'));
   const agent = join(fakesDir, 'fake-agent.mjs');
   // Outside the project: mirror and rsync modes copy the project back and forth.
   const log = `${root}.fake-log.jsonl`;

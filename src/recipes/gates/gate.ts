@@ -89,6 +89,8 @@ export class GateKeeper {
     return new Promise((resolvePromise) => {
       this.io.pause();
       const rl = createInterface({ input: this.io.input, output: this.io.output, terminal: true });
+      // In raw mode Ctrl-C reaches readline, not the process: pass it on so the run is cancelled.
+      rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
       const done = (c: GateChoice | null): void => {
         rl.close();
         this.io.resume();

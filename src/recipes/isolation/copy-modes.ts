@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { RunRefusedError } from '../errors.ts';
 import { findOnPath } from '../preflight/which.ts';
@@ -60,15 +60,15 @@ export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string,
         root: copy,
         async bringBack(): Promise<MergeOutcome> {
           if (mode === 'rsync') {
-            await rsync(['-a', '--delete', '--exclude=/.git', '--exclude=/.vigil', `${copy}/`, `${workspace}/`]);
+            // --checksum: a same-size edit within the same second must not be missed.
+            await rsync(['-a', '--checksum', '--delete', '--exclude=/.git', '--exclude=/.vigil', `${copy}/`, `${workspace}/`]);
             return { result: 'merged' };
           }
           const after = listFiles(copy);
           for (const rel of after) {
             const src = join(copy, rel);
             const dst = join(workspace, rel);
-            if (!existsSync(dst) || statSync(dst).mtimeMs !== statSync(src).mtimeMs || statSync(dst).size !== statSync(src).size)
-              cpSync(src, dst, { preserveTimestamps: true });
+            if (!existsSync(dst) || !readFileSync(dst).equals(readFileSync(src))) cpSync(src, dst, { preserveTimestamps: true });
           }
           for (const rel of before) if (!after.has(rel)) rmSync(join(workspace, rel), { force: true });
           return { result: 'merged' };

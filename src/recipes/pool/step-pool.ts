@@ -16,7 +16,8 @@ export class StepPool {
   constructor(maxThreads: number) {
     this.piscina = new Piscina({
       filename: new URL('./worker-entry.mjs', import.meta.url).href,
-      minThreads: 1,
+      // Start every thread up front: a thread loads the TypeScript worker, which takes a moment.
+      minThreads: Math.max(1, maxThreads),
       maxThreads: Math.max(1, maxThreads),
       idleTimeout: 30_000,
     });

@@ -103,7 +103,7 @@ export class LiveView {
     const lines = [...this.steps.values()].map((s) => {
       const phase = s.phase > 0 ? `phase ${s.phase}` : '';
       const text = `${ICON[s.status] ?? ' '} ${s.label.padEnd(width)}  ${s.status.padEnd(13)} ${phase.padEnd(9)} ${elapsed(s, now).padStart(7)}${s.note ? `  ${s.note}` : ''}`;
-      return text.slice(0, Math.max(20, (this.out.columns ?? 120) - 1));
+      return text.slice(0, Math.max(20, (this.out.columns || 120) - 1));
     });
     this.clear();
     this.out.write(`${lines.join('\n')}\n`);

@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// A fake Codex CLI: `codex exec --json [...] -`, prompt on stdin, JSON lines
+// out (thread.started, turn.started, item.completed…, turn.completed). TURNS
+// sets how many items it completes; SAY puts a word in the last message.
+import { log, parseDirectives, readStdin } from './directives.mjs';
+
+const argv = process.argv.slice(2);
+const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
+const prompt = await readStdin();
+log(process.env.FAKE_LOG, { agent: 'codex', argv, cwd: process.cwd(), prompt, step: process.env.VIGIL_STEP ?? null });
+if (argv[0] !== 'exec' || !argv.includes('--json') || argv[argv.length - 1] !== '-') {
+  process.stderr.write('fake codex: expected exec --json … -\n');
+  process.exit(2);
+}
+const d = parseDirectives(prompt.includes('connectivity check') ? '' : prompt);
+emit({ type: 'thread.started', thread_id: 'fake' });
+emit({ type: 'turn.started' });
+const items = Number(d.TURNS ?? '1');
+for (let i = 1; i <= items; i += 1) {
+  const last = i === items;
+  if (last) emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'agent_message', text: d.SAY ? `done ${d.SAY}` : 'done' } });
+  else emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'command_execution', command: `step ${i}` } });
+}
+if (d.FAIL) {
+  emit({ type: 'turn.failed', error: { message: 'fake codex failure' } });
+  process.exit(1);
+}
+emit({ type: 'turn.completed', usage: { input_tokens: 1, output_tokens: 1 } });
