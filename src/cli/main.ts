@@ -4,12 +4,14 @@ import { cac } from 'cac';
 import { packageVersion } from '../version.ts';
 import { registerPublishCommand } from './publish.ts';
 import { registerServeCommands } from './serve.ts';
+import { registerConformCommands } from './conform-commands.ts';
 import { registerWatchCommand } from './watch.ts';
 import { registerMcpCommands } from './mcp-commands.ts';
 import { registerRecipeCommands } from './recipe-commands.ts';
 
 const cli = cac('vigil');
 registerServeCommands(cli);
+registerConformCommands(cli);
 registerWatchCommand(cli);
 registerPublishCommand(cli);
 registerMcpCommands(cli);

@@ -1,0 +1,67 @@
+// `vigil conform`: the black-box conformance suite against a base URL, or
+// against a server this process starts (--self).
+import type { CAC } from 'cac';
+import { runChecks } from '../conform/runner.ts';
+import { formatReport } from '../conform/report.ts';
+import { conformanceChecks } from '../conform/suite.ts';
+import { listFlag, stringFlag, UsageError } from './options.ts';
+
+interface ConformFlags {
+  base?: unknown;
+  self?: unknown;
+  json?: unknown;
+  adminToken?: unknown;
+  only?: unknown;
+}
+
+export function registerConformCommands(cli: CAC): void {
+  cli
+    .command('conform', 'Run the conformance suite against a monitor server (exit 1 on any failure)')
+    .option('--base <url>', 'Server to test: its origin (http://host:port) or its /mp/v0 root', { type: [String] })
+    .option('--self', 'Start a server in this process on a free port, test it, stop it')
+    .option('--json', 'Print a machine-readable report {passed, failed, checks: [{id, name, section, ok, reason}]}')
+    .option('--admin-token <token>', 'Admin token of the --base server, for the compaction checks (skipped without it)', { type: [String] })
+    .option('--only <ids>', 'Run only checks whose id contains one of these strings (comma-separated)', { type: [String] })
+    .example('vigil conform --self')
+    .example('vigil conform --base http://127.0.0.1:8130 --json')
+    .action(async (flags: ConformFlags) => {
+      const base = stringFlag('--base', flags.base);
+      const self = flags.self === true;
+      if (base === undefined && !self) throw new UsageError('conform needs --base <url> or --self.');
+      if (base !== undefined && self) throw new UsageError('conform takes --base <url> or --self, not both.');
+      if (flags.self !== undefined && typeof flags.self !== 'boolean') throw new UsageError('--self takes no value.');
+      if (base !== undefined && !/^https?:\/\/[^\s/]+/.test(base)) throw new UsageError(`--base takes an http(s) URL; got "${base}".`);
+      const only = listFlag(flags.only);
+      let adminToken = stringFlag('--admin-token', flags.adminToken);
+      let stop: (() => Promise<void>) | undefined;
+      let root: string;
+      if (self) {
+        // Loaded only here: `--base` must not depend on this package's server.
+        const [{ startServer }, { serverDoors }, { randomBytes }] = await Promise.all([import('../server.ts'), import('../transport/doors.ts'), import('node:crypto')]);
+        adminToken = `vga_${randomBytes(24).toString('base64url')}`;
+        const server = await startServer({ port: 0, allowAdmin: adminToken, extensions: serverDoors });
+        stop = () => server.close();
+        root = `${server.url}/mp/v0`;
+      } else {
+        root = protocolRoot(base!);
+      }
+      let report: Awaited<ReturnType<typeof runChecks>>;
+      try {
+        report = await runChecks(conformanceChecks, { base: root, adminToken, only });
+      } finally {
+        await stop?.();
+      }
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify({ base: report.base, passed: report.passed, failed: report.failed, skipped: report.skipped, checks: report.checks.map(({ ms: _ms, ...rest }) => rest) }, null, 2)}\n`);
+      } else {
+        process.stdout.write(formatReport(report, process.stdout.columns ?? 120));
+      }
+      process.exitCode = report.failed > 0 ? 1 : 0;
+    });
+}
+
+/** `http://host:port` or `http://host:port/mp/v0` → the /mp/v0 root. */
+export function protocolRoot(base: string): string {
+  const trimmed = base.replace(/\/+$/, '');
+  return /\/mp\/v0$/.test(trimmed) ? trimmed : `${trimmed}/mp/v0`;
+}

@@ -1,0 +1,87 @@
+// Runs checks against one base URL in parallel batches, each with its own
+// time limit, and collects one result per check.
+import { randomBytes } from 'node:crypto';
+import { type Check, type CheckContext, CheckFailure, CheckSkipped } from './check.ts';
+import { WireClient } from './wire-client.ts';
+
+export interface CheckResult {
+  readonly id: string;
+  readonly name: string;
+  readonly section: string;
+  readonly ok: boolean;
+  readonly skipped?: true;
+  readonly reason: string;
+  readonly ms: number;
+}
+
+export interface ConformReport {
+  readonly base: string;
+  readonly passed: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly checks: CheckResult[];
+}
+
+export interface RunOptions {
+  readonly base: string;
+  readonly adminToken?: string;
+  /** Checks in flight at once. */
+  readonly concurrency?: number;
+  /** Only checks whose id contains one of these strings. */
+  readonly only?: readonly string[];
+}
+
+const defaultTimeoutMs = 15_000;
+
+export async function runChecks(checks: readonly Check[], options: RunOptions): Promise<ConformReport> {
+  const base = options.base.replace(/\/+$/, '');
+  const runId = randomBytes(3).toString('hex');
+  let counter = 0;
+  const ctx: CheckContext = {
+    base,
+    http: new WireClient(base),
+    adminToken: options.adminToken,
+    unique: (prefix) => `${prefix}-${runId}-${(++counter).toString(36)}`,
+  };
+  const selected = options.only?.length ? checks.filter((c) => options.only!.some((s) => c.id.includes(s))) : checks;
+  const results: CheckResult[] = new Array(selected.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < selected.length) {
+      const index = next++;
+      results[index] = await runOne(selected[index]!, ctx);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 12, selected.length) }, worker));
+  const passed = results.filter((r) => r.ok && !r.skipped).length;
+  const skipped = results.filter((r) => r.skipped).length;
+  return { base, passed, failed: results.length - passed - skipped, skipped, checks: results };
+}
+
+async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
+  const started = Date.now();
+  const done = (ok: boolean, reason: string, skipped?: true): CheckResult => ({
+    id: check.id,
+    name: check.name,
+    section: check.section,
+    ok,
+    ...(skipped ? { skipped } : {}),
+    reason,
+    ms: Date.now() - started,
+  });
+  const timeoutMs = check.timeoutMs ?? defaultTimeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CheckFailure(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+  });
+  try {
+    const note = await Promise.race([check.run(ctx), timeout]);
+    return done(true, note ?? '');
+  } catch (error) {
+    if (error instanceof CheckSkipped) return done(true, `skipped: ${error.message}`, true);
+    if (error instanceof CheckFailure) return done(false, error.message);
+    return done(false, `${(error as Error).name}: ${(error as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}

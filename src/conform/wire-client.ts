@@ -1,0 +1,67 @@
+// The only way checks talk to a server: plain fetch against the wire
+// protocol, so the suite works against any implementation of protocol.md.
+
+/** Wire JSON: any server may send anything, so checks test it field by field at run time. */
+// biome-ignore lint/suspicious/noExplicitAny: untyped JSON from the server under test
+export type Wire = any;
+
+export interface WireReply {
+  readonly status: number;
+  /** Parsed JSON, or the raw text when the body is not JSON. */
+  readonly body: Wire;
+  readonly text: string;
+  readonly headers: Headers;
+  /** "METHOD /path → status", for failure messages. */
+  readonly label: string;
+}
+
+export interface RequestOptions {
+  readonly body?: unknown;
+  /** Sent as is (e.g. malformed JSON); wins over `body`. */
+  readonly rawBody?: string;
+  readonly token?: string;
+  readonly headers?: Record<string, string>;
+  readonly query?: Record<string, string | number>;
+}
+
+export class WireClient {
+  constructor(
+    readonly base: string,
+    private readonly timeoutMs = 20_000,
+  ) {}
+
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<WireReply> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    let body: string | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers['content-type'] ??= 'application/json';
+    const query = options.query ? `?${new URLSearchParams(Object.entries(options.query).map(([k, v]) => [k, String(v)]))}` : '';
+    const response = await fetch(`${this.base}${path}${query}`, {
+      method,
+      headers,
+      body,
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    // An event stream never ends: only its status and headers are wanted here.
+    const streaming = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+    if (streaming) await response.body?.cancel();
+    const text = streaming ? '' : await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Left as text: the check decides whether that is acceptable.
+    }
+    return { status: response.status, body: parsed, text, headers: response.headers, label: `${method} ${path}${query} → ${response.status}` };
+  }
+
+  get(path: string, options?: RequestOptions): Promise<WireReply> {
+    return this.request('GET', path, options);
+  }
+
+  post(path: string, body: unknown, token?: string, options: RequestOptions = {}): Promise<WireReply> {
+    return this.request('POST', path, { ...options, body, token });
+  }
+}

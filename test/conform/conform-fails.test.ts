@@ -1,0 +1,51 @@
+// `vigil conform` fails (exit 1) against servers broken in one way each, and
+// names the checks of exactly the broken rules.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acceptsUnknownVocabulary, ignoresStoredCursor, noAuthentication } from '../fakes/broken-faults.ts';
+import { type BrokenServer, type Fault, startBrokenProxy } from '../fakes/broken-proxy.ts';
+import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+import { failedIds, runConform } from './run-conform.ts';
+
+const cases: { name: string; fault: () => Fault; mustFail: string[]; mustPass: string[] }[] = [
+  {
+    name: 'ignores the stored cursor',
+    fault: () => ignoresStoredCursor,
+    mustFail: ['MP-9-ack', 'MP-9-limit-next-lag', 'MP-9-replay-cursor', 'MP-9-from-head', 'MP-11-start-committed'],
+    mustPass: ['MP-2-discover', 'MP-9-pull-token', 'MP-5-vocabulary', 'MP-12-lease-held'],
+  },
+  {
+    name: 'has no authentication',
+    fault: noAuthentication,
+    mustFail: ['MP-4-publish-owner', 'MP-3-configure-owner', 'MP-3-private-visibility', 'MP-9-pull-token', 'MP-9-renew', 'MP-11-token', 'MP-9-capability-grant'],
+    mustPass: ['MP-2-discover', 'MP-9-ack', 'MP-5-vocabulary', 'MP-12-lease-held'],
+  },
+  {
+    name: 'stores values outside the vocabularies',
+    fault: () => acceptsUnknownVocabulary,
+    mustFail: ['MP-5-vocabulary', 'MP-3-vocabulary-together', 'MP-3-update-vocabulary', 'MP-4-batch-all-or-nothing', 'MP-5-rejected-recorded'],
+    mustPass: ['MP-2-discover', 'MP-9-ack', 'MP-9-pull-token', 'MP-5-tier-src'],
+  },
+];
+
+describe.each(cases)('vigil conform against a server that $name', ({ fault, mustFail, mustPass }) => {
+  let real: ServerProcess;
+  let broken: BrokenServer;
+  beforeAll(async () => {
+    real = await startServerProcess({ transport: 'node' });
+    broken = await startBrokenProxy(real.url, fault());
+  });
+  afterAll(async () => {
+    await broken?.close();
+    await real?.stop();
+  });
+
+  it('exits 1 and fails the checks of the broken rule', async () => {
+    const run = await runConform(['--base', broken.url, '--json']);
+    expect(run.code, run.stderr).toBe(1);
+    const failed = failedIds(run);
+    for (const id of mustFail) expect(failed, `${id} should fail`).toContain(id);
+    for (const id of mustPass) expect(failed, `${id} should pass`).not.toContain(id);
+    expect(run.report!.failed).toBe(failed.length);
+    expect(run.report!.passed).toBeGreaterThan(run.report!.checks.length / 2);
+  }, 60_000);
+});
