@@ -10,7 +10,7 @@ import { gateAnswerFile, writeGateAnswer } from '../recipes/gates/gate.ts';
 import { discoverRecipes, findProjectRoot } from '../recipes/loading/discovery.ts';
 import { recipeSchemaPath } from '../recipes/loading/recipe-schema.ts';
 import { readRunJson, runsDir } from '../recipes/records/run-record.ts';
-import { listRuns } from '../recipes/records/runs-list.ts';
+import { listRuns, processAlive } from '../recipes/records/runs-list.ts';
 import { systemVault } from '../recipes/vault.ts';
 
 function fail(error: unknown): never {
@@ -134,6 +134,8 @@ export function registerRecipeCommands(cli: CAC): void {
         if (!step) throw new RecipeInputError(`gate: run ${runId} has no step "${label}"; steps: ${run.steps.map((s) => s.label).join(', ')}`);
         if (step.status !== 'awaiting_gate' || !step.gate)
           throw new RecipeInputError(`gate: step "${label}" of run ${runId} is not waiting at a review gate (it is ${step.status})`);
+        if (!processAlive(run.pid))
+          throw new RecipeInputError(`gate: run ${runId} is no longer running (its process ${run.pid} is gone); resume it with "vigil sequence ${run.recipe} --from ${label}"`);
         if (!step.gate.options.includes(option))
           throw new RecipeInputError(`gate: "${option}" is not an option of step "${label}"; options: ${step.gate.options.join(', ')}`);
         writeGateAnswer(dir, label, option);

@@ -146,7 +146,10 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
         { backend: s.backend, cwd: prep.workspace, env: childEnv(req.env, s.env, prep.runId, 'canary', recorder.dir), timeoutSeconds: recipe.canary_timeout ?? STEP_DEFAULTS.canary_timeout, runDir: recorder.dir },
         cancel.signal,
       );
-      if (cancel.signal.aborted) return finishRun(recorder, 'cancelled', 'cancelled before the first step', view, publisher);
+      if (cancel.signal.aborted) {
+        for (const p of prep.plan.steps) if (!prep.resume?.preset.has(p.label)) setStep(p.label, { status: 'cancelled', reason: 'not started: the run was cancelled' });
+        return finishRun(recorder, 'cancelled', 'cancelled before the first step', view, publisher);
+      }
       if (!canary.ok) {
         io.stderr.write(`vigil: canary for backend "${s.backendName}" failed: ${canary.reason}; no step was started\n`);
         for (const p of prep.plan.steps) if (!prep.resume?.preset.has(p.label)) setStep(p.label, { status: 'skipped', reason: 'canary failed' });
@@ -198,7 +201,15 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
           if (step.gate === 'review') {
             const options = step.gate_options ?? [...STEP_DEFAULTS.gate_options];
             setStep(label, { status: 'awaiting_gate', gate: { options, default_action: step.gate_action ?? null } });
-            const choice = await gates.decide({ runId: prep.runId, runDir: recorder.dir, label, options, defaultAction: step.gate_action ?? null, signal });
+            const choice = await gates.decide({
+              runId: prep.runId,
+              runDir: recorder.dir,
+              label,
+              dir: ws.dir,
+              options,
+              defaultAction: step.gate_action ?? null,
+              signal,
+            });
             if (!choice) {
               final = 'cancelled';
               setStep(label, { status: 'cancelled', reason: 'cancelled at the review gate' });

@@ -25,6 +25,8 @@ export interface GateRequest {
   runId: string;
   runDir: string;
   label: string;
+  /** Where the step's work can be inspected. */
+  dir: string;
   options: string[];
   defaultAction: string | null;
   signal: AbortSignal;
@@ -61,7 +63,7 @@ export class GateKeeper {
   decide(req: GateRequest): Promise<GateChoice | null> {
     if (!this.io.interactive && req.defaultAction) return Promise.resolve({ choice: req.defaultAction, by: 'gate_action' });
     this.io.note(
-      `step "${req.label}" waits at its review gate; answer with: vigil gate ${req.runId} ${req.label} <${req.options.join('|')}>`,
+      `step "${req.label}" waits at its review gate (its work is in ${req.dir}); answer with: vigil gate ${req.runId} ${req.label} <${req.options.join('|')}>`,
     );
     if (!this.io.interactive) return this.waitForFile(req, null);
     // One terminal prompt at a time; answers by command are honoured meanwhile.

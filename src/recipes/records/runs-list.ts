@@ -8,7 +8,7 @@ export interface ListedRun extends RunJson {
   shownStatus: string;
 }
 
-function alive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -29,7 +29,7 @@ export function listRuns(projectRoot: string): ListedRun[] {
   for (const entry of entries) {
     try {
       const run = readRunJson(join(dir, entry));
-      const shownStatus = run.status === 'running' && !alive(run.pid) ? 'interrupted' : run.status;
+      const shownStatus = run.status === 'running' && !processAlive(run.pid) ? 'interrupted' : run.status;
       runs.push({ ...run, shownStatus });
     } catch {
       // not a run directory, or a run.json being written for the first time
