@@ -257,12 +257,12 @@ export class MonitorService {
   }
 
   persistSubscription(id: string): void {
-    this.store.putSubscription(() => this.subscriptionRow(id));
+    this.store.putSubscription(id, () => this.subscriptionRow(id));
   }
 
   persistLease(mkey: number, subject: string): void {
     const key = leaseKey(mkey, subject);
-    this.store.putLease(() => this.leaseRow(key));
+    this.store.putLease(mkey, subject, () => this.leaseRow(key));
   }
 
   subscriptionRow(id: string): SubscriptionRow {

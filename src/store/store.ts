@@ -300,8 +300,9 @@ export class Store {
     this.commits.append(() => this.q.resolveContradiction.run([mkey, seq]));
   }
 
-  putSubscription(read: () => SubscriptionRow): void {
-    const id = read().record.id;
+  // Rows are read only when the batch commits: a timer that fires while an
+  // actor is being restored may ask to persist it before it is resident.
+  putSubscription(id: string, read: () => SubscriptionRow): void {
     this.commits.put(`s:${id}`, () => {
       const { state, record } = read();
       this.q.upsertSubscription.run([
@@ -317,8 +318,7 @@ export class Store {
     });
   }
 
-  putLease(read: () => LeaseRow): void {
-    const { mkey, subject } = read().record;
+  putLease(mkey: number, subject: string, read: () => LeaseRow): void {
     this.commits.put(`l:${mkey}:${subject}`, () => {
       const { state, record } = read();
       this.q.upsertLease.run([mkey, subject, state, state === 'held' ? record.expiresMs : null, JSON.stringify(record)]);
