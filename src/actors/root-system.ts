@@ -37,6 +37,9 @@ export interface ActorEnvironment {
 
 export const leaseKey = (mkey: number, subject: string) => `${mkey}:${subject}`;
 
+/** How many subscription and lease actors stay in memory; the rest live as rows (about 5 KB per actor saved). */
+export const defaultResidentCap = 10_000;
+
 export class RootSystem {
   readonly monitors: ActorRegistry<MonitorActor>;
   readonly subscriptions: ActorRegistry<SubscriptionActor>;
@@ -45,7 +48,10 @@ export class RootSystem {
   private readonly leaseLogic;
   private readonly subscriptionLogic;
 
-  constructor(private readonly env: ActorEnvironment) {
+  constructor(
+    private readonly env: ActorEnvironment,
+    private readonly residentCap = defaultResidentCap,
+  ) {
     this.leaseLogic = leaseMachine.provide({
       actions: { announceExpiry: (_args, params) => env.leaseExpired(params.lease) },
     });
@@ -102,6 +108,24 @@ export class RootSystem {
 
   wakeLeaseAt(key: string, dueMs: number): void {
     this.deadlines.at(`l:${key}`, dueMs);
+  }
+
+  /**
+   * Lets cold actors go; their deadlines move to the scheduler. Called right
+   * after a commit, when no write of any actor is pending.
+   */
+  trim(): void {
+    this.subscriptions.evictBeyond(this.residentCap, (id, actor) => {
+      const snapshot = actor.getSnapshot();
+      if (snapshot.value !== 'live') return;
+      const s = snapshot.context.subscription;
+      this.wakeSubscriptionAt(id, s.lastActivityMs + s.muteMs);
+    });
+    this.leases.evictBeyond(this.residentCap, (key, actor) => {
+      const snapshot = actor.getSnapshot();
+      const expires = snapshot.context.lease.expiresMs;
+      if (snapshot.value === 'held' && expires !== null) this.wakeLeaseAt(key, expires);
+    });
   }
 
   stop(): void {

@@ -30,6 +30,7 @@ export class FeedStream {
   private activityTimer: unknown;
   private closed = false;
   private readonly maxShown: number;
+  private release: (() => void) | undefined;
 
   constructor(
     private readonly service: MonitorService,
@@ -47,6 +48,7 @@ export class FeedStream {
 
   start(listener: StreamListener): void {
     this.listener = listener;
+    this.release = this.service.system.subscriptions.hold(this.handle.id);
     this.unsubscribe = this.service.onRecorded((feed) => {
       if (feed === this.handle.feed) this.pump();
     });
@@ -58,6 +60,7 @@ export class FeedStream {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribe?.();
+    this.release?.();
     this.service.clock.clearTimeout(this.heartbeatTimer);
     this.service.clock.clearTimeout(this.activityTimer);
   }

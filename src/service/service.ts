@@ -26,6 +26,8 @@ export interface ServiceOptions {
   readonly maxBodyBytes?: number;
   /** Idle time before an event stream sends a heartbeat. */
   readonly heartbeatMs?: number;
+  /** Subscription and lease actors kept in memory (the rest wait as rows). */
+  readonly residentActors?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -82,7 +84,7 @@ export class MonitorService {
       leaseExpired: (lease) => this.onLeaseExpired(lease),
       subscriptionMuted: (subscription) => this.onSubscriptionMuted(subscription),
       actorFailed: (kind, key, error) => this.log(`vigil: ${kind} actor ${key} failed and will be restored from the store: ${String(error)}`),
-    });
+    }, options.residentActors);
     this.store.commits.onCommitted(() => this.afterCommit());
     this.load();
   }
@@ -308,6 +310,8 @@ export class MonitorService {
   private afterCommit(): void {
     const feeds = [...this.appendedSinceCommit];
     this.appendedSinceCommit.clear();
+    // Nothing is pending right now, so cold actors can go without losing a write.
+    this.system.trim();
     for (const feed of feeds) {
       feed.committedHead = feed.stats.head;
       feed.notify();

@@ -213,14 +213,21 @@ export async function pull(
     service.persistSubscription(handle.id);
   }
 
-  const page = await readPage(service, feed, {
-    from: Math.max(start, 1),
-    limit: params.limit ?? 50,
-    waitMs: (params.wait ?? 0) * 1000,
-    filters,
-    signal: options.signal,
-    maxShown: record.maxShown,
-  });
+  // A waiting pull keeps its actor resident, so the activity it records lands on the live actor.
+  const release = service.system.subscriptions.hold(handle.id);
+  let page: Awaited<ReturnType<typeof readPage>>;
+  try {
+    page = await readPage(service, feed, {
+      from: Math.max(start, 1),
+      limit: params.limit ?? 50,
+      waitMs: (params.wait ?? 0) * 1000,
+      filters,
+      signal: options.signal,
+      maxShown: record.maxShown,
+    });
+  } finally {
+    release();
+  }
   const now = service.now();
   const after = send(handle, { type: 'ACTIVITY', now, shownUpTo: page.lastSeq ?? 0 });
   feed.stats.last_pull = new Date(now).toISOString();
