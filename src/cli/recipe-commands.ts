@@ -18,6 +18,10 @@ function fail(error: unknown): never {
   process.exit(exitCodeOf(error));
 }
 
+function definedOnly<T extends Record<string, string | undefined>>(values: T): { [K in keyof T]?: string } {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: string };
+}
+
 function asList(value: unknown): string[] {
   if (value === undefined) return [];
   return (Array.isArray(value) ? value : [value]).map(String);
@@ -25,6 +29,8 @@ function asList(value: unknown): string[] {
 
 function optionalString(value: unknown, flag: string): string | undefined {
   if (value === undefined) return undefined;
+  // cac turns numeric-looking values into numbers; labels and ids are text.
+  if (typeof value === 'number') return String(value);
   if (typeof value !== 'string' || value === '') throw new RecipeInputError(`${flag} needs a value`);
   return value;
 }
@@ -52,9 +58,11 @@ export function registerRecipeCommands(cli: CAC): void {
             cwd: process.cwd(),
             env: process.env,
             vault: systemVault,
-            ...(optionalString(options.backend, '--backend') ? { backend: options.backend as string } : {}),
-            ...(optionalString(options.from, '--from') ? { from: options.from as string } : {}),
-            ...(optionalString(options.run, '--run') ? { run: options.run as string } : {}),
+            ...definedOnly({
+              backend: optionalString(options.backend, '--backend'),
+              from: optionalString(options.from, '--from'),
+              run: optionalString(options.run, '--run'),
+            }),
           },
           {
             stdin: process.stdin,

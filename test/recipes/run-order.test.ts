@@ -83,4 +83,21 @@ describe('ordering and parallelism on the step pool', () => {
     const [a, b] = [stepOf(run, 'w1'), stepOf(run, 'w2')].sort((x, y) => t(x.started) - t(y.started));
     expect(t(b!.started)).toBeGreaterThanOrEqual(t(a!.ended));
   });
+
+  it('starts waved steps only after the plain steps written before them', async () => {
+    project = makeProject();
+    project.recipe({
+      name: 'mixed',
+      canary: false,
+      steps: [
+        { label: 'setup', args: ['SLEEP_MS=300'] },
+        { label: 'x', args: ['fine'], wave: 1, concurrencySafe: true },
+        { label: 'y', args: ['fine'], wave: 1, concurrencySafe: true },
+      ],
+    });
+    const r = await runVigil(project, ['sequence', 'mixed']);
+    expect(r.code, r.stderr).toBe(0);
+    const run = lastRun(project);
+    for (const label of ['x', 'y']) expect(t(stepOf(run, label).started)).toBeGreaterThanOrEqual(t(stepOf(run, 'setup').ended));
+  });
 });

@@ -1,6 +1,7 @@
-// Plans a `sequence` recipe. Rules (also in docs/recipes.md):
-// - a step with `wave: N` waits for every step with a lower wave and for its
-//   `depends_on`; steps of one wave run concurrently;
+// Plans a `sequence` recipe. Rules (also in docs/recipes.md, "Order"):
+// - a step with `wave: N` waits for every step with a lower wave, for every
+//   step without a wave written before it, and for its `depends_on`; steps of
+//   one wave run concurrently;
 // - a step without `wave` but with `depends_on` waits only for those;
 // - a step with neither waits for every step listed before it (plain order).
 import { RecipeInputError } from '../errors.ts';
@@ -38,6 +39,7 @@ export const sequencePlanner: Planner<Recipe> = {
       const needs = new Set(s.depends_on ?? []);
       if (s.wave !== undefined) {
         for (const other of steps) if (other.wave !== undefined && other.wave < s.wave) needs.add(other.label);
+        for (const earlier of steps.slice(0, i)) if (earlier.wave === undefined) needs.add(earlier.label);
       } else if (s.depends_on === undefined) {
         for (const earlier of steps.slice(0, i)) needs.add(earlier.label);
       }
@@ -46,7 +48,7 @@ export const sequencePlanner: Planner<Recipe> = {
     const { order, cycle } = topologicalOrder(planned);
     if (cycle) {
       throw new RecipeInputError(`${file}: invalid recipe "${recipe.name}"`, [
-        `steps.depends_on: dependency cycle ${cycle.join(' → ')} (a step with "wave": N also waits for every step of a lower wave; a step without wave or depends_on waits for every step before it)`,
+        `steps.depends_on: dependency cycle ${cycle.join(' → ')} (a step with "wave": N also waits for every step of a lower wave and every step without a wave before it; a step without wave or depends_on waits for every step before it)`,
       ]);
     }
     return { type: 'sequence', steps: order };
