@@ -111,4 +111,35 @@ describe('command line', () => {
       expect(r.stdout).toContain(text);
     }
   });
+
+  it('refuses an invalid vigil.yml, naming the file, the field and the allowed values', async () => {
+    project = makeProject();
+    project.recipe({ name: 'r', steps: [step('a')] });
+    project.yml('providers:\n  local:\n    type: llama\n    base_url: http://127.0.0.1:1\n');
+    const r = await runVigil(project, ['sequence', 'r']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${join(project.root, 'vigil.yml')}: invalid workspace file`);
+    expect(r.stderr).toContain('providers.local.type: "llama" is not allowed; allowed: "openai", "ollama", "anthropic", "custom"');
+  });
+
+  it('refuses a malformed --var', async () => {
+    project = makeProject();
+    project.recipe({ name: 'r', steps: [step('a')] });
+    const r = await runVigil(project, ['sequence', 'r', '--var', '1X=oops']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--var "1X=oops": expected NAME=value');
+  });
+
+  it('runs the steps in the recipe workspace, relative to the project root', async () => {
+    project = makeProject();
+    project.file('services/api/README', 'api\n');
+    project.recipe({ name: 'ws', canary: false, workspace: 'services/api', steps: [step('a', { dir: 'src' })] });
+    const r = await runVigil(project, ['sequence', 'ws']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(project.logEntries().find((e) => e.step === 'a')!.cwd).toBe(join(project.root, 'services', 'api', 'src'));
+    project.recipe({ name: 'gone', workspace: 'no/such/dir', steps: [step('a')] });
+    const missing = await runVigil(project, ['sequence', 'gone']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`workspace: ${join(project.root, 'no/such/dir')} is not a directory`);
+  });
 });
