@@ -16,7 +16,7 @@ interface ConformFlags {
 
 export function registerConformCommands(cli: CAC): void {
   cli
-    .command('conform', 'Run the conformance suite against a monitor server (exit 1 on any failure)')
+    .command('conform', 'Run the black-box conformance suite against a monitor server (exit 0 all passed, 1 any failure, 2 usage error)')
     .option('--base <url>', 'Server to test: its origin (http://host:port) or its /mp/v0 root', { type: [String] })
     .option('--self', 'Start a server in this process on a free port, test it, stop it')
     .option('--json', 'Print a machine-readable report {passed, failed, checks: [{id, name, section, ok, reason}]}')
@@ -54,7 +54,7 @@ export function registerConformCommands(cli: CAC): void {
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ base: report.base, passed: report.passed, failed: report.failed, skipped: report.skipped, checks: report.checks.map(({ ms: _ms, ...rest }) => rest) }, null, 2)}\n`);
       } else {
-        process.stdout.write(formatReport(report, process.stdout.columns ?? 120));
+        process.stdout.write(formatReport(report, process.stdout.columns ?? 160));
       }
       process.exitCode = report.failed > 0 ? 1 : 0;
     });

@@ -4,7 +4,7 @@ import type { ConformReport } from './runner.ts';
 export function formatReport(report: ConformReport, width = 100): string {
   const rows = report.checks.map((c) => [c.id, c.name, c.skipped ? 'skip' : c.ok ? 'pass' : 'FAIL', c.reason]);
   const idWidth = Math.max(2, ...rows.map((r) => r[0]!.length));
-  const nameWidth = Math.min(48, Math.max(4, ...rows.map((r) => r[1]!.length)));
+  const nameWidth = Math.min(Math.max(40, width - idWidth - 40), Math.max(4, ...rows.map((r) => r[1]!.length)));
   const pad = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text.padEnd(n));
   const line = (r: string[]) => {
     const head = `${pad(r[0]!, idWidth)}  ${pad(r[1]!, nameWidth)}  ${pad(r[2]!, 4)}`;

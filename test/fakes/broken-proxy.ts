@@ -6,7 +6,6 @@ import { createServer, type IncomingHttpHeaders, request as forward } from 'node
 import type { AddressInfo } from 'node:net';
 
 /** JSON as the client or server sent it; faults look at it field by field. */
-// biome-ignore lint/suspicious/noExplicitAny: untyped wire JSON
 export type Json = any;
 
 export interface ProxiedRequest {

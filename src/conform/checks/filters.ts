@@ -27,6 +27,21 @@ export const filterChecks = [
     equal(picked(await pull(ctx, u)), ['other/a'], 'observations for actors probe:p1');
   }),
 
+  check('§8', 'MP-8-provenance-keys', 'origins and sources filter on the observation\'s origin and source', async (ctx) => {
+    const m = await seeded(ctx);
+    const s = await subscribe(ctx, m, { filter: { origins: 'probe' } });
+    equal(picked(await pull(ctx, s)), ['other/a'], 'observations for origins probe');
+    // Ambiguous: "sources" may mean the publisher's source_ref or the event's
+    // CloudEvents source (monitor:<id>); either reading is accepted.
+    await publish(ctx, m, { type: 'conform.event', subject: 'c', source_ref: 'ci:job-7' });
+    const byRef = picked(await pull(ctx, await subscribe(ctx, m, { filter: { sources: 'ci:job-7' } })));
+    if (JSON.stringify(byRef) === JSON.stringify(['event/c'])) return 'sources matches source_ref (accepted reading)';
+    const t = await subscribe(ctx, m, { filter: { sources: `monitor:${m.id}`, types: 'conform.event' } });
+    const bySource = picked(await pull(ctx, t));
+    equal(bySource, ['event/a', 'event/b', 'event/c'], `sources matches neither source_ref (got ${JSON.stringify(byRef)}) nor the event source`);
+    return 'sources matches the CloudEvents source (accepted reading)';
+  }),
+
   check('§8', 'MP-8-type-prefix', 'a types value ending in * matches by prefix', async (ctx) => {
     const m = await seeded(ctx);
     const s = await subscribe(ctx, m, { filter: { types: 'conform.*' } });

@@ -87,6 +87,18 @@ export const leaseChecks = [
     ensure(actions.includes('claim') && actions.includes('complete'), `lease observations lack claim/complete: ${excerpt(actions)}`);
   }),
 
+  check('§12', 'MP-12-lease-counts', 'attempts counts claims, lease_transitions counts holder changes; renew extends, release frees', async (ctx) => {
+    const { subject, a, b } = await workbench(ctx);
+    accepted(await lease(ctx, a, 'claim', { subject, lease_duration_seconds: 30 }), 201, 'claim by A');
+    const renewed = accepted(await lease(ctx, a, 'renew', { subject, lease_duration_seconds: 600 }), 200, 'renew by A for 600 s');
+    ensure(Date.parse(renewed.expires) - Date.now() > 300_000, `renew for 600 s set expires to ${renewed.expires}`);
+    const released = accepted(await lease(ctx, a, 'release', { subject }), 200, 'release by A');
+    equal([released.lease?.state, released.lease?.holder], ['free', null], 'state and holder after release');
+    const claimed = accepted(await lease(ctx, b, 'claim', { subject }), 201, 'claim by B');
+    equal([claimed.lease.attempts, claimed.lease.holder], [2, `sub:${b.id}`], 'attempts and holder after two claims');
+    ensure(claimed.lease.lease_transitions >= 2, `lease_transitions is ${claimed.lease.lease_transitions} after A, free, B`);
+  }),
+
   check('§12', 'MP-12-dead-letter', 'the fifth reject of a subject dead-letters it (409 DEAD_LETTERED)', async (ctx) => {
     const { subject, a } = await workbench(ctx);
     for (let i = 1; i <= 5; i++) {

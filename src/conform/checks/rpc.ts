@@ -1,7 +1,7 @@
 // §14 JSON-RPC 2.0 at POST /rpc: results, error numbers, batches, envelope errors.
 import { type CheckContext, check } from '../check.ts';
 import { ensure, equal, excerpt, fail } from '../expect.ts';
-import { createMonitor } from '../fixtures.ts';
+import { createMonitor, publish } from '../fixtures.ts';
 import type { Wire } from '../wire-client.ts';
 
 async function rpc(ctx: CheckContext, payload: unknown, token?: string, raw?: string) {
@@ -55,6 +55,32 @@ export const rpcChecks = [
     const vocab = rpcError(await rpc(ctx, call('monitors/publish', { id: m.id, type: 'conform.event', tier: 'gold' }), m.token), -32001, 'publish with tier gold');
     ensure(vocab.data?.code === 'UNKNOWN_VOCABULARY' && Array.isArray(vocab.data?.invalid), `data is not the full error body: ${excerpt(vocab.data)}`);
     rpcError(await rpc(ctx, call('monitors/publish', { id: m.id, type: 'conform.event' })), -32005, 'publish without a bearer');
+  }),
+
+  check('§14', 'MP-14-error-numbers', 'each protocol error carries the seed\'s JSON-RPC number', async (ctx) => {
+    const m = await createMonitor(ctx, { visibility: 'public', capabilities: ['observe', 'act'] });
+    const id = m.id;
+    await publish(ctx, m, { type: 'conform.event', subject: 'job' });
+    const sub = rpcResult(await rpc(ctx, call('feeds/subscribe', { monitor: id, subscriber: 'agent:a', capabilities: ['act'] }), m.token), 'feeds/subscribe');
+    const other = rpcResult(await rpc(ctx, call('feeds/subscribe', { monitor: id, subscriber: 'agent:b', capabilities: ['act'] }), m.token), 'feeds/subscribe');
+    const subscription = sub.subscription.id;
+    rpcResult(await rpc(ctx, call('feeds/ack', { subscription, cursor: 2 }), sub.token), 'feeds/ack 2');
+    rpcResult(await rpc(ctx, call('leases/claim', { subscription, subject: 'job' }), sub.token), 'leases/claim');
+    const cases: [string, unknown, string | undefined, number, string][] = [
+      ['feeds/subscribe', { monitor: id, subscriber: 'agent:c', filter: { colour: 1 } }, m.token, -32000, 'INVALID_FILTER'],
+      ['monitors/publish', { id, type: 'conform.event', tier: 'src' }, m.token, -32002, 'TIER_NOT_ASSERTABLE'],
+      ['feeds/ack', { subscription, cursor: -1 }, sub.token, -32003, 'INVALID'],
+      ['feeds/subscribe', { monitor: id, subscriber: 'agent:d', capabilities: ['act'] }, undefined, -32004, 'CAPABILITY_MISSING'],
+      ['feeds/pull', { subscription }, 'wrong', -32005, 'UNAUTHORIZED'],
+      ['monitors/create', { id }, undefined, -32007, 'DUPLICATE'],
+      ['feeds/ack', { subscription, cursor: 1 }, sub.token, -32008, 'CURSOR_BACKWARDS'],
+      ['leases/claim', { subscription: other.subscription.id, subject: 'job' }, other.token, -32010, 'LEASE_HELD'],
+      ['monitors/publish', { id, type: 'conform.event', on_behalf_of: 'human:mallory' }, m.token, -32014, 'PROVENANCE_CEILING'],
+    ];
+    for (const [method, params, bearer, number, code] of cases) {
+      const e = rpcError(await rpc(ctx, call(method, params), bearer), number, `${method} answering ${code}`);
+      equal(e.data?.code, code, `data.code of ${method}`);
+    }
   }),
 
   check('§14', 'MP-14-batch', 'a batch answers each call with its id; notifications get no reply', async (ctx) => {

@@ -1,5 +1,5 @@
 // §11 the server-sent event stream: frames, start position, Last-Event-ID.
-import { type CheckContext, check } from '../check.ts';
+import { type CheckContext, CheckSkipped, check } from '../check.ts';
 import { accepted, ensure, equal, excerpt, fail, refused } from '../expect.ts';
 import { createMonitor, publish, pull, subscribe } from '../fixtures.ts';
 import type { Wire } from '../wire-client.ts';
@@ -100,6 +100,23 @@ export const sseChecks = [
     accepted(await ctx.http.post(`/subscriptions/${s.id}/ack`, { cursor: page.next }, s.token), 200, 'ack after a');
     const read = await readStream(ctx, s, {}, '', (f) => observationFrames(f).length >= 1);
     equal(observationFrames(read.frames).map((f) => JSON.parse(f.data!).subject), ['b'], 'subjects streamed after acknowledging a');
+  }),
+
+  check('§11', 'MP-11-error', 'an error ends the stream with event: error and the error body', async (ctx) => {
+    if (!ctx.adminToken) throw new CheckSkipped('no admin token to compact with (use --self or --admin-token)');
+    const m = await createMonitor(ctx);
+    const s = await subscribe(ctx, m, { reset_policy: 'none' });
+    const seq = await publish(ctx, m, { type: 'conform.event' });
+    accepted(await ctx.http.post('/admin/compact', { monitor: m.id, upto_seq: seq }, ctx.adminToken), 200, 'compact');
+    const read = await readStream(ctx, s, {}, '', (f) => f.some((x) => x.event === 'error'));
+    // Either reading is accepted: the error before the stream opens (410), or as an error frame.
+    if (read.status === 410) {
+      ensure(read.text.includes('CURSOR_EXPIRED'), `410 without CURSOR_EXPIRED: ${excerpt(read.text)}`);
+      return 'refused with 410 CURSOR_EXPIRED before streaming (accepted reading)';
+    }
+    const frame = read.frames.find((f) => f.event === 'error');
+    ensure(frame, `no event: error on a stream below the retention floor: ${excerpt(read.frames)}`);
+    equal(JSON.parse(frame.data ?? 'null')?.code, 'CURSOR_EXPIRED', 'code in the error frame');
   }),
 
   check('§11', 'MP-11-live', 'an observation published while streaming arrives on the open stream', async (ctx) => {

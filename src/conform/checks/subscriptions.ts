@@ -36,6 +36,13 @@ export const subscriptionChecks = [
     refused(await ctx.http.post('/subscriptions', { monitor: m.id, subscriber: ctx.unique('agent:x'), capabilities: ['act'] }, (await createMonitor(ctx)).token), 403, 'CAPABILITY_MISSING', 'another monitor\'s owner token asks for act');
   }),
 
+  check('§3', 'MP-3-subscribe-token', 'a shared monitor\'s subscribe token lets others see it and subscribe with any capability', async (ctx) => {
+    const m = await createMonitor(ctx, { visibility: 'shared', subscribe_token: true, capabilities: ['observe', 'act'] });
+    refused(await ctx.http.post('/subscriptions', { monitor: m.id, subscriber: ctx.unique('agent:x') }), 404, 'NOT_FOUND', 'subscribe to a shared monitor without a token');
+    const granted = accepted(await ctx.http.post('/subscriptions', { monitor: m.id, subscriber: ctx.unique('agent:x'), capabilities: ['observe', 'act'] }, m.subscribeToken), 201, 'subscribe with the subscribe token asking for act');
+    equal([...granted.subscription.capabilities].sort(), ['act', 'observe'], 'capabilities granted with the subscribe token');
+  }),
+
   check('§9', 'MP-9-resubscribe', 're-subscribing re-keys the subscription, keeps the cursor, needs a token', async (ctx) => {
     const m = await createMonitor(ctx, { visibility: 'public' });
     const s = await subscribe(ctx, m, { subscriber: 'agent:again' }, undefined);
