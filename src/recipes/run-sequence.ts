@@ -14,6 +14,7 @@ import type { PlannedStep } from './planning/plan.ts';
 import { StepPool } from './pool/step-pool.ts';
 import type { StepOutcome } from './pool/step-task.ts';
 import { type PreparedRun, prepareRun, type RunRequest } from './prepare-run.ts';
+import { reapInterruptedRuns } from './records/reap-interrupted.ts';
 import { RunRecorder, type StepRecord } from './records/run-record.ts';
 import { RUN_TYPE, STEP_TYPE, ServerPublisher } from './publish/server-publisher.ts';
 import { STEP_DEFAULTS } from './types.ts';
@@ -46,11 +47,14 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   const { recipe, file } = prep.found;
   const isolation = await createIsolation(prep);
   const recovered = await isolation.recover();
+  const reaped = reapInterruptedRuns(prep.projectRoot);
 
   const view = new LiveView(io.stdout, io.interactive, prep.plan.steps.map((s) => s.label));
   const say = (line: string): void => view.note(line);
   for (const w of prep.warnings) io.stderr.write(`${w}\n`);
   for (const r of recovered) say(`removed ${r}, left behind by an interrupted run`);
+  for (const r of reaped)
+    say(`run ${r.runId} was interrupted (its runner died)${r.killed.length ? `; stopped its leftover processes ${r.killed.join(', ')}` : ''}`);
 
   const recorder = new RunRecorder(prep.projectRoot, {
     id: prep.runId,
@@ -187,6 +191,8 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
             },
             (m) => {
               if (m.type === 'phase' && recorder.step(label).status === 'running') setStep(label, { phase: m.phase });
+              else if (m.type === 'spawned') recorder.updateStep(label, { pgids: [...(recorder.step(label).pgids ?? []), m.pid] });
+              else if (m.type === 'exited') recorder.updateStep(label, { pgids: (recorder.step(label).pgids ?? []).filter((p) => p !== m.pid) });
               else if (m.type === 'building') view.update(label, { note: 'build_command' });
             },
             signal,
@@ -244,7 +250,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
         setStep(label, { status: 'failed', reason: (error as Error).message }, (error as Error).message);
       } finally {
         if (ws) await ws.dispose(conflict).catch((e: Error) => say(`could not remove the isolated copy of "${label}": ${e.message}`));
-        setStep(label, { ended: new Date().toISOString(), ...persistOutput(recorder.dir, outputRel, step.outputPersistenceThreshold) });
+        setStep(label, { ended: new Date().toISOString(), pgids: [], ...persistOutput(recorder.dir, outputRel, step.outputPersistenceThreshold) });
       }
       return final;
     };

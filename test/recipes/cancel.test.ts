@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isAlive, lastRun, makeProject, type Project, startVigil, stepOf } from './helpers.ts';
+import { isAlive, lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
@@ -46,4 +46,28 @@ describe('cancellation', () => {
       expect(project.logEntries().map((e) => e.step)).not.toContain('c');
     });
   }
+});
+
+describe('a runner that dies', () => {
+  it('leaves a run that the next run marks interrupted, stopping the agents it left behind', async () => {
+    project = makeProject();
+    const pidfile = join(project.root, 'a.pids');
+    project.recipe({ name: 'doomed', canary: false, steps: [{ label: 'a', args: [`HANG PIDFILE=${pidfile}`] }] });
+    project.recipe({ name: 'next', canary: false, steps: [{ label: 'b', args: ['fine'] }] });
+    const run = startVigil(project, ['sequence', 'doomed']);
+    await until(() => existsSync(pidfile), 'the agent to start');
+    const pids = JSON.parse(readFileSync(pidfile, 'utf8')) as { agent: number; grandchild: number };
+    run.child.kill('SIGKILL');
+    await run.done;
+    // Nobody is left to stop the agent: it keeps running, detached.
+    expect(isAlive(pids.agent)).toBe(true);
+    const doomedId = lastRun(project).id;
+
+    const next = await runVigil(project, ['sequence', 'next']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toContain(`run ${doomedId} was interrupted`);
+    await until(() => !isAlive(pids.agent) && !isAlive(pids.grandchild), 'the leftover agent to be stopped');
+    const listed = await runVigil(project, ['runs']);
+    expect(listed.stdout).toMatch(new RegExp(`${doomedId}\\s+doomed\\s+interrupted`));
+  });
 });

@@ -17,7 +17,7 @@ export type StepStatus =
   | 'cancelled'
   | 'reused';
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
 
 export interface GateRecord {
   options: string[];
@@ -42,6 +42,8 @@ export interface StepRecord {
   output?: string;
   output_bytes: number;
   prompt_files: string[];
+  /** Process groups of the step's programs while they run (so a later run can stop them if this runner dies). */
+  pgids?: number[];
   reason?: string;
   killed_by?: 'watchdog:timeout' | 'watchdog:inactivity';
   gate?: GateRecord;
