@@ -141,12 +141,11 @@ export function createMonitor(service: MonitorService, input: unknown, caller: C
   });
   return {
     status: 201,
-    body: {
-      // The reply is sent once the configured observation is committed, so its head counts it.
-      monitor: { ...servedMonitor(service, feed), head: feed.stats.head },
+    body: () => ({
+      monitor: servedMonitor(service, feed),
       owner_token: owner.token,
       ...(subscribe ? { subscribe_token: subscribe.token } : {}),
-    },
+    }),
   };
 }
 
@@ -192,8 +191,7 @@ export function configureMonitor(action: ConfigureAction) {
       });
       service.persistMonitor(feed);
     }
-    // Sent after the commit: the head includes the configured observation just written.
-    return { status: 200, body: { monitor: { ...servedMonitor(service, feed), head: feed.stats.head }, seq } };
+    return { status: 200, body: () => ({ monitor: servedMonitor(service, feed), seq }) };
   };
 }
 

@@ -20,7 +20,7 @@ import {
   monitorState,
   publish,
 } from './monitor-operations.ts';
-import type { Reply } from './reply.ts';
+import { type Reply, renderReply } from './reply.ts';
 import type { MonitorService } from './service.ts';
 import { ack, pull, renew, retire, seek, subscribe } from './subscription-operations.ts';
 import { tokenMatches } from './tokens.ts';
@@ -96,7 +96,7 @@ export async function invoke(service: MonitorService, name: OperationName, input
   try {
     const reply = await operation.run(service, input, options);
     await service.settle();
-    return reply;
+    return renderReply(reply);
   } catch (thrown) {
     let error = asProtocolError(thrown);
     if (error.code === 'STORE_UNAVAILABLE' && !(thrown instanceof Error && thrown.name === 'ProtocolError')) {

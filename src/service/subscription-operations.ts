@@ -134,7 +134,7 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
       cursor: record.cursor,
       capabilities: record.capabilities,
     });
-    return { status: 200, body: { subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token } };
+    return { status: 200, body: () => ({ subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token }) };
   }
 
   const head = feed.committedHead;
@@ -172,7 +172,7 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
   };
   service.addSubscription({ state: 'live', record });
   feed.liveSubscriptions++;
-  return { status: 201, body: { subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token } };
+  return { status: 201, body: () => ({ subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token }) };
 }
 
 const pullParams = new Set(['subscription', 'wait', 'limit', 'cursor']);
@@ -270,7 +270,7 @@ export function ack(service: MonitorService, input: unknown, caller: Caller): Re
     service.persistMonitor(feed);
   }
   service.persistSubscription(handle.id);
-  return { status: 200, body: { subscription: servedSubscription(state, record, lagOf(service, feed, record)), cursor: record.cursor } };
+  return { status: 200, body: () => ({ subscription: servedSubscription(state, record, lagOf(service, feed, record)), cursor: record.cursor }) };
 }
 
 export function seek(service: MonitorService, input: unknown, caller: Caller): Reply {
@@ -291,7 +291,7 @@ export function seek(service: MonitorService, input: unknown, caller: Caller): R
     cursor: record.cursor,
     previous,
   });
-  return { status: 200, body: { subscription: servedSubscription(state, record, lagOf(service, feed, record)), cursor: record.cursor, seq } };
+  return { status: 200, body: () => ({ subscription: servedSubscription(state, record, lagOf(service, feed, record)), cursor: record.cursor, seq }) };
 }
 
 export function renew(service: MonitorService, input: unknown, caller: Caller): Reply {
@@ -301,7 +301,7 @@ export function renew(service: MonitorService, input: unknown, caller: Caller): 
   const token = mintToken('subscription');
   const { record, state } = send(handle, { type: 'RENEW', tokenHash: token.hash, now: service.now() });
   service.persistSubscription(handle.id);
-  return { status: 200, body: { subscription: servedSubscription(state, record, lagOf(service, handle.feed, record)), token: token.token } };
+  return { status: 200, body: () => ({ subscription: servedSubscription(state, record, lagOf(service, handle.feed, record)), token: token.token }) };
 }
 
 export function retire(service: MonitorService, input: unknown, caller: Caller): Reply {
@@ -318,5 +318,5 @@ export function retire(service: MonitorService, input: unknown, caller: Caller):
       cursor: record.cursor,
     });
   }
-  return { status: 200, body: { subscription: servedSubscription(state, record, lagOf(service, handle.feed, record)) } };
+  return { status: 200, body: () => ({ subscription: servedSubscription(state, record, lagOf(service, handle.feed, record)) }) };
 }
