@@ -25,6 +25,7 @@ export type SchemaId =
   | 'monitor-ref'
   | 'observation'
   | 'publish-batch'
+  | 'publish-target'
   | 'pull'
   | 'seek'
   | 'subscribe'

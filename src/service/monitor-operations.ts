@@ -240,11 +240,7 @@ function draftOf(feed: Feed, item: PublishedObservation, index: number | null, n
 }
 
 export function publish(service: MonitorService, input: unknown, caller: Caller): Reply {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    return validate('observation', input);
-  }
-  const { id, ...rest } = input as Record<string, unknown>;
-  validate('monitor-ref', { id });
+  const { id, ...rest } = validate<Record<string, unknown>>('publish-target', input);
   const batch = 'observations' in rest;
   const items = batch
     ? validate<{ observations: PublishedObservation[] }>('publish-batch', rest).observations

@@ -1,6 +1,6 @@
 // Every operation of the protocol, by its JSON-RPC method name. Doors map
 // their routes, methods and tools onto this table and call `invoke`.
-import { asProtocolError, type ProtocolError } from '../protocol/errors.ts';
+import { asProtocolError, ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from './access.ts';
 import { isOwner } from './access.ts';
 import { compact, snapshot } from './admin-operations.ts';
@@ -98,10 +98,8 @@ export async function invoke(service: MonitorService, name: OperationName, input
     await service.settle();
     return renderReply(reply);
   } catch (thrown) {
+    if (!(thrown instanceof ProtocolError)) service.reportFailure(name, thrown);
     let error = asProtocolError(thrown);
-    if (error.code === 'STORE_UNAVAILABLE' && !(thrown instanceof Error && thrown.name === 'ProtocolError')) {
-      service.reportFailure(name, thrown);
-    }
     if (operation.target && error.code !== 'NOT_FOUND' && error.code !== 'STORE_UNAVAILABLE') {
       error = recordRefusal(service, operation, input, options, error);
     }
