@@ -86,6 +86,11 @@ export class MonitorService {
       actorFailed: (kind, key, error) => this.log(`vigil: ${kind} actor ${key} failed and will be restored from the store: ${String(error)}`),
     }, options.residentActors);
     this.store.commits.onCommitted(() => this.afterCommit());
+    this.store.commits.onFailed((error) =>
+      this.log(
+        `vigil: cannot write the state file ${this.store.path} (${error instanceof Error ? error.message : String(error)}); nothing more is stored and requests are refused with 503 STORE_UNAVAILABLE until the server is restarted`,
+      ),
+    );
     this.load();
   }
 

@@ -14,6 +14,7 @@ export class GroupCommit {
   private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
   private failure: unknown;
   private readonly committedListeners: Array<() => void> = [];
+  private readonly failedListeners: Array<(error: unknown) => void> = [];
 
   constructor(private readonly driver: SqlDriver) {}
 
@@ -49,6 +50,11 @@ export class GroupCommit {
     this.committedListeners.push(listener);
   }
 
+  /** Called once, when the first commit fails. */
+  onFailed(listener: (error: unknown) => void): void {
+    this.failedListeners.push(listener);
+  }
+
   /** Applies the queued writes now (also used on shutdown). */
   flush(): void {
     const settle = this.settle;
@@ -59,6 +65,13 @@ export class GroupCommit {
     this.latest = new Map();
     this.pending = undefined;
     this.settle = undefined;
+    // After a failed commit the service's memory is ahead of the file: storing
+    // later batches would leave gaps (seqs that were never stored), so nothing
+    // more is written until the server restarts from the file.
+    if (this.failure) {
+      settle.reject(this.failure);
+      return;
+    }
     try {
       this.driver.exec('BEGIN IMMEDIATE');
       try {
@@ -66,12 +79,17 @@ export class GroupCommit {
         for (const write of latest.values()) write();
         this.driver.exec('COMMIT');
       } catch (error) {
-        this.driver.exec('ROLLBACK');
+        try {
+          this.driver.exec('ROLLBACK');
+        } catch {
+          // SQLite already rolled back (e.g. on SQLITE_FULL); the first error is the one to report.
+        }
         throw error;
       }
     } catch (error) {
       this.failure = error;
       settle.reject(error);
+      for (const listener of this.failedListeners) listener(error);
       return;
     }
     settle.resolve();
