@@ -12,7 +12,7 @@ import { serverProvenance } from '../protocol/provenance.ts';
 import { observationTypes } from '../protocol/vocabulary.ts';
 import { maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
 import type { LeaseRecord, LeaseRow, SubscriptionRecord, SubscriptionRow } from '../store/records.ts';
-import type { Store } from '../store/store.ts';
+import { memoryPath, type Store } from '../store/store.ts';
 import { Feed } from './feed.ts';
 
 export interface ServiceOptions {
@@ -91,7 +91,13 @@ export class MonitorService {
         `vigil: cannot write the state file ${this.store.path} (${error instanceof Error ? error.message : String(error)}); nothing more is stored and requests are refused with 503 STORE_UNAVAILABLE until the server is restarted`,
       ),
     );
-    this.load();
+    try {
+      this.load();
+    } catch (error) {
+      // A damaged page shows up only when it is read; SQLite's message does not say which file.
+      if (this.store.path === memoryPath) throw error;
+      throw new Error(`cannot load the state file ${this.store.path}: ${(error as Error).message}`, { cause: error });
+    }
   }
 
   // ---- loading ----

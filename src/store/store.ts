@@ -28,7 +28,7 @@ import type {
   SubscriptionTable,
 } from './tables.ts';
 import { type SqlDriver, openSqlDriver } from './sql-driver.ts';
-import { type StateLock, lockStateFile } from './state-lock.ts';
+import { type StateLock, StateLockedError, lockStateFile } from './state-lock.ts';
 
 export const memoryPath = ':memory:';
 
@@ -77,11 +77,11 @@ export class Store {
 
   private constructor(options: StoreOptions) {
     this.path = resolveStatePath(options.path);
-    if (this.path !== memoryPath) {
-      mkdirSync(dirname(this.path), { recursive: true });
-      this.lock = lockStateFile(this.path);
-    }
     try {
+      if (this.path !== memoryPath) {
+        mkdirSync(dirname(this.path), { recursive: true });
+        this.lock = lockStateFile(this.path);
+      }
       this.driver = openSqlDriver(this.path, options.driver);
       // WAL with synchronous=NORMAL: a commit survives a killed process without an fsync per commit.
       this.driver.exec('PRAGMA journal_mode = WAL');
@@ -91,7 +91,9 @@ export class Store {
       applySchema(this.driver);
     } catch (error) {
       this.lock?.release();
-      throw error;
+      // SQLite's messages ("file is not a database", "attempt to write a readonly database") do not say which file.
+      if (this.path === memoryPath || error instanceof StateLockedError) throw error;
+      throw new Error(`cannot open the state file ${this.path}: ${(error as Error).message}`, { cause: error });
     }
     this.commits = new GroupCommit(this.driver);
     this.dynamic = new StatementCache(this.driver);
