@@ -1,18 +1,17 @@
 // `vigil sequence`: prepares a run, then executes its plan on the step pool
 // while the main thread records every change, shows it, asks gates and
 // publishes to a Vigil server. Returns the exit code.
-import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { runCanary } from './canary.ts';
 import { ExitCode } from './errors.ts';
-import { executePlan, type FinalStatus } from './executor/step-executor.ts';
-import { GateKeeper, gateVerdict } from './gates/gate.ts';
+import { childEnv, createStepRunner } from './executor/run-step.ts';
+import { executePlan } from './executor/step-executor.ts';
+import { GateKeeper } from './gates/gate.ts';
 import { createCopyIsolation, createNoIsolation } from './isolation/copy-modes.ts';
-import type { Isolation, StepWorkspace } from './isolation/isolation.ts';
+import type { Isolation } from './isolation/isolation.ts';
 import { createWorktreeIsolation } from './isolation/worktree.ts';
-import type { PlannedStep } from './planning/plan.ts';
 import { StepPool } from './pool/step-pool.ts';
-import type { StepOutcome } from './pool/step-task.ts';
 import { type PreparedRun, prepareRun, type RunRequest } from './prepare-run.ts';
 import { reapInterruptedRuns } from './records/reap-interrupted.ts';
 import { RunRecorder, type StepRecord } from './records/run-record.ts';
@@ -161,99 +160,18 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       }
     }
 
-    const runStep = async (planned: PlannedStep, signal: AbortSignal): Promise<FinalStatus> => {
-      const { label, step } = planned;
-      const prepared = prep.steps.get(label)!;
-      const outputRel = join('steps', `${label}.log`);
-      const outputFile = join(recorder.dir, outputRel);
-      setStep(label, { status: 'running', started: new Date().toISOString(), output_file: outputRel });
-      let ws: StepWorkspace | null = null;
-      let final: FinalStatus = 'failed';
-      let conflict = false;
-      try {
-        ws = await isolation.prepare(label, step.dir ?? '.');
-        for (;;) {
-          const outcome: StepOutcome = await pool.run(
-            {
-              kind: 'step',
-              label,
-              cwd: ws.dir,
-              env: childEnv(req.env, prepared.env, prep.runId, label, recorder.dir),
-              backend: prepared.backend,
-              prompt: prepared.rendered.promptText,
-              ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),
-              maxPhases: step.max_phases ?? STEP_DEFAULTS.max_phases,
-              timeoutMs: (step.timeout ?? STEP_DEFAULTS.timeout) * 1000,
-              inactivityMs: (step.inactivity_timeout ?? prep.config.inactivity_timeout ?? STEP_DEFAULTS.inactivity_timeout) * 1000,
-              ...(step.build_command ? { buildCommand: step.build_command } : {}),
-              vm: prepared.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [ws.root] } : null,
-              outputFile,
-            },
-            (m) => {
-              if (m.type === 'phase' && recorder.step(label).status === 'running') setStep(label, { phase: m.phase });
-              else if (m.type === 'spawned') recorder.updateStep(label, { pgids: [...(recorder.step(label).pgids ?? []), m.pid] });
-              else if (m.type === 'exited') recorder.updateStep(label, { pgids: (recorder.step(label).pgids ?? []).filter((p) => p !== m.pid) });
-              else if (m.type === 'building') view.update(label, { note: 'build_command' });
-            },
-            signal,
-          );
-          if (outcome.status !== 'succeeded') {
-            final = outcome.status;
-            const killed = outcome.status === 'killed' ? { killed_by: `watchdog:${outcome.killedBy}` as const } : {};
-            setStep(label, { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed }, outcome.reason);
-            break;
-          }
-          setStep(label, { phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode }, '');
-          if (step.gate === 'review') {
-            const options = step.gate_options ?? [...STEP_DEFAULTS.gate_options];
-            setStep(label, { status: 'awaiting_gate', gate: { options, default_action: step.gate_action ?? null } });
-            const choice = await gates.decide({
-              runId: prep.runId,
-              runDir: recorder.dir,
-              label,
-              dir: ws.dir,
-              options,
-              defaultAction: step.gate_action ?? null,
-              signal,
-            });
-            if (!choice) {
-              final = 'cancelled';
-              setStep(label, { status: 'cancelled', reason: 'cancelled at the review gate' });
-              break;
-            }
-            const gate = { options, default_action: step.gate_action ?? null, choice: choice.choice, chosen_by: choice.by };
-            const verdict = gateVerdict(choice.choice);
-            if (verdict === 'retry') {
-              setStep(label, { status: 'running', gate, phase: 0 }, `gate: ${choice.choice}`);
-              continue;
-            }
-            if (verdict === 'reject') {
-              final = 'failed';
-              setStep(label, { status: 'failed', gate, reason: `rejected at the review gate (${choice.choice}, by ${choice.by})` });
-              break;
-            }
-            setStep(label, { gate });
-          }
-          const merge = await ws.bringBack();
-          if (merge.result === 'conflict') {
-            conflict = true;
-            final = 'conflict';
-            setStep(label, { status: 'conflict', reason: merge.detail ?? 'merge conflict', merge: { branch: merge.branch ?? '', result: 'conflict', ...(merge.detail ? { detail: merge.detail } : {}) } }, merge.detail);
-          } else {
-            final = 'succeeded';
-            setStep(label, { status: 'succeeded', ...(merge.branch ? { merge: { branch: merge.branch, result: merge.result } } : {}) });
-          }
-          break;
-        }
-      } catch (error) {
-        final = 'failed';
-        setStep(label, { status: 'failed', reason: (error as Error).message }, (error as Error).message);
-      } finally {
-        if (ws) await ws.dispose(conflict).catch((e: Error) => say(`could not remove the isolated copy of "${label}": ${e.message}`));
-        setStep(label, { ended: new Date().toISOString(), pgids: [], ...persistOutput(recorder.dir, outputRel, step.outputPersistenceThreshold) });
-      }
-      return final;
-    };
+    const runStep = createStepRunner({
+      prep,
+      baseEnv: req.env,
+      runDir: recorder.dir,
+      isolation,
+      pool,
+      gates,
+      step: (label) => recorder.step(label),
+      setStep,
+      note: (label, note) => view.update(label, { note }),
+      say,
+    });
 
     const result = await executePlan(
       prep.plan,
@@ -273,30 +191,6 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     process.off('exit', killAll);
     await publisher?.flush();
   }
-}
-
-function childEnv(base: NodeJS.ProcessEnv, stepEnv: Record<string, string>, runId: string, label: string, runDir: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
-  return { ...env, ...stepEnv, VIGIL_RUN_ID: runId, VIGIL_STEP: label, VIGIL_RUN_DIR: runDir };
-}
-
-/** Output at or below the step's outputPersistenceThreshold is kept inline in run.json; above it, in the file. */
-function persistOutput(runDir: string, rel: string, threshold: number | undefined): Partial<StepRecord> {
-  const path = join(runDir, rel);
-  let size = 0;
-  try {
-    size = statSync(path).size;
-  } catch {
-    mkdirSync(dirname(path), { recursive: true });
-    return { output_bytes: 0, output_file: null, output: '' };
-  }
-  if (threshold !== undefined && size <= threshold) {
-    const output = readFileSync(path, 'utf8');
-    unlinkSync(path);
-    return { output_bytes: size, output_file: null, output };
-  }
-  return { output_bytes: size, output_file: rel };
 }
 
 function finishRun(

@@ -14,7 +14,7 @@ describe('watchdogs', () => {
       name: 'hung',
       canary: false,
       steps: [
-        { label: 'stuck', args: [`HANG PIDFILE=${pidfile}`], timeout: 1 },
+        { label: 'stuck', args: [`HANG PIDFILE=${pidfile}`], timeout: 3 },
         { label: 'next', args: ['fine'], depends_on: ['stuck'] },
       ],
     });
@@ -36,7 +36,7 @@ describe('watchdogs', () => {
 
   it('kills an agent that prints nothing for longer than the inactivity timeout', async () => {
     project = makeProject();
-    customProvider(project, 'inactivity_timeout: 1\n');
+    customProvider(project, 'inactivity_timeout: 2\n');
     const pidfile = join(project.root, 'pids.json');
     project.recipe({
       name: 'silent',

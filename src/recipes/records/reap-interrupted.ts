@@ -65,7 +65,6 @@ export function reapInterruptedRuns(projectRoot: string): ReapedRun[] {
         step.status = 'cancelled';
         step.reason = 'the runner died before this step ended';
       }
-      step.pgids = [];
     }
     run.status = 'interrupted';
     run.reason = `the runner (pid ${run.pid}) died`;

@@ -42,8 +42,6 @@ export interface StepRecord {
   output?: string;
   output_bytes: number;
   prompt_files: string[];
-  /** Process groups of the step's programs while they run (so a later run can stop them if this runner dies). */
-  pgids?: number[];
   reason?: string;
   killed_by?: 'watchdog:timeout' | 'watchdog:inactivity';
   gate?: GateRecord;

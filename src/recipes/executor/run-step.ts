@@ -1,0 +1,150 @@
+// Runs one step of a plan to its end: its isolated directory, the agent on
+// the pool (again when a reviewer asks for a retry), the review gate, the
+// merge back, and the record of each change. The executor calls it once per
+// step; what it returns decides the fate of the steps that wait for it.
+import { mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { GateKeeper } from '../gates/gate.ts';
+import { gateVerdict } from '../gates/gate.ts';
+import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
+import type { PlannedStep } from '../planning/plan.ts';
+import type { StepPool } from '../pool/step-pool.ts';
+import type { StepOutcome } from '../pool/step-task.ts';
+import type { PreparedRun } from '../prepare-run.ts';
+import type { StepRecord } from '../records/run-record.ts';
+import { STEP_DEFAULTS } from '../types.ts';
+import type { FinalStatus } from './step-executor.ts';
+
+export interface StepRunnerContext {
+  prep: PreparedRun;
+  baseEnv: NodeJS.ProcessEnv;
+  runDir: string;
+  isolation: Isolation;
+  pool: StepPool;
+  gates: GateKeeper;
+  step(label: string): StepRecord;
+  /** Records a change of the step (run.json, events, view, server). */
+  setStep(label: string, patch: Partial<StepRecord>, note?: string): void;
+  note(label: string, note: string): void;
+  say(line: string): void;
+}
+
+export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep, signal: AbortSignal) => Promise<FinalStatus> {
+  const { prep, setStep } = ctx;
+return async (planned: PlannedStep, signal: AbortSignal): Promise<FinalStatus> => {
+    const { label, step } = planned;
+    const prepared = prep.steps.get(label)!;
+    const outputRel = join('steps', `${label}.log`);
+    const outputFile = join(ctx.runDir, outputRel);
+    setStep(label, { status: 'running', started: new Date().toISOString(), output_file: outputRel });
+    let ws: StepWorkspace | null = null;
+    let final: FinalStatus = 'failed';
+    let conflict = false;
+    try {
+      ws = await ctx.isolation.prepare(label, step.dir ?? '.');
+      for (;;) {
+        const outcome: StepOutcome = await ctx.pool.run(
+          {
+            kind: 'step',
+            label,
+            cwd: ws.dir,
+            env: childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir),
+            backend: prepared.backend,
+            prompt: prepared.rendered.promptText,
+            ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),
+            maxPhases: step.max_phases ?? STEP_DEFAULTS.max_phases,
+            timeoutMs: (step.timeout ?? STEP_DEFAULTS.timeout) * 1000,
+            inactivityMs: (step.inactivity_timeout ?? prep.config.inactivity_timeout ?? STEP_DEFAULTS.inactivity_timeout) * 1000,
+            ...(step.build_command ? { buildCommand: step.build_command } : {}),
+            vm: prepared.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [ws.root] } : null,
+            outputFile,
+          },
+          (m) => {
+            if (m.type === 'phase' && ctx.step(label).status === 'running') setStep(label, { phase: m.phase });
+            else if (m.type === 'building') ctx.note(label, 'build_command');
+          },
+          signal,
+        );
+        if (outcome.status !== 'succeeded') {
+          final = outcome.status;
+          const killed = outcome.status === 'killed' ? { killed_by: `watchdog:${outcome.killedBy}` as const } : {};
+          setStep(label, { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed }, outcome.reason);
+          break;
+        }
+        setStep(label, { phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode }, '');
+        if (step.gate === 'review') {
+          const options = step.gate_options ?? [...STEP_DEFAULTS.gate_options];
+          setStep(label, { status: 'awaiting_gate', gate: { options, default_action: step.gate_action ?? null } });
+          const choice = await ctx.gates.decide({
+            runId: prep.runId,
+            runDir: ctx.runDir,
+            label,
+            dir: ws.dir,
+            options,
+            defaultAction: step.gate_action ?? null,
+            signal,
+          });
+          if (!choice) {
+            final = 'cancelled';
+            setStep(label, { status: 'cancelled', reason: 'cancelled at the review gate' });
+            break;
+          }
+          const gate = { options, default_action: step.gate_action ?? null, choice: choice.choice, chosen_by: choice.by };
+          const verdict = gateVerdict(choice.choice);
+          if (verdict === 'retry') {
+            setStep(label, { status: 'running', gate, phase: 0 }, `gate: ${choice.choice}`);
+            continue;
+          }
+          if (verdict === 'reject') {
+            final = 'failed';
+            setStep(label, { status: 'failed', gate, reason: `rejected at the review gate (${choice.choice}, by ${choice.by})` });
+            break;
+          }
+          setStep(label, { gate });
+        }
+        const merge = await ws.bringBack();
+        if (merge.result === 'conflict') {
+          conflict = true;
+          final = 'conflict';
+          setStep(label, { status: 'conflict', reason: merge.detail ?? 'merge conflict', merge: { branch: merge.branch ?? '', result: 'conflict', ...(merge.detail ? { detail: merge.detail } : {}) } }, merge.detail);
+        } else {
+          final = 'succeeded';
+          setStep(label, { status: 'succeeded', ...(merge.branch ? { merge: { branch: merge.branch, result: merge.result } } : {}) });
+        }
+        break;
+      }
+    } catch (error) {
+      final = 'failed';
+      setStep(label, { status: 'failed', reason: (error as Error).message }, (error as Error).message);
+    } finally {
+      if (ws) await ws.dispose(conflict).catch((e: Error) => ctx.say(`could not remove the isolated copy of "${label}": ${e.message}`));
+      setStep(label, { ended: new Date().toISOString(), ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold) });
+    }
+    return final;
+};
+}
+
+/** The environment of a step's programs: the runner's, the step's variables, and the run's identity. */
+export function childEnv(base: NodeJS.ProcessEnv, stepEnv: Record<string, string>, runId: string, label: string, runDir: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
+  return { ...env, ...stepEnv, VIGIL_RUN_ID: runId, VIGIL_STEP: label, VIGIL_RUN_DIR: runDir };
+}
+
+/** Output at or below the step's outputPersistenceThreshold is kept inline in run.json; above it, in the file. */
+function persistOutput(runDir: string, rel: string, threshold: number | undefined): Partial<StepRecord> {
+  const path = join(runDir, rel);
+  let size = 0;
+  try {
+    size = statSync(path).size;
+  } catch {
+    mkdirSync(dirname(path), { recursive: true });
+    return { output_bytes: 0, output_file: null, output: '' };
+  }
+  if (threshold !== undefined && size <= threshold) {
+    const output = readFileSync(path, 'utf8');
+    unlinkSync(path);
+    return { output_bytes: size, output_file: null, output };
+  }
+  return { output_bytes: size, output_file: rel };
+}
