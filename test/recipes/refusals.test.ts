@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findOnPath } from '../../src/recipes/preflight/which.ts';
@@ -101,13 +102,41 @@ describe('refusals before anything runs', () => {
     expect(project.logEntries().filter((e) => e.canary === null)).toEqual([]);
   });
 
-  it.skipIf(findOnPath('bwrap') !== null)('refuses VM isolation when bubblewrap is missing instead of running unisolated', async () => {
+  it('refuses VM isolation when bubblewrap is missing instead of running unisolated', async () => {
     project = makeProject();
+    // A PATH with the fake agent and node only: no bwrap, wherever this test runs.
+    symlinkSync(process.execPath, join(project.bin, 'node'));
     project.recipe({ name: 'boxed', vm: true, steps: [{ label: 'a', args: ['x'] }] });
-    const r = await runVigil(project, ['sequence', 'boxed']);
+    const r = await runVigil(project, ['sequence', 'boxed'], { PATH: project.bin });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('step "a" asks for VM isolation (vm: true), but bubblewrap (bwrap) is not installed');
     expect(runsOf(project)).toEqual([]);
     nothingRan();
+  });
+
+  it.runIf(findOnPath('bwrap') !== null)('with bubblewrap, runs the agent and build command sandboxed: only the workspace is writable', async () => {
+    project = makeProject();
+    const outside = mkdtempSync(join(tmpdir(), 'vigil-outside-'));
+    try {
+      project.recipe({
+        name: 'sandboxed',
+        canary: false,
+        steps: [
+          {
+            label: 'a',
+            args: ['WRITE=inside.txt:ok'],
+            vm: true,
+            build_command: `echo built > built.txt; if echo escaped > ${outside}/escape.txt; then exit 7; fi`,
+          },
+        ],
+      });
+      const r = await runVigil(project, ['sequence', 'sandboxed']);
+      expect(r.code, r.stderr + readFileSync(join(project.root, '.vigil', 'runs', lastRun(project).id, 'steps', 'a.log'), 'utf8')).toBe(0);
+      expect(readFileSync(join(project.root, 'inside.txt'), 'utf8')).toBe('ok\n');
+      expect(readFileSync(join(project.root, 'built.txt'), 'utf8')).toBe('built\n');
+      expect(existsSync(join(outside, 'escape.txt'))).toBe(false);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

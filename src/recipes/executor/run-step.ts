@@ -2,7 +2,8 @@
 // the pool (again when a reviewer asks for a retry), the review gate, the
 // merge back, and the record of each change. The executor calls it once per
 // step; what it returns decides the fate of the steps that wait for it.
-import { mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { GateKeeper } from '../gates/gate.ts';
 import { gateVerdict } from '../gates/gate.ts';
@@ -56,7 +57,7 @@ return async (planned: PlannedStep, signal: AbortSignal): Promise<FinalStatus> =
             timeoutMs: (step.timeout ?? STEP_DEFAULTS.timeout) * 1000,
             inactivityMs: (step.inactivity_timeout ?? prep.config.inactivity_timeout ?? STEP_DEFAULTS.inactivity_timeout) * 1000,
             ...(step.build_command ? { buildCommand: step.build_command } : {}),
-            vm: prepared.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [ws.root] } : null,
+            vm: prepared.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [ws.root, ...agentStatePaths()] } : null,
             outputFile,
           },
           (m) => {
@@ -147,4 +148,9 @@ function persistOutput(runDir: string, rel: string, threshold: number | undefine
     return { output_bytes: size, output_file: null, output };
   }
   return { output_bytes: size, output_file: rel };
+}
+
+/** Where agent CLIs keep their login and session state: writable inside the sandbox too, or they cannot start. */
+function agentStatePaths(): string[] {
+  return ['.claude', '.claude.json', '.codex'].map((p) => join(homedir(), p)).filter((p) => existsSync(p));
 }
