@@ -104,7 +104,18 @@ describe('custom backend', () => {
     project.recipe({
       name: 'loop',
       canary: false,
-      steps: [{ label: 'loop', backend: 'fake', args: ['--task', 'prompts/loop.md'], completion_keyword: 'READY', max_phases: 5 }],
+      env: { GREETING: 'hello from the recipe' },
+      steps: [
+        {
+          label: 'loop',
+          backend: 'fake',
+          args: ['--task', 'prompts/loop.md'],
+          completion_keyword: 'READY',
+          max_phases: 5,
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${NAME} reference for vigil to substitute
+          env: { STEP_ONLY: 'for ${NAME}' },
+        },
+      ],
     });
     const r = await runVigil(project, ['sequence', 'loop', '--var', 'NAME=Ada']);
     expect(r.code, r.stderr).toBe(0);
@@ -115,6 +126,8 @@ describe('custom backend', () => {
     expect(calls[0]!.argv).toEqual(['--task', rendered]);
     expect(readFileSync(rendered, 'utf8')).toBe('Hello Ada. DONE_AT=3 SAY=READY\n');
     expect(calls[0]!.prompt).toBe('Hello Ada. DONE_AT=3 SAY=READY\n');
+    // The recipe env and the step env (with variables substituted) reach the agent's environment.
+    expect(calls[0]!.env).toEqual({ GREETING: 'hello from the recipe', STEP_ONLY: 'for Ada' });
     expect(stepOf(run, 'loop').phases).toBe(3);
   });
 
