@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { isAlive, lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
 
 let project: Project;
@@ -57,6 +57,14 @@ describe('a runner that dies', () => {
     const run = startVigil(project, ['sequence', 'doomed']);
     await until(() => existsSync(pidfile), 'the agent to start');
     const pids = JSON.parse(readFileSync(pidfile, 'utf8')) as { agent: number; grandchild: number };
+    // If this test fails half-way, do not leave the orphaned agent running.
+    onTestFinished(() => {
+      try {
+        process.kill(-pids.agent, 'SIGKILL');
+      } catch {
+        // already stopped, as expected
+      }
+    });
     run.child.kill('SIGKILL');
     await run.done;
     // Nobody is left to stop the agent: it keeps running, detached.

@@ -69,11 +69,23 @@ export function makeProject(options: { claude?: boolean; codex?: boolean } = {})
       }
     },
     cleanup() {
+      killFakesOf(log);
       rmSync(root, { recursive: true, force: true });
       rmSync(log, { force: true });
     },
   };
   return project;
+}
+
+/** Safety net for failing tests: stops every fake agent (and its children) still running for this project. */
+function killFakesOf(log: string): void {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`FAKE_LOG=${log}`)) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone, or not ours
+    }
+  }
 }
 
 export interface VigilResult {
