@@ -167,7 +167,8 @@ describe.each(transports)('leases over %s', (transport) => {
     expect(expired.actor).toBe('system:vigil');
     expect(expired.data.payload).toMatchObject({ action: 'expired', holder: `sub:${a.id}` });
     expect(Date.parse(expired.time)).toBeGreaterThanOrEqual(expires);
-    expect(Date.parse(expired.time)).toBeLessThan(expires + 300);
+    // On time, with room for a busy machine.
+    expect(Date.parse(expired.time)).toBeLessThan(expires + 1000);
 
     const lost = await lease(a, 'renew', { subject: 'job-7' });
     expect(lost.status).toBe(409);
