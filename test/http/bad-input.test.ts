@@ -135,6 +135,17 @@ describe.each(transports)('bad input over %s', (transport) => {
     expect((await call(server.base, 'GET', path(t.id), { token: t.ownerToken })).body.version).toBe(1);
   });
 
+  it('validation comes before any lookup: a bad body to a missing target is 400, not 404', async () => {
+    const publishReply = await publish(server.base, 'no-such-monitor', 'no-token', { type: 5 });
+    expectRefused(publishReply, 400);
+    expect(publishReply.body.error).toContain('type');
+    const pullReply = await call(server.base, 'GET', '/subscriptions/sub-none/pull?wait=forever', { token: 'x' });
+    expectRefused(pullReply, 400);
+    expect(pullReply.body.error).toContain('wait');
+    const ackReply = await call(server.base, 'POST', '/subscriptions/sub-none/ack', { token: 'x', body: { cursor: 'x' } });
+    expectRefused(ackReply, 400);
+  });
+
   it('integers must be safe non-negative whole numbers or 1–15 digit strings', async () => {
     const t = await target();
     for (const cursor of [1e300, '0000000000000001', '1.0', ' 1', '', true, [1], { n: 1 }, Number.MAX_SAFE_INTEGER + 2]) {

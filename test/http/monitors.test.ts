@@ -181,6 +181,9 @@ describe.each(transports)('monitors over %s', (transport) => {
       expect(reply.status).toBe(400);
       expect(reply.body.code).toBe('INVALID');
       expect(reply.body.error).toMatch(/reason/);
+      // The refusal itself is recorded on the monitor.
+      const entry = await observationAt(server.base, id, ownerToken, reply.body.rejected_seq);
+      expect(entry).toMatchObject({ type: vigilType('rejected'), data: { payload: { code: 'INVALID', raw: body } } });
     }
     expect((await call(server.base, 'GET', path(id))).body.status).toBe('active');
   });

@@ -315,6 +315,9 @@ describe.each(transports)('subscriptions and pull over %s', (transport) => {
     const noReason = await post(sub, 'seek', { cursor: 3 });
     expect(noReason.status).toBe(400);
     expect(noReason.body.error).toMatch(/reason/);
+    const refusal = await observationAt(server.base, id, ownerToken, noReason.body.rejected_seq);
+    expect(refusal).toMatchObject({ type: vigilType('rejected'), actor: 's', data: { payload: { code: 'INVALID' } } });
+    expect((await pull(sub)).body.cursor).toBe(2);
   });
 
   it('renew returns a new token and voids the old one at once', async () => {
