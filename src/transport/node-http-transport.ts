@@ -142,6 +142,17 @@ export class NodeHttpTransport implements HttpTransport {
 
   listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }> {
     const server = createServer({ keepAlive: true }, (req, res) => this.accept(req, res, handler, options));
+    // A request node's parser rejects (oversized headers or URL, bad framing) still gets the protocol's error body.
+    server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const body = JSON.stringify({
+        code: 'INVALID',
+        error: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request line or headers are too large.' : 'The request could not be parsed as HTTP/1.1.',
+      });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+    });
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ApiReply, call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { transports } from '../support/server-process.ts';
-import { expectErrorShape, headOf, path, readFeed, useServer } from './fixtures.ts';
+import { expectErrorShape, headOf, path, rawRequest, readFeed, useServer } from './fixtures.ts';
 
 function expectRefused(reply: ApiReply, status?: number) {
   expect(reply.status, JSON.stringify(reply.body)).toBeGreaterThanOrEqual(400);
@@ -133,6 +133,16 @@ describe.each(transports)('bad input over %s', (transport) => {
       expect(reply.body.error, JSON.stringify(body)).toContain(field);
     }
     expect((await call(server.base, 'GET', path(t.id), { token: t.ownerToken })).body.version).toBe(1);
+  });
+
+  it('a request line or headers too large for the HTTP parser are answered, a refusal with the error body', async () => {
+    const longUrl = await rawRequest(`${server.base}/discover?pad=${'a'.repeat(100_000)}`, {});
+    const hugeHeader = await rawRequest(`${server.base}/discover`, { headers: { 'x-pad': 'b'.repeat(100_000) } });
+    for (const reply of [longUrl, hugeHeader]) {
+      expect(reply.status).toBeLessThan(500);
+      if (reply.status >= 400) expectErrorShape(reply.body);
+      else expect(reply.body.protocol).toBe('monitor-protocol');
+    }
   });
 
   it('validation comes before any lookup: a bad body to a missing target is 400, not 404', async () => {
