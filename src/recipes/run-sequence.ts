@@ -2,7 +2,7 @@
 // while the main thread records every change, shows it, asks gates and
 // publishes to a Vigil server. Returns the exit code.
 import { writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { runCanary } from './canary.ts';
 import { ExitCode } from './errors.ts';
 import { childEnv, createStepRunner } from './executor/run-step.ts';
@@ -93,7 +93,11 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   say(`run ${prep.runId} of recipe "${recipe.name}" (${prep.plan.steps.length} steps); record in ${relative(req.cwd, recorder.dir) || '.'}`);
 
   const publisher = prep.config.server ? await ServerPublisher.connect(prep.config.server, prep.projectRoot, (l) => io.stderr.write(`${l}\n`)) : null;
-  if (publisher) say(`publishing to monitor ${publisher.monitorId} on ${prep.config.server!.base}`);
+  if (publisher) {
+    say(`publishing to monitor ${publisher.monitorId} on ${prep.config.server!.base}`);
+    const hint = publisher.watchHint(relative(req.cwd, join(prep.projectRoot, '.vigil', 'server-monitors.json')));
+    if (hint) say(hint);
+  }
   publisher?.publish(RUN_TYPE, prep.runId, { recipe: recipe.name, status: 'running' });
 
   const cancel = new AbortController();
@@ -133,7 +137,10 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       ended: s.ended ? Date.parse(s.ended) : null,
       ...(note !== undefined ? { note } : {}),
     });
-    if (patch.status) publisher?.publish(STEP_TYPE, `${prep.runId}/${label}`, { run: prep.runId, recipe: recipe.name, ...s, output: undefined });
+    if (patch.status) {
+      const { label: _l, output: _o, needs: _n, prompt_files: _p, ...state } = s;
+      publisher?.publish(STEP_TYPE, `${prep.runId}/${label}`, { run: prep.runId, recipe: recipe.name, label, ...state });
+    }
   };
 
   try {

@@ -32,97 +32,95 @@ export interface StepRunnerContext {
 
 export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep, signal: AbortSignal) => Promise<FinalStatus> {
   const { prep, setStep } = ctx;
-return async (planned: PlannedStep, signal: AbortSignal): Promise<FinalStatus> => {
+  return async (planned: PlannedStep, signal: AbortSignal): Promise<FinalStatus> => {
     const { label, step } = planned;
-    const prepared = prep.steps.get(label)!;
     const outputRel = join('steps', `${label}.log`);
-    const outputFile = join(ctx.runDir, outputRel);
     setStep(label, { status: 'running', started: new Date().toISOString(), output_file: outputRel });
+    // The final state is recorded once, with the end time and the output, in `finally`.
+    let final: Partial<StepRecord> & { status: FinalStatus } = { status: 'failed', reason: 'the step did not finish' };
     let ws: StepWorkspace | null = null;
-    let final: FinalStatus = 'failed';
-    let conflict = false;
     try {
       ws = await ctx.isolation.prepare(label, step.dir ?? '.');
       for (;;) {
-        const outcome: StepOutcome = await ctx.pool.run(
-          {
-            kind: 'step',
-            label,
-            cwd: ws.dir,
-            env: childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir),
-            backend: prepared.backend,
-            prompt: prepared.rendered.promptText,
-            ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),
-            maxPhases: step.max_phases ?? STEP_DEFAULTS.max_phases,
-            timeoutMs: (step.timeout ?? STEP_DEFAULTS.timeout) * 1000,
-            inactivityMs: (step.inactivity_timeout ?? prep.config.inactivity_timeout ?? STEP_DEFAULTS.inactivity_timeout) * 1000,
-            ...(step.build_command ? { buildCommand: step.build_command } : {}),
-            vm: prepared.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [ws.root, ...agentStatePaths()] } : null,
-            outputFile,
-          },
-          (m) => {
-            if (m.type === 'phase' && ctx.step(label).status === 'running') setStep(label, { phase: m.phase });
-            else if (m.type === 'building') ctx.note(label, 'build_command');
-          },
-          signal,
-        );
+        const outcome = await runOnPool(ctx, planned, ws, signal);
         if (outcome.status !== 'succeeded') {
-          final = outcome.status;
           const killed = outcome.status === 'killed' ? { killed_by: `watchdog:${outcome.killedBy}` as const } : {};
-          setStep(label, { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed }, outcome.reason);
+          final = { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed };
           break;
         }
         setStep(label, { phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode }, '');
         if (step.gate === 'review') {
           const options = step.gate_options ?? [...STEP_DEFAULTS.gate_options];
-          setStep(label, { status: 'awaiting_gate', gate: { options, default_action: step.gate_action ?? null } });
-          const choice = await ctx.gates.decide({
-            runId: prep.runId,
-            runDir: ctx.runDir,
-            label,
-            dir: ws.dir,
-            options,
-            defaultAction: step.gate_action ?? null,
-            signal,
-          });
+          const defaultAction = step.gate_action ?? null;
+          setStep(label, { status: 'awaiting_gate', gate: { options, default_action: defaultAction } });
+          const choice = await ctx.gates.decide({ runId: prep.runId, runDir: ctx.runDir, label, dir: ws.dir, options, defaultAction, signal });
           if (!choice) {
-            final = 'cancelled';
-            setStep(label, { status: 'cancelled', reason: 'cancelled at the review gate' });
+            final = { status: 'cancelled', reason: 'cancelled at the review gate' };
             break;
           }
-          const gate = { options, default_action: step.gate_action ?? null, choice: choice.choice, chosen_by: choice.by };
+          const gate = { options, default_action: defaultAction, choice: choice.choice, chosen_by: choice.by };
           const verdict = gateVerdict(choice.choice);
           if (verdict === 'retry') {
             setStep(label, { status: 'running', gate, phase: 0 }, `gate: ${choice.choice}`);
             continue;
           }
           if (verdict === 'reject') {
-            final = 'failed';
-            setStep(label, { status: 'failed', gate, reason: `rejected at the review gate (${choice.choice}, by ${choice.by})` });
+            final = { status: 'failed', gate, reason: `rejected at the review gate (${choice.choice}, by ${choice.by})` };
             break;
           }
           setStep(label, { gate });
         }
         const merge = await ws.bringBack();
-        if (merge.result === 'conflict') {
-          conflict = true;
-          final = 'conflict';
-          setStep(label, { status: 'conflict', reason: merge.detail ?? 'merge conflict', merge: { branch: merge.branch ?? '', result: 'conflict', ...(merge.detail ? { detail: merge.detail } : {}) } }, merge.detail);
-        } else {
-          final = 'succeeded';
-          setStep(label, { status: 'succeeded', ...(merge.branch ? { merge: { branch: merge.branch, result: merge.result } } : {}) });
-        }
+        final =
+          merge.result === 'conflict'
+            ? {
+                status: 'conflict',
+                reason: merge.detail ?? 'merge conflict',
+                merge: { branch: merge.branch ?? '', result: 'conflict', ...(merge.detail ? { detail: merge.detail } : {}) },
+              }
+            : { status: 'succeeded', ...(merge.branch ? { merge: { branch: merge.branch, result: merge.result } } : {}) };
         break;
       }
     } catch (error) {
-      final = 'failed';
-      setStep(label, { status: 'failed', reason: (error as Error).message }, (error as Error).message);
+      final = { status: 'failed', reason: (error as Error).message };
     } finally {
-      if (ws) await ws.dispose(conflict).catch((e: Error) => ctx.say(`could not remove the isolated copy of "${label}": ${e.message}`));
-      setStep(label, { ended: new Date().toISOString(), ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold) });
+      if (ws) await ws.dispose(final.status === 'conflict').catch((e: Error) => ctx.say(`could not remove the isolated copy of "${label}": ${e.message}`));
+      setStep(
+        label,
+        { ...final, ended: new Date().toISOString(), ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold) },
+        final.status === 'succeeded' ? '' : final.reason,
+      );
     }
-    return final;
-};
+    return final.status;
+  };
+}
+
+function runOnPool(ctx: StepRunnerContext, planned: PlannedStep, ws: StepWorkspace, signal: AbortSignal): Promise<StepOutcome> {
+  const { prep } = ctx;
+  const { label, step } = planned;
+  const prepared = prep.steps.get(label)!;
+  return ctx.pool.run(
+    {
+      kind: 'step',
+      label,
+      cwd: ws.dir,
+      env: childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir),
+      backend: prepared.backend,
+      prompt: prepared.rendered.promptText,
+      ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),
+      maxPhases: step.max_phases ?? STEP_DEFAULTS.max_phases,
+      timeoutMs: (step.timeout ?? STEP_DEFAULTS.timeout) * 1000,
+      inactivityMs: (step.inactivity_timeout ?? prep.config.inactivity_timeout ?? STEP_DEFAULTS.inactivity_timeout) * 1000,
+      ...(step.build_command ? { buildCommand: step.build_command } : {}),
+      vm: prepared.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [ws.root, ...agentStatePaths()] } : null,
+      outputFile: join(ctx.runDir, 'steps', `${label}.log`),
+    },
+    (m) => {
+      if (m.type === 'phase' && ctx.step(label).status === 'running') ctx.setStep(label, { phase: m.phase });
+      else if (m.type === 'building') ctx.note(label, 'build_command');
+    },
+    signal,
+  );
 }
 
 /** The environment of a step's programs: the runner's, the step's variables, and the run's identity. */

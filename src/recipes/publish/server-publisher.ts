@@ -3,12 +3,60 @@
 // with `vigil watch`. Publishing never fails a run: the first error is
 // reported once and later observations are dropped.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../records/run-record.ts';
 
 export const RUN_TYPE = 'ai.vigil.recipe.run';
 export const STEP_TYPE = 'ai.vigil.recipe.step';
+
+interface CachedMonitor {
+  id: string;
+  owner_token: string;
+  /** A subscription made for `vigil watch`, kept across runs so a watcher's token stays valid. */
+  watch?: { subscription: string; token: string };
+}
+
+async function status(url: string, token: string): Promise<number> {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
+  await res.body?.cancel();
+  return res.status;
+}
+
+async function createMonitor(base: string, wanted: string, token: string | undefined, projectRoot: string): Promise<CachedMonitor> {
+  for (const id of [wanted, `${wanted}-${Date.now().toString(16).slice(-6)}`]) {
+    const res = await fetch(`${base}/mp/v0/monitors`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({
+        id,
+        name: 'recipes',
+        description: `recipe runs of ${projectRoot}`,
+        source: { kind: 'log' },
+        types: [RUN_TYPE, STEP_TYPE],
+        reason: 'vigil sequence publishes its runs here',
+      }),
+      signal: AbortSignal.timeout(5000),
+    });
+    if (res.status === 409) continue; // taken by someone else: try a fresh id
+    const body = (await res.json()) as { owner_token?: string; error?: string };
+    if (res.status !== 201 || !body.owner_token) throw new Error(`creating monitor ${id}: ${res.status} ${body.error ?? ''}`.trim());
+    return { id, owner_token: body.owner_token };
+  }
+  throw new Error(`monitor id ${wanted} is taken`);
+}
+
+async function subscribe(base: string, monitor: CachedMonitor): Promise<{ subscription: string; token: string }> {
+  const res = await fetch(`${base}/mp/v0/subscriptions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${monitor.owner_token}` },
+    body: JSON.stringify({ monitor: monitor.id, subscriber: 'vigil-watch', from: 'earliest' }),
+    signal: AbortSignal.timeout(5000),
+  });
+  const body = (await res.json()) as { subscription?: { id: string }; token?: string; error?: string };
+  if (res.status !== 201 || !body.subscription || !body.token) throw new Error(`subscribing to ${monitor.id}: ${res.status} ${body.error ?? ''}`.trim());
+  return { subscription: body.subscription.id, token: body.token };
+}
 
 interface ServerConfig {
   base: string;
@@ -24,13 +72,15 @@ export class ServerPublisher {
     private readonly url: string,
     private readonly ownerToken: string,
     readonly monitorId: string,
+    private readonly watch: { subscription: string; token: string } | null,
+    private readonly base: string,
     private readonly warn: (line: string) => void,
   ) {}
 
   static async connect(server: ServerConfig, projectRoot: string, warn: (line: string) => void): Promise<ServerPublisher | null> {
     const base = server.base.replace(/\/+$/, '');
     const cacheFile = join(projectRoot, '.vigil', 'server-monitors.json');
-    let cache: Record<string, { id: string; owner_token: string }> = {};
+    let cache: Record<string, CachedMonitor> = {};
     try {
       cache = JSON.parse(readFileSync(cacheFile, 'utf8')) as typeof cache;
     } catch {
@@ -38,43 +88,27 @@ export class ServerPublisher {
     }
     const wanted = server.monitor ?? `recipes-${createHash('sha256').update(projectRoot).digest('hex').slice(0, 8)}`;
     const key = `${base}#${wanted}`;
-    const cached = cache[key];
     try {
-      if (cached) {
-        // The server may have been restarted without its state: check the monitor is still ours.
-        const res = await fetch(`${base}/mp/v0/monitors/${cached.id}`, {
-          headers: { authorization: `Bearer ${cached.owner_token}` },
-          signal: AbortSignal.timeout(5000),
-        });
-        await res.body?.cancel();
-        if (res.status === 200) return new ServerPublisher(`${base}/mp/v0/monitors/${cached.id}/observations`, cached.owner_token, cached.id, warn);
-      }
-      for (const id of [wanted, `${wanted}-${Date.now().toString(16).slice(-6)}`]) {
-        const res = await fetch(`${base}/mp/v0/monitors`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...(server.token ? { authorization: `Bearer ${server.token}` } : {}) },
-          body: JSON.stringify({
-            id,
-            name: 'recipes',
-            description: `recipe runs of ${projectRoot}`,
-            source: { kind: 'log' },
-            types: [RUN_TYPE, STEP_TYPE],
-            reason: 'vigil sequence publishes its runs here',
-          }),
-          signal: AbortSignal.timeout(5000),
-        });
-        if (res.status === 409) continue;
-        const body = (await res.json()) as { owner_token?: string; monitor?: { id: string }; error?: string };
-        if (res.status !== 201 || !body.owner_token) throw new Error(`${res.status} ${body.error ?? ''}`.trim());
-        cache[key] = { id, owner_token: body.owner_token };
+      let entry = cache[key];
+      // The server may have been restarted without its state: check the monitor is still ours.
+      if (!entry || (await status(`${base}/mp/v0/monitors/${entry.id}`, entry.owner_token)) !== 200) {
+        entry = await createMonitor(base, wanted, server.token, projectRoot);
+        entry.watch = await subscribe(base, entry);
+        cache[key] = entry;
         writeJsonAtomic(cacheFile, cache);
-        return new ServerPublisher(`${base}/mp/v0/monitors/${id}/observations`, body.owner_token, id, warn);
+        chmodSync(cacheFile, 0o600); // it holds tokens
       }
-      throw new Error(`monitor id ${wanted} is taken`);
+      return new ServerPublisher(`${base}/mp/v0/monitors/${entry.id}/observations`, entry.owner_token, entry.id, entry.watch ?? null, base, warn);
     } catch (error) {
       warn(`vigil: cannot publish this run to ${base}: ${(error as Error).message}; the run goes on without it`);
       return null;
     }
+  }
+
+  /** How to follow the runs with `vigil watch` (the token stays in the cache file). */
+  watchHint(cacheFile: string): string | null {
+    if (!this.watch) return null;
+    return `follow with: vigil watch --base ${this.base} --subscription ${this.watch.subscription} --token <watch.token in ${cacheFile}>`;
   }
 
   publish(type: string, subject: string, data: Record<string, unknown>): void {
