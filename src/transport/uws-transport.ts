@@ -48,6 +48,9 @@ function loadNativeUws(abi: string): UwsProbe {
     if (!existsSync(binary)) {
       return { ok: false, reason: `uWebSockets.js has no native binary for ${runtime}; it supports Node 16, 18 and 20` };
     }
+    // uWS reads this when it loads. Its default (4 KB) closes a connection whose headers
+    // arrive in pieces past that size without a reply; 16 KB matches node:http.
+    process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
     const uws = require('uWebSockets.js') as UwsModule;
     if (uws !== require(binary)) {
       return { ok: false, reason: `uWebSockets.js loaded its JS shim instead of the native binary on ${runtime}` };
@@ -96,7 +99,9 @@ function readHeaders(req: Uws.HttpRequest): Record<string, string> {
 
 /** One request/response pair; uWS forbids touching `res` after it was aborted or ended. */
 class Exchange {
-  readonly controller = new AbortController();
+  // Made when first asked for: an open event stream never needs one, and each costs about 1 KB.
+  private controller: AbortController | undefined;
+  private wasAborted = false;
   done = false;
   stream: UwsStreamSink | undefined;
 
@@ -110,8 +115,17 @@ class Exchange {
   aborted(): void {
     if (this.done) return;
     this.finish();
-    this.controller.abort();
+    this.wasAborted = true;
+    this.controller?.abort();
     this.stream?.markClosed();
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.wasAborted) this.controller.abort();
+    }
+    return this.controller.signal;
   }
 
   finish(): void {
@@ -338,7 +352,9 @@ export class UwsTransport implements HttpTransport {
           headers,
           remoteAddress,
           body,
-          signal: exchange.controller.signal,
+          get signal() {
+            return exchange.signal;
+          },
         };
         void this.respond(exchange, handler, request, options);
       },

@@ -103,8 +103,12 @@ export function rawRequest(
       });
       response.on('error', fail);
     });
-    // The server may answer and close before reading a refused body whole.
-    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : fail(error)));
+    // The server may answer and close before reading a refused body whole; a
+    // connection closed with no answer at all is reported as status 0.
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') return fail(error);
+      setTimeout(() => done({ status: 0, headers: {}, body: undefined }), 500);
+    });
     if (options.chunks) for (const chunk of options.chunks) request.write(chunk);
     request.end(options.body);
   });
