@@ -74,11 +74,24 @@ const rpcBody = fc
   })
   .map((r) => JSON.stringify(r));
 
+const headerValue = fc
+  .string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 60 })
+  .chain((v) => fc.constantFrom(v, `${v} ${v}`, `Bearer ${v}`, `Basic ${v}`, ''));
+const extraHeaders = fc.dictionary(
+  fc.oneof(
+    fc.constantFrom('last-event-id', 'accept', 'accept-encoding', 'x-forwarded-for', 'x-forwarded-host', 'forwarded', 'cookie', 'if-none-match', 'range', 'expect'),
+    fc.stringMatching(/^x-[a-z0-9-]{1,20}$/),
+  ),
+  headerValue,
+  { maxKeys: 3 },
+);
+
 interface Shape {
   method: string;
+  headers: Record<string, string>;
   path: string;
   query: [string, string][];
-  auth: 'none' | 'owner' | 'sub' | 'admin' | 'junk';
+  auth: 'none' | 'owner' | 'sub' | 'admin' | 'junk' | 'mangled';
   origin: 'none' | 'allowed' | 'other';
   contentType: string | undefined;
   body: string | undefined;
@@ -97,7 +110,8 @@ function shapeArbitrary(world: () => World) {
       method: fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS') }),
       segments: fc.array(segmentValue, { minLength: 3, maxLength: 3 }),
       query: fc.array(queryPair, { maxLength: 4 }),
-      auth: fc.constantFrom('none', 'owner', 'sub', 'admin', 'junk'),
+      auth: fc.constantFrom('none', 'owner', 'sub', 'admin', 'junk', 'mangled'),
+      headers: extraHeaders,
       origin: fc.oneof({ weight: 8, arbitrary: fc.constant('none' as const) }, { weight: 1, arbitrary: fc.constantFrom('allowed' as const, 'other' as const) }),
       contentType: fc.constantFrom(undefined, 'application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x'),
       body: fc.oneof({ weight: 6, arbitrary: jsonBody }, { weight: 2, arbitrary: rpcBody }, { weight: 1, arbitrary: fc.constant(undefined) }),
@@ -122,6 +136,7 @@ function shapeArbitrary(world: () => World) {
       const hasBody = method !== 'GET' && r.body !== undefined;
       return {
         method,
+        headers: r.headers,
         path,
         query: r.query,
         auth: r.auth,
@@ -158,9 +173,11 @@ async function fingerprint(base: string, world: World) {
 }
 
 async function send(base: string, world: World, shape: Shape) {
-  const headers: Record<string, string> = {};
-  const token = { none: undefined, owner: world.monitor.ownerToken, sub: world.sub.token, admin, junk: 'vgo_not-a-token' }[shape.auth];
+  // "expect: 100-continue" is refused by fetch itself, not by the server.
+  const headers: Record<string, string> = Object.fromEntries(Object.entries(shape.headers).filter(([k]) => k !== 'expect'));
+  const token = { none: undefined, owner: world.monitor.ownerToken, sub: world.sub.token, admin, junk: 'vgo_not-a-token', mangled: undefined }[shape.auth];
   if (token) headers.authorization = `Bearer ${token}`;
+  if (shape.auth === 'mangled') headers.authorization = `bearer  ${world.monitor.ownerToken} extra`;
   if (shape.origin !== 'none') headers.origin = shape.origin === 'allowed' ? allowedOrigin : 'http://other.example';
   if (shape.contentType) headers['content-type'] = shape.contentType;
   const query = new URLSearchParams(shape.query).toString();
