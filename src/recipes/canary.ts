@@ -3,13 +3,13 @@
 // seconds instead of after the first real step times out.
 import { join } from 'node:path';
 import type { StepPool } from './pool/step-pool.ts';
-import type { BackendSpec, StepOutcome } from './pool/step-task.ts';
+import type { BackendSpec, StepOutcome, VmSpec } from './pool/step-task.ts';
 
 export const CANARY_PROMPT = 'This is a connectivity check. Reply with the single word OK.';
 
 export async function runCanary(
   pool: StepPool,
-  input: { backend: BackendSpec; cwd: string; env: Record<string, string>; timeoutSeconds: number; runDir: string },
+  input: { backend: BackendSpec; cwd: string; env: Record<string, string>; timeoutSeconds: number; runDir: string; vm: VmSpec | null },
   signal: AbortSignal,
 ): Promise<{ ok: true } | { ok: false; reason: string }> {
   const backend: BackendSpec = input.backend.kind === 'custom' ? { ...input.backend, args: [] } : input.backend;
@@ -25,7 +25,8 @@ export async function runCanary(
       maxPhases: 1,
       timeoutMs: ms,
       inactivityMs: ms,
-      vm: null,
+      // A step that must be isolated has its canary isolated too.
+      vm: input.vm,
       outputFile: join(input.runDir, 'steps', 'canary.log'),
     },
     () => {},

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { runCanary } from './canary.ts';
 import { ExitCode } from './errors.ts';
-import { childEnv, createStepRunner } from './executor/run-step.ts';
+import { agentStatePaths, childEnv, createStepRunner } from './executor/run-step.ts';
 import { executePlan } from './executor/step-executor.ts';
 import { GateKeeper } from './gates/gate.ts';
 import { createCopyIsolation, createNoIsolation } from './isolation/copy-modes.ts';
@@ -153,7 +153,14 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       say(`canary: checking backend "${s.backendName}" of step "${first.label}"…`);
       const canary = await runCanary(
         pool,
-        { backend: s.backend, cwd: prep.workspace, env: childEnv(req.env, s.env, prep.runId, 'canary', recorder.dir), timeoutSeconds: recipe.canary_timeout ?? STEP_DEFAULTS.canary_timeout, runDir: recorder.dir },
+        {
+          backend: s.backend,
+          cwd: prep.workspace,
+          env: childEnv(req.env, s.env, prep.runId, 'canary', recorder.dir),
+          timeoutSeconds: recipe.canary_timeout ?? STEP_DEFAULTS.canary_timeout,
+          runDir: recorder.dir,
+          vm: s.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [prep.workspace, ...agentStatePaths()] } : null,
+        },
         cancel.signal,
       );
       if (cancel.signal.aborted) {

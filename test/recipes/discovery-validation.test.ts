@@ -75,6 +75,12 @@ describe('refusing invalid recipes before anything runs', () => {
     expect(err).toContain('steps[1].label: duplicate label "a" (first used by steps[0])');
   });
 
+  it('refuses a step dir outside the workspace', async () => {
+    const err = await refused({ name: 'escape', steps: [step('a', { dir: '../elsewhere' }), step('b', { dir: '/etc' })] });
+    expect(err).toContain('steps[0] ("a").dir: "../elsewhere" must be a relative path inside the workspace');
+    expect(err).toContain('steps[1] ("b").dir: "/etc" must be a relative path inside the workspace');
+  });
+
   it('refuses a gate_action that is not one of gate_options', async () => {
     const err = await refused({ name: 'gate', steps: [step('a', { gate: 'review', gate_options: ['ship', 'stop'], gate_action: 'maybe' })] });
     expect(err).toContain('gate_action: "maybe" is not one of gate_options: ship, stop');

@@ -149,6 +149,6 @@ function persistOutput(runDir: string, rel: string, threshold: number | undefine
 }
 
 /** Where agent CLIs keep their login and session state: writable inside the sandbox too, or they cannot start. */
-function agentStatePaths(): string[] {
+export function agentStatePaths(): string[] {
   return ['.claude', '.claude.json', '.codex'].map((p) => join(homedir(), p)).filter((p) => existsSync(p));
 }

@@ -4,6 +4,7 @@
 //   one wave run concurrently;
 // - a step without `wave` but with `depends_on` waits only for those;
 // - a step with neither waits for every step listed before it (plain order).
+import { isAbsolute, normalize } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
 import type { Recipe } from '../types.ts';
 import { type Plan, type PlannedStep, type Planner, topologicalOrder } from './plan.ts';
@@ -27,6 +28,8 @@ export const sequencePlanner: Planner<Recipe> = {
             `steps[${i}] ("${s.label}").depends_on: unknown label "${dep}"; labels in this recipe: ${[...seen.keys()].join(', ')}`,
           );
       }
+      if (s.dir !== undefined && (isAbsolute(s.dir) || normalize(s.dir).split(/[\\/]/)[0] === '..'))
+        problems.push(`steps[${i}] ("${s.label}").dir: "${s.dir}" must be a relative path inside the workspace`);
       const options = s.gate_options ?? ['approve', 'reject'];
       if (s.gate_action !== undefined && !options.includes(s.gate_action))
         problems.push(`steps[${i}] ("${s.label}").gate_action: "${s.gate_action}" is not one of gate_options: ${options.join(', ')}`);
