@@ -1,6 +1,7 @@
 // What the store keeps for each entity. Actors hold these as their context;
 // the store reads and writes them as rows.
 import type { Filter } from '../protocol/filter.ts';
+import type { ObservationTable } from './tables.ts';
 import type {
   Capability,
   FeedProtocol,
@@ -112,16 +113,5 @@ export interface LeaseRow {
   record: LeaseRecord;
 }
 
-export interface ObservationRow {
-  mkey: number;
-  seq: number;
-  type: string;
-  subject: string | null;
-  actor: string;
-  tier: string;
-  origin: string;
-  horizon: string;
-  time: string;
-  source_ref: string | null;
-  body: string;
-}
+/** One stored observation: the served JSON as text, with the columns filters use. */
+export type ObservationRow = ObservationTable;

@@ -23,6 +23,21 @@ type Bindable = string | number | bigint | Buffer | null;
 const bindable = (params: readonly unknown[]) =>
   params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p === undefined ? null : p)) as Bindable[];
 
+interface NativeStatement {
+  run(...params: Bindable[]): { changes: number | bigint };
+  all(...params: Bindable[]): unknown[];
+  get(...params: Bindable[]): unknown;
+}
+
+/** Both drivers' statements take spread parameters; the store passes arrays. */
+function statementOf(stmt: NativeStatement): SqlStatement {
+  return {
+    run: (params) => stmt.run(...bindable(params)),
+    all: <T>(params: readonly unknown[]) => stmt.all(...bindable(params)) as T[],
+    get: <T>(params: readonly unknown[]) => stmt.get(...bindable(params)) as T | undefined,
+  };
+}
+
 function openNodeSqlite(path: string): SqlDriver | undefined {
   let mod: { DatabaseSync: new (path: string) => NodeSqliteDatabase } | undefined;
   try {
@@ -36,25 +51,14 @@ function openNodeSqlite(path: string): SqlDriver | undefined {
   return {
     name: 'node:sqlite',
     exec: (sql) => db.exec(sql),
-    prepare(sql) {
-      const stmt = db.prepare(sql);
-      return {
-        run: (params) => stmt.run(...bindable(params)),
-        all: <T>(params: readonly unknown[]) => stmt.all(...bindable(params)) as T[],
-        get: <T>(params: readonly unknown[]) => stmt.get(...bindable(params)) as T | undefined,
-      };
-    },
+    prepare: (sql) => statementOf(db.prepare(sql)),
     close: () => db.close(),
   };
 }
 
 interface NodeSqliteDatabase {
   exec(sql: string): void;
-  prepare(sql: string): {
-    run(...params: Bindable[]): { changes: number | bigint };
-    all(...params: Bindable[]): unknown[];
-    get(...params: Bindable[]): unknown;
-  };
+  prepare(sql: string): NativeStatement;
   close(): void;
 }
 
@@ -66,14 +70,7 @@ function openBetterSqlite(path: string): SqlDriver {
     exec: (sql) => {
       db.exec(sql);
     },
-    prepare(sql) {
-      const stmt = db.prepare(sql);
-      return {
-        run: (params) => stmt.run(...bindable(params)),
-        all: <T>(params: readonly unknown[]) => stmt.all(...bindable(params)) as T[],
-        get: <T>(params: readonly unknown[]) => stmt.get(...bindable(params)) as T | undefined,
-      };
-    },
+    prepare: (sql) => statementOf(db.prepare(sql)),
     close: () => db.close(),
   };
 }

@@ -1,5 +1,6 @@
 // HttpTransport over node:http. The only module that touches node:http servers.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { FlushScheduler } from './flush-scheduler.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -52,24 +53,6 @@ function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) =>
   req.on('end', onEnd);
 }
 
-/** Runs every dirty stream's flush once per event-loop turn, so a turn's writes become one socket write. */
-class FlushScheduler {
-  private readonly dirty = new Set<NodeStreamSink>();
-  private scheduled = false;
-
-  add(sink: NodeStreamSink): void {
-    this.dirty.add(sink);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      const sinks = [...this.dirty];
-      this.dirty.clear();
-      for (const each of sinks) each.flush();
-    });
-  }
-}
-
 class NodeStreamSink implements StreamSink {
   closed = false;
   private queue: string[] = [];
@@ -79,7 +62,7 @@ class NodeStreamSink implements StreamSink {
   constructor(
     private readonly res: ServerResponse,
     private readonly maxBufferBytes: number,
-    private readonly flushes: FlushScheduler,
+    private readonly flushes: FlushScheduler<NodeStreamSink>,
   ) {
     res.once('close', () => this.markClosed());
   }
@@ -138,7 +121,7 @@ export class NodeHttpTransport implements HttpTransport {
   readonly name = 'node';
   private server: Server | undefined;
   private readonly streams = new Set<NodeStreamSink>();
-  private readonly flushes = new FlushScheduler();
+  private readonly flushes = new FlushScheduler<NodeStreamSink>();
 
   listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }> {
     const server = createServer({ keepAlive: true }, (req, res) => this.accept(req, res, handler, options));

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { SocketAddress } from 'node:net';
 import { dirname, join } from 'node:path';
 import type * as Uws from 'uWebSockets.js';
+import { FlushScheduler } from './flush-scheduler.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -144,7 +145,7 @@ class Exchange {
     });
   }
 
-  startStream(response: StreamResponse, maxBufferBytes: number, flushes: FlushScheduler): void {
+  startStream(response: StreamResponse, maxBufferBytes: number, flushes: FlushScheduler<UwsStreamSink>): void {
     if (this.done) return;
     this.res.cork(() => writeHead(this.res, response.status, response.headers));
     const sink = new UwsStreamSink(this, maxBufferBytes, flushes);
@@ -154,24 +155,6 @@ class Exchange {
     } catch {
       sink.end();
     }
-  }
-}
-
-/** Runs every dirty stream's flush once per event-loop turn, so a turn's writes become one socket write. */
-class FlushScheduler {
-  private readonly dirty = new Set<UwsStreamSink>();
-  private scheduled = false;
-
-  add(sink: UwsStreamSink): void {
-    this.dirty.add(sink);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      const sinks = [...this.dirty];
-      this.dirty.clear();
-      for (const each of sinks) each.flush();
-    });
   }
 }
 
@@ -187,7 +170,7 @@ class UwsStreamSink implements StreamSink {
   constructor(
     private readonly exchange: Exchange,
     private readonly maxBufferBytes: number,
-    private readonly flushes: FlushScheduler,
+    private readonly flushes: FlushScheduler<UwsStreamSink>,
   ) {
     exchange.res.onWritable(() => this.resume());
   }
@@ -292,7 +275,7 @@ export class UwsTransport implements HttpTransport {
   private app: Uws.TemplatedApp | undefined;
   private listenSocket: Uws.us_listen_socket | undefined;
   private readonly open = new Set<Exchange>();
-  private readonly flushes = new FlushScheduler();
+  private readonly flushes = new FlushScheduler<UwsStreamSink>();
 
   constructor(private readonly uws: UwsModule) {}
 
