@@ -14,6 +14,7 @@ import { createWorktreeIsolation } from './isolation/worktree.ts';
 import { StepPool } from './pool/step-pool.ts';
 import { type PreparedRun, prepareRun, type RunRequest } from './prepare-run.ts';
 import { reapInterruptedRuns } from './records/reap-interrupted.ts';
+import { runIsLive } from './records/runs-list.ts';
 import { RunRecorder, type StepRecord } from './records/run-record.ts';
 import { RUN_TYPE, STEP_TYPE, ServerPublisher } from './publish/server-publisher.ts';
 import { STEP_DEFAULTS } from './types.ts';
@@ -45,7 +46,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   const prep = prepareRun(req);
   const { recipe, file } = prep.found;
   const isolation = await createIsolation(prep);
-  const recovered = await isolation.recover();
+  const recovered = await isolation.recover((id) => runIsLive(prep.projectRoot, id));
   const reaped = reapInterruptedRuns(prep.projectRoot);
 
   const view = new LiveView(io.stdout, io.interactive, prep.plan.steps.map((s) => s.label));

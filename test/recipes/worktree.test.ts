@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
+import { lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
@@ -89,6 +89,27 @@ describe('transfer_mode worktree', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`removed ${stale}, left behind by an interrupted run`);
     expect(existsSync(stale)).toBe(false);
+    expect(worktrees()).toHaveLength(1);
+  });
+
+  it('keeps the worktrees of a run that is still going when another run starts', async () => {
+    gitProject();
+    project.recipe({ name: 'slow', canary: false, transfer_mode: 'worktree', steps: [{ label: 'busy', args: ['HANG'] }] });
+    project.recipe({ name: 'quick', canary: false, transfer_mode: 'worktree', steps: [{ label: 'a', args: ['x'] }] });
+    const slow = startVigil(project, ['sequence', 'slow']);
+    await slow.waitFor(/busy: running/);
+    let busy: string | undefined;
+    for (let i = 0; i < 100 && !busy; i += 1) {
+      busy = worktrees().find((w) => w.endsWith('/busy'));
+      if (!busy) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(busy).toBeDefined();
+    const quick = await runVigil(project, ['sequence', 'quick']);
+    expect(quick.code, quick.stderr).toBe(0);
+    expect(quick.stdout).not.toContain('left behind');
+    expect(worktrees()).toContain(busy);
+    slow.child.kill('SIGINT');
+    expect((await slow.done).code).toBe(130);
     expect(worktrees()).toHaveLength(1);
   });
 

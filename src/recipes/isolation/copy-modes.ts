@@ -41,9 +41,11 @@ export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string,
   };
   return {
     mode,
-    async recover(): Promise<string[]> {
+    async recover(isLive: (runId: string) => boolean): Promise<string[]> {
       if (!existsSync(base)) return [];
-      const removed = readdirSync(base).filter((r) => r !== runId).map((r) => join(base, r));
+      const removed = readdirSync(base)
+        .filter((r) => r !== runId && !isLive(r))
+        .map((r) => join(base, r));
       for (const dir of removed) rmSync(dir, { recursive: true, force: true });
       return removed;
     },

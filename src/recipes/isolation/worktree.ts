@@ -40,11 +40,11 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
 
   return {
     mode: 'worktree',
-    async recover(): Promise<string[]> {
+    async recover(isLive: (runId: string) => boolean): Promise<string[]> {
       const removed: string[] = [];
       if (!existsSync(base)) return removed;
       for (const run of readdirSync(base)) {
-        if (run === runId) continue;
+        if (run === runId || isLive(run)) continue;
         for (const label of readdirSync(join(base, run))) {
           await removeWorktree(join(base, run, label), `vigil/${run}/${label}`);
           removed.push(join(base, run, label));

@@ -17,6 +17,16 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** True while the run's runner process is still at work (another `vigil sequence` in the same project). */
+export function runIsLive(projectRoot: string, runId: string): boolean {
+  try {
+    const run = readRunJson(join(runsDir(projectRoot), runId));
+    return run.status === 'running' && processAlive(run.pid);
+  } catch {
+    return false;
+  }
+}
+
 export function listRuns(projectRoot: string): ListedRun[] {
   const dir = runsDir(projectRoot);
   let entries: string[];
