@@ -93,14 +93,6 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   for (const s of prep.steps.values()) for (const [path, text] of s.promptFiles) writeFileSync(path, text);
   say(`run ${prep.runId} of recipe "${recipe.name}" (${prep.plan.steps.length} steps); record in ${relative(req.cwd, recorder.dir) || '.'}`);
 
-  const publisher = prep.config.server ? await ServerPublisher.connect(prep.config.server, prep.projectRoot, (l) => io.stderr.write(`${l}\n`)) : null;
-  if (publisher) {
-    say(`publishing to monitor ${publisher.monitorId} on ${prep.config.server!.base}`);
-    const hint = publisher.watchHint(relative(req.cwd, join(prep.projectRoot, '.vigil', 'server-monitors.json')));
-    if (hint) say(hint);
-  }
-  publisher?.publish(RUN_TYPE, prep.runId, { recipe: recipe.name, status: 'running' });
-
   const cancel = new AbortController();
   const pool = new StepPool(widestLevel(prep));
   const killAll = (): void => pool.killAll();
@@ -118,6 +110,14 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+
+  const publisher = prep.config.server ? await ServerPublisher.connect(prep.config.server, prep.projectRoot, (l) => io.stderr.write(`${l}\n`)) : null;
+  if (publisher) {
+    say(`publishing to monitor ${publisher.monitorId} on ${prep.config.server!.base}`);
+    const hint = publisher.watchHint(relative(req.cwd, join(prep.projectRoot, '.vigil', 'server-monitors.json')));
+    if (hint) say(hint);
+  }
+  publisher?.publish(RUN_TYPE, prep.runId, { recipe: recipe.name, status: 'running' });
 
   const gates = new GateKeeper({
     interactive: io.interactive,
