@@ -27,6 +27,7 @@ export class FeedStream {
   private listener: StreamListener | undefined;
   private unsubscribe: (() => void) | undefined;
   private heartbeatTimer: unknown;
+  private lastTrafficMs = 0;
   private activityTimer: unknown;
   private closed = false;
   private readonly maxShown: number;
@@ -82,15 +83,20 @@ export class FeedStream {
       return;
     }
     for (;;) {
-      const rows = this.service.store.readFeed(this.feed.key, this.next, batchRows, this.filters);
+      const feed = this.feed;
+      const rows =
+        this.filters.length === 0
+          ? feed.tail.read(this.service.store, feed.key, this.next, batchRows, feed.committedHead, feed.stats.retention_floor)
+          : this.service.store.readFeed(feed.key, this.next, batchRows, this.filters);
       if (rows.length === 0) {
         // Nothing matched up to head: skip past it so that the next read starts after what was examined.
         this.next = Math.max(this.next, this.feed.committedHead + 1);
         break;
       }
-      const batch = rows.map((r) => (r.seq <= this.maxShown ? { seq: r.seq, body: markRedelivered(r.body) } : r));
+      // Rows are in seq order: only a batch that starts at or below maxShown needs copies marked redelivered.
+      const batch = rows[0]!.seq <= this.maxShown ? rows.map((r) => (r.seq <= this.maxShown ? { seq: r.seq, body: markRedelivered(r.body) } : r)) : rows;
       this.next = rows.at(-1)!.seq + 1;
-      this.armHeartbeat();
+      this.noteTraffic();
       if (!this.listener.observations(batch)) {
         this.close();
         return;
@@ -102,27 +108,42 @@ export class FeedStream {
     }
   }
 
-  private armHeartbeat(): void {
-    this.service.clock.clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = this.service.clock.setTimeout(() => {
-      if (this.closed) return;
-      this.listener?.heartbeat(this.feed.committedHead, this.next);
-      this.armHeartbeat();
-    }, this.service.options.heartbeatMs);
+  /** Traffic postpones the heartbeat; the one timer is re-armed only when it fires (not per batch). */
+  private noteTraffic(): void {
+    this.lastTrafficMs = this.service.now();
+  }
+
+  private armHeartbeat(delayMs = this.service.options.heartbeatMs): void {
+    this.heartbeatTimer = this.service.clock.setTimeout(() => this.heartbeatDue(), delayMs);
+  }
+
+  private heartbeatDue(): void {
+    if (this.closed) return;
+    const idleMs = this.service.now() - this.lastTrafficMs;
+    const heartbeatMs = this.service.options.heartbeatMs;
+    if (idleMs < heartbeatMs) {
+      this.armHeartbeat(heartbeatMs - idleMs);
+      return;
+    }
+    this.listener?.heartbeat(this.feed.committedHead, this.next);
+    this.noteTraffic();
+    this.armHeartbeat();
   }
 
   /** An open stream keeps its subscription from mute retirement. */
   private keepAlive(): void {
-    const muteMs = this.handle.record.muteMs;
-    const period = Math.max(250, Math.min(this.service.options.heartbeatMs, Math.floor(muteMs / 3)));
-    const touch = () => {
-      if (this.closed || !this.live()) return;
-      this.handle.actor.send({ type: 'ACTIVITY', now: this.service.now(), shownUpTo: this.next - 1 });
-      this.service.persistSubscription(this.handle.id);
-      this.activityTimer = this.service.clock.setTimeout(touch, period);
-    };
-    touch();
+    this.touch();
+    this.noteTraffic();
     this.armHeartbeat();
+  }
+
+  // A method, not a closure per stream: open streams are many and each closure costs memory.
+  private touch(): void {
+    if (this.closed || !this.live()) return;
+    this.handle.actor.send({ type: 'ACTIVITY', now: this.service.now(), shownUpTo: this.next - 1 });
+    this.service.persistSubscription(this.handle.id);
+    const period = Math.max(250, Math.min(this.service.options.heartbeatMs, Math.floor(this.handle.record.muteMs / 3)));
+    this.activityTimer = this.service.clock.setTimeout(() => this.touch(), period);
   }
 }
 

@@ -5,6 +5,7 @@ import { monitorStatusOf } from '../machines/monitor-machine.ts';
 import { parseFilter, type Filter } from '../protocol/filter.ts';
 import { protocolTypes } from '../protocol/vocabulary.ts';
 import type { FeedStats, MonitorDefinition, MonitorRow, MonitorStatus } from '../store/records.ts';
+import { SharedTail } from './shared-tail.ts';
 
 /** Called after a commit that added observations; returns true when the waiter is done. */
 export type Waiter = () => boolean;
@@ -37,6 +38,8 @@ export class Feed {
   /** Open contradictions: seq → subject. */
   readonly openContradictions = new Map<number, string | null>();
   readonly waiters = new Set<Waiter>();
+  /** The rows after the last commit, read once for all caught-up unfiltered streams. */
+  readonly tail = new SharedTail();
   private filterCache: { source: Record<string, unknown>; parsed: Filter } | undefined;
 
   constructor(

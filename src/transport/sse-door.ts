@@ -1,16 +1,18 @@
 // The server-sent events door (§11): frames a FeedStream for the wire.
 // `retry` once, then `id`/`event: observation`/`data` per observation, a
 // heartbeat when idle, and `event: error` before the stream ends on an error.
-import { asProtocolError } from '../protocol/errors.ts';
+import { asProtocolError, type ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from '../service/access.ts';
-import { openFeedStream } from '../service/feed-stream.ts';
+import { openFeedStream, type StreamListener } from '../service/feed-stream.ts';
 import type { MonitorService } from '../service/service.ts';
-import type { HttpRequest, HttpResponse } from './http-types.ts';
+import type { HttpRequest, HttpResponse, StreamSink } from './http-types.ts';
 
 const frame = (event: string, data: string, id?: number) =>
   `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${data}\n\n`;
 
 export function createSseDoor(service: MonitorService) {
+  // Caught-up streams of a monitor receive the same batch array (SharedTail): frame it once.
+  const framed = new WeakMap<object, string>();
   return async (request: HttpRequest, subscription: string, caller: Caller, query: Record<string, unknown>): Promise<HttpResponse> => {
     // Refusals happen before the stream starts, as ordinary JSON errors.
     const stream = openFeedStream(service, subscription, query, caller, request.headers['last-event-id']);
@@ -26,21 +28,39 @@ export function createSseDoor(service: MonitorService) {
       start(sink) {
         sink.onClose(() => stream.close());
         if (!sink.write('retry: 3000\n\n')) return;
-        stream.start({
-          observations: (batch) => {
-            let text = '';
-            for (const { seq, body } of batch) text += frame('observation', body, seq);
-            return sink.write(text);
-          },
-          heartbeat: (head, next) => {
-            sink.write(frame('heartbeat', JSON.stringify({ head, next })));
-          },
-          failed: (error) => {
-            sink.write(frame('error', JSON.stringify(asProtocolError(error).toBody())));
-            sink.end();
-          },
-        });
+        stream.start(new SseFrames(sink, framed));
       },
     };
   };
+}
+
+/**
+ * Frames a stream's events for its sink. A class rather than an object of arrow
+ * functions: with thousands of open streams, per-stream closures are a good
+ * part of each stream's memory.
+ */
+class SseFrames implements StreamListener {
+  constructor(
+    private readonly sink: StreamSink,
+    private readonly framed: WeakMap<object, string>,
+  ) {}
+
+  observations(batch: ReadonlyArray<{ seq: number; body: string }>): boolean {
+    let text = this.framed.get(batch);
+    if (text === undefined) {
+      text = '';
+      for (const { seq, body } of batch) text += frame('observation', body, seq);
+      this.framed.set(batch, text);
+    }
+    return this.sink.write(text);
+  }
+
+  heartbeat(head: number, next: number): void {
+    this.sink.write(frame('heartbeat', JSON.stringify({ head, next })));
+  }
+
+  failed(error: ProtocolError): void {
+    this.sink.write(frame('error', JSON.stringify(asProtocolError(error).toBody())));
+    this.sink.end();
+  }
 }
