@@ -49,6 +49,19 @@ describe('review gates', () => {
     expect(stepOf(record, 'publish').status).toBe('skipped');
   });
 
+  it('runs the step again when the reviewer asks for a retry', async () => {
+    project = makeProject();
+    project.recipe(gated({ gate_options: ['approve', 'retry'] }));
+    const run = startVigil(project, ['sequence', 'reviewed']);
+    const [, runId] = await run.waitFor(/answer with: vigil gate (\S+) draft/);
+    await runVigil(project, ['gate', runId!, 'draft', 'retry']);
+    await run.waitFor(/answer with: vigil gate \S+ draft[^]*answer with: vigil gate \S+ draft/);
+    await runVigil(project, ['gate', runId!, 'draft', 'approve']);
+    expect((await run.done).code).toBe(0);
+    expect(project.logEntries().filter((e) => e.step === 'draft')).toHaveLength(2);
+    expect(stepOf(lastRun(project), 'draft').gate).toMatchObject({ choice: 'approve' });
+  });
+
   it('applies gate_action at once when the run has no terminal', async () => {
     project = makeProject();
     project.recipe(gated({ gate_options: ['ship', 'stop'], gate_action: 'ship' }));
@@ -78,6 +91,9 @@ describe('review gates', () => {
     });
     const code = await new Promise<number | null>((res) => child.on('close', res));
     expect(out).toContain('choose ship / stop [ship]');
+    // The terminal live view: one line per step with its state.
+    expect(out).toMatch(/draft\s+awaiting_gate/);
+    expect(out).toMatch(/publish\s+pending/);
     expect(code).toBe(1);
     expect(stepOf(lastRun(project), 'draft').gate).toMatchObject({ choice: 'stop', chosen_by: 'terminal' });
   });
