@@ -36,7 +36,7 @@ describe('watchdogs', () => {
 
   it('kills an agent that prints nothing for longer than the inactivity timeout', async () => {
     project = makeProject();
-    customProvider(project, 'inactivity_timeout: 2\n');
+    customProvider(project, 'inactivity_timeout: 3\n');
     const pidfile = join(project.root, 'pids.json');
     project.recipe({
       name: 'silent',
