@@ -20,6 +20,7 @@ log(process.env.FAKE_LOG, {
   canary: process.env.VIGIL_CANARY ?? null,
   step: process.env.VIGIL_STEP ?? null,
   env: { GREETING: process.env.GREETING ?? null, STEP_ONLY: process.env.STEP_ONLY ?? null },
+  settings: { model: process.env.VIGIL_MODEL ?? null, keyword: process.env.VIGIL_COMPLETION_KEYWORD ?? null },
   time: Date.now(),
 });
 

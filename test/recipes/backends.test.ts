@@ -112,6 +112,7 @@ describe('custom backend', () => {
           args: ['--task', 'prompts/loop.md'],
           completion_keyword: 'READY',
           max_phases: 5,
+          model: 'local-model',
           // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${NAME} reference for vigil to substitute
           env: { STEP_ONLY: 'for ${NAME}' },
         },
@@ -128,6 +129,7 @@ describe('custom backend', () => {
     expect(calls[0]!.prompt).toBe('Hello Ada. DONE_AT=3 SAY=READY\n');
     // The recipe env and the step env (with variables substituted) reach the agent's environment.
     expect(calls[0]!.env).toEqual({ GREETING: 'hello from the recipe', STEP_ONLY: 'for Ada' });
+    expect(calls[0]!.settings).toEqual({ model: 'local-model', keyword: 'READY' });
     expect(stepOf(run, 'loop').phases).toBe(3);
   });
 

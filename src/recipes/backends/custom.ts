@@ -2,7 +2,8 @@
 // with the step's args (prompt-file arguments replaced by the rendered
 // prompt's path) and the prompt on stdin, until it prints the completion
 // keyword or max_phases is reached. Without a completion keyword one
-// successful phase completes the step.
+// successful phase completes the step. The step's model, effort,
+// permission_mode and completion keyword reach it as VIGIL_* variables.
 import { type AgentContext, type AgentResult, processFailure } from './agent-context.ts';
 
 export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
@@ -17,7 +18,14 @@ export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
       command: spec.command,
       args: spec.args,
       stdin: ctx.task.prompt,
-      env: { VIGIL_PHASE: String(phase), VIGIL_MAX_PHASES: String(ctx.task.maxPhases) },
+      env: {
+        VIGIL_PHASE: String(phase),
+        VIGIL_MAX_PHASES: String(ctx.task.maxPhases),
+        ...(keyword ? { VIGIL_COMPLETION_KEYWORD: keyword } : {}),
+        ...(spec.model ? { VIGIL_MODEL: spec.model } : {}),
+        ...(spec.effort ? { VIGIL_EFFORT: spec.effort } : {}),
+        ...(spec.permissionMode ? { VIGIL_PERMISSION_MODE: spec.permissionMode } : {}),
+      },
       onStdout: (chunk) => {
         out += chunk.toString();
       },

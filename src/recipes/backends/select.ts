@@ -63,7 +63,7 @@ export function buildBackendSpec(input: BackendInput): BackendSpec {
   if (provider.type === 'custom') {
     const command = findOnPath(provider.command!, env.PATH);
     if (!command) throw new RunRefusedError(`${config.file}: providers.${name}.command: ${provider.command} is not an executable file`);
-    return { kind: 'custom', provider: name, command, args: input.args };
+    return { kind: 'custom', provider: name, command, args: input.args, ...common };
   }
   const model = step.model ?? provider.models?.[0];
   if (!model) throw new RecipeInputError(`${where}: backend "${name}" needs a model: set the step's "model" or providers.${name}.models in vigil.yml`);
