@@ -2,9 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Ajv } from 'ajv';
-import { parse } from 'yaml';
 import { RecipeInputError } from '../errors.ts';
+import { lazyValidator } from '../loading/compile-schema.ts';
 import { describeSchemaErrors } from '../loading/schema-errors.ts';
 
 export type ProviderType = 'openai' | 'ollama' | 'anthropic' | 'custom';
@@ -34,19 +33,19 @@ export interface WorkspaceConfig {
 }
 
 const require = createRequire(import.meta.url);
-const validate = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(
-  require('./workspace.schema.json') as object,
-);
+const validator = lazyValidator(require.resolve('./workspace.schema.json'));
 
 export function loadWorkspaceConfig(projectRoot: string): WorkspaceConfig {
   const file = join(projectRoot, 'vigil.yml');
   if (!existsSync(file)) return { file: null, providers: {}, auth: {} };
   let doc: unknown;
   try {
+    const { parse } = require('yaml') as typeof import('yaml');
     doc = parse(readFileSync(file, 'utf8')) ?? {};
   } catch (error) {
     throw new RecipeInputError(`${file}: not valid YAML: ${(error as Error).message}`);
   }
+  const validate = validator();
   if (!validate(doc)) throw new RecipeInputError(`${file}: invalid workspace file`, describeSchemaErrors(validate.errors, doc));
   const config = doc as Omit<WorkspaceConfig, 'file'>;
   const problems: string[] = [];
