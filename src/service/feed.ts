@@ -11,6 +11,7 @@ import { SharedTail } from './shared-tail.ts';
 export type Waiter = () => boolean;
 
 const maxKnownTypes = 1000;
+const maxRememberedSubjects = 4096;
 
 export function emptyStats(): FeedStats {
   return {
@@ -40,6 +41,7 @@ export class Feed {
   readonly waiters = new Set<Waiter>();
   /** The rows after the last commit, read once for all caught-up unfiltered streams. */
   readonly tail = new SharedTail();
+  private readonly storedSubjects = new Set<string>();
   private filterCache: { source: Record<string, unknown>; parsed: Filter } | undefined;
 
   constructor(
@@ -72,6 +74,17 @@ export class Feed {
     if (this.stats.known_types.length < maxKnownTypes && !this.stats.known_types.includes(type)) {
       this.stats.known_types.push(type);
     }
+  }
+
+  /**
+   * True the first time a subject is seen by this process: only then must its row be
+   * written. Remembers a bounded number of subjects (rows are never removed, so a
+   * forgotten one only costs an insert that does nothing).
+   */
+  firstSightOf(subject: string): boolean {
+    if (this.storedSubjects.has(subject)) return false;
+    if (this.storedSubjects.size < maxRememberedSubjects) this.storedSubjects.add(subject);
+    return true;
   }
 
   noteActor(actor: string): void {

@@ -6,6 +6,7 @@ import { ProtocolError, invalid, unauthorized } from '../protocol/errors.ts';
 import { parseFilter } from '../protocol/filter.ts';
 import type { ObservationDraft } from '../protocol/observation.ts';
 import { type ProvenanceClaims, resolveProvenance } from '../protocol/provenance.ts';
+import { RawJson } from '../protocol/raw-json.ts';
 import { validate } from '../protocol/validate.ts';
 import {
   type Capability,
@@ -257,5 +258,6 @@ export function publish(service: MonitorService, input: unknown, caller: Caller)
   const drafts = items.map((item, i) => draftOf(feed, item, batch ? i : null, now));
   const appended = drafts.map((draft) => service.append(feed, draft, 'producer'));
   if (batch) return { status: 201, body: { seqs: appended.map((a) => a.seq) } };
-  return { status: 201, body: { observation: appended[0]!.observation, seq: appended[0]!.seq } };
+  // The stored text is the served observation: reply with it rather than serialising it again.
+  return { status: 201, body: { observation: new RawJson(appended[0]!.body), seq: appended[0]!.seq } };
 }

@@ -165,10 +165,11 @@ export class MonitorService {
   }
 
   /** Assigns the next seq, updates the running counters and queues the row. */
-  append(feed: Feed, draft: ObservationDraft, kind: ObservationKind): { seq: number; observation: Observation } {
+  append(feed: Feed, draft: ObservationDraft, kind: ObservationKind): { seq: number; observation: Observation; body: string } {
     const stats = feed.stats;
     const seq = ++stats.head;
     const observation = observationOf(feed.id, seq, draft);
+    const body = JSON.stringify(observation);
     const p = draft.provenance;
     this.store.appendObservation({
       mkey: feed.key,
@@ -181,7 +182,7 @@ export class MonitorService {
       horizon: draft.horizon,
       time: draft.time,
       source_ref: p.source_ref,
-      body: JSON.stringify(observation),
+      body,
     });
     stats.last = { seq, time: draft.time, type: draft.type };
     if (kind === 'rejected') stats.rejected++;
@@ -192,12 +193,12 @@ export class MonitorService {
       stats.last_has_event_provenance = p.source_ref !== null || p.wasDerivedFrom.length > 0;
       feed.noteType(draft.type);
       if (!p.actor.startsWith('system:')) feed.noteActor(p.actor);
-      if (draft.subject !== null) this.store.addSubject(feed.key, draft.subject);
+      if (draft.subject !== null && feed.firstSightOf(draft.subject)) this.store.addSubject(feed.key, draft.subject);
       this.trackContradictions(feed, seq, draft);
     }
     this.appendedSinceCommit.add(feed);
     this.persistMonitor(feed);
-    return { seq, observation };
+    return { seq, observation, body };
   }
 
   private trackContradictions(feed: Feed, seq: number, draft: ObservationDraft): void {
