@@ -139,6 +139,15 @@ describe.each(transports)('kill -9 under load over %s', (transport) => {
         }
       }
       expect(claims).toBeGreaterThan(0);
+
+      // Leases held at the kill are still held by the same holder after the restart: a claim by anyone else is refused.
+      const held = [...holders].filter(([, holder]) => holder !== null).slice(0, 10);
+      for (const [subject, holder] of held) {
+        const other = subs.find((s) => `sub:${s.id}` !== holder)!;
+        const reply = await call(server.base, 'POST', `/subscriptions/${other.id}/leases/claim`, { token: other.token, body: { subject } });
+        expect(reply.status, subject).toBe(409);
+        expect(reply.body).toMatchObject({ code: 'LEASE_HELD', holder });
+      }
     } finally {
       await server.stop();
     }
