@@ -61,10 +61,11 @@ export function registerServeCommands(cli: CAC): void {
         process.exit(1);
       }
       if (server.fallbackReason) process.stderr.write(`vigil: ${server.fallbackReason}\n`);
+      // The token comes first: a tool that reads up to the "serving" line has it too.
+      if (server.adminToken && allowAdmin === true) process.stdout.write(`vigil: admin token ${server.adminToken}\n`);
       process.stdout.write(
         `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.state ?? 'in memory'}, pid ${process.pid})\n`,
       );
-      if (server.adminToken && allowAdmin === true) process.stdout.write(`vigil: admin token ${server.adminToken}\n`);
       const stop = () => {
         void server.close().then(() => process.exit(0));
       };
