@@ -55,7 +55,7 @@ describe('review gates', () => {
     const run = startVigil(project, ['sequence', 'reviewed']);
     const [, runId] = await run.waitFor(/answer with: vigil gate (\S+) draft/);
     await runVigil(project, ['gate', runId!, 'draft', 'retry']);
-    await run.waitFor(/answer with: vigil gate \S+ draft[^]*answer with: vigil gate \S+ draft/);
+    await run.waitFor(/answer with: vigil gate \S+ draft[\s\S]*answer with: vigil gate \S+ draft/);
     await runVigil(project, ['gate', runId!, 'draft', 'approve']);
     expect((await run.done).code).toBe(0);
     expect(project.logEntries().filter((e) => e.step === 'draft')).toHaveLength(2);
