@@ -1,8 +1,6 @@
 // `vigil serve`: the HTTP, JSON-RPC and event-stream bindings under /mp/v0.
 import type { CAC } from 'cac';
-import { startServer } from '../server.ts';
-import { defaults } from '../service/service.ts';
-import { serverDoors } from '../transport/doors.ts';
+import { defaults } from '../service/defaults.ts';
 import { listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 
 interface ServeFlags {
@@ -50,11 +48,12 @@ export function registerServeCommands(cli: CAC): void {
         maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
         heartbeatMs: wholeNumberFlag('--heartbeat', flags.heartbeat, 1, 3600) * 1000,
         transport: oneOfFlag('--transport', flags.transport, ['auto', 'uws', 'node'] as const, 'auto'),
-        extensions: serverDoors,
       };
+      // Loaded here, not at the top: every other command starts without the server's modules.
+      const [{ startServer }, { serverDoors }] = await Promise.all([import('../server.ts'), import('../transport/doors.ts')]);
       let server: Awaited<ReturnType<typeof startServer>>;
       try {
-        server = await startServer(options);
+        server = await startServer({ ...options, extensions: serverDoors });
       } catch (error) {
         if (error instanceof UsageError) throw error;
         process.stderr.write(`vigil: cannot start: ${(error as Error).message}\n`);

@@ -11,7 +11,8 @@ import type { LeaseRecord } from '../store/records.ts';
 import type { Caller } from './access.ts';
 import type { Reply } from './reply.ts';
 import { servedLease } from './served.ts';
-import { defaults, type MonitorService } from './service.ts';
+import { defaults } from './defaults.ts';
+import type { MonitorService } from './service.ts';
 import { type SubscriptionHandle, subscriptionFor } from './subscription-operations.ts';
 
 interface LeaseBody {

@@ -24,7 +24,8 @@ import { type Caller, canSee, ownedFeed, visibleFeed } from './access.ts';
 import { emptyStats, Feed } from './feed.ts';
 import type { Reply } from './reply.ts';
 import { servedLimits, servedMonitor } from './served.ts';
-import { defaults, type MonitorService } from './service.ts';
+import { defaults } from './defaults.ts';
+import type { MonitorService } from './service.ts';
 import { stateDocument } from './state-document.ts';
 import { mintToken, secretMatches } from './tokens.ts';
 

@@ -2,7 +2,8 @@
 // server holds. Doors send these as they are.
 import type { Feed } from './feed.ts';
 import type { LeaseRecord, LeaseState, SubscriptionRecord, SubscriptionState } from '../store/records.ts';
-import { defaults, type MonitorService } from './service.ts';
+import { defaults } from './defaults.ts';
+import type { MonitorService } from './service.ts';
 
 export function servedLimits(service: MonitorService) {
   return {

@@ -13,6 +13,7 @@ import { observationTypes } from '../protocol/vocabulary.ts';
 import { maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
 import type { LeaseRecord, LeaseRow, SubscriptionRecord, SubscriptionRow } from '../store/records.ts';
 import { memoryPath, type Store } from '../store/store.ts';
+import { defaults } from './defaults.ts';
 import { Feed } from './feed.ts';
 
 export interface ServiceOptions {
@@ -31,18 +32,6 @@ export interface ServiceOptions {
   readonly log?: (line: string) => void;
 }
 
-export const defaults = {
-  retireAfterMuteSeconds: 604800,
-  maxBodyBytes: 1048576,
-  maxLimit: 1000,
-  defaultLimit: 50,
-  maxWaitSeconds: 50,
-  leaseSeconds: 300,
-  deliveryCountLimit: 5,
-  ttlMs: 3600000,
-  rawCutBytes: 16 * 1024,
-  heartbeatMs: 15_000,
-} as const;
 
 export type ObservationKind = 'producer' | 'bookkeeping' | 'rejected';
 

@@ -2,7 +2,8 @@
 // the log.
 import type { Gap } from '../protocol/vocabulary.ts';
 import type { Feed } from './feed.ts';
-import { defaults, type MonitorService } from './service.ts';
+import { defaults } from './defaults.ts';
+import type { MonitorService } from './service.ts';
 
 const secondsSince = (now: number, iso: string | null) =>
   iso === null ? null : Math.max(0, Math.round(now - Date.parse(iso)) / 1000);
