@@ -1,7 +1,7 @@
 // Test helpers: a throwaway project (own .vigil/recipes, HOME and PATH with
 // the fake agents) and a way to run the real `vigil` CLI in it.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,9 +31,17 @@ export function makeProject(options: { claude?: boolean; codex?: boolean } = {})
   const home = join(root, '.home');
   const bin = join(root, '.bin');
   for (const d of [home, bin, join(root, '.vigil', 'recipes')]) mkdirSync(d, { recursive: true });
-  if (options.claude !== false) symlinkSync(join(fakesDir, 'fake-claude.mjs'), join(bin, 'claude'));
-  if (options.codex) symlinkSync(join(fakesDir, 'fake-codex.mjs'), join(bin, 'codex'));
-  const agent = join(fakesDir, 'fake-agent.mjs');
+  // The fakes are copied into the project so that they stay visible inside a
+  // VM sandbox, whose private /tmp would hide a checkout that lives under /tmp.
+  const fakes = join(root, '.fakes');
+  mkdirSync(fakes);
+  for (const name of ['fake-claude.mjs', 'fake-codex.mjs', 'fake-agent.mjs', 'directives.mjs']) {
+    copyFileSync(join(fakesDir, name), join(fakes, name));
+    chmodSync(join(fakes, name), 0o755);
+  }
+  if (options.claude !== false) symlinkSync(join(fakes, 'fake-claude.mjs'), join(bin, 'claude'));
+  if (options.codex) symlinkSync(join(fakes, 'fake-codex.mjs'), join(bin, 'codex'));
+  const agent = join(fakes, 'fake-agent.mjs');
   // Outside the project: mirror and rsync modes copy the project back and forth.
   const log = `${root}.fake-log.jsonl`;
   const project: Project = {
