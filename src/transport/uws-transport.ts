@@ -253,20 +253,29 @@ class UwsStreamSink implements StreamSink {
 
 /** Collects the body, or calls `tooLarge` as soon as it passes the limit. */
 function readBody(res: Uws.HttpResponse, limit: number, onBody: (body: Buffer) => void, tooLarge: () => void): void {
-  const chunks: Buffer[] = [];
+  let chunks: Buffer[] = [];
   let total = 0;
-  let over = false;
+  // uWS keeps this handler for as long as the response lives (an event stream: hours), so
+  // once the body is whole it lets go of the request it was building.
+  let pending: { onBody: (body: Buffer) => void; tooLarge: () => void } | undefined = { onBody, tooLarge };
   res.onData((chunk, isLast) => {
-    if (over) return;
+    const handlers = pending;
+    if (!handlers) return;
     total += chunk.byteLength;
     if (total > limit) {
-      over = true;
-      tooLarge();
+      pending = undefined;
+      chunks = [];
+      handlers.tooLarge();
       return;
     }
     // uWS neuters the ArrayBuffer when this callback returns: copy it.
     if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
-    if (isLast) onBody(Buffer.concat(chunks, total));
+    if (isLast) {
+      const body = Buffer.concat(chunks, total);
+      pending = undefined;
+      chunks = [];
+      handlers.onBody(body);
+    }
   });
 }
 
