@@ -38,7 +38,7 @@ export interface ActorEnvironment {
 export const leaseKey = (mkey: number, subject: string) => `${mkey}:${subject}`;
 
 /** How many subscription and lease actors stay in memory; the rest live as rows (about 5 KB per actor saved). */
-export const defaultResidentCap = 10_000;
+export const defaultResidentCap = 5_000;
 
 export class RootSystem {
   readonly monitors: ActorRegistry<MonitorActor>;
@@ -95,6 +95,21 @@ export class RootSystem {
 
   addSubscription(row: SubscriptionRow): SubscriptionActor {
     return this.subscriptions.add(row.record.id, this.startSubscription(row));
+  }
+
+  /**
+   * A new subscription becomes a resident actor only while there is room;
+   * otherwise it stays a row with its deadline in the scheduler until first
+   * used, so that creating many subscriptions does not build actors that
+   * the next trim would stop again. Returns false when it was left as a row.
+   */
+  admitSubscription(row: SubscriptionRow): boolean {
+    if (this.subscriptions.size < this.residentCap) {
+      this.addSubscription(row);
+      return true;
+    }
+    this.wakeSubscriptionAt(row.record.id, row.record.lastActivityMs + row.record.muteMs);
+    return false;
   }
 
   addLease(row: LeaseRow): LeaseActor {

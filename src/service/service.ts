@@ -48,6 +48,8 @@ export class MonitorService {
   private readonly subscriberIds = new Map<string, string>();
   private readonly log: (line: string) => void;
   private readonly recordedListeners = new Set<(feed: Feed) => void>();
+  /** New subscriptions left as rows (the resident cap was reached) whose rows are not committed yet. */
+  private readonly unadmitted = new Map<string, SubscriptionRow>();
   private nextMonitorKey = 1;
   private closed = false;
 
@@ -65,7 +67,7 @@ export class MonitorService {
     this.system = new RootSystem({
       clock: this.clock,
       rejectLimit: defaults.deliveryCountLimit,
-      loadSubscription: (id) => this.store.subscription(id),
+      loadSubscription: (id) => this.unadmitted.get(id) ?? this.store.subscription(id),
       loadLease: (key) => {
         const colon = key.indexOf(':');
         return this.store.lease(Number(key.slice(0, colon)), key.slice(colon + 1));
@@ -139,9 +141,15 @@ export class MonitorService {
   }
 
   addSubscription(row: SubscriptionRow): void {
-    this.subscriberIds.set(subscriberKey(row.record.mkey, row.record.subscriber), row.record.id);
-    this.system.addSubscription(row);
-    this.persistSubscription(row.record.id);
+    const id = row.record.id;
+    this.subscriberIds.set(subscriberKey(row.record.mkey, row.record.subscriber), id);
+    if (this.system.admitSubscription(row)) {
+      this.persistSubscription(id);
+    } else {
+      // Not resident: until its row is committed, a restore reads it from here.
+      this.unadmitted.set(id, row);
+      this.store.putSubscription(id, () => this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : row);
+    }
   }
 
   allocateMonitorKey(): number {
@@ -311,6 +319,7 @@ export class MonitorService {
   private afterCommit(): void {
     const feeds = [...this.appendedSinceCommit];
     this.appendedSinceCommit.clear();
+    this.unadmitted.clear();
     // Nothing is pending right now, so cold actors can go without losing a write.
     this.system.trim();
     for (const feed of feeds) {

@@ -41,15 +41,14 @@ describe('bounded actor residency', () => {
       log: () => {},
     });
     const created = await run('monitors/create', { id: 'mute', visibility: 'public' });
-    const first = await run('feeds/subscribe', { monitor: 'mute', subscriber: 'agent:a' });
-    await run('feeds/subscribe', { monitor: 'mute', subscriber: 'agent:b' });
-    await service.settle();
-    await new Promise((r) => setImmediate(r));
-    expect(service.system.subscriptions.isResident(first.subscription.id)).toBe(false);
+    await run('feeds/subscribe', { monitor: 'mute', subscriber: 'agent:a' });
+    // The cap is reached: this one is left as a row, with its deadline in the scheduler.
+    const cold = await run('feeds/subscribe', { monitor: 'mute', subscriber: 'agent:b' });
+    expect(service.system.subscriptions.isResident(cold.subscription.id)).toBe(false);
     await new Promise((r) => setTimeout(r, 1500));
     const state = await run('monitors/state', { id: 'mute' }, created.owner_token);
     expect(state.counters.subscriptions_active).toBe(0);
-    const pulled = await invoke(service, 'feeds/pull', { subscription: first.subscription.id }, { caller: { bearer: first.token } }).catch((e) => e);
+    const pulled = await invoke(service, 'feeds/pull', { subscription: cold.subscription.id }, { caller: { bearer: cold.token } }).catch((e) => e);
     expect(pulled.code).toBe('UNAVAILABLE');
   });
 
@@ -63,5 +62,21 @@ describe('bounded actor residency', () => {
     await run('monitors/publish', { id: 'hold', type: 'test.wake' }, created.owner_token);
     const page = await pull;
     expect(page.observations.map((o: any) => JSON.parse(o.text).type)).toContain('test.wake');
+  });
+
+  it('leaves new subscriptions past the cap as rows, usable at once, even within the turn they were created', async () => {
+    service = new MonitorService({ store: Store.open({ path: ':memory:' }), residentActors: 2, log: () => {} });
+    const created = await run('monitors/create', { id: 'rows', visibility: 'public' });
+    const made = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => run('feeds/subscribe', { monitor: 'rows', subscriber: `agent:r${i}` })),
+    );
+    // Re-keying the last one in the same turn reads its row before it is committed.
+    const last = made.at(-1)!;
+    const rekeyed = await run('feeds/subscribe', { monitor: 'rows', subscriber: 'agent:r5' }, last.token);
+    expect(rekeyed.subscription.id).toBe(last.subscription.id);
+    expect(service.system.subscriptions.size).toBeLessThanOrEqual(3);
+    await run('monitors/publish', { id: 'rows', type: 'test.row' }, created.owner_token);
+    const page = await run('feeds/pull', { subscription: made[3]!.subscription.id }, made[3]!.token);
+    expect(page.observations.map((o: any) => JSON.parse(o.text).type)).toContain('test.row');
   });
 });
