@@ -8,22 +8,9 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Coalescer, type Timers } from '../src/transport/mcp-coalescer.ts';
 import { repoRoot, tempDir, vigilArgs } from './support/server-process.ts';
+import { seedToolNames } from './support/seed-tools.ts';
 
-const toolNames = [
-  'monitor_discover',
-  'monitor_list',
-  'monitor_get',
-  'monitor_create',
-  'monitor_configure',
-  'monitor_publish',
-  'monitor_state',
-  'monitor_subscribe',
-  'monitor_pull',
-  'monitor_ack',
-  'lease_claim',
-  'lease_complete',
-  'lease_release',
-];
+const toolNames = seedToolNames;
 
 // biome-ignore lint/suspicious/noExplicitAny: reply bodies are checked by the assertions themselves
 type Body = Record<string, any>;

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, vigilArgs } from './support/server-process.ts';
+import { seedToolNames } from './support/seed-tools.ts';
 
 function vigil(args: readonly string[]) {
   const result = spawnSync(process.execPath, vigilArgs(args), { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
@@ -23,21 +24,7 @@ const schemaOf = (name: string) => surface.tools.find((t) => t.name === name)!.i
 describe('vigil tools --json', () => {
   it('prints the 13 tools of the seed with a description and an object schema each', () => {
     expect(json.status).toBe(0);
-    expect(surface.tools.map((t) => t.name)).toEqual([
-      'monitor_discover',
-      'monitor_list',
-      'monitor_get',
-      'monitor_create',
-      'monitor_configure',
-      'monitor_publish',
-      'monitor_state',
-      'monitor_subscribe',
-      'monitor_pull',
-      'monitor_ack',
-      'lease_claim',
-      'lease_complete',
-      'lease_release',
-    ]);
+    expect(surface.tools.map((t) => t.name)).toEqual(seedToolNames);
     for (const tool of surface.tools) {
       expect(tool.description.length).toBeGreaterThan(10);
       expect(tool.inputSchema.type).toBe('object');

@@ -1,7 +1,7 @@
 // Helpers for the hardening suite: raw sockets (to send what fetch will not),
 // the admin token a server printed, and small waits.
 import { connect } from 'node:net';
-import { call } from '../support/client.ts';
+import { replayAll } from '../support/client.ts';
 
 export interface RawReply {
   readonly status: number;
@@ -99,14 +99,4 @@ export const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 export const leaseType = 'ai.vigil.monitor.lease';
 
 /** Every observation of a monitor from `from`, read through one subscription with replay cursors. */
-export async function readAll(base: string, sub: { id: string; token: string }, from = 1): Promise<any[]> {
-  const out: any[] = [];
-  let cursor = from;
-  for (;;) {
-    const page = await call(base, 'GET', `/subscriptions/${sub.id}/pull?limit=1000&cursor=${cursor}`, { token: sub.token });
-    if (page.status !== 200) throw new Error(`pull failed: ${page.status} ${JSON.stringify(page.body)}`);
-    out.push(...page.body.observations);
-    if (page.body.observations.length === 0 || page.body.next > page.body.head) return out;
-    cursor = page.body.next;
-  }
-}
+export const readAll = replayAll;

@@ -2,7 +2,7 @@
 // reads of a monitor's feed the way a client would do them.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll } from 'vitest';
-import { call, subscribe } from '../support/client.ts';
+import { call, replayAll, subscribe } from '../support/client.ts';
 import { type ServerProcess, type StartOptions, startServerProcess } from '../support/server-process.ts';
 
 /** Starts a server before the block's tests and stops it after; read `.base` inside tests. */
@@ -44,15 +44,7 @@ export async function headOf(base: string, monitor: string, ownerToken: string):
  */
 export async function readFeed(base: string, monitor: string, ownerToken: string): Promise<any[]> {
   const sub = await subscribe(base, { monitor, subscriber: fresh('reader') }, ownerToken);
-  const out: any[] = [];
-  let cursor = 1;
-  for (;;) {
-    const page = await call(base, 'GET', `/subscriptions/${sub.id}/pull?limit=1000&cursor=${cursor}`, { token: sub.token });
-    if (page.status !== 200) throw new Error(`pull failed: ${page.status} ${JSON.stringify(page.body)}`);
-    out.push(...page.body.observations);
-    if (page.body.observations.length === 0 || page.body.next > page.body.head) return out;
-    cursor = page.body.next;
-  }
+  return replayAll(base, sub);
 }
 
 /** The observation at `seq`, or undefined. */

@@ -46,3 +46,16 @@ export async function subscribe(base: string, body: Record<string, unknown>, tok
   if (reply.status !== 201 && reply.status !== 200) throw new Error(`subscribe failed: ${reply.status} ${JSON.stringify(reply.body)}`);
   return { id: reply.body.subscription.id as string, token: reply.body.token as string, reply };
 }
+
+/** Every observation from seq `from` on, read through a subscription with replay cursors (the stored cursor does not move). */
+export async function replayAll(base: string, sub: { id: string; token: string }, from = 1): Promise<any[]> {
+  const out: any[] = [];
+  let cursor = from;
+  for (;;) {
+    const page = await call(base, 'GET', `/subscriptions/${sub.id}/pull?limit=1000&cursor=${cursor}`, { token: sub.token });
+    if (page.status !== 200) throw new Error(`pull failed: ${page.status} ${JSON.stringify(page.body)}`);
+    out.push(...page.body.observations);
+    if (page.body.observations.length === 0 || page.body.next > page.body.head) return out;
+    cursor = page.body.next;
+  }
+}
