@@ -1,6 +1,5 @@
 // Parsing of the protocol's scalar conventions: integers may arrive as JSON
 // numbers or as strings of 1-15 digits; times are ISO-8601 UTC.
-import { invalid } from './errors.ts';
 
 const digits = /^[0-9]{1,15}$/;
 
@@ -9,22 +8,6 @@ export function readWholeNumber(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
   if (typeof value === 'string' && digits.test(value)) return Number(value);
   return undefined;
-}
-
-export function requireWholeNumber(
-  field: string,
-  value: unknown,
-  range: { min?: number; max?: number } = {},
-): number {
-  const n = readWholeNumber(value);
-  const { min = 0, max = Number.MAX_SAFE_INTEGER } = range;
-  if (n === undefined || n < min || n > max) {
-    const bounds = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`;
-    throw invalid(`"${field}" must be a whole number ${bounds} (a JSON integer or a string of 1-15 digits); got ${describe(value)}.`, {
-      field,
-    });
-  }
-  return n;
 }
 
 /** Deepest nesting of objects and arrays a request may carry: beyond it JSON.stringify overflows the stack. */
@@ -43,10 +26,6 @@ export function pathBeyondNesting(value: unknown, limit = maxNesting): string[] 
     for (const [key, child] of Object.entries(node)) stack.push({ node: child, depth: depth + 1, path: [...path, key] });
   }
   return undefined;
-}
-
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
 }
 
 /** Normalises a client-supplied timestamp, or undefined when it is not one. */

@@ -34,10 +34,6 @@ export function probeUws(abi: string = process.versions.modules): UwsProbe {
   return probe;
 }
 
-export function uwsAvailable(): boolean {
-  return probeUws().ok;
-}
-
 function loadNativeUws(abi: string): UwsProbe {
   const runtime = `Node ${process.version} (ABI ${abi}, ${process.platform}-${process.arch})`;
   if (/^(1|true)$/i.test(process.env.UWS_USE_FALLBACK ?? '')) {
