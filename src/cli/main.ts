@@ -8,6 +8,7 @@ import { registerConformCommands } from './conform-commands.ts';
 import { registerWatchCommand } from './watch.ts';
 import { registerMcpCommands } from './mcp-commands.ts';
 import { registerRecipeCommands } from './recipe-commands.ts';
+import { registerApiKeyCommands } from './api-key-commands.ts';
 
 const cli = cac('vigil');
 registerServeCommands(cli);
@@ -16,6 +17,7 @@ registerWatchCommand(cli);
 registerPublishCommand(cli);
 registerMcpCommands(cli);
 registerRecipeCommands(cli);
+registerApiKeyCommands(cli);
 
 cli.help();
 cli.version(packageVersion);
