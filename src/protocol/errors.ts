@@ -60,7 +60,7 @@ export class ProtocolError extends Error {
 
 export const invalid = (message: string, extra?: Record<string, unknown>) =>
   new ProtocolError('INVALID', message, extra);
-export const notFound = (message: string) => new ProtocolError('NOT_FOUND', message);
+export const notFound = (message: string, extra?: Record<string, unknown>) => new ProtocolError('NOT_FOUND', message, extra);
 export const unauthorized = (message = 'A valid bearer token is required: send "Authorization: Bearer <token>".') =>
   new ProtocolError('UNAUTHORIZED', message);
 

@@ -10,7 +10,7 @@ import { readWholeNumber } from '../protocol/wire-values.ts';
 import type { Caller } from './access.ts';
 import type { Feed } from './feed.ts';
 import type { MonitorService } from './service.ts';
-import { standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
+import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
 
 const batchRows = 1000;
 
@@ -162,9 +162,7 @@ export function openFeedStream(
     ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
   });
   const handle = subscriptionFor(service, params.subscription, caller);
-  if (!handle.live) {
-    throw new ProtocolError('UNAVAILABLE', `Subscription "${handle.id}" is retired; subscribe again to reactivate it.`, { live: false });
-  }
+  requireLive(handle);
   const ctx = { knownTypes: () => handle.feed.knownTypes(), splitCommas: true };
   const inline = parseFilter(Object.fromEntries(Object.entries(query).filter(([k]) => !streamParams.has(k))), ctx);
   assertNarrows(handle.record.filter, inline, ctx);
@@ -176,9 +174,7 @@ export function openFeedStream(
   }
   const floor = handle.feed.stats.retention_floor;
   if (floor > 0 && start < floor) {
-    throw new ProtocolError('CURSOR_EXPIRED', `Cursor ${start} is below the retention floor ${floor}; rebuild from the state document and continue from ${floor}.`, {
-      retention_floor: floor,
-    });
+    throw cursorExpired(handle.feed, start);
   }
   const filters = [...standingFilters(handle.feed, handle.record), inline].filter((f) => !isEmptyFilter(f));
   return new FeedStream(service, handle, filters, start);
