@@ -10,6 +10,8 @@ import { registerMcpCommands } from './mcp-commands.ts';
 import { registerRecipeCommands } from './recipe-commands.ts';
 import { registerVaultCommands } from './vault-commands.ts';
 import { registerLedgerCommands } from './ledger-commands.ts';
+import { registerCirCommands } from './cir-commands.ts';
+import { registerApiKeyCommands } from './api-key-commands.ts';
 
 const cli = cac('vigil');
 registerServeCommands(cli);
@@ -20,6 +22,8 @@ registerMcpCommands(cli);
 registerRecipeCommands(cli);
 registerVaultCommands(cli);
 registerLedgerCommands(cli);
+registerCirCommands(cli);
+registerApiKeyCommands(cli);
 
 cli.help();
 cli.version(packageVersion);

@@ -18,6 +18,10 @@ export interface DoorExtensions {
   readonly stream?: (request: HttpRequest, subscription: string, caller: Caller, query: Record<string, unknown>) => HttpResponse | Promise<HttpResponse>;
   /** Serves POST /rpc (the JSON-RPC door). */
   readonly rpc?: (request: HttpRequest, caller: Caller) => Promise<FullResponse>;
+  /** Paths outside /mp/v0 another module answers after the browser rules (the cloud API's /v1); undefined: not its path. */
+  readonly mount?: (request: HttpRequest) => Promise<HttpResponse> | undefined;
+  /** Requests another module answers before the browser rules (managed-edge workers by Host); undefined: not its request. */
+  readonly unguarded?: (request: HttpRequest) => Promise<HttpResponse> | undefined;
 }
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): FullResponse {
@@ -126,6 +130,8 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
   const extensions = options.extensions ?? {};
 
   return async (request) => {
+    const claimed = extensions.unguarded?.(request);
+    if (claimed) return claimed.catch((thrown: unknown) => errorResponse(asProtocolError(thrown)));
     const verdict = guard(request);
     if (verdict.kind === 'refused') return errorResponse(verdict.error);
     if (verdict.kind === 'preflight') return verdict.response;
@@ -138,6 +144,11 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
   };
 
   async function route(request: HttpRequest, cors: Record<string, string>): Promise<HttpResponse> {
+    const mounted = extensions.mount?.(request);
+    if (mounted) {
+      const response = await mounted;
+      return { ...response, headers: { ...response.headers, ...cors } };
+    }
     if (!request.path.startsWith(`${basePath}/`) && request.path !== basePath) {
       throw notFound(`No route ${request.method} ${request.path}; the API lives under ${basePath}.`);
     }
