@@ -8,6 +8,10 @@ import { registerConformCommands } from './conform-commands.ts';
 import { registerWatchCommand } from './watch.ts';
 import { registerMcpCommands } from './mcp-commands.ts';
 import { registerRecipeCommands } from './recipe-commands.ts';
+import { registerVaultCommands } from './vault-commands.ts';
+import { registerLedgerCommands } from './ledger-commands.ts';
+import { registerCirCommands } from './cir-commands.ts';
+import { registerApiKeyCommands } from './api-key-commands.ts';
 
 const cli = cac('vigil');
 registerServeCommands(cli);
@@ -16,6 +20,10 @@ registerWatchCommand(cli);
 registerPublishCommand(cli);
 registerMcpCommands(cli);
 registerRecipeCommands(cli);
+registerVaultCommands(cli);
+registerLedgerCommands(cli);
+registerCirCommands(cli);
+registerApiKeyCommands(cli);
 
 cli.help();
 cli.version(packageVersion);
