@@ -71,7 +71,8 @@ export function parseJsonBody(body: Buffer): unknown {
 
 /** Query parameters as an object; a repeated key becomes a list. */
 export function parseQuery(query: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // No prototype: "?__proto__=1" must arrive as a key (and be refused), not vanish into the prototype chain.
+  const out: Record<string, unknown> = Object.create(null);
   if (!query) return out;
   let params: URLSearchParams;
   try {
@@ -110,6 +111,16 @@ function mergeInput(params: Record<string, string>, extra: unknown): Record<stri
   return { ...(extra as Record<string, unknown>), ...params };
 }
 
+/** Routes without filters take no query parameters: a key there is a mistake, not something to ignore. */
+function refuseQuery(request: HttpRequest): void {
+  const keys = Object.keys(parseQuery(request.query));
+  if (keys.length === 0) return;
+  throw invalid(`${request.method} ${request.path} takes no query parameters; got ${keys.slice(0, 10).map((k) => `"${k}"`).join(', ')}.`, {
+    invalid: keys.slice(0, 10),
+    known_keys: [],
+  });
+}
+
 export interface HttpDoorOptions extends BrowserPolicy {
   readonly extensions?: DoorExtensions;
 }
@@ -128,7 +139,7 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     try {
       return await route(request, cors);
     } catch (thrown) {
-      return errorResponse(asProtocolError(thrown), cors);
+      return errorResponse(asProtocolError(thrown, `${request.method} ${request.path}`), cors);
     }
   };
 
@@ -149,6 +160,7 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     }
     const caller: Caller = { bearer: bearerOf(request) };
     const { route: matched, params } = match;
+    if (matched.input !== 'query') refuseQuery(request);
     if (matched.operation === 'rpc') {
       if (!extensions.rpc) throw notFound('JSON-RPC is not served here.');
       const response = await extensions.rpc(request, caller);
