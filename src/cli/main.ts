@@ -12,6 +12,10 @@ import { registerVaultCommands } from './vault-commands.ts';
 import { registerLedgerCommands } from './ledger-commands.ts';
 import { registerCirCommands } from './cir-commands.ts';
 import { registerApiKeyCommands } from './api-key-commands.ts';
+import { registerWebhookCommands } from './webhook-commands.ts';
+import { forwardProductEvents } from '../cloud/event-forwarder.ts';
+
+forwardProductEvents();
 
 const cli = cac('vigil');
 registerServeCommands(cli);
@@ -24,6 +28,7 @@ registerVaultCommands(cli);
 registerLedgerCommands(cli);
 registerCirCommands(cli);
 registerApiKeyCommands(cli);
+registerWebhookCommands(cli);
 
 cli.help();
 cli.version(packageVersion);
