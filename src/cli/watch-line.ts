@@ -15,7 +15,6 @@ export interface WatchedObservation {
 }
 
 // C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these are what is being escaped
 const unsafeChars = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 const escapeChar = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
