@@ -11,6 +11,7 @@ import { registerRecipeCommands } from './recipe-commands.ts';
 import { registerVaultCommands } from './vault-commands.ts';
 import { registerLedgerCommands } from './ledger-commands.ts';
 import { registerCirCommands } from './cir-commands.ts';
+import { registerScriptCommands } from './script-commands.ts';
 
 const cli = cac('vigil');
 registerServeCommands(cli);
@@ -22,6 +23,7 @@ registerRecipeCommands(cli);
 registerVaultCommands(cli);
 registerLedgerCommands(cli);
 registerCirCommands(cli);
+registerScriptCommands(cli);
 
 cli.help();
 cli.version(packageVersion);
