@@ -8,6 +8,8 @@ import { registerConformCommands } from './conform-commands.ts';
 import { registerWatchCommand } from './watch.ts';
 import { registerMcpCommands } from './mcp-commands.ts';
 import { registerRecipeCommands } from './recipe-commands.ts';
+import { registerDaemonCommands } from './daemon-commands.ts';
+import { registerTemporalCommands } from './temporal-commands.ts';
 
 const cli = cac('vigil');
 registerServeCommands(cli);
@@ -16,6 +18,8 @@ registerWatchCommand(cli);
 registerPublishCommand(cli);
 registerMcpCommands(cli);
 registerRecipeCommands(cli);
+registerDaemonCommands(cli);
+registerTemporalCommands(cli);
 
 cli.help();
 cli.version(packageVersion);
