@@ -10,6 +10,10 @@ import { registerMcpCommands } from './mcp-commands.ts';
 import { registerRecipeCommands } from './recipe-commands.ts';
 import { registerDaemonCommands } from './daemon-commands.ts';
 import { registerTemporalCommands } from './temporal-commands.ts';
+import { registerVaultCommands } from './vault-commands.ts';
+import { registerLedgerCommands } from './ledger-commands.ts';
+import { registerCirCommands } from './cir-commands.ts';
+import { registerApiKeyCommands } from './api-key-commands.ts';
 
 const cli = cac('vigil');
 registerServeCommands(cli);
@@ -20,6 +24,10 @@ registerMcpCommands(cli);
 registerRecipeCommands(cli);
 registerDaemonCommands(cli);
 registerTemporalCommands(cli);
+registerVaultCommands(cli);
+registerLedgerCommands(cli);
+registerCirCommands(cli);
+registerApiKeyCommands(cli);
 
 cli.help();
 cli.version(packageVersion);

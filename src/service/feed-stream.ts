@@ -2,7 +2,7 @@
 // cursor, then every matching observation as its commit lands, with
 // heartbeats when idle. Streaming counts as pulling for mute retirement; it
 // never commits the cursor.
-import { ProtocolError, invalid } from '../protocol/errors.ts';
+import { asProtocolError, ProtocolError, invalid } from '../protocol/errors.ts';
 import { assertNarrows, isEmptyFilter, parseFilter, type Filter } from '../protocol/filter.ts';
 import { markRedelivered } from '../protocol/observation.ts';
 import { validate } from '../protocol/validate.ts';
@@ -10,7 +10,7 @@ import { readWholeNumber } from '../protocol/wire-values.ts';
 import type { Caller } from './access.ts';
 import type { Feed } from './feed.ts';
 import type { MonitorService } from './service.ts';
-import { standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
+import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
 
 const batchRows = 1000;
 
@@ -73,8 +73,18 @@ export class FeedStream {
 
   private pump(): void {
     if (this.closed || !this.listener) return;
+    try {
+      this.pumpBatches(this.listener);
+    } catch (error) {
+      // Never a silent stream: the reader gets the error event (a logged 500 with its request id).
+      this.listener.failed(asProtocolError(error, `stream of ${this.handle.id}`));
+      this.close();
+    }
+  }
+
+  private pumpBatches(listener: StreamListener): void {
     if (!this.live() || this.service.isClosed) {
-      this.listener.failed(
+      listener.failed(
         new ProtocolError('UNAVAILABLE', `Subscription "${this.handle.id}" was retired or re-keyed; open the stream again with its current token.`, {
           live: false,
         }),
@@ -97,7 +107,7 @@ export class FeedStream {
       const batch = rows[0]!.seq <= this.maxShown ? rows.map((r) => (r.seq <= this.maxShown ? { seq: r.seq, body: markRedelivered(r.body) } : r)) : rows;
       this.next = rows.at(-1)!.seq + 1;
       this.noteTraffic();
-      if (!this.listener.observations(batch)) {
+      if (!listener.observations(batch)) {
         this.close();
         return;
       }
@@ -162,9 +172,7 @@ export function openFeedStream(
     ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
   });
   const handle = subscriptionFor(service, params.subscription, caller);
-  if (!handle.live) {
-    throw new ProtocolError('UNAVAILABLE', `Subscription "${handle.id}" is retired; subscribe again to reactivate it.`, { live: false });
-  }
+  requireLive(handle);
   const ctx = { knownTypes: () => handle.feed.knownTypes(), splitCommas: true };
   const inline = parseFilter(Object.fromEntries(Object.entries(query).filter(([k]) => !streamParams.has(k))), ctx);
   assertNarrows(handle.record.filter, inline, ctx);
@@ -176,9 +184,7 @@ export function openFeedStream(
   }
   const floor = handle.feed.stats.retention_floor;
   if (floor > 0 && start < floor) {
-    throw new ProtocolError('CURSOR_EXPIRED', `Cursor ${start} is below the retention floor ${floor}; rebuild from the state document and continue from ${floor}.`, {
-      retention_floor: floor,
-    });
+    throw cursorExpired(handle.feed, start);
   }
   const filters = [...standingFilters(handle.feed, handle.record), inline].filter((f) => !isEmptyFilter(f));
   return new FeedStream(service, handle, filters, start);

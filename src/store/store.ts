@@ -66,7 +66,8 @@ function placeholders<Row>(columns: readonly (keyof Row & string)[]): Row {
 export class Store {
   readonly path: string;
   readonly commits: GroupCommit;
-  private readonly driver: SqlDriver;
+  /** The connection, for modules that keep their own tables in this database (src/cloud). */
+  readonly driver: SqlDriver;
   private readonly lock: StateLock | undefined;
   private readonly dynamic: StatementCache;
   private readonly q;

@@ -1,6 +1,7 @@
 // HttpTransport over node:http. The only module that touches node:http servers.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { FlushScheduler } from './flush-scheduler.ts';
+import { failStream, internalErrorResponse } from './internal-error.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -11,7 +12,6 @@ import type {
   StreamSink,
 } from './http-types.ts';
 
-const internalError: FullResponse = { kind: 'full', status: 500, headers: {}, body: '' };
 
 function readHeaders(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -192,8 +192,8 @@ export class NodeHttpTransport implements HttpTransport {
     let response: Awaited<ReturnType<HttpHandler>>;
     try {
       response = await handler(request);
-    } catch {
-      response = internalError;
+    } catch (error) {
+      response = internalErrorResponse(error, `${request.method} ${request.path}`);
     }
     if (response.kind === 'full') sendFull(res, response);
     else this.startStream(res, response, options.maxStreamBufferBytes);
@@ -208,8 +208,8 @@ export class NodeHttpTransport implements HttpTransport {
     sink.onClose(() => this.streams.delete(sink));
     try {
       response.start(sink);
-    } catch {
-      sink.end();
+    } catch (error) {
+      failStream(sink, error, 'stream start');
     }
   }
 }

@@ -6,6 +6,7 @@ import { SocketAddress } from 'node:net';
 import { dirname, join } from 'node:path';
 import type * as Uws from 'uWebSockets.js';
 import { FlushScheduler } from './flush-scheduler.ts';
+import { failStream, internalErrorResponse } from './internal-error.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -70,7 +71,6 @@ export function normalizeRemoteAddress(text: string): string {
 }
 
 const decoder = new TextDecoder();
-const internalError: FullResponse = { kind: 'full', status: 500, headers: {}, body: '' };
 // uWS frames these itself; passing them through would duplicate them.
 const framingHeaders = new Set(['content-length', 'transfer-encoding']);
 
@@ -148,8 +148,8 @@ class Exchange {
     this.stream = sink;
     try {
       response.start(sink);
-    } catch {
-      sink.end();
+    } catch (error) {
+      failStream(sink, error, 'stream start');
     }
   }
 }
@@ -354,8 +354,8 @@ export class UwsTransport implements HttpTransport {
     let response: Awaited<ReturnType<HttpHandler>>;
     try {
       response = await handler(request);
-    } catch {
-      response = internalError;
+    } catch (error) {
+      response = internalErrorResponse(error, `${request.method} ${request.path}`);
     }
     if (response.kind === 'full') exchange.sendFull(response, request.method === 'HEAD');
     else exchange.startStream(response, options.maxStreamBufferBytes, this.flushes);

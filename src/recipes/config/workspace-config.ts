@@ -15,6 +15,8 @@ export interface ProviderConfig {
   api_key?: string;
   command?: string;
   max_tokens?: number;
+  /** ollama/openai: model used for CIR embeddings */
+  embed_model?: string;
 }
 
 export interface AuthProfile {
