@@ -20,6 +20,9 @@ export const errorCodes = [
   'RATCHET_CONFIG',
   'SANDBOX_VIOLATION',
   'SCRIPT_NOT_FOUND',
+  'CLOUD_UNAVAILABLE',
+  'CLOUD_REFUSED',
+  'WORKER_FAILED',
   'INTERNAL',
 ] as const;
 export type VigilErrorCode = (typeof errorCodes)[number];

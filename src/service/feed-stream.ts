@@ -2,7 +2,7 @@
 // cursor, then every matching observation as its commit lands, with
 // heartbeats when idle. Streaming counts as pulling for mute retirement; it
 // never commits the cursor.
-import { ProtocolError, invalid } from '../protocol/errors.ts';
+import { asProtocolError, ProtocolError, invalid } from '../protocol/errors.ts';
 import { assertNarrows, isEmptyFilter, parseFilter, type Filter } from '../protocol/filter.ts';
 import { markRedelivered } from '../protocol/observation.ts';
 import { validate } from '../protocol/validate.ts';
@@ -73,8 +73,18 @@ export class FeedStream {
 
   private pump(): void {
     if (this.closed || !this.listener) return;
+    try {
+      this.pumpBatches(this.listener);
+    } catch (error) {
+      // Never a silent stream: the reader gets the error event (a logged 500 with its request id).
+      this.listener.failed(asProtocolError(error, `stream of ${this.handle.id}`));
+      this.close();
+    }
+  }
+
+  private pumpBatches(listener: StreamListener): void {
     if (!this.live() || this.service.isClosed) {
-      this.listener.failed(
+      listener.failed(
         new ProtocolError('UNAVAILABLE', `Subscription "${this.handle.id}" was retired or re-keyed; open the stream again with its current token.`, {
           live: false,
         }),
@@ -97,7 +107,7 @@ export class FeedStream {
       const batch = rows[0]!.seq <= this.maxShown ? rows.map((r) => (r.seq <= this.maxShown ? { seq: r.seq, body: markRedelivered(r.body) } : r)) : rows;
       this.next = rows.at(-1)!.seq + 1;
       this.noteTraffic();
-      if (!this.listener.observations(batch)) {
+      if (!listener.observations(batch)) {
         this.close();
         return;
       }

@@ -98,9 +98,8 @@ export async function invoke(service: MonitorService, name: OperationName, input
     await service.settle();
     return renderReply(reply);
   } catch (thrown) {
-    if (!(thrown instanceof ProtocolError)) service.reportFailure(name, thrown);
-    let error = asProtocolError(thrown);
-    if (operation.target && error.code !== 'NOT_FOUND' && error.code !== 'STORE_UNAVAILABLE') {
+    let error = asProtocolError(thrown, name);
+    if (operation.target && error.code !== 'NOT_FOUND' && error.code !== 'STORE_UNAVAILABLE' && error.code !== 'INTERNAL') {
       error = recordRefusal(service, operation, input, options, error);
     }
     await service.settle().catch(() => {});

@@ -3,6 +3,7 @@
 // the path parameters; the bearer is params.bearer or the Authorization header.
 import { asProtocolError } from '../protocol/errors.ts';
 import { stringifyReply } from '../protocol/raw-json.ts';
+import { maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
 import type { Caller } from '../service/access.ts';
 import { invoke, isOperation, type OperationName } from '../service/operations.ts';
 import type { MonitorService } from '../service/service.ts';
@@ -74,7 +75,7 @@ async function handleCall(service: MonitorService, call: unknown, caller: Caller
     const reply = await invoke(service, method, input, { caller: as, signal, raw: () => JSON.parse(sent) });
     return isNotification ? undefined : envelope(replyId, { result: reply.body });
   } catch (thrown) {
-    const error = asProtocolError(thrown);
+    const error = asProtocolError(thrown, `rpc ${method}`);
     return isNotification
       ? undefined
       : envelope(replyId, { error: { code: error.rpcCode, message: error.message, data: error.toBody() } });
@@ -95,6 +96,13 @@ export function createRpcDoor(service: MonitorService) {
       payload = JSON.parse(request.body.toString('utf8'));
     } catch (error) {
       return json(200, envelopeError(null, -32700, `Parse error: ${(error as Error).message}.`));
+    }
+    // Checked on the whole envelope first: a payload this deep cannot even be re-encoded safely.
+    // Envelope (1), batch (1), call (1) and params (1) sit above the body's own levels.
+    const tooDeep = pathBeyondNesting(payload, maxNesting + 4);
+    if (tooDeep) {
+      const message = `Invalid request: "${tooDeep.slice(0, 4).join('.')}…" is nested more than ${maxNesting} levels deep (the limit is ${maxNesting} levels); flatten it.`;
+      return json(400, envelope(null, { error: { code: -32600, message, data: { code: 'INVALID', error: message, limit: maxNesting } } }));
     }
     if (Array.isArray(payload)) {
       if (payload.length === 0) return json(200, envelopeError(null, -32600, 'Invalid request: an empty batch.'));
