@@ -38,7 +38,9 @@ export function checkRecipeSchema(doc: unknown): string[] {
   const known = recipeTypeDefs().map((d) => d.type);
   if (type !== undefined && (typeof type !== 'string' || !recipeTypeDef(type)))
     return [`type: ${JSON.stringify(type)} is not allowed; allowed: ${known.map((t) => JSON.stringify(t)).join(', ')}`];
-  const validate = validatorFor(recipeTypeDef(type as string | undefined)!.schemaFile);
+  const def = recipeTypeDef(type as string | undefined)!;
+  if (def.validate) return def.validate(doc);
+  const validate = validatorFor(def.schemaFile);
   if (validate(doc)) return [];
   return describeSchemaErrors(validate.errors, doc);
 }

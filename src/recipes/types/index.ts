@@ -7,24 +7,27 @@ import { parallelType } from './parallel/index.ts';
 import { pipelineType } from './pipeline/index.ts';
 import { registerRecipeType } from './registry.ts';
 import { pendingSchemaFile } from './schema-path.ts';
+import { sentinelSchemaPath, checkSentinelRecipe } from './sentinel/index.ts';
 import { sequenceType } from './sequence/index.ts';
+import { checkTemporalRecipe, temporalSchemaPath } from './temporal/index.ts';
 
 for (const def of [sequenceType, pipelineType, compoundType, parallelType, adversarialType, convergentType]) registerRecipeType(def);
 
-// Trigger and substrate types: known and listed; their own modules (schema,
-// daemon, CIR context) replace these entries when they land.
 registerRecipeType({
   type: 'temporal',
   summary: 'a schedule that runs a command, script or recipe (vigil daemon)',
-  schemaFile: pendingSchemaFile,
+  schemaFile: temporalSchemaPath,
+  validate: checkTemporalRecipe,
   refusal: 'temporal recipes are run by their schedule under "vigil daemon" (or "vigil temporal fire <name>"), not by "vigil sequence"',
 });
 registerRecipeType({
   type: 'sentinel',
   summary: 'reacts to observations on a Vigil monitor (vigil daemon)',
-  schemaFile: pendingSchemaFile,
+  schemaFile: sentinelSchemaPath,
+  validate: checkSentinelRecipe,
   refusal: 'sentinel recipes react to monitor observations under "vigil daemon", not "vigil sequence"',
 });
+// substrate: its own module (schema, CIR context) replaces this entry when it lands.
 registerRecipeType({
   type: 'substrate',
   summary: 'a sequence whose steps read and write the CIR substrate',

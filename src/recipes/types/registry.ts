@@ -23,6 +23,8 @@ export interface RecipeTypeDef {
   readonly summary: string;
   /** Absolute path of the type's JSON Schema. */
   readonly schemaFile: string;
+  /** Validates a document of this type itself (schema and more), instead of the runner compiling `schemaFile`. */
+  validate?(doc: unknown): string[];
   children?(recipe: Recipe): ChildRef[];
   /** Problems the schema cannot express, found once the whole tree is loaded. */
   check?(recipe: Recipe, lookup: TreeLookup): string[];
