@@ -13,6 +13,7 @@ import { registerTemporalCommands } from './temporal-commands.ts';
 import { registerVaultCommands } from './vault-commands.ts';
 import { registerLedgerCommands } from './ledger-commands.ts';
 import { registerCirCommands } from './cir-commands.ts';
+import { registerScriptCommands } from './script-commands.ts';
 import { registerApiKeyCommands } from './api-key-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
 import { forwardProductEvents } from '../cloud/event-forwarder.ts';
@@ -31,6 +32,7 @@ registerTemporalCommands(cli);
 registerVaultCommands(cli);
 registerLedgerCommands(cli);
 registerCirCommands(cli);
+registerScriptCommands(cli);
 registerApiKeyCommands(cli);
 registerWebhookCommands(cli);
 
