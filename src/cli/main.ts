@@ -13,6 +13,7 @@ import { registerLedgerCommands } from './ledger-commands.ts';
 import { registerCirCommands } from './cir-commands.ts';
 import { registerApiKeyCommands } from './api-key-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
+import { registerWorkerCommands } from './worker-commands.ts';
 import { forwardProductEvents } from '../cloud/event-forwarder.ts';
 
 forwardProductEvents();
@@ -29,6 +30,7 @@ registerLedgerCommands(cli);
 registerCirCommands(cli);
 registerApiKeyCommands(cli);
 registerWebhookCommands(cli);
+registerWorkerCommands(cli);
 
 cli.help();
 cli.version(packageVersion);
