@@ -16,6 +16,7 @@ import { registerCirCommands } from './cir-commands.ts';
 import { registerScriptCommands } from './script-commands.ts';
 import { registerApiKeyCommands } from './api-key-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
+import { registerWorkerCommands } from './worker-commands.ts';
 import { forwardProductEvents } from '../cloud/event-forwarder.ts';
 
 forwardProductEvents();
@@ -35,6 +36,7 @@ registerCirCommands(cli);
 registerScriptCommands(cli);
 registerApiKeyCommands(cli);
 registerWebhookCommands(cli);
+registerWorkerCommands(cli);
 
 cli.help();
 cli.version(packageVersion);
