@@ -19,6 +19,7 @@ import { registerRatchetCommands } from './ratchet-commands.ts';
 import { registerPluginCommands } from './plugin-commands.ts';
 import { registerApiKeyCommands } from './api-key-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
+import { registerWorkerCommands } from './worker-commands.ts';
 import { forwardProductEvents } from '../cloud/event-forwarder.ts';
 
 forwardProductEvents();
@@ -41,6 +42,7 @@ registerRatchetCommands(cli);
 registerPluginCommands(cli);
 registerApiKeyCommands(cli);
 registerWebhookCommands(cli);
+registerWorkerCommands(cli);
 
 cli.help();
 cli.version(packageVersion);
