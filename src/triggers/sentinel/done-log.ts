@@ -24,7 +24,9 @@ export class DoneLog {
     for (;;) {
       const page = await this.client.pull(this.sub, this.cursor, { limit: 1000 });
       for (const o of page.observations) {
-        const data = o.data as { action?: string; evidence?: unknown } | undefined;
+        // The server keeps its bookkeeping under data.payload.
+        const raw = o.data as { payload?: unknown } | undefined;
+        const data = (raw?.payload ?? raw) as { action?: string; evidence?: unknown } | undefined;
         if (data?.action !== 'complete' || !Array.isArray(data.evidence)) continue;
         for (const e of data.evidence as Array<{ sentinel?: unknown; seq?: unknown }>) {
           if (e && e.sentinel === this.sentinel && typeof e.seq === 'number') this.done.add(e.seq);
