@@ -13,8 +13,13 @@ import { registerTemporalCommands } from './temporal-commands.ts';
 import { registerVaultCommands } from './vault-commands.ts';
 import { registerLedgerCommands } from './ledger-commands.ts';
 import { registerCirCommands } from './cir-commands.ts';
+import { registerScriptCommands } from './script-commands.ts';
+import { registerNotifyCommands } from './notify-commands.ts';
+import { registerRatchetCommands } from './ratchet-commands.ts';
+import { registerPluginCommands } from './plugin-commands.ts';
 import { registerApiKeyCommands } from './api-key-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
+import { registerWorkerCommands } from './worker-commands.ts';
 import { forwardProductEvents } from '../cloud/event-forwarder.ts';
 
 forwardProductEvents();
@@ -31,8 +36,13 @@ registerTemporalCommands(cli);
 registerVaultCommands(cli);
 registerLedgerCommands(cli);
 registerCirCommands(cli);
+registerScriptCommands(cli);
+registerNotifyCommands(cli);
+registerRatchetCommands(cli);
+registerPluginCommands(cli);
 registerApiKeyCommands(cli);
 registerWebhookCommands(cli);
+registerWorkerCommands(cli);
 
 cli.help();
 cli.version(packageVersion);

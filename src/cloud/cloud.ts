@@ -10,7 +10,9 @@ import type { HttpRequest, HttpResponse } from '../transport/http-types.ts';
 import { CloudStore } from './cloud-store.ts';
 import { answerCloud, type CloudParts, type CloudRoute, webhookRoutes } from './cloud-routes.ts';
 import { DeliveryQueue, type DeliveryTimers, realTimers } from './delivery-queue.ts';
+import { ManagedEdge } from './edge/managed-edge.ts';
 import { DeliverySender } from './signed-delivery.ts';
+import { workerRoutes } from './worker-routes.ts';
 import { Webhooks } from './webhooks.ts';
 
 export const cloudBasePath = '/v1';
@@ -37,6 +39,7 @@ export class Cloud {
   readonly store: CloudStore;
   readonly queue: DeliveryQueue;
   readonly webhooks: Webhooks;
+  readonly edge: ManagedEdge;
   private readonly sender: DeliverySender;
   private readonly routes: CloudRoute[];
   private readonly parts: CloudParts;
@@ -50,7 +53,8 @@ export class Cloud {
     this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log);
     this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false);
     this.parts = { service, store: this.store, webhooks: this.webhooks, queue: this.queue };
-    this.routes = [...webhookRoutes(this.parts)];
+    this.edge = new ManagedEdge(this.store, options.edgeDomain);
+    this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
   }
 
@@ -59,8 +63,21 @@ export class Cloud {
       if (request.path !== cloudBasePath && !request.path.startsWith(`${cloudBasePath}/`)) return undefined;
       return this.answer(request);
     },
-    unguarded: () => undefined,
+    unguarded: (request) => {
+      const target = this.edge.route(request.path, request.headers.host);
+      return target ? this.serveEdge(target.name, target.path, request) : undefined;
+    },
   };
+
+  private async serveEdge(name: string, path: string, request: HttpRequest): Promise<HttpResponse> {
+    try {
+      const response = await this.edge.runtimes.fetch(name, path, request);
+      return response ?? jsonResponse(404, { code: 'NOT_FOUND', error: `No worker "${name}" is deployed on this edge.` });
+    } catch (error) {
+      this.options.log?.(`edge worker ${name} failed: ${(error as Error).message}`);
+      return jsonResponse(502, { code: 'UNAVAILABLE', error: `Worker "${name}" could not answer: ${(error as Error).message}` });
+    }
+  }
 
   private async answer(request: HttpRequest): Promise<HttpResponse> {
     const rest = request.path.slice(cloudBasePath.length);
@@ -79,5 +96,6 @@ export class Cloud {
     // Destroying the sockets ends attempts in flight at once; their rows stay pending for the next start.
     this.sender.close();
     await this.queue.idle();
+    await this.edge.close();
   }
 }

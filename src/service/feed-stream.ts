@@ -8,6 +8,7 @@ import { markRedelivered } from '../protocol/observation.ts';
 import { validate } from '../protocol/validate.ts';
 import { readWholeNumber } from '../protocol/wire-values.ts';
 import type { Caller } from './access.ts';
+import { defaults } from './defaults.ts';
 import type { Feed } from './feed.ts';
 import type { MonitorService } from './service.ts';
 import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
@@ -32,6 +33,8 @@ export class FeedStream {
   private closed = false;
   private readonly maxShown: number;
   private release: (() => void) | undefined;
+  /** Rows per read, sized from the rows seen so that one read holds about a page of bytes. */
+  private rowsPerRead = 16;
 
   constructor(
     private readonly service: MonitorService,
@@ -96,8 +99,8 @@ export class FeedStream {
       const feed = this.feed;
       const rows =
         this.filters.length === 0
-          ? feed.tail.read(this.service.store, feed.key, this.next, batchRows, feed.committedHead, feed.stats.retention_floor)
-          : this.service.store.readFeed(feed.key, this.next, batchRows, this.filters);
+          ? feed.tail.read(this.service.store, feed.key, this.next, this.rowsPerRead, feed.committedHead, feed.stats.retention_floor)
+          : this.service.store.readFeed(feed.key, this.next, this.rowsPerRead, this.filters);
       if (rows.length === 0) {
         // Nothing matched up to head: skip past it so that the next read starts after what was examined.
         this.next = Math.max(this.next, this.feed.committedHead + 1);
@@ -111,11 +114,20 @@ export class FeedStream {
         this.close();
         return;
       }
-      if (rows.length < batchRows) {
+      const asked = this.rowsPerRead;
+      this.sizeReads(rows);
+      if (rows.length < asked) {
         this.next = Math.max(this.next, this.feed.committedHead + 1);
         break;
       }
     }
+  }
+
+  private sizeReads(rows: ReadonlyArray<{ body: string }>): void {
+    let bytes = 0;
+    for (const row of rows) bytes += row.body.length;
+    const average = Math.max(1, bytes / rows.length);
+    this.rowsPerRead = Math.max(1, Math.min(batchRows, Math.floor(defaults.maxPageBytes / average)));
   }
 
   /** Traffic postpones the heartbeat; the one timer is re-armed only when it fires (not per batch). */

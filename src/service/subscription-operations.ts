@@ -16,6 +16,7 @@ import type { SubscriptionRecord } from '../store/records.ts';
 import { type Caller, canSee, holdsSubscribeToken, isAdmin, isOwner } from './access.ts';
 import type { Feed } from './feed.ts';
 import { readPage } from './feed-reader.ts';
+import { defaults } from './defaults.ts';
 import type { Reply } from './reply.ts';
 import { servedSubscription } from './served.ts';
 import type { MonitorService } from './service.ts';
@@ -210,7 +211,7 @@ export async function pull(
   service: MonitorService,
   input: unknown,
   caller: Caller,
-  options: { signal?: AbortSignal; splitCommas?: boolean } = {},
+  options: { signal?: AbortSignal; splitCommas?: boolean; maxPageBytes?: number } = {},
 ): Promise<Reply> {
   const params = validate<PullInput & Record<string, unknown>>('pull', input);
   const inlineRaw = Object.fromEntries(Object.entries(params).filter(([k]) => !pullParams.has(k)));
@@ -244,6 +245,7 @@ export async function pull(
       filters,
       signal: options.signal,
       maxShown: record.maxShown,
+      maxBytes: options.maxPageBytes ?? defaults.maxPageBytes,
     });
   } finally {
     release();

@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { FlushScheduler } from './flush-scheduler.ts';
 import { failStream, internalErrorResponse } from './internal-error.ts';
+import { listenFailure } from './listen-failure.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -138,9 +139,10 @@ export class NodeHttpTransport implements HttpTransport {
     });
     this.server = server;
     return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port, options.host, () => {
-        server.off('error', reject);
+      const failed = (error: NodeJS.ErrnoException) => reject(listenFailure(options.host, options.port, error.code));
+      server.once('error', failed);
+      server.listen({ port: options.port, host: options.host, exclusive: true }, () => {
+        server.off('error', failed);
         const address = server.address();
         resolve({ port: typeof address === 'object' && address ? address.port : options.port });
       });
