@@ -11,6 +11,7 @@ const shellCases: Array<[string, string | undefined]> = [
   ['rm -rf "$HOME"', 'recursive delete of $HOME'],
   ['rm -rf ~', 'recursive delete of $HOME'],
   ['rm -rf ~/', 'recursive delete of $HOME/'],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's ${HOME} form, on purpose
   ['rm -rf ${HOME}/*', 'recursive delete of $HOME/*'],
   ['rm -r -f /home', 'recursive delete of /home'],
   ['rm -fr /usr/', 'recursive delete of /usr/'],
