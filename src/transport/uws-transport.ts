@@ -97,6 +97,24 @@ function readHeaders(req: Uws.HttpRequest): Record<string, string> {
   return headers;
 }
 
+function framingError(headers: Record<string, string>): string | undefined {
+  const length = headers['content-length'];
+  if (length !== undefined && !/^\d{1,15}$/.test(length.trim())) {
+    return length.includes(',') ? 'The request has more than one Content-Length header.' : `Content-Length "${length.slice(0, 40)}" is not a number of bytes.`;
+  }
+  if (length !== undefined && headers['transfer-encoding'] !== undefined) return 'The request has both Content-Length and Transfer-Encoding.';
+  return undefined;
+}
+
+function invalidFraming(error: string): FullResponse {
+  return {
+    kind: 'full',
+    status: 400,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: JSON.stringify({ code: 'INVALID', error }),
+  };
+}
+
 /** One request/response pair; uWS forbids touching `res` after it was aborted or ended. */
 class Exchange {
   // Made when first asked for: an open event stream never needs one, and each costs about 1 KB.
@@ -331,6 +349,12 @@ export class UwsTransport implements HttpTransport {
     const isHead = method === 'HEAD';
     const tooLarge = () => exchange.sendFull(options.tooLarge(options.maxBodyBytes), isHead, true);
 
+    // uWS joins repeated headers here and parses no further; node:http refuses these framings, and so do we.
+    const framing = framingError(headers);
+    if (framing) {
+      exchange.sendFull(invalidFraming(framing), isHead, true);
+      return;
+    }
     if (Number(headers['content-length'] ?? 0) > options.maxBodyBytes) {
       tooLarge();
       return;
