@@ -56,6 +56,28 @@ describe('managed edge', { timeout: 120_000 }, () => {
     expect((await call(server.url, 'GET', '/v1/workers', { token: key })).body).toEqual([]);
   });
 
+  it('runs a scheduled handler on its cron and on request', async () => {
+    const key = await makeKey(server.url);
+    const cronScript = `let runs = []; export default {
+      async scheduled(c) { runs.push(c.cron); },
+      async fetch() { return Response.json(runs); },
+    };`;
+    const bad = await call(server.url, 'PUT', '/v1/workers/ticker', { token: key, body: { script: cronScript, crons: ['not a cron'] } });
+    expect(bad.body).toMatchObject({ code: 'INVALID', field: 'crons' });
+    expect((await call(server.url, 'PUT', '/v1/workers/ticker', { token: key, body: { script: cronScript, crons: ['* * * * * *'] } })).status).toBe(200);
+    const end = Date.now() + 30_000;
+    let runs: string[] = [];
+    while (runs.length === 0 && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 250));
+      runs = await (await fetch(`${server.url}/edge/ticker/`)).json();
+    }
+    expect(runs[0]).toBe('* * * * * *');
+    const now = await call(server.url, 'POST', '/v1/workers/ticker/scheduled', { token: key, body: { cron: '0 * * * *' } });
+    expect(now.body).toEqual({ outcome: 'ok' });
+    expect(await (await fetch(`${server.url}/edge/ticker/`)).json()).toContain('0 * * * *');
+    await call(server.url, 'DELETE', '/v1/workers/ticker', { token: key });
+  });
+
   it('refuses bad names, scripts that do not start, and another key\'s worker', async () => {
     const [alice, bob] = [await makeKey(server.url), await makeKey(server.url)];
     expect((await call(server.url, 'PUT', '/v1/workers/Bad_Name', { token: alice, body: { script } })).body).toMatchObject({ code: 'INVALID', field: 'name' });

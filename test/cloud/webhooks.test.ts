@@ -163,6 +163,8 @@ describe('deliveries', () => {
     const key = await makeKey(server.url);
     expect((await call(server.url, 'POST', '/v1/events', { token: key, body: { type: 'x', data: {} } })).body.field).toBe('type');
     expect((await call(server.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: [] } })).body.field).toBe('data');
+    const huge = await call(server.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { text: 'x'.repeat(70_000) } } });
+    expect(huge.body).toMatchObject({ code: 'INVALID', field: 'data' });
     expect((await call(server.url, 'POST', '/v1/events', { token: key, rawBody: '{', headers: { 'content-type': 'application/json' } })).body.code).toBe('INVALID');
   });
 });
