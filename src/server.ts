@@ -1,6 +1,7 @@
 // Composes a running monitor server: store, service, doors and transport.
 import { randomBytes } from 'node:crypto';
 import { type Clock, systemClock } from './actors/clock.ts';
+import type { Cloud, CloudOptions } from './cloud/cloud.ts';
 import { MonitorService } from './service/service.ts';
 import { memoryPath, Store } from './store/store.ts';
 import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './transport/http-door.ts';
@@ -24,6 +25,8 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Doors added by other modules (SSE, JSON-RPC). */
   readonly extensions?: (service: MonitorService) => DoorExtensions;
+  /** The cloud API under /v1 and the managed edge (on unless false). */
+  readonly cloud?: CloudOptions | false;
   readonly log?: (line: string) => void;
 }
 
@@ -34,6 +37,7 @@ export interface RunningServer {
   readonly fallbackReason?: string;
   readonly adminToken?: string;
   readonly service: MonitorService;
+  readonly cloud?: Cloud;
   close(): Promise<void>;
 }
 
@@ -57,12 +61,17 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   });
   let transport: HttpTransport & { fallbackReason?: string };
   let port: number;
+  let cloud: Cloud | undefined;
   try {
+    if (options.cloud !== false) {
+      const { Cloud } = await import('./cloud/cloud.ts');
+      cloud = new Cloud(service, { log: options.log, ...options.cloud });
+    }
     transport = await createTransport(options.transport ?? 'auto');
     const handler = createHttpHandler(service, {
       allowOrigins: options.allowOrigins ?? [],
       allowHosts: options.allowHosts ?? [],
-      extensions: options.extensions?.(service),
+      extensions: { ...options.extensions?.(service), ...cloud?.mounts },
     });
     ({ port } = await transport.listen(handler, {
       host,
@@ -72,6 +81,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       tooLarge: tooLargeResponse,
     }));
   } catch (error) {
+    await cloud?.close();
     service.close();
     throw error;
   }
@@ -84,9 +94,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     fallbackReason: transport.fallbackReason,
     adminToken,
     service,
+    cloud,
     close() {
       closing ??= (async () => {
         await transport.close();
+        await cloud?.close();
         service.close();
       })();
       return closing;

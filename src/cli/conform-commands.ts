@@ -16,7 +16,7 @@ interface ConformFlags {
 
 export function registerConformCommands(cli: CAC): void {
   cli
-    .command('conform', 'Run the black-box conformance suite against a monitor server (exit 0 all passed, 1 any failure, 2 usage error)')
+    .command('conform', 'Run the black-box conformance suite against a monitor server (exit 0 all passed, 1 any failure, 2 usage error, 3 server unreachable); the cf-* monitors it creates are retired at the end')
     .option('--base <url>', 'Server to test: its origin (http://host:port) or its /mp/v0 root', { type: [String] })
     .option('--self', 'Start a server in this process on a free port, test it, stop it')
     .option('--json', 'Print a machine-readable report {passed, failed, checks: [{id, name, section, ok, reason}]}')
@@ -44,6 +44,11 @@ export function registerConformCommands(cli: CAC): void {
         root = `${server.url}/mp/v0`;
       } else {
         root = protocolRoot(base!);
+        const unreachable = await reachability(root);
+        if (unreachable) {
+          process.stderr.write(`vigil conform: cannot reach ${root}: ${unreachable}\n`);
+          process.exit(3);
+        }
       }
       let report: Awaited<ReturnType<typeof runChecks>>;
       try {
@@ -58,6 +63,18 @@ export function registerConformCommands(cli: CAC): void {
       }
       process.exitCode = report.failed > 0 ? 1 : 0;
     });
+}
+
+/** Why the server cannot be reached at all, or undefined when it answers anything. */
+async function reachability(root: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(`${root}/monitors`, { signal: AbortSignal.timeout(10_000) });
+    await response.body?.cancel();
+    return undefined;
+  } catch (error) {
+    const cause = (error as Error).cause as (Error & { code?: string }) | undefined;
+    return cause?.code ?? cause?.message ?? (error as Error).message;
+  }
 }
 
 /** `http://host:port` or `http://host:port/mp/v0` → the /mp/v0 root. */

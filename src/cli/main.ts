@@ -8,6 +8,18 @@ import { registerConformCommands } from './conform-commands.ts';
 import { registerWatchCommand } from './watch.ts';
 import { registerMcpCommands } from './mcp-commands.ts';
 import { registerRecipeCommands } from './recipe-commands.ts';
+import { registerDaemonCommands } from './daemon-commands.ts';
+import { registerTemporalCommands } from './temporal-commands.ts';
+import { registerVaultCommands } from './vault-commands.ts';
+import { registerLedgerCommands } from './ledger-commands.ts';
+import { registerCirCommands } from './cir-commands.ts';
+import { registerScriptCommands } from './script-commands.ts';
+import { registerApiKeyCommands } from './api-key-commands.ts';
+import { registerWebhookCommands } from './webhook-commands.ts';
+import { registerWorkerCommands } from './worker-commands.ts';
+import { forwardProductEvents } from '../cloud/event-forwarder.ts';
+
+forwardProductEvents();
 
 const cli = cac('vigil');
 registerServeCommands(cli);
@@ -16,18 +28,47 @@ registerWatchCommand(cli);
 registerPublishCommand(cli);
 registerMcpCommands(cli);
 registerRecipeCommands(cli);
+registerDaemonCommands(cli);
+registerTemporalCommands(cli);
+registerVaultCommands(cli);
+registerLedgerCommands(cli);
+registerCirCommands(cli);
+registerScriptCommands(cli);
+registerApiKeyCommands(cli);
+registerWebhookCommands(cli);
+registerWorkerCommands(cli);
 
 cli.help();
 cli.version(packageVersion);
 
+/**
+ * `--port -1` reaches the flag's own check ("takes a whole number from 0 to
+ * 65535"), not the parser's "Unknown option `-1`": a negative number after a
+ * flag is that flag's value.
+ */
+function negativeValuesAttached(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (i >= 2 && /^--[a-z][\w-]*$/.test(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 try {
-  cli.parse(process.argv, { run: false });
+  cli.parse(negativeValuesAttached(process.argv), { run: false });
+  // cac has printed the help or the version and forgotten the command.
+  if (cli.options.help || cli.options.version) process.exit(0);
   if (!cli.matchedCommand) {
     if (cli.args.length > 0) {
       process.stderr.write(`vigil: unknown command "${cli.args[0]}". Run "vigil --help" for the list.\n`);
       process.exit(2);
     }
-    if (!cli.options.help && !cli.options.version) cli.outputHelp();
+    cli.outputHelp();
   } else {
     await cli.runMatchedCommand();
   }

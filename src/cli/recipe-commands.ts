@@ -9,6 +9,7 @@ import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
 import { gateAnswerFile, writeGateAnswer } from '../recipes/gates/gate.ts';
 import { discoverRecipes, findProjectRoot } from '../recipes/loading/discovery.ts';
 import { recipeSchemaPath } from '../recipes/loading/recipe-schema.ts';
+import { recipeTypeDef, recipeTypeDefs } from '../recipes/types/registry.ts';
 import { readRunJson, runsDir } from '../recipes/records/run-record.ts';
 import { listRuns, processAlive } from '../recipes/records/runs-list.ts';
 import { systemVault } from '../recipes/vault.ts';
@@ -77,16 +78,31 @@ export function registerRecipeCommands(cli: CAC): void {
       }
     });
 
-  command(cli, 'recipe <action>', 'Recipes: "list" shows name, type, description and where each was found; "schema" prints the JSON Schema path')
+  command(
+    cli,
+    'recipe <action> [type]',
+    'Recipes: "list" shows name, type, description and where each was found; "types" lists the recipe types; "schema [type]" prints the path of the JSON Schema (of one type)',
+  )
     .example((name) => `  $ ${name} recipe list`)
-    .action((action: string) => {
+    .example((name) => `  $ ${name} recipe schema parallel`)
+    .action((action: string, type: string | undefined) => {
       try {
         const root = findProjectRoot();
         if (action === 'schema') {
-          process.stdout.write(`${recipeSchemaPath}\n`);
+          if (type === undefined) return void process.stdout.write(`${recipeSchemaPath}\n`);
+          const def = recipeTypeDef(type);
+          if (!def) throw new RecipeInputError(`recipe schema: unknown type "${type}"; types: ${recipeTypeDefs().map((d) => d.type).join(', ')}`);
+          return void process.stdout.write(`${def.schemaFile}\n`);
+        }
+        if (type !== undefined) throw new RecipeInputError(`recipe ${action}: unexpected argument "${type}"`);
+        if (action === 'types') {
+          const defs = recipeTypeDefs();
+          const width = Math.max(...defs.map((d) => d.type.length));
+          for (const d of defs)
+            process.stdout.write(`${d.type.padEnd(width)}  ${d.planner || d.composite ? 'runs with "vigil sequence"' : 'not run by "vigil sequence"'}  ${d.summary}\n`);
           return;
         }
-        if (action !== 'list') throw new RecipeInputError(`recipe: unknown action "${action}"; actions: list, schema`);
+        if (action !== 'list') throw new RecipeInputError(`recipe: unknown action "${action}"; actions: list, types, schema`);
         const { recipes, broken } = discoverRecipes(root);
         if (recipes.length === 0) process.stdout.write(`no recipes in ${join(root, '.vigil', 'recipes')} or ~/.vigil/recipes\n`);
         else {

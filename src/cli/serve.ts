@@ -15,6 +15,17 @@ interface ServeFlags {
   maxBody?: unknown;
   transport?: unknown;
   heartbeat?: unknown;
+  allowInsecureWebhooks?: unknown;
+  edgeDomain?: unknown;
+}
+
+function edgeDomainFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const domain = value.toLowerCase().replace(/\.$/, '');
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(domain)) {
+    throw new UsageError(`--edge-domain takes a DNS name such as edge.example.com; got "${value}".`);
+  }
+  return domain;
 }
 
 export function registerServeCommands(cli: CAC): void {
@@ -32,6 +43,8 @@ export function registerServeCommands(cli: CAC): void {
     .option('--allow-host <names>', 'Extra host names accepted on loopback connections (comma-separated)', { type: [String] })
     .option('--max-body <bytes>', 'Largest request body read', { default: defaults.maxBodyBytes })
     .option('--heartbeat <seconds>', 'Idle time before an event stream sends a heartbeat', { default: 15 })
+    .option('--allow-insecure-webhooks', 'Let webhooks target plain http on loopback and private addresses (local testing only)')
+    .option('--edge-domain <domain>', 'Also serve each managed-edge worker at <name>.<domain> by Host header', { type: [String] })
     .option('--transport <name>', 'Socket library: auto (uWebSockets.js when it loads), uws or node', { default: 'auto' })
     .example('vigil serve --state ~/.vigil/monitors.db --allow-origin http://localhost:5173')
     .action(async (flags: ServeFlags) => {
@@ -48,6 +61,11 @@ export function registerServeCommands(cli: CAC): void {
         maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
         heartbeatMs: wholeNumberFlag('--heartbeat', flags.heartbeat, 1, 3600) * 1000,
         transport: oneOfFlag('--transport', flags.transport, ['auto', 'uws', 'node'] as const, 'auto'),
+        cloud: {
+          allowInsecureWebhooks: flags.allowInsecureWebhooks === true,
+          edgeDomain: edgeDomainFlag(stringFlag('--edge-domain', flags.edgeDomain)),
+          log: (line: string) => process.stderr.write(`vigil: ${line}\n`),
+        },
       };
       // Loaded here, not at the top: every other command starts without the server's modules.
       const [{ startServer }, { serverDoors }] = await Promise.all([import('../server.ts'), import('../transport/doors.ts')]);
@@ -62,6 +80,7 @@ export function registerServeCommands(cli: CAC): void {
       if (server.fallbackReason) process.stderr.write(`vigil: ${server.fallbackReason}\n`);
       // The token comes first: a tool that reads up to the "serving" line has it too.
       if (server.adminToken && allowAdmin === true) process.stdout.write(`vigil: admin token ${server.adminToken}\n`);
+      process.stdout.write(`vigil: cloud API at ${server.url}/v1${options.cloud.edgeDomain ? `, edge workers at <name>.${options.cloud.edgeDomain}` : ''}\n`);
       process.stdout.write(
         `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.state ?? 'in memory'}, pid ${process.pid})\n`,
       );

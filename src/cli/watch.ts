@@ -1,9 +1,12 @@
 // `vigil watch`: follows one subscription and prints one line per
-// observation; acknowledges only after printing, and keeps going through
-// server restarts by resuming from the committed cursor.
+// observation; acknowledges only what was written, and keeps going through
+// server restarts by resuming from where it read.
 import type { CAC } from 'cac';
 import { defaultBase, ServerError, serverClient, UnreachableError } from './server-client.ts';
 import { stringFlag, UsageError, wholeNumberFlag } from './options.ts';
+import { type WatchedObservation, watchLine } from './watch-line.ts';
+
+export { watchLine } from './watch-line.ts';
 
 interface WatchFlags {
   base?: unknown;
@@ -13,23 +16,16 @@ interface WatchFlags {
   wait?: unknown;
   limit?: unknown;
   once?: boolean;
+  retryFor?: unknown;
 }
 
-interface Observation {
-  id: string;
-  type: string;
-  subject: string | null;
-  tier: string;
-  origin: string;
-  actor: string;
-  data: unknown;
-}
-
-/** The line §16 prescribes for one observation. */
-export function watchLine(o: Observation): string {
-  const data = JSON.stringify(o.data ?? null);
-  const cut = data.length > 400 ? `${data.slice(0, 399)}…` : data;
-  return `${o.id} ${o.type} ${o.subject ?? '-'} tier=${o.tier} origin=${o.origin} actor=${o.actor} ${cut}`;
+interface Page {
+  monitor: string;
+  cursor: number;
+  head: number;
+  lag: number;
+  next: number;
+  observations: WatchedObservation[];
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -41,16 +37,34 @@ const sleep = (ms: number, signal: AbortSignal) =>
     }, { once: true });
   });
 
+/** Writes to stdout; false once the reader has gone (EPIPE, as with `watch | head`). */
+function stdoutWriter(): (text: string) => Promise<boolean> {
+  let closed = false;
+  process.stdout.on('error', () => {
+    closed = true;
+  });
+  return (text) =>
+    closed
+      ? Promise.resolve(false)
+      : new Promise((resolve) => {
+          process.stdout.write(text, (error) => {
+            if (error) closed = true;
+            resolve(!error);
+          });
+        });
+}
+
 export function registerWatchCommand(cli: CAC): void {
   cli
     .command('watch', 'Follow one subscription; print one line per observation')
     .option('--base <url>', 'Server to use', { default: process.env.VIGIL_BASE ?? defaultBase, type: [String] })
     .option('--subscription <id>', 'Subscription to follow', { type: [String] })
     .option('--token <token>', 'Subscription token (or VIGIL_TOKEN)', { type: [String] })
-    .option('--catch-up', 'Print the backlog first (otherwise start at the head)')
-    .option('--wait <seconds>', 'Pull wait', { default: 25 })
+    .option('--catch-up', 'Print the backlog first, from the stored cursor (otherwise print from the head on, and leave a backlog unacknowledged)')
+    .option('--wait <seconds>', 'Pull wait (also for --once)', { default: 25 })
     .option('--limit <n>', 'Batch size', { default: 50 })
     .option('--once', 'Stop after one batch')
+    .option('--retry-for <seconds>', 'Give up (exit 1) when the server stays unreachable this long (default: retry for ever)', { type: [String] })
     .example('vigil watch --subscription sub-1a2b3c --token vgs_... --catch-up')
     .action(async (flags: WatchFlags) => {
       const subscription = stringFlag('--subscription', flags.subscription);
@@ -59,54 +73,74 @@ export function registerWatchCommand(cli: CAC): void {
       if (!token) throw new UsageError('--token <token> is required (or set VIGIL_TOKEN).');
       const wait = wholeNumberFlag('--wait', flags.wait, 0, 50);
       const limit = wholeNumberFlag('--limit', flags.limit, 1, 1000);
+      const retryText = stringFlag('--retry-for', flags.retryFor);
+      const retryForMs = retryText === undefined ? undefined : wholeNumberFlag('--retry-for', retryText, 0, 31_536_000) * 1000;
       const client = serverClient(stringFlag('--base', flags.base) ?? defaultBase);
+      const write = stdoutWriter();
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
       const path = `/subscriptions/${encodeURIComponent(subscription)}`;
-      let skippedBacklog = flags.catchUp === true;
-      // What this watcher printed: after a restart the server may redeliver what was printed but not yet acknowledged.
-      let printedUpTo = 0;
-      let reportedDown = false;
+      const ack = async (cursor: number) => {
+        try {
+          await client.request('POST', `${path}/ack`, { token, body: { cursor } });
+        } catch (error) {
+          // Another consumer of the same subscription acknowledged further: carry on from there.
+          if (!(error instanceof ServerError && error.body.code === 'CURSOR_BACKWARDS')) throw error;
+        }
+      };
+      // Where this watcher reads next. It never moves the stored cursor past
+      // what it printed: without --catch-up a backlog found at start stays unacknowledged.
+      let cursor: number | undefined;
+      let acknowledged = 0;
+      let mayAck = true;
+      let downSince: number | undefined;
       let retryMs = 250;
       while (!stop.signal.aborted) {
         try {
-          if (!skippedBacklog) {
-            const probe = await client.request('GET', `${path}/pull?limit=1`, { token, signal: stop.signal });
-            await client.request('POST', `${path}/seek`, {
-              token,
-              body: { cursor: probe.head + 1, reason: 'vigil watch started at the head (no --catch-up)' },
-            });
-            skippedBacklog = true;
-          }
-          const page = await client.request('GET', `${path}/pull?wait=${flags.once ? 0 : wait}&limit=${limit}`, {
-            token,
-            signal: stop.signal,
-          });
-          if (reportedDown) process.stderr.write('vigil watch: reconnected\n');
-          reportedDown = false;
-          retryMs = 250;
-          for (const observation of page.observations as Observation[]) {
-            const seq = Number(observation.id);
-            if (seq <= printedUpTo) continue;
-            process.stdout.write(`${watchLine(observation)}\n`);
-            printedUpTo = seq;
-          }
-          if (page.next > page.cursor) {
-            try {
-              await client.request('POST', `${path}/ack`, { token, body: { cursor: page.next } });
-            } catch (error) {
-              // Another consumer of the same subscription acknowledged further: carry on from there.
-              if (!(error instanceof ServerError && error.body.code === 'CURSOR_BACKWARDS')) throw error;
+          if (cursor === undefined) {
+            const probe: Page = await client.request('GET', `${path}/pull?limit=1`, { token, signal: stop.signal });
+            acknowledged = probe.cursor;
+            cursor = flags.catchUp ? probe.cursor : probe.head + 1;
+            if (!flags.catchUp && probe.lag > 0) {
+              mayAck = false;
+              process.stderr.write(
+                `vigil watch: printing from seq ${probe.head + 1}; ${probe.lag} earlier observation(s) since the stored cursor stay unacknowledged (--catch-up prints them)\n`,
+              );
             }
+          }
+          const page: Page = await client.request('GET', `${path}/pull?cursor=${cursor}&wait=${wait}&limit=${limit}`, { token, signal: stop.signal });
+          if (downSince !== undefined) process.stderr.write('vigil watch: reconnected\n');
+          downSince = undefined;
+          retryMs = 250;
+          let written = cursor;
+          for (const observation of page.observations) {
+            if (!(await write(`${watchLine(observation, page.monitor)}\n`))) {
+              // The reader went away: acknowledge only the lines it got, then leave quietly.
+              if (mayAck && written > acknowledged) await ack(written).catch(() => undefined);
+              process.exit(0);
+            }
+            written = Number(observation.id) + 1;
+          }
+          cursor = Math.max(cursor, page.next);
+          if (mayAck && cursor > acknowledged) {
+            await ack(cursor);
+            acknowledged = cursor;
           }
           if (flags.once) return;
         } catch (error) {
           if (stop.signal.aborted) break;
           if (error instanceof UnreachableError || (error instanceof ServerError && error.status >= 500)) {
-            if (!reportedDown) process.stderr.write(`vigil watch: ${error.message}; retrying\n`);
-            reportedDown = true;
-            await sleep(retryMs, stop.signal);
+            const now = Date.now();
+            if (downSince === undefined) {
+              downSince = now;
+              process.stderr.write(`vigil watch: ${error.message}; retrying${retryForMs === undefined ? '' : ` for ${retryForMs / 1000} s`}\n`);
+            }
+            if (retryForMs !== undefined && now - downSince >= retryForMs) {
+              process.stderr.write(`vigil watch: gave up after ${retryForMs / 1000} s: ${error.message}\n`);
+              process.exit(1);
+            }
+            await sleep(Math.min(retryMs, retryForMs === undefined ? retryMs : Math.max(0, downSince + retryForMs - now)), stop.signal);
             retryMs = Math.min(retryMs * 2, 5000);
             continue;
           }

@@ -53,9 +53,25 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 12, selected.length) }, worker));
+  await retireCreated(ctx.http);
   const passed = results.filter((r) => r.ok && !r.skipped).length;
   const skipped = results.filter((r) => r.skipped).length;
   return { base, passed, failed: results.length - passed - skipped, skipped, checks: results };
+}
+
+/**
+ * Monitors cannot be deleted over the wire; retiring the run's `cf-*`
+ * monitors is the most a black-box client can do to leave the server as it
+ * found it. A monitor a check already retired answers 409: nothing to do.
+ */
+async function retireCreated(http: WireClient): Promise<void> {
+  const batch = http.created.splice(0);
+  const worker = async () => {
+    for (let m = batch.pop(); m; m = batch.pop()) {
+      await http.post(`/monitors/${encodeURIComponent(m.id)}/retire`, { reason: 'vigil conform finished' }, m.token).catch(() => undefined);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
 }
 
 async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {

@@ -8,6 +8,7 @@ import { leaseChecks } from './checks/leases.ts';
 import { monitorChecks } from './checks/monitors.ts';
 import { provenanceChecks } from './checks/provenance.ts';
 import { publishChecks } from './checks/publish.ts';
+import { replyDetailChecks } from './checks/reply-details.ts';
 import { rpcChecks } from './checks/rpc.ts';
 import { sseChecks } from './checks/sse.ts';
 import { stateChecks } from './checks/state.ts';
@@ -26,6 +27,7 @@ export const conformanceChecks: readonly Check[] = [
   ...sseChecks,
   ...leaseChecks,
   ...rpcChecks,
+  ...replyDetailChecks,
 ];
 
 const ids = new Set<string>();

@@ -25,6 +25,9 @@ export interface RequestOptions {
 }
 
 export class WireClient {
+  /** Monitors this client created (id and owner token), so that a run can retire them when it ends. */
+  readonly created: Array<{ id: string; token: string }> = [];
+
   constructor(
     readonly base: string,
     private readonly timeoutMs = 20_000,
@@ -53,6 +56,10 @@ export class WireClient {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       // Left as text: the check decides whether that is acceptable.
+    }
+    const reply = parsed as Wire;
+    if (method === 'POST' && path === '/monitors' && response.status === 201 && typeof reply?.owner_token === 'string' && typeof reply?.monitor?.id === 'string') {
+      this.created.push({ id: reply.monitor.id, token: reply.owner_token });
     }
     return { status: response.status, body: parsed, text, headers: response.headers, label: `${method} ${path}${query} → ${response.status}` };
   }

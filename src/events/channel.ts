@@ -14,7 +14,7 @@ export interface VigilEvent {
   data: Record<string, unknown>;
 }
 
-export type EventListener = (event: VigilEvent) => void | Promise<unknown>;
+export type EventListener = (event: VigilEvent) => unknown;
 
 const listeners = new Map<VigilEventType | '*', Set<EventListener>>();
 const pending = new Set<Promise<unknown>>();

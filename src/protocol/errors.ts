@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 // Every refusal of the protocol is a ProtocolError: it carries its own code,
 // HTTP status, JSON-RPC number and recovery fields, and one function turns it
 // into a reply body for every door.
@@ -23,6 +24,7 @@ export const errorCodes = {
   TOO_LARGE: { status: 413, rpc: -32016 },
   OVER_BUDGET: { status: 429, rpc: -32013 },
   STORE_UNAVAILABLE: { status: 503, rpc: -32019 },
+  INTERNAL: { status: 500, rpc: -32603 },
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;
@@ -60,14 +62,36 @@ export class ProtocolError extends Error {
 
 export const invalid = (message: string, extra?: Record<string, unknown>) =>
   new ProtocolError('INVALID', message, extra);
-export const notFound = (message: string) => new ProtocolError('NOT_FOUND', message);
+export const notFound = (message: string, extra?: Record<string, unknown>) => new ProtocolError('NOT_FOUND', message, extra);
 export const unauthorized = (message = 'A valid bearer token is required: send "Authorization: Bearer <token>".') =>
   new ProtocolError('UNAUTHORIZED', message);
 
-/** Turns anything thrown into a ProtocolError; unknown failures are reported, never leaked as a 500 body. */
-export function asProtocolError(error: unknown): ProtocolError {
+/** SQLite failures that mean the state file cannot be used (disk full, I/O, permissions, damage). */
+const storeFailureCodes = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|PERM|BUSY|LOCKED)/;
+
+let logInternal = (line: string) => {
+  process.stderr.write(`${line}\n`);
+};
+
+/** Where unexpected failures are logged (the server's log; tests may capture it). */
+export function setInternalErrorLog(log: (line: string) => void): void {
+  logInternal = log;
+}
+
+/**
+ * Turns anything thrown into a ProtocolError. A failure of the state file is
+ * 503 STORE_UNAVAILABLE; anything else unexpected is a bug: it is logged with
+ * a request id and answered 500 INTERNAL carrying that id, never a silent close.
+ */
+export function asProtocolError(error: unknown, where = 'request'): ProtocolError {
   if (error instanceof ProtocolError) return error;
-  return new ProtocolError('STORE_UNAVAILABLE', 'The server failed while handling this request; the failure is in its log.', {}, {
-    cause: error,
-  });
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && storeFailureCodes.test(code)) {
+    return new ProtocolError('STORE_UNAVAILABLE', 'The state file cannot be used right now; the failure is in the server log.', {}, { cause: error });
+  }
+  const requestId = randomBytes(6).toString('hex');
+  logInternal(`vigil: internal error ${requestId} in ${where}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  return new ProtocolError('INTERNAL', `The server failed while handling this request (a bug); quote request id ${requestId} when reporting it.`, {
+    request_id: requestId,
+  }, { cause: error });
 }

@@ -28,6 +28,9 @@ const vocabularyOf: Partial<Record<ListKey, VocabularyName>> = {
 };
 export const filterKeys: readonly string[] = [...listKeys, 'since', 'until', 'text', '#<tag>'];
 
+/** Most `#tag` keys one filter may carry: each is an expression SQLite must evaluate per row. */
+export const maxTagKeys = 20;
+
 export interface FilterContext {
   /** Types the monitor knows: protocol types, declared types and types it has received. */
   readonly knownTypes: () => readonly string[];
@@ -74,6 +77,14 @@ export function parseFilter(raw: unknown, ctx: FilterContext): Filter {
     .filter((k) => !(listKeys as readonly string[]).includes(k) && !['since', 'until', 'text'].includes(k) && !isTagKey(k));
   if (unknownKeys.length > 0) {
     throw refuse(`Unknown filter key${unknownKeys.length > 1 ? 's' : ''}: ${unknownKeys.join(', ')}. Known keys: ${filterKeys.join(', ')}.`, unknownKeys, ctx);
+  }
+  const tagKeys = entries.filter(([k]) => isTagKey(k)).map(([k]) => k);
+  if (tagKeys.length > maxTagKeys) {
+    throw new ProtocolError('INVALID_FILTER', `A filter may name at most ${maxTagKeys} #tag keys; this one names ${tagKeys.length}.`, {
+      invalid: tagKeys.slice(maxTagKeys, maxTagKeys + 10),
+      limit: maxTagKeys,
+      known_keys: filterKeys,
+    });
   }
   const filter: Record<string, unknown> = {};
   const tags: Record<string, string[]> = {};

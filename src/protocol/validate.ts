@@ -120,7 +120,7 @@ export function validate<T>(id: SchemaId, input: unknown): T {
   const tooDeep = pathBeyondNesting(input);
   if (tooDeep) {
     const field = tooDeep[0] ?? '(body)';
-    throw invalid(`"${field}" is nested more than ${maxNesting} levels deep; flatten it.`, { field });
+    throw invalid(`"${field}" is nested more than ${maxNesting} levels deep (the limit is ${maxNesting} levels); flatten it.`, { field, limit: maxNesting });
   }
   const check = validatorFor(id);
   if (check(input)) return input as T;

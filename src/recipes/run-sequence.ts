@@ -4,7 +4,10 @@
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { runCanary } from './canary.ts';
-import { ExitCode } from './errors.ts';
+import { ExitCode, RecipeInputError } from './errors.ts';
+import { findProjectRoot } from './loading/discovery.ts';
+import { loadRecipeTree } from './loading/recipe-tree.ts';
+import { recipeTypeDef } from './types/registry.ts';
 import { agentStatePaths, childEnv, createStepRunner } from './executor/run-step.ts';
 import { executePlan } from './executor/step-executor.ts';
 import { GateKeeper } from './gates/gate.ts';
@@ -43,6 +46,12 @@ async function createIsolation(prep: PreparedRun): Promise<Isolation> {
 }
 
 export async function runSequence(req: RunRequest, io: SequenceIo): Promise<number> {
+  const tree = loadRecipeTree(findProjectRoot(req.cwd), req.name);
+  const def = recipeTypeDef(tree.root.recipe.type)!;
+  if (!def.planner)
+    throw new RecipeInputError(
+      `${tree.root.file}: recipe "${req.name}" has type "${def.type}": ${def.refusal ?? 'this version of vigil cannot run it yet'}`,
+    );
   const prep = prepareRun(req);
   const { recipe, file } = prep.found;
   const isolation = await createIsolation(prep);

@@ -39,6 +39,7 @@ export interface RecipeStep {
   wave?: number;
   concurrencySafe?: boolean;
   outputPersistenceThreshold?: number;
+  budget?: Budget;
 }
 
 export interface RecipeRequires {
@@ -60,6 +61,58 @@ export interface Recipe {
   allow_destructive_intents?: boolean;
   canary?: boolean | null;
   canary_timeout?: number;
+  cir?: RecipeCir;
+  budget?: Budget;
+  // Composite types (src/recipes/types/<type>/schema.json say which type has which).
+  sequences?: PipelineEntry[];
+  layers?: CompoundLayer[];
+  recipe?: string;
+  vars?: Array<Record<string, string>>;
+  fanout?: number;
+  fail_fast?: boolean;
+  blue?: ContestSide;
+  red?: ContestSide;
+  judge?: ContestSide;
+  rounds?: number;
+  strategies?: number;
+  scorer?: string;
+  keep_candidates?: boolean;
+}
+
+export interface RecipeCir {
+  write_after_step?: boolean;
+  embed?: boolean;
+  detect_patterns_on_complete?: boolean;
+  query_limit?: number;
+  pattern_min_strength?: number;
+}
+
+export interface Budget {
+  usd?: number;
+  tokens?: number;
+  minutes?: number;
+}
+
+export interface PipelineEntry {
+  name: string;
+  workspace?: string;
+  model?: string;
+  on?: 'success' | 'failure' | 'always';
+  from?: string;
+  pre?: string[];
+  vars?: Record<string, string>;
+}
+
+export interface CompoundLayer {
+  name: string;
+  sequence: string;
+  depends_on?: string[];
+  vars?: Record<string, string>;
+}
+
+export interface ContestSide {
+  recipe: string;
+  vars?: Record<string, string>;
 }
 
 export type RecipeScope = 'project' | 'user';

@@ -44,6 +44,12 @@ export function ownedFeed(service: MonitorService, id: string, caller: Caller): 
   return feed;
 }
 
+/** True when the server has an admin token and the caller presents it. */
+export function isAdmin(service: MonitorService, caller: Caller): boolean {
+  const expected = service.options.adminToken;
+  return expected !== undefined && secretMatches(caller.bearer, expected);
+}
+
 export function requireAdmin(service: MonitorService, caller: Caller): void {
   const expected = service.options.adminToken;
   if (!expected) throw notFound('Administration is not enabled on this server (start it with --allow-admin).');

@@ -11,4 +11,9 @@ export const defaults = {
   ttlMs: 3600000,
   rawCutBytes: 16 * 1024,
   heartbeatMs: 15_000,
+  /** A pull page stops early once its observations hold this many bytes (it always holds at least one). */
+  maxPageBytes: 1024 * 1024,
+  maxBatchCalls: 100,
+  /** A JSON-RPC batch stops running calls once its replies hold this many bytes. */
+  maxBatchReplyBytes: 4 * 1024 * 1024,
 } as const;

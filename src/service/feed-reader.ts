@@ -15,6 +15,8 @@ export interface PageRequest {
   readonly signal?: AbortSignal | undefined;
   /** Observations up to this seq were shown before: they are marked redelivered. */
   readonly maxShown: number;
+  /** The page stops once its observations hold this many bytes (it always holds at least one). */
+  readonly maxBytes: number;
 }
 
 export interface Page {
@@ -26,15 +28,19 @@ export interface Page {
   readonly redelivered: boolean;
 }
 
+type Row = { seq: number; body: string };
+
 interface Read {
-  readonly rows: Array<{ seq: number; body: string }>;
+  readonly rows: Row[];
   readonly head: number;
+  /** The byte budget stopped the page before `limit` rows. */
+  readonly cut?: boolean;
 }
 
 export async function readPage(service: MonitorService, feed: Feed, request: PageRequest): Promise<Page> {
   const read = (): Read => {
     const head = feed.committedHead;
-    return { rows: service.store.readFeed(feed.key, request.from, request.limit, request.filters), head };
+    return { ...readWithin(service, feed, request), head };
   };
   let result = read();
   if (result.rows.length === 0 && request.waitMs > 0 && !request.signal?.aborted && !service.isClosed) {
@@ -50,9 +56,36 @@ export async function readPage(service: MonitorService, feed: Feed, request: Pag
     }
     return new RawJson(row.body);
   });
-  // A full page may stop before head; a shorter one has examined everything up to head.
-  const next = rows.length === request.limit && last ? last.seq + 1 : Math.max(request.from, head + 1);
+  // A full page (by count or by bytes) may stop before head; a shorter one has examined everything up to head.
+  const full = rows.length === request.limit || result.cut === true;
+  const next = full && last ? last.seq + 1 : Math.max(request.from, head + 1);
   return { observations, next, head, lastSeq: last?.seq ?? null, redelivered };
+}
+
+const firstChunk = 16;
+
+/**
+ * Up to `limit` matching rows from `from`, read in chunks sized from the rows
+ * seen so far, stopping before the one that would pass the byte budget: a page
+ * of megabyte observations never sits in memory whole.
+ */
+function readWithin(service: MonitorService, feed: Feed, request: PageRequest): { rows: Row[]; cut: boolean } {
+  const rows: Row[] = [];
+  let bytes = 0;
+  let from = request.from;
+  let chunk = Math.min(firstChunk, request.limit);
+  for (;;) {
+    const batch = service.store.readFeed(feed.key, from, chunk, request.filters);
+    for (const row of batch) {
+      if (rows.length > 0 && bytes + row.body.length > request.maxBytes) return { rows, cut: true };
+      rows.push(row);
+      bytes += row.body.length;
+    }
+    if (batch.length < chunk || rows.length >= request.limit) return { rows, cut: false };
+    from = batch.at(-1)!.seq + 1;
+    const average = bytes / rows.length;
+    chunk = Math.max(1, Math.min(request.limit - rows.length, Math.floor((request.maxBytes - bytes) / average) + 1));
+  }
 }
 
 function waitForRows(service: MonitorService, feed: Feed, request: PageRequest, read: () => Read): Promise<Read> {

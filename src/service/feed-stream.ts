@@ -2,15 +2,16 @@
 // cursor, then every matching observation as its commit lands, with
 // heartbeats when idle. Streaming counts as pulling for mute retirement; it
 // never commits the cursor.
-import { ProtocolError, invalid } from '../protocol/errors.ts';
+import { asProtocolError, ProtocolError, invalid } from '../protocol/errors.ts';
 import { assertNarrows, isEmptyFilter, parseFilter, type Filter } from '../protocol/filter.ts';
 import { markRedelivered } from '../protocol/observation.ts';
 import { validate } from '../protocol/validate.ts';
 import { readWholeNumber } from '../protocol/wire-values.ts';
 import type { Caller } from './access.ts';
+import { defaults } from './defaults.ts';
 import type { Feed } from './feed.ts';
 import type { MonitorService } from './service.ts';
-import { standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
+import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
 
 const batchRows = 1000;
 
@@ -32,6 +33,8 @@ export class FeedStream {
   private closed = false;
   private readonly maxShown: number;
   private release: (() => void) | undefined;
+  /** Rows per read, sized from the rows seen so that one read holds about a page of bytes. */
+  private rowsPerRead = 16;
 
   constructor(
     private readonly service: MonitorService,
@@ -73,8 +76,18 @@ export class FeedStream {
 
   private pump(): void {
     if (this.closed || !this.listener) return;
+    try {
+      this.pumpBatches(this.listener);
+    } catch (error) {
+      // Never a silent stream: the reader gets the error event (a logged 500 with its request id).
+      this.listener.failed(asProtocolError(error, `stream of ${this.handle.id}`));
+      this.close();
+    }
+  }
+
+  private pumpBatches(listener: StreamListener): void {
     if (!this.live() || this.service.isClosed) {
-      this.listener.failed(
+      listener.failed(
         new ProtocolError('UNAVAILABLE', `Subscription "${this.handle.id}" was retired or re-keyed; open the stream again with its current token.`, {
           live: false,
         }),
@@ -86,8 +99,8 @@ export class FeedStream {
       const feed = this.feed;
       const rows =
         this.filters.length === 0
-          ? feed.tail.read(this.service.store, feed.key, this.next, batchRows, feed.committedHead, feed.stats.retention_floor)
-          : this.service.store.readFeed(feed.key, this.next, batchRows, this.filters);
+          ? feed.tail.read(this.service.store, feed.key, this.next, this.rowsPerRead, feed.committedHead, feed.stats.retention_floor)
+          : this.service.store.readFeed(feed.key, this.next, this.rowsPerRead, this.filters);
       if (rows.length === 0) {
         // Nothing matched up to head: skip past it so that the next read starts after what was examined.
         this.next = Math.max(this.next, this.feed.committedHead + 1);
@@ -97,15 +110,24 @@ export class FeedStream {
       const batch = rows[0]!.seq <= this.maxShown ? rows.map((r) => (r.seq <= this.maxShown ? { seq: r.seq, body: markRedelivered(r.body) } : r)) : rows;
       this.next = rows.at(-1)!.seq + 1;
       this.noteTraffic();
-      if (!this.listener.observations(batch)) {
+      if (!listener.observations(batch)) {
         this.close();
         return;
       }
-      if (rows.length < batchRows) {
+      const asked = this.rowsPerRead;
+      this.sizeReads(rows);
+      if (rows.length < asked) {
         this.next = Math.max(this.next, this.feed.committedHead + 1);
         break;
       }
     }
+  }
+
+  private sizeReads(rows: ReadonlyArray<{ body: string }>): void {
+    let bytes = 0;
+    for (const row of rows) bytes += row.body.length;
+    const average = Math.max(1, bytes / rows.length);
+    this.rowsPerRead = Math.max(1, Math.min(batchRows, Math.floor(defaults.maxPageBytes / average)));
   }
 
   /** Traffic postpones the heartbeat; the one timer is re-armed only when it fires (not per batch). */
@@ -162,9 +184,7 @@ export function openFeedStream(
     ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
   });
   const handle = subscriptionFor(service, params.subscription, caller);
-  if (!handle.live) {
-    throw new ProtocolError('UNAVAILABLE', `Subscription "${handle.id}" is retired; subscribe again to reactivate it.`, { live: false });
-  }
+  requireLive(handle);
   const ctx = { knownTypes: () => handle.feed.knownTypes(), splitCommas: true };
   const inline = parseFilter(Object.fromEntries(Object.entries(query).filter(([k]) => !streamParams.has(k))), ctx);
   assertNarrows(handle.record.filter, inline, ctx);
@@ -176,9 +196,7 @@ export function openFeedStream(
   }
   const floor = handle.feed.stats.retention_floor;
   if (floor > 0 && start < floor) {
-    throw new ProtocolError('CURSOR_EXPIRED', `Cursor ${start} is below the retention floor ${floor}; rebuild from the state document and continue from ${floor}.`, {
-      retention_floor: floor,
-    });
+    throw cursorExpired(handle.feed, start);
   }
   const filters = [...standingFilters(handle.feed, handle.record), inline].filter((f) => !isEmptyFilter(f));
   return new FeedStream(service, handle, filters, start);

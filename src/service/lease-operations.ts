@@ -13,7 +13,7 @@ import type { Reply } from './reply.ts';
 import { servedLease } from './served.ts';
 import { defaults } from './defaults.ts';
 import type { MonitorService } from './service.ts';
-import { type SubscriptionHandle, subscriptionFor } from './subscription-operations.ts';
+import { requireLive, type SubscriptionHandle, subscriptionFor } from './subscription-operations.ts';
 
 interface LeaseBody {
   subscription: string;
@@ -28,14 +28,12 @@ interface LeaseBody {
 
 function actingSubscription(service: MonitorService, body: LeaseBody, caller: Caller): SubscriptionHandle {
   const handle = subscriptionFor(service, body.subscription, caller);
+  requireLive(handle);
   if (!handle.record.capabilities.includes('act')) {
     throw new ProtocolError('CAPABILITY_MISSING', `Subscription "${handle.id}" was not granted "act"; leases need it (subscribe with capabilities ["act"] using the owner or subscribe token).`, {
       granted: handle.record.capabilities,
       monitor_capabilities: handle.feed.definition.capabilities,
     });
-  }
-  if (!handle.live) {
-    throw new ProtocolError('UNAVAILABLE', `Subscription "${handle.id}" is retired; subscribe again to work on leases.`, { live: false });
   }
   return handle;
 }
@@ -101,8 +99,8 @@ function apply(actor: LeaseActor, event: LeaseEvent, subject: string) {
   return { effect: outcome.effect, lease: snapshot.context.lease, state: leaseStateOf(snapshot.value) };
 }
 
-function record(service: MonitorService, handle: SubscriptionHandle, lease: LeaseRecord, payload: Record<string, unknown>): void {
-  service.recordBookkeeping(
+function record(service: MonitorService, handle: SubscriptionHandle, lease: LeaseRecord, payload: Record<string, unknown>): number {
+  const seq = service.recordBookkeeping(
     handle.feed,
     observationTypes.lease,
     handle.record.subscriber,
@@ -110,6 +108,7 @@ function record(service: MonitorService, handle: SubscriptionHandle, lease: Leas
     lease.subject,
   );
   service.persistLease(lease.mkey, lease.subject);
+  return seq;
 }
 
 function parse(schema: SchemaId, service: MonitorService, input: unknown, caller: Caller) {
@@ -138,7 +137,7 @@ export function claim(service: MonitorService, input: unknown, caller: Caller): 
   }
   return {
     status: result.effect === 'claimed' ? 201 : 200,
-    body: { lease: servedLease(result.state, result.lease), expires: iso(result.lease.expiresMs) },
+    body: { lease: servedLease(result.state, result.lease), expires: iso(result.lease.expiresMs), idempotent: result.effect !== 'claimed' },
   };
 }
 
@@ -170,32 +169,35 @@ export function completeLease(service: MonitorService, input: unknown, caller: C
   if (result.effect === 'completed') {
     handle.feed.stats.acted++;
     service.persistMonitor(handle.feed);
-    record(service, handle, result.lease, {
+    // Kept on the lease so that repeating the same complete answers the same seq.
+    result.lease.completedSeq = record(service, handle, result.lease, {
       action: 'complete',
       outcome: body.outcome ?? null,
       evidence: body.evidence ?? [],
     });
   }
-  return { status: 200, body: { lease: servedLease(result.state, result.lease) } };
+  return { status: 200, body: { ok: true, seq: result.lease.completedSeq ?? null, lease: servedLease(result.state, result.lease) } };
 }
 
 export function releaseLease(service: MonitorService, input: unknown, caller: Caller): Reply {
   const { body, handle } = parse('lease-release', service, input, caller);
   const actor = heldLease(service, handle, body.subject);
   const result = apply(actor, { type: 'RELEASE', holder: holderOf(handle), now: service.now() }, body.subject);
-  record(service, handle, result.lease, { action: 'release', reason: body.reason ?? null });
-  return { status: 200, body: { lease: servedLease(result.state, result.lease) } };
+  const seq = record(service, handle, result.lease, { action: 'release', reason: body.reason ?? null });
+  const lease = servedLease(result.state, result.lease);
+  return { status: 200, body: { ok: true, seq, dead_letter: lease.dead_letter, lease } };
 }
 
 export function rejectLease(service: MonitorService, input: unknown, caller: Caller): Reply {
   const { body, handle } = parse('lease-release', service, input, caller);
   const actor = heldLease(service, handle, body.subject);
   const result = apply(actor, { type: 'REJECT', holder: holderOf(handle), now: service.now() }, body.subject);
-  record(service, handle, result.lease, {
+  const seq = record(service, handle, result.lease, {
     action: 'reject',
     reason: body.reason ?? null,
     rejects: result.lease.rejects,
     dead_lettered: result.effect === 'dead_lettered',
   });
-  return { status: 200, body: { lease: servedLease(result.state, result.lease) } };
+  const lease = servedLease(result.state, result.lease);
+  return { status: 200, body: { ok: true, seq, dead_letter: lease.dead_letter, lease } };
 }

@@ -200,7 +200,7 @@ export function configureMonitor(action: ConfigureAction) {
   };
 }
 
-interface PublishedObservation extends ProvenanceClaims {
+export interface PublishedObservation extends ProvenanceClaims {
   type: string;
   subject?: string | null;
   data?: Record<string, unknown>;
@@ -209,7 +209,7 @@ interface PublishedObservation extends ProvenanceClaims {
   time?: string;
 }
 
-function draftOf(feed: Feed, item: PublishedObservation, index: number | null, now: number): ObservationDraft {
+export function draftOf(feed: Feed, item: PublishedObservation, index: number | null, now: number): ObservationDraft {
   const at = (field: string) => (index === null ? field : `observations.${index}.${field}`);
   if (serverOnlyTypes.has(item.type)) {
     throw invalid(`"${at('type')}" ${item.type} is written by the server only; producers may publish ${observationTypes.contradiction}, ${observationTypes.contradictionResolved} and their own types.`, {

@@ -33,6 +33,8 @@ export interface InvokeOptions {
   readonly raw?: () => unknown;
   /** Query-string filters carry lists as comma-separated text. */
   readonly splitCommas?: boolean;
+  /** A smaller page budget than the default (a JSON-RPC batch near its reply limit). */
+  readonly maxPageBytes?: number;
 }
 
 type Run = (service: MonitorService, input: unknown, options: InvokeOptions) => Reply | Promise<Reply>;
@@ -65,7 +67,7 @@ export const operations = {
   'monitors/publish': { run: simple(publish), target: byMonitorId },
   'feeds/subscribe': { run: simple(subscribe), target: byMonitorField },
   'feeds/pull': {
-    run: (service, input, o) => pull(service, input, o.caller, { signal: o.signal, splitCommas: o.splitCommas }),
+    run: (service, input, o) => pull(service, input, o.caller, { signal: o.signal, splitCommas: o.splitCommas, maxPageBytes: o.maxPageBytes }),
   },
   'feeds/ack': { run: simple(ack), target: bySubscription },
   'feeds/seek': { run: simple(seek), target: bySubscription },
@@ -98,9 +100,8 @@ export async function invoke(service: MonitorService, name: OperationName, input
     await service.settle();
     return renderReply(reply);
   } catch (thrown) {
-    if (!(thrown instanceof ProtocolError)) service.reportFailure(name, thrown);
-    let error = asProtocolError(thrown);
-    if (operation.target && error.code !== 'NOT_FOUND' && error.code !== 'STORE_UNAVAILABLE') {
+    let error = asProtocolError(thrown, name);
+    if (operation.target && error.code !== 'NOT_FOUND' && error.code !== 'STORE_UNAVAILABLE' && error.code !== 'INTERNAL') {
       error = recordRefusal(service, operation, input, options, error);
     }
     await service.settle().catch(() => {});

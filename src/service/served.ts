@@ -12,6 +12,9 @@ export function servedLimits(service: MonitorService) {
     max_wait_seconds: defaults.maxWaitSeconds,
     max_body_bytes: service.options.maxBodyBytes,
     retire_after_mute_seconds_default: service.options.retireAfterMuteSeconds,
+    max_page_bytes: defaults.maxPageBytes,
+    max_batch_calls: defaults.maxBatchCalls,
+    max_batch_reply_bytes: defaults.maxBatchReplyBytes,
   };
 }
 

@@ -363,11 +363,6 @@ export class MonitorService {
     }
   }
 
-  /** An unexpected failure inside an operation: a bug, reported on the server's log, never as a 500. */
-  reportFailure(operation: string, error: unknown): void {
-    this.log(`vigil: ${operation} failed unexpectedly: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  }
-
   close(): void {
     if (this.closed) return;
     this.closed = true;

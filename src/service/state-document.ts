@@ -5,8 +5,9 @@ import type { Feed } from './feed.ts';
 import { defaults } from './defaults.ts';
 import type { MonitorService } from './service.ts';
 
+/** Whole seconds, rounded down (§17). */
 const secondsSince = (now: number, iso: string | null) =>
-  iso === null ? null : Math.max(0, Math.round(now - Date.parse(iso)) / 1000);
+  iso === null ? null : Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
 
 export function stateDocument(service: MonitorService, feed: Feed) {
   const now = service.now();
@@ -15,11 +16,12 @@ export function stateDocument(service: MonitorService, feed: Feed) {
   const status = feed.status;
   const head = feed.committedHead;
   const sourceContactAge = secondsSince(now, s.last_source_contact);
-  const staleAge = sourceContactAge ?? secondsSince(now, d.created);
+  // Judged in milliseconds: the served ages are rounded down to whole seconds.
+  const staleMs = now - Date.parse(s.last_source_contact ?? d.created);
   const gaps: Gap[] = ['independence_unknown'];
   if (s.last_has_event_provenance !== true) gaps.push('no_event_provenance');
   if (s.first_actor !== null && !s.several_actors) gaps.push('single_actor');
-  if (d.ttl_seconds !== null && staleAge !== null && staleAge > d.ttl_seconds) gaps.push('stale_source');
+  if (d.ttl_seconds !== null && staleMs > d.ttl_seconds * 1000) gaps.push('stale_source');
   if (feed.liveSubscriptions === 0) gaps.push('no_subscribers');
   if (!d.attested) gaps.push('unattested_origin');
 

@@ -13,9 +13,10 @@ import {
   type ResetPolicy,
 } from '../protocol/vocabulary.ts';
 import type { SubscriptionRecord } from '../store/records.ts';
-import { type Caller, canSee, holdsSubscribeToken, isOwner } from './access.ts';
+import { type Caller, canSee, holdsSubscribeToken, isAdmin, isOwner } from './access.ts';
 import type { Feed } from './feed.ts';
 import { readPage } from './feed-reader.ts';
+import { defaults } from './defaults.ts';
 import type { Reply } from './reply.ts';
 import { servedSubscription } from './served.ts';
 import type { MonitorService } from './service.ts';
@@ -43,12 +44,24 @@ export function subscriptionFor(service: MonitorService, id: string, caller: Cal
   return { id, actor, feed, record, live: subscriptionStateOf(snapshot.value) === 'live' };
 }
 
-function requireLive(handle: SubscriptionHandle): void {
+/** A retired subscription's token finds nothing to act on: 404 with the kept cursor (§17). */
+export function requireLive(handle: SubscriptionHandle): void {
   if (!handle.live) {
-    throw new ProtocolError('UNAVAILABLE', `Subscription "${handle.id}" is retired; subscribe again with the same subscriber to reactivate it (its cursor was kept).`, {
-      live: false,
+    throw notFound(`Subscription "${handle.id}" is retired; subscribe again with the same subscriber to reactivate it (its cursor ${handle.record.cursor} was kept).`, {
+      retired: true,
+      cursor: handle.record.cursor,
     });
   }
+}
+
+/** 410 for a cursor below the retention floor, with where to rebuild from (§10, §17). */
+export function cursorExpired(feed: Feed, requested: number): ProtocolError {
+  const floor = feed.stats.retention_floor;
+  return new ProtocolError('CURSOR_EXPIRED', `Cursor ${requested} is below the retention floor ${floor}: those observations were compacted. Rebuild from the state document, then continue from ${floor}.`, {
+    retention_floor: floor,
+    relist: `monitors/state?id=${feed.id}`,
+    requested,
+  });
 }
 
 function send(handle: SubscriptionHandle, event: SubscriptionEvent) {
@@ -88,15 +101,23 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
   const feed = service.feed(body.monitor);
   const existingId = feed ? service.subscriptionIdOf(feed.key, body.subscriber) : undefined;
   const existing = existingId ? service.system.subscriptions.get(existingId) : undefined;
-  const holdsOldToken = existing !== undefined && tokenMatches(caller.bearer, existing.getSnapshot().context.subscription.tokenHash);
-  if (!feed || (!canSee(feed, caller) && !holdsOldToken)) throw notFound(`No monitor "${body.monitor}" is visible to this token.`);
+  const oldRecord = existing?.getSnapshot().context.subscription;
+  const holdsOldToken = oldRecord !== undefined && tokenMatches(caller.bearer, oldRecord.tokenHash);
+  const admin = isAdmin(service, caller);
+  if (!feed || (!canSee(feed, caller) && !holdsOldToken && !admin)) throw notFound(`No monitor "${body.monitor}" is visible to this token.`);
 
-  const privileged = isOwner(feed, caller) || holdsSubscribeToken(feed, caller) || holdsOldToken;
-  const grantable = privileged ? feed.definition.capabilities : feed.definition.default_grant;
-  const requested = body.capabilities ?? feed.definition.default_grant;
+  // Only the owner, the subscribe token or the admin may grant beyond default_grant.
+  // A subscription's own token may keep or narrow what it holds, never widen it.
+  const privileged = isOwner(feed, caller) || holdsSubscribeToken(feed, caller) || admin;
+  const grantable = privileged
+    ? feed.definition.capabilities
+    : holdsOldToken
+      ? union(oldRecord.capabilities, feed.definition.default_grant).filter((c) => feed.definition.capabilities.includes(c))
+      : feed.definition.default_grant;
+  const requested = body.capabilities ?? (holdsOldToken && !privileged ? oldRecord.capabilities : feed.definition.default_grant);
   const missing = requested.filter((c) => !grantable.includes(c));
   if (missing.length > 0) {
-    throw new ProtocolError('CAPABILITY_MISSING', `This token may be granted ${grantable.join(', ') || 'nothing'} on monitor "${feed.id}"; ${missing.join(', ')} ${missing.length > 1 ? 'need' : 'needs'} the owner or subscribe token${privileged ? ' and a monitor that offers it' : ''}.`, {
+    throw new ProtocolError('CAPABILITY_MISSING', `This token may be granted ${grantable.join(', ') || 'nothing'} on monitor "${feed.id}"; ${missing.join(', ')} ${missing.length > 1 ? 'need' : 'needs'} the owner, subscribe or admin token${privileged ? ' and a monitor that offers it' : ''}.`, {
       granted: grantable,
       monitor_capabilities: feed.definition.capabilities,
     });
@@ -107,8 +128,8 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
   const now = service.now();
 
   if (existing && existingId) {
-    if (!holdsOldToken && !isOwner(feed, caller)) {
-      throw unauthorized(`Subscriber "${body.subscriber}" already has a subscription on "${feed.id}"; re-keying it needs its current token or the owner token.`);
+    if (!holdsOldToken && !isOwner(feed, caller) && !admin) {
+      throw unauthorized(`Subscriber "${body.subscriber}" already has a subscription on "${feed.id}"; re-keying it needs its current token, the owner token or the admin token.`);
     }
     const wasLive = subscriptionStateOf(existing.getSnapshot().value) === 'live';
     existing.send({
@@ -134,7 +155,7 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
       cursor: record.cursor,
       capabilities: record.capabilities,
     });
-    return { status: 200, body: () => ({ subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token }) };
+    return { status: 201, body: () => ({ subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token }) };
   }
 
   const head = feed.committedHead;
@@ -175,6 +196,8 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
   return { status: 201, body: () => ({ subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token }) };
 }
 
+const union = <T>(a: readonly T[], b: readonly T[]): T[] => [...new Set([...a, ...b])];
+
 const pullParams = new Set(['subscription', 'wait', 'limit', 'cursor']);
 
 export interface PullInput {
@@ -188,7 +211,7 @@ export async function pull(
   service: MonitorService,
   input: unknown,
   caller: Caller,
-  options: { signal?: AbortSignal; splitCommas?: boolean } = {},
+  options: { signal?: AbortSignal; splitCommas?: boolean; maxPageBytes?: number } = {},
 ): Promise<Reply> {
   const params = validate<PullInput & Record<string, unknown>>('pull', input);
   const inlineRaw = Object.fromEntries(Object.entries(params).filter(([k]) => !pullParams.has(k)));
@@ -204,9 +227,7 @@ export async function pull(
   const floor = feed.stats.retention_floor;
   if (floor > 0 && start < floor) {
     if (params.cursor !== undefined || record.reset_policy === 'none') {
-      throw new ProtocolError('CURSOR_EXPIRED', `Cursor ${start} is below the retention floor ${floor}: those observations were compacted. Rebuild from the state document, then continue from ${floor}.`, {
-        retention_floor: floor,
-      });
+      throw cursorExpired(feed, start);
     }
     start = record.reset_policy === 'earliest' ? floor : feed.committedHead + 1;
     send(handle, { type: 'SEEK', cursor: start, head: feed.committedHead, now: service.now() });
@@ -224,6 +245,7 @@ export async function pull(
       filters,
       signal: options.signal,
       maxShown: record.maxShown,
+      maxBytes: options.maxPageBytes ?? defaults.maxPageBytes,
     });
   } finally {
     release();
@@ -308,15 +330,19 @@ export function retire(service: MonitorService, input: unknown, caller: Caller):
   const body = validate<{ subscription: string; reason?: string | null }>('subscription-ref', input);
   const handle = subscriptionFor(service, body.subscription, caller);
   const { outcome, record, state } = send(handle, { type: 'RETIRE', now: service.now() });
+  let seq: number | null = null;
   if (outcome.ok && outcome.changed) {
     handle.feed.liveSubscriptions = Math.max(0, handle.feed.liveSubscriptions - 1);
     service.persistSubscription(handle.id);
-    service.recordBookkeeping(handle.feed, observationTypes.subscriptionRetired, record.subscriber, {
+    seq = service.recordBookkeeping(handle.feed, observationTypes.subscriptionRetired, record.subscriber, {
       subscription: handle.id,
       subscriber: record.subscriber,
       reason: body.reason ?? 'request',
       cursor: record.cursor,
     });
   }
-  return { status: 200, body: () => ({ subscription: servedSubscription(state, record, lagOf(service, handle.feed, record)) }) };
+  return {
+    status: 200,
+    body: () => ({ ok: true, subscription: servedSubscription(state, record, lagOf(service, handle.feed, record)), seq, cursor_kept: record.cursor }),
+  };
 }

@@ -108,6 +108,8 @@ export interface LeaseRecord {
   outcome?: unknown;
   evidence?: unknown[];
   completedBy: string | null;
+  /** The seq of the `lease` observation that recorded the completion. */
+  completedSeq?: number;
 }
 
 export interface LeaseRow {

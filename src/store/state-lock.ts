@@ -26,7 +26,7 @@ export function lockStateFile(statePath: string): StateLock {
   const lockPath = `${statePath}.lock`;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fd = openSync(lockPath, 'wx');
+      const fd = openSync(lockPath, 'wx', 0o600);
       writeSync(fd, `${process.pid}\n`);
       closeSync(fd);
       let released = false;

@@ -1,7 +1,7 @@
 // The monitor server's storage: SQLite in WAL mode, queries compiled by
 // kysely, writes applied by group commit. Reads are synchronous and see only
 // committed data; writes are queued and land together at the end of the turn.
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import type { CompiledQuery } from 'kysely';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -66,7 +66,8 @@ function placeholders<Row>(columns: readonly (keyof Row & string)[]): Row {
 export class Store {
   readonly path: string;
   readonly commits: GroupCommit;
-  private readonly driver: SqlDriver;
+  /** The connection, for modules that keep their own tables in this database (src/cloud). */
+  readonly driver: SqlDriver;
   private readonly lock: StateLock | undefined;
   private readonly dynamic: StatementCache;
   private readonly q;
@@ -79,8 +80,10 @@ export class Store {
     this.path = resolveStatePath(options.path);
     try {
       if (this.path !== memoryPath) {
-        mkdirSync(dirname(this.path), { recursive: true });
+        // The file holds every observation and the token hashes: only its owner may read it.
+        mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
         this.lock = lockStateFile(this.path);
+        closeSync(openSync(this.path, 'a', 0o600));
       }
       this.driver = openSqlDriver(this.path, options.driver);
       // WAL with synchronous=NORMAL: a commit survives a killed process without an fsync per commit.

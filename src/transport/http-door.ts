@@ -18,6 +18,10 @@ export interface DoorExtensions {
   readonly stream?: (request: HttpRequest, subscription: string, caller: Caller, query: Record<string, unknown>) => HttpResponse | Promise<HttpResponse>;
   /** Serves POST /rpc (the JSON-RPC door). */
   readonly rpc?: (request: HttpRequest, caller: Caller) => Promise<FullResponse>;
+  /** Paths outside /mp/v0 another module answers after the browser rules (the cloud API's /v1); undefined: not its path. */
+  readonly mount?: (request: HttpRequest) => Promise<HttpResponse> | undefined;
+  /** Requests another module answers before the browser rules (managed-edge workers by Host); undefined: not its request. */
+  readonly unguarded?: (request: HttpRequest) => Promise<HttpResponse> | undefined;
 }
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): FullResponse {
@@ -67,7 +71,8 @@ export function parseJsonBody(body: Buffer): unknown {
 
 /** Query parameters as an object; a repeated key becomes a list. */
 export function parseQuery(query: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // No prototype: "?__proto__=1" must arrive as a key (and be refused), not vanish into the prototype chain.
+  const out: Record<string, unknown> = Object.create(null);
   if (!query) return out;
   let params: URLSearchParams;
   try {
@@ -106,6 +111,16 @@ function mergeInput(params: Record<string, string>, extra: unknown): Record<stri
   return { ...(extra as Record<string, unknown>), ...params };
 }
 
+/** Routes without filters take no query parameters: a key there is a mistake, not something to ignore. */
+function refuseQuery(request: HttpRequest): void {
+  const keys = Object.keys(parseQuery(request.query));
+  if (keys.length === 0) return;
+  throw invalid(`${request.method} ${request.path} takes no query parameters; got ${keys.slice(0, 10).map((k) => `"${k}"`).join(', ')}.`, {
+    invalid: keys.slice(0, 10),
+    known_keys: [],
+  });
+}
+
 export interface HttpDoorOptions extends BrowserPolicy {
   readonly extensions?: DoorExtensions;
 }
@@ -115,6 +130,8 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
   const extensions = options.extensions ?? {};
 
   return async (request) => {
+    const claimed = extensions.unguarded?.(request);
+    if (claimed) return claimed.catch((thrown: unknown) => errorResponse(asProtocolError(thrown)));
     const verdict = guard(request);
     if (verdict.kind === 'refused') return errorResponse(verdict.error);
     if (verdict.kind === 'preflight') return verdict.response;
@@ -122,11 +139,16 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     try {
       return await route(request, cors);
     } catch (thrown) {
-      return errorResponse(asProtocolError(thrown), cors);
+      return errorResponse(asProtocolError(thrown, `${request.method} ${request.path}`), cors);
     }
   };
 
   async function route(request: HttpRequest, cors: Record<string, string>): Promise<HttpResponse> {
+    const mounted = extensions.mount?.(request);
+    if (mounted) {
+      const response = await mounted;
+      return { ...response, headers: { ...response.headers, ...cors } };
+    }
     if (!request.path.startsWith(`${basePath}/`) && request.path !== basePath) {
       throw notFound(`No route ${request.method} ${request.path}; the API lives under ${basePath}.`);
     }
@@ -138,6 +160,7 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     }
     const caller: Caller = { bearer: bearerOf(request) };
     const { route: matched, params } = match;
+    if (matched.input !== 'query') refuseQuery(request);
     if (matched.operation === 'rpc') {
       if (!extensions.rpc) throw notFound('JSON-RPC is not served here.');
       const response = await extensions.rpc(request, caller);

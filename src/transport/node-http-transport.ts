@@ -1,6 +1,8 @@
 // HttpTransport over node:http. The only module that touches node:http servers.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { FlushScheduler } from './flush-scheduler.ts';
+import { failStream, internalErrorResponse } from './internal-error.ts';
+import { listenFailure } from './listen-failure.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -11,7 +13,6 @@ import type {
   StreamSink,
 } from './http-types.ts';
 
-const internalError: FullResponse = { kind: 'full', status: 500, headers: {}, body: '' };
 
 function readHeaders(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -138,9 +139,10 @@ export class NodeHttpTransport implements HttpTransport {
     });
     this.server = server;
     return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port, options.host, () => {
-        server.off('error', reject);
+      const failed = (error: NodeJS.ErrnoException) => reject(listenFailure(options.host, options.port, error.code));
+      server.once('error', failed);
+      server.listen({ port: options.port, host: options.host, exclusive: true }, () => {
+        server.off('error', failed);
         const address = server.address();
         resolve({ port: typeof address === 'object' && address ? address.port : options.port });
       });
@@ -192,8 +194,8 @@ export class NodeHttpTransport implements HttpTransport {
     let response: Awaited<ReturnType<HttpHandler>>;
     try {
       response = await handler(request);
-    } catch {
-      response = internalError;
+    } catch (error) {
+      response = internalErrorResponse(error, `${request.method} ${request.path}`);
     }
     if (response.kind === 'full') sendFull(res, response);
     else this.startStream(res, response, options.maxStreamBufferBytes);
@@ -208,8 +210,8 @@ export class NodeHttpTransport implements HttpTransport {
     sink.onClose(() => this.streams.delete(sink));
     try {
       response.start(sink);
-    } catch {
-      sink.end();
+    } catch (error) {
+      failStream(sink, error, 'stream start');
     }
   }
 }

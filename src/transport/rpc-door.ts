@@ -3,8 +3,10 @@
 // the path parameters; the bearer is params.bearer or the Authorization header.
 import { asProtocolError } from '../protocol/errors.ts';
 import { stringifyReply } from '../protocol/raw-json.ts';
+import { maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
 import type { Caller } from '../service/access.ts';
 import { invoke, isOperation, type OperationName } from '../service/operations.ts';
+import { defaults } from '../service/defaults.ts';
 import type { MonitorService } from '../service/service.ts';
 import type { FullResponse, HttpRequest } from './http-types.ts';
 
@@ -51,7 +53,13 @@ function validId(id: unknown): id is Id {
 }
 
 /** Handles one call; undefined for a notification. */
-async function handleCall(service: MonitorService, call: unknown, caller: Caller, signal: AbortSignal): Promise<object | undefined> {
+async function handleCall(
+  service: MonitorService,
+  call: unknown,
+  caller: Caller,
+  signal: AbortSignal,
+  maxPageBytes: number = defaults.maxPageBytes,
+): Promise<object | undefined> {
   if (typeof call !== 'object' || call === null || Array.isArray(call)) {
     return envelopeError(null, -32600, 'Invalid request: each call is a JSON object {jsonrpc: "2.0", method, params?, id?}.');
   }
@@ -71,14 +79,43 @@ async function handleCall(service: MonitorService, call: unknown, caller: Caller
   const as: Caller = typeof bearer === 'string' ? { bearer } : caller;
   const sent = JSON.stringify(input);
   try {
-    const reply = await invoke(service, method, input, { caller: as, signal, raw: () => JSON.parse(sent) });
+    const reply = await invoke(service, method, input, { caller: as, signal, raw: () => JSON.parse(sent), maxPageBytes });
     return isNotification ? undefined : envelope(replyId, { result: reply.body });
   } catch (thrown) {
-    const error = asProtocolError(thrown);
+    const error = asProtocolError(thrown, `rpc ${method}`);
     return isNotification
       ? undefined
       : envelope(replyId, { error: { code: error.rpcCode, message: error.message, data: error.toBody() } });
   }
+}
+
+/**
+ * Runs a batch's calls one after another while their replies stay within the
+ * batch's byte budget; the calls left when it is spent are not run, and each
+ * says so (the client sends them again).
+ */
+async function runBatch(service: MonitorService, calls: unknown[], caller: Caller, signal: AbortSignal): Promise<object[] | undefined> {
+  const budget = defaults.maxBatchReplyBytes;
+  const replies: object[] = [];
+  let bytes = 0;
+  for (const call of calls) {
+    const remaining = budget - bytes;
+    if (remaining <= 0) {
+      const id = (call as { id?: unknown } | null)?.id;
+      if (typeof call === 'object' && call !== null && 'id' in call) replies.push(spentBudget(validId(id) ? id : null, budget));
+      continue;
+    }
+    const reply = await handleCall(service, call, caller, signal, Math.min(defaults.maxPageBytes, remaining));
+    if (reply === undefined) continue;
+    replies.push(reply);
+    bytes += stringifyReply(reply).length;
+  }
+  return replies.length === 0 ? undefined : replies;
+}
+
+function spentBudget(id: Id, budget: number): object {
+  const message = `Not run: this batch's replies reached ${budget} bytes, the most one batch may answer; send this call again.`;
+  return envelope(id, { error: { code: -32016, message, data: { code: 'TOO_LARGE', error: message, limit_bytes: budget } } });
 }
 
 const json = (status: number, body: unknown): FullResponse => ({
@@ -96,12 +133,21 @@ export function createRpcDoor(service: MonitorService) {
     } catch (error) {
       return json(200, envelopeError(null, -32700, `Parse error: ${(error as Error).message}.`));
     }
+    // Checked on the whole envelope first: a payload this deep cannot even be re-encoded safely.
+    // Envelope (1), batch (1), call (1) and params (1) sit above the body's own levels.
+    const tooDeep = pathBeyondNesting(payload, maxNesting + 4);
+    if (tooDeep) {
+      const message = `Invalid request: "${tooDeep.slice(0, 4).join('.')}…" is nested more than ${maxNesting} levels deep (the limit is ${maxNesting} levels); flatten it.`;
+      return json(400, envelope(null, { error: { code: -32600, message, data: { code: 'INVALID', error: message, limit: maxNesting } } }));
+    }
     if (Array.isArray(payload)) {
       if (payload.length === 0) return json(200, envelopeError(null, -32600, 'Invalid request: an empty batch.'));
-      const replies = (await Promise.all(payload.map((call) => handleCall(service, call, caller, request.signal)))).filter(
-        (r) => r !== undefined,
-      );
-      return replies.length === 0 ? json(204, undefined) : json(200, replies);
+      if (payload.length > defaults.maxBatchCalls) {
+        const message = `Invalid request: a batch holds at most ${defaults.maxBatchCalls} calls; this one holds ${payload.length}. Split it.`;
+        return json(400, envelope(null, { error: { code: -32600, message, data: { code: 'TOO_LARGE', error: message, limit: defaults.maxBatchCalls } } }));
+      }
+      const replies = await runBatch(service, payload, caller, request.signal);
+      return replies === undefined ? json(204, undefined) : json(200, replies);
     }
     const reply = await handleCall(service, payload, caller, request.signal);
     return reply === undefined ? json(204, undefined) : json(200, reply);

@@ -6,6 +6,8 @@ import { SocketAddress } from 'node:net';
 import { dirname, join } from 'node:path';
 import type * as Uws from 'uWebSockets.js';
 import { FlushScheduler } from './flush-scheduler.ts';
+import { failStream, internalErrorResponse } from './internal-error.ts';
+import { listenFailure, probeListen } from './listen-failure.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -17,6 +19,8 @@ import type {
 } from './http-types.ts';
 
 type UwsModule = typeof Uws;
+/** LIBUS_LISTEN_EXCLUSIVE_PORT (exported at run time, missing from the typings as a value). */
+const exclusivePort = 1;
 type UwsProbe = { ok: true; uws: UwsModule } | { ok: false; reason: string };
 
 const require = createRequire(import.meta.url);
@@ -70,7 +74,6 @@ export function normalizeRemoteAddress(text: string): string {
 }
 
 const decoder = new TextDecoder();
-const internalError: FullResponse = { kind: 'full', status: 500, headers: {}, body: '' };
 // uWS frames these itself; passing them through would duplicate them.
 const framingHeaders = new Set(['content-length', 'transfer-encoding']);
 
@@ -148,8 +151,8 @@ class Exchange {
     this.stream = sink;
     try {
       response.start(sink);
-    } catch {
-      sink.end();
+    } catch (error) {
+      failStream(sink, error, 'stream start');
     }
   }
 }
@@ -289,9 +292,12 @@ export class UwsTransport implements HttpTransport {
     this.app = app;
     app.any('/*', (res, req) => this.accept(res, req, handler, options));
     return new Promise((resolve, reject) => {
-      app.listen(options.host, options.port, (socket) => {
+      // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the port would silently share its traffic.
+      const listen = app.listen as unknown as (host: string, port: number, flags: number, cb: (socket: Uws.us_listen_socket | false) => void) => void;
+      listen.call(app, options.host, options.port, exclusivePort, (socket) => {
         if (!socket) {
-          reject(new Error(`uWebSockets.js could not listen on ${options.host}:${options.port}`));
+          // uWS gives no reason: ask the system the same question to learn why.
+          void probeListen(options.host, options.port).then((code) => reject(listenFailure(options.host, options.port, code ?? 'EADDRINUSE')));
           return;
         }
         this.listenSocket = socket;
@@ -354,8 +360,8 @@ export class UwsTransport implements HttpTransport {
     let response: Awaited<ReturnType<HttpHandler>>;
     try {
       response = await handler(request);
-    } catch {
-      response = internalError;
+    } catch (error) {
+      response = internalErrorResponse(error, `${request.method} ${request.path}`);
     }
     if (response.kind === 'full') exchange.sendFull(response, request.method === 'HEAD');
     else exchange.startStream(response, options.maxStreamBufferBytes, this.flushes);

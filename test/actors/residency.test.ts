@@ -49,7 +49,9 @@ describe('bounded actor residency', () => {
     const state = await run('monitors/state', { id: 'mute' }, created.owner_token);
     expect(state.counters.subscriptions_active).toBe(0);
     const pulled = await invoke(service, 'feeds/pull', { subscription: cold.subscription.id }, { caller: { bearer: cold.token } }).catch((e) => e);
-    expect(pulled.code).toBe('UNAVAILABLE');
+    // A retired subscription's token (§17): 404 with the kept cursor.
+    expect(pulled.code).toBe('NOT_FOUND');
+    expect(pulled.extra.retired).toBe(true);
   });
 
   it('does not let a waiting pull lose its actor to eviction', async () => {

@@ -69,7 +69,7 @@ describe('vigil publish and vigil watch', () => {
     let out = '';
     watch.stdout!.on('data', (d) => (out += d));
     const first = await waitForLines(() => out, 2);
-    expect(first[0]).toMatch(/^\d+ demo\.n s1 tier=unverified origin=agent actor=agent:owner \{"n":1,/);
+    expect(first[0]).toMatch(/^\d+ demo\.n s1 tier=unverified origin=agent actor=agent:owner monitor=\S+ time=\S+ \{"n":1,/);
 
     await server.kill();
     server = await startServerProcess({ state, port: server.port });
@@ -92,11 +92,11 @@ describe('vigil publish and vigil watch', () => {
       const { id, ownerToken } = await createMonitor(server.base, { visibility: 'public' });
       await call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.old' } });
       const sub = await subscribe(server.base, { monitor: id, subscriber: 'agent:w' });
-      const skipped = vigil(['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--once']);
+      const skipped = vigil(['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--once', '--wait', '0']);
       expect(skipped.status).toBe(0);
       expect(skipped.stdout).not.toContain('demo.old');
       await call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.new' } });
-      const once = vigil(['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--once', '--catch-up']);
+      const once = vigil(['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--once', '--catch-up', '--wait', '0']);
       expect(once.status).toBe(0);
       expect(once.stdout).toContain('demo.new');
       const missing = vigil(['watch', '--base', server.url, '--token', sub.token]);

@@ -1,7 +1,7 @@
 // `vigil conform` fails (exit 1) against servers broken in one way each, and
 // names the checks of exactly the broken rules.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptsUnknownVocabulary, ignoresStoredCursor, noAuthentication } from '../fakes/broken-faults.ts';
+import { acceptsUnknownVocabulary, ignoresStoredCursor, lacksReplyDetails, noAuthentication } from '../fakes/broken-faults.ts';
 import { type BrokenServer, type Fault, startBrokenProxy } from '../fakes/broken-proxy.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 import { failedIds, runConform } from './run-conform.ts';
@@ -24,6 +24,12 @@ const cases: { name: string; fault: () => Fault; mustFail: string[]; mustPass: s
     fault: () => acceptsUnknownVocabulary,
     mustFail: ['MP-5-vocabulary', 'MP-3-vocabulary-together', 'MP-3-update-vocabulary', 'MP-4-batch-all-or-nothing', 'MP-5-rejected-recorded'],
     mustPass: ['MP-2-discover', 'MP-9-ack', 'MP-9-pull-token', 'MP-5-tier-src'],
+  },
+  {
+    name: 'lacks the §17 reply details',
+    fault: () => lacksReplyDetails,
+    mustFail: ['MP-17-retired-token', 'MP-17-lease-replies', 'MP-17-retire-reply'],
+    mustPass: ['MP-2-discover', 'MP-9-ack', 'MP-12-lease-held', 'MP-17-whole-second-ages'],
   },
 ];
 

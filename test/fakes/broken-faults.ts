@@ -91,3 +91,23 @@ export const acceptsUnknownVocabulary: Fault = {
     return { status, body };
   },
 };
+
+const detailKeys = ['relist', 'requested', 'retired', 'idempotent', 'ok', 'seq', 'dead_letter', 'cursor_kept'];
+
+/**
+ * (d) Speaks protocol 0.1 without the §17 reply details: the extra fields are
+ * dropped, a retired token is 409 UNAVAILABLE and a re-subscribe answers 200.
+ */
+export const lacksReplyDetails: Fault = {
+  name: 'lacks the §17 reply details',
+  response(req, status, body) {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return { status, body };
+    const [kind, id, action] = segments(req);
+    const isPublish = kind === 'monitors' && action === 'observations';
+    const stripped: Json = { ...body };
+    if (!isPublish && !(kind === 'monitors' && action !== undefined)) for (const key of detailKeys) delete stripped[key];
+    if (status === 404 && body.retired === true) return { status: 409, body: { code: 'UNAVAILABLE', error: body.error, live: false } };
+    if (kind === 'subscriptions' && !id && status === 201 && body.subscription?.cursor > 1) return { status: 200, body: stripped };
+    return { status, body: stripped };
+  },
+};

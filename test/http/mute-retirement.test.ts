@@ -26,8 +26,8 @@ describe.each(transports)('mute retirement over %s', (transport) => {
 
     expect((await pull(busy)).body.subscription).toBe(busy.id);
     const refused = await pull(silent);
-    expect(refused.status).toBe(409);
-    expect(refused.body.live).toBe(false);
+    expect(refused.status).toBe(404);
+    expect(refused.body.retired).toBe(true);
     const state = await call(server.base, 'GET', `/monitors/${id}/state`, { token: ownerToken });
     // busy and the reader subscription of readFeed are live.
     expect(state.body.counters.subscriptions_active).toBe(2);

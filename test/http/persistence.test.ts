@@ -74,7 +74,7 @@ describe.concurrent.each(transports)('persistence over %s', (transport) => {
           [vigilType('lease'), 'expired', 'job-3'],
         ]),
       );
-      expect((await call(base, 'GET', `/subscriptions/${sleeper.id}/pull`, { token: sleeper.token })).status).toBe(409);
+      expect((await call(base, 'GET', `/subscriptions/${sleeper.id}/pull`, { token: sleeper.token })).status).toBe(404);
 
       const taken = await lease(other, 'claim', { subject: 'job-1' });
       expect(taken.status).toBe(409);

@@ -131,8 +131,8 @@ describe.each(transports)('subscriptions and pull over %s', (transport) => {
     expect(entry.type).toBe(vigilType('subscription_retired'));
     expect(entry.data.payload).toMatchObject({ subscription: sub.id });
     const refused = await pull(sub);
-    expect(refused.status).toBe(409);
-    expect(refused.body).toMatchObject({ code: 'UNAVAILABLE', live: false });
+    expect(refused.status).toBe(404);
+    expect(refused.body).toMatchObject({ code: 'NOT_FOUND', retired: true, cursor: 4 });
     const again = await subscribe(server.base, { monitor: id, subscriber: 'r' }, sub.token);
     expect(again.id).toBe(sub.id);
     expect(again.reply.body.subscription).toMatchObject({ active: true, cursor: 4 });

@@ -38,8 +38,13 @@ export interface StartOptions {
   readonly port?: number;
 }
 
+/** Folders from tempDir(), removed after each test file by test/support/cleanup.ts. */
+export const tempDirs = new Set<string>();
+
 export function tempDir(prefix = 'vigil-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
 }
 
 export async function startServerProcess(options: StartOptions = {}): Promise<ServerProcess> {

@@ -15,6 +15,8 @@ export interface ProviderConfig {
   api_key?: string;
   command?: string;
   max_tokens?: number;
+  /** ollama/openai: model used for CIR embeddings */
+  embed_model?: string;
 }
 
 export interface AuthProfile {
@@ -30,6 +32,9 @@ export interface WorkspaceConfig {
   providers: Record<string, ProviderConfig>;
   auth: Record<string, AuthProfile>;
   server?: { base: string; token?: string; monitor?: string };
+  /** The cloud API (src/cloud on a vigil serve); clients fall back to server.base. */
+  api_url?: string;
+  edge_domain?: string;
 }
 
 const require = createRequire(import.meta.url);
@@ -65,5 +70,7 @@ function stripUndefined(config: Omit<WorkspaceConfig, 'file'>): Partial<Workspac
   if (config.inactivity_timeout !== undefined) out.inactivity_timeout = config.inactivity_timeout;
   if (config.api_key !== undefined) out.api_key = config.api_key;
   if (config.server !== undefined) out.server = config.server;
+  if (config.api_url !== undefined) out.api_url = config.api_url;
+  if (config.edge_domain !== undefined) out.edge_domain = config.edge_domain;
   return out;
 }

@@ -1,17 +1,46 @@
-// Compiles the recipe JSON Schema (kept in the repo as recipe.schema.json so
-// editors can use it) once, and validates documents against it.
+// Validates a recipe against the JSON Schema of its `type` (each type has its
+// own, src/recipes/types/<type>/schema.json, sharing types/common.schema.json),
+// so an unknown field is refused naming its path and the fields that type
+// allows. Schemas are compiled with ajv on first use, once per type.
 import { createRequire } from 'node:module';
-import type { Recipe } from '../types.ts';
-import { lazyValidator } from './compile-schema.ts';
+import type { Ajv as AjvType, ValidateFunction } from 'ajv';
+import '../types/index.ts';
+import { recipeTypeDef, recipeTypeDefs } from '../types/registry.ts';
+import { commonSchemaFile } from '../types/schema-path.ts';
 import { describeSchemaErrors } from './schema-errors.ts';
 
 const require = createRequire(import.meta.url);
+/** The umbrella schema for editors: selects the type's schema by `type`. */
 export const recipeSchemaPath: string = require.resolve('../recipe.schema.json');
-const validator = lazyValidator<Recipe>(recipeSchemaPath);
 
-/** Returns the problems of `doc` as sentences, or [] when it is a valid recipe. */
+let ajv: AjvType | null = null;
+const compiled = new Map<string, ValidateFunction>();
+
+function validatorFor(schemaFile: string): ValidateFunction {
+  let v = compiled.get(schemaFile);
+  if (!v) {
+    if (!ajv) {
+      const { Ajv } = require('ajv') as typeof import('ajv');
+      ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+      ajv.addSchema(require(commonSchemaFile) as object);
+    }
+    const schema = require(schemaFile) as { $id?: string };
+    v = (schema.$id && ajv.getSchema(schema.$id)) || ajv.compile(schema);
+    compiled.set(schemaFile, v);
+  }
+  return v;
+}
+
+/** Returns the problems of `doc` as sentences, or [] when it is a valid recipe of its type. */
 export function checkRecipeSchema(doc: unknown): string[] {
-  const validate = validator();
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return ['(top level): a recipe must be a JSON object'];
+  const type = (doc as { type?: unknown }).type;
+  const known = recipeTypeDefs().map((d) => d.type);
+  if (type !== undefined && (typeof type !== 'string' || !recipeTypeDef(type)))
+    return [`type: ${JSON.stringify(type)} is not allowed; allowed: ${known.map((t) => JSON.stringify(t)).join(', ')}`];
+  const def = recipeTypeDef(type as string | undefined)!;
+  if (def.validate) return def.validate(doc);
+  const validate = validatorFor(def.schemaFile);
   if (validate(doc)) return [];
   return describeSchemaErrors(validate.errors, doc);
 }

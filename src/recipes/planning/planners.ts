@@ -1,19 +1,21 @@
-// The registry of recipe types the runner can plan. Adding a type means
-// adding a planner here; the executor, backends and records stay the same.
+// Plans a recipe whose type runs on the step executor (src/recipes/types/
+// registry.ts says which); other types are refused naming why.
 import { RecipeInputError } from '../errors.ts';
+import '../types/index.ts';
+import { recipeTypeDef, recipeTypeDefs } from '../types/registry.ts';
 import type { Recipe } from '../types.ts';
-import type { Plan, Planner } from './plan.ts';
-import { sequencePlanner } from './sequence-planner.ts';
-
-const planners = new Map<string, Planner<Recipe>>([[sequencePlanner.type, sequencePlanner]]);
+import type { Plan } from './plan.ts';
 
 export function planRecipe(recipe: Recipe, file: string): Plan {
   const type = recipe.type ?? 'sequence';
-  const planner = planners.get(type);
-  if (!planner) {
+  const def = recipeTypeDef(type);
+  if (!def?.planner) {
+    const runnable = recipeTypeDefs()
+      .filter((d) => d.planner || d.composite)
+      .map((d) => d.type);
     throw new RecipeInputError(
-      `${file}: recipe "${recipe.name}" has type "${type}", which this version of vigil cannot run yet; runnable types: ${[...planners.keys()].join(', ')}`,
+      `${file}: recipe "${recipe.name}" has type "${type}": ${def?.refusal ?? 'it has no steps to plan'}; runnable types: ${runnable.join(', ')}`,
     );
   }
-  return planner.plan(recipe, file);
+  return def.planner.plan(recipe, file);
 }

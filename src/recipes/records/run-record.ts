@@ -64,6 +64,8 @@ export interface RunJson {
   resumed_from: string | null;
   from_label: string | null;
   reason?: string;
+  /** What started the run: `temporal:<name>` or `sentinel:<name>:<seq>`; absent for runs started by hand. */
+  trigger?: string;
   steps: StepRecord[];
 }
 

@@ -1,0 +1,65 @@
+// `vigil api-key create|list|revoke`: API keys of the cloud API on a running
+// `vigil serve`, managed with the server's admin token.
+import type { CAC } from 'cac';
+import { CloudError, cloudClient } from '../cloud/cloud-client.ts';
+import { stringFlag, UsageError } from './options.ts';
+import { defaultBase } from './server-client.ts';
+import { sdkCommand, unknownAction } from './sdk-command.ts';
+
+interface KeyFlags {
+  base?: unknown;
+  adminToken?: unknown;
+  name?: unknown;
+  json?: boolean;
+}
+
+interface KeyInfo {
+  id: string;
+  name: string;
+  created_at: string;
+  revoked: boolean;
+}
+
+const actions = ['create', 'list', 'revoke'];
+
+function adminClient(flags: KeyFlags) {
+  const token = stringFlag('--admin-token', flags.adminToken) ?? process.env.VIGIL_ADMIN_TOKEN;
+  if (!token) throw new UsageError('--admin-token <token> is required (or set VIGIL_ADMIN_TOKEN): the token the server printed or was given with --allow-admin.');
+  return cloudClient(stringFlag('--base', flags.base) ?? defaultBase, token);
+}
+
+export function registerApiKeyCommands(cli: CAC): void {
+  sdkCommand(cli, 'api-key <action> [id]', 'API keys of the cloud API (/v1): "create" (the key is shown once), "list" (never the keys), "revoke ID"')
+    .option('--base <url>', 'Server to use', { default: process.env.VIGIL_BASE ?? defaultBase, type: [String] })
+    .option('--admin-token <token>', "The server's admin token (or VIGIL_ADMIN_TOKEN)", { type: [String] })
+    .option('--name <name>', 'create: a label for the key', { type: [String] })
+    .option('--json', 'Print the reply as JSON')
+    .example((name) => `  $ ${name} api-key create --name laptop --admin-token vga_... | ${name} vault set api_key --scope api`)
+    .action(async (action: string, id: string | undefined, flags: KeyFlags) => {
+      if (!actions.includes(action)) unknownAction('api-key', action, actions);
+      const client = adminClient(flags);
+      try {
+        if (action === 'create') {
+          const made = await client.request<KeyInfo & { key: string }>('POST', '/api-keys', { name: stringFlag('--name', flags.name) ?? 'default' });
+          if (flags.json) process.stdout.write(`${JSON.stringify(made)}\n`);
+          else {
+            process.stdout.write(`${made.key}\n`);
+            process.stderr.write(`vigil: API key ${made.id} (${made.name}); this is the only time it is shown. Store it with: vigil vault set api_key --scope api\n`);
+          }
+        } else if (action === 'list') {
+          const { keys } = await client.request<{ keys: KeyInfo[] }>('GET', '/api-keys');
+          if (flags.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
+          else for (const k of keys) process.stdout.write(`${k.id}\t${k.name}\t${k.created_at}\t${k.revoked ? 'revoked' : 'active'}\n`);
+        } else {
+          if (!id) throw new UsageError('api-key revoke: needs the key id (see "vigil api-key list")');
+          const reply = await client.request('DELETE', `/api-keys/${encodeURIComponent(id)}`);
+          process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : `revoked ${id}\n`);
+        }
+      } catch (error) {
+        if (!(error instanceof CloudError)) throw error;
+        if (flags.json) process.stdout.write(`${JSON.stringify({ code: error.code, error: error.message, ...error.details })}\n`);
+        else process.stderr.write(`vigil api-key: ${error.code}: ${error.message}\n`);
+        process.exit(error.code === 'UNREACHABLE' ? 3 : 1);
+      }
+    });
+}

@@ -1,0 +1,60 @@
+// `vigil temporal list|status|enable|disable|fire <name>`: the CLI face of
+// src/triggers/temporal-api.ts (the SDK's `temporal` namespace calls the same
+// code). `fire` prints the target's output; it exits 1 when the firing
+// failed and 124 when it passed the 600000 ms limit.
+import type { CAC } from 'cac';
+import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
+
+const ACTIONS = ['list', 'status', 'enable', 'disable', 'fire'] as const;
+
+export function registerTemporalCommands(cli: CAC): void {
+  cli
+    .command('temporal <action> [name]', 'Scheduled recipes: list, status <name>, enable <name>, disable <name>, fire <name>')
+    .usage('temporal <action> [name]\n\n  list | status <name> | enable <name> | disable <name> | fire <name> (runs the target now and prints its output)')
+    .option('--json', 'Print TemporalEntry JSON (list, status) or {run_id, status, output} (fire)')
+    .example((name) => `  $ ${name} temporal fire nightly-report`)
+    .action(async (action: string, name: string | undefined, options: { json?: boolean }) => {
+      const { TemporalApi, TemporalTimeoutError } = await import('../triggers/temporal-api.ts');
+      try {
+        if (!(ACTIONS as readonly string[]).includes(action))
+          throw new RecipeInputError(`temporal: unknown action "${action}"; actions: ${ACTIONS.join(', ')}`);
+        const api = new TemporalApi();
+        if (action === 'list') {
+          const entries = api.list();
+          if (options.json) return void process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+          if (entries.length === 0) return void process.stdout.write('no temporal recipes in .vigil/recipes or ~/.vigil/recipes\n');
+          for (const e of entries)
+            process.stdout.write(
+              `${e.name.padEnd(20)} ${e.schedule.padEnd(16)} ${(e.enabled ? 'enabled' : 'disabled').padEnd(9)} next ${e.next_run ?? '-'}  last ${e.last_run ?? '-'}  failures ${e.consecutive_failures}${e.circuit_broken ? '  CIRCUIT BROKEN' : ''}\n`,
+            );
+          return;
+        }
+        if (!name) throw new RecipeInputError(`temporal ${action} needs a recipe name (see "vigil temporal list")`);
+        if (action === 'status') {
+          const s = api.status(name);
+          if (options.json) return void process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
+          for (const [k, v] of Object.entries(s)) process.stdout.write(`${k.padEnd(22)} ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}\n`);
+          return;
+        }
+        if (action === 'enable' || action === 'disable') {
+          api[action](name);
+          return void process.stdout.write(`temporal ${name} ${action}d\n`);
+        }
+        try {
+          const result = await api.fire(name, { log: (l) => process.stderr.write(`${l}\n`) });
+          if (options.json) process.stdout.write(`${JSON.stringify({ run_id: result.runId, status: result.status, output: result.output, reason: result.reason ?? null })}\n`);
+          else process.stdout.write(result.output);
+          process.exit(result.status === 'succeeded' ? 0 : 1);
+        } catch (error) {
+          if (error instanceof TemporalTimeoutError) {
+            process.stderr.write(`vigil: ${error.message}\n`);
+            process.exit(124);
+          }
+          throw error;
+        }
+      } catch (error) {
+        process.stderr.write(`vigil: ${(error as Error).message}\n`);
+        process.exit(exitCodeOf(error));
+      }
+    });
+}

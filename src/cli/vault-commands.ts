@@ -1,0 +1,54 @@
+// `vigil vault set|get|list|delete`: the CLI face of src/sdk/vault. `set`
+// reads the value from stdin, never from argv (argv shows in `ps`).
+import type { CAC } from 'cac';
+import { UsageError } from './options.ts';
+import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
+import { vaultNamespace } from '../sdk/namespaces/vault.ts';
+import { takeMigrationNote, vaultBackend } from '../sdk/vault/vault.ts';
+import { sdkContext } from '../sdk/context.ts';
+import { VigilError } from '../sdk/errors.ts';
+
+const actions = ['set', 'get', 'list', 'delete', 'backend'];
+
+export function registerVaultCommands(cli: CAC): void {
+  sdkCommand(cli, 'vault <action> [key]', 'Secrets: "set KEY" (value from stdin), "get KEY", "list", "delete KEY", "backend" (keyring or encrypted file)')
+    .option('--scope <scope>', 'Scope of the key (service vigil-vault/<scope>; default "default")')
+    .option('--json', 'Print the result as JSON')
+    .example((name) => `  $ printf %s "$TOKEN" | ${name} vault set api_key --scope api`)
+    .action((action: string, key: string | undefined, options: { scope?: unknown; json?: boolean }) =>
+      runSdkCommand(async () => {
+        if (!actions.includes(action)) unknownAction('vault', action, actions);
+        const scope = options.scope === undefined ? undefined : String(options.scope);
+        const vault = vaultNamespace(sdkContext({ workspace: process.cwd() }));
+        const needKey = (): string => {
+          if (key === undefined) throw new UsageError(`vault ${action}: needs a KEY`);
+          return String(key);
+        };
+        const opts = scope === undefined ? {} : { scope };
+        if (action === 'backend') {
+          process.stdout.write(`${vaultBackend()}\n`);
+        } else if (action === 'set') {
+          const k = needKey();
+          if (process.stdin.isTTY) process.stderr.write('value (end with Ctrl-D):\n');
+          const value = (await readStdin()).replace(/\r?\n$/, '');
+          vault.set(k, value, opts);
+          if (!options.json) process.stderr.write(`stored ${scope ? `${scope}/` : ''}${k}\n`);
+        } else if (action === 'get') {
+          const value = vault.get(needKey(), opts);
+          if (options.json) printJson(value);
+          else if (value === null) throw new VigilError('NOT_FOUND', `vault get: no key "${key}"${scope ? ` in scope "${scope}"` : ''} (see "vigil vault list")`);
+          else process.stdout.write(`${value}\n`);
+        } else if (action === 'delete') {
+          const existed = vault.delete(needKey(), opts);
+          if (options.json) printJson({ deleted: existed });
+          else process.stderr.write(existed ? `deleted ${key}\n` : `no key "${key}"\n`);
+        } else {
+          const names = vault.list(opts);
+          if (options.json) printJson(names);
+          else if (names.length > 0) process.stdout.write(`${names.join('\n')}\n`);
+        }
+        const note = takeMigrationNote();
+        if (note) process.stderr.write(`moved ${note.keys} keys from the plaintext ${note.from} into the ${vaultBackend()} vault and removed it\n`);
+      }),
+    );
+}

@@ -1,0 +1,32 @@
+// The line `vigil watch` prints for one observation (protocol.md §16, with
+// the monitor and the time added). Every field comes from whoever published,
+// so each is escaped: a newline or a space in a subject must not forge a
+// second line or a field with someone else's provenance.
+
+export interface WatchedObservation {
+  id: string;
+  type: string;
+  subject: string | null;
+  time?: string;
+  tier: string;
+  origin: string;
+  actor: string;
+  data: unknown;
+}
+
+// C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+const unsafeChars = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const escapeChar = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** A token as is when it is plain; otherwise a JSON string, quoted, with every control character escaped. */
+export function field(value: string | null | undefined): string {
+  if (value === null || value === undefined || value === '') return '-';
+  if (/^[\w.:@/+-]+$/.test(value) && value !== '-') return value;
+  return JSON.stringify(value).replace(unsafeChars, escapeChar);
+}
+
+export function watchLine(o: WatchedObservation, monitor: string): string {
+  const data = JSON.stringify(o.data ?? null).replace(unsafeChars, escapeChar);
+  const cut = data.length > 400 ? `${data.slice(0, 399)}…` : data;
+  return `${field(o.id)} ${field(o.type)} ${field(o.subject)} tier=${field(o.tier)} origin=${field(o.origin)} actor=${field(o.actor)} monitor=${field(monitor)} time=${field(o.time)} ${cut}`;
+}

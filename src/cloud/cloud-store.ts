@@ -1,0 +1,231 @@
+// The cloud API's rows (API keys, webhook registrations, deliveries, managed
+// edge workers) in the server's own SQLite database, beside the monitors.
+// Statements are compiled once by kysely and run synchronously; writes go
+// through the store's group commit, so a reply sent after `settled()` and a
+// delivery scheduled after it survive kill -9.
+import { type CompiledQuery, DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import { Prepared } from '../store/query-builder.ts';
+import type { Store } from '../store/store.ts';
+
+export interface ApiKeyTable {
+  id: string;
+  name: string;
+  hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface WebhookTable {
+  id: string;
+  key_id: string;
+  event: string;
+  url: string;
+  secret: string;
+  active: number;
+  created_at: string;
+}
+
+export interface DeliveryTable {
+  id: string;
+  webhook_id: string;
+  event: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  next_attempt_ms: number | null;
+  response_code: number | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkerTable {
+  name: string;
+  id: string;
+  key_id: string;
+  script: string;
+  secrets: string;
+  created_on: string;
+  modified_on: string;
+}
+
+interface CloudDatabase {
+  cloud_api_keys: ApiKeyTable;
+  cloud_webhooks: WebhookTable;
+  cloud_deliveries: DeliveryTable;
+  cloud_workers: WorkerTable;
+}
+
+const qb = new Kysely<CloudDatabase>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+
+const schema = [
+  qb.schema
+    .createTable('cloud_api_keys')
+    .ifNotExists()
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('hash', 'text', (c) => c.notNull().unique())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('revoked_at', 'text'),
+  qb.schema
+    .createTable('cloud_webhooks')
+    .ifNotExists()
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('key_id', 'text', (c) => c.notNull())
+    .addColumn('event', 'text', (c) => c.notNull())
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('secret', 'text', (c) => c.notNull())
+    .addColumn('active', 'integer', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull()),
+  qb.schema
+    .createTable('cloud_deliveries')
+    .ifNotExists()
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('webhook_id', 'text', (c) => c.notNull())
+    .addColumn('event', 'text', (c) => c.notNull())
+    .addColumn('payload', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull())
+    .addColumn('next_attempt_ms', 'integer')
+    .addColumn('response_code', 'integer')
+    .addColumn('error', 'text')
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull()),
+  qb.schema.createIndex('cloud_deliveries_by_webhook').ifNotExists().on('cloud_deliveries').columns(['webhook_id', 'created_at']),
+  qb.schema.createIndex('cloud_webhooks_by_event').ifNotExists().on('cloud_webhooks').columns(['key_id', 'event']),
+  qb.schema
+    .createTable('cloud_workers')
+    .ifNotExists()
+    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('id', 'text', (c) => c.notNull())
+    .addColumn('key_id', 'text', (c) => c.notNull())
+    .addColumn('script', 'text', (c) => c.notNull())
+    .addColumn('secrets', 'text', (c) => c.notNull())
+    .addColumn('created_on', 'text', (c) => c.notNull())
+    .addColumn('modified_on', 'text', (c) => c.notNull()),
+];
+
+const nulls = <Row>(columns: readonly (keyof Row & string)[]): Row =>
+  Object.fromEntries(columns.map((c) => [c, null])) as Row;
+
+const keyColumns = ['id', 'name', 'hash', 'created_at', 'revoked_at'] as const;
+const webhookColumns = ['id', 'key_id', 'event', 'url', 'secret', 'active', 'created_at'] as const;
+const deliveryColumns = [
+  'id',
+  'webhook_id',
+  'event',
+  'payload',
+  'status',
+  'attempts',
+  'next_attempt_ms',
+  'response_code',
+  'error',
+  'created_at',
+  'updated_at',
+] as const;
+const workerColumns = ['name', 'id', 'key_id', 'script', 'secrets', 'created_on', 'modified_on'] as const;
+
+const valuesOf = <Row>(columns: readonly (keyof Row)[], row: Row) => columns.map((c) => row[c]);
+
+export class CloudStore {
+  private readonly q;
+
+  constructor(readonly store: Store) {
+    for (const statement of schema) store.driver.exec(statement.compile().sql);
+    const p = (query: CompiledQuery) => new Prepared(store.driver, query);
+    this.q = {
+      putKey: p(qb.replaceInto('cloud_api_keys').values(nulls<ApiKeyTable>(keyColumns)).compile()),
+      keyByHash: p(qb.selectFrom('cloud_api_keys').selectAll().where('hash', '=', '').compile()),
+      keyById: p(qb.selectFrom('cloud_api_keys').selectAll().where('id', '=', '').compile()),
+      keys: p(qb.selectFrom('cloud_api_keys').selectAll().orderBy('created_at').compile()),
+      putWebhook: p(qb.replaceInto('cloud_webhooks').values(nulls<WebhookTable>(webhookColumns)).compile()),
+      webhook: p(qb.selectFrom('cloud_webhooks').selectAll().where('id', '=', '').compile()),
+      webhooksOf: p(qb.selectFrom('cloud_webhooks').selectAll().where('key_id', '=', '').orderBy('created_at').compile()),
+      subscribers: p(
+        qb.selectFrom('cloud_webhooks').selectAll().where('key_id', '=', '').where('event', '=', '').where('active', '=', 1).compile(),
+      ),
+      deleteWebhook: p(qb.deleteFrom('cloud_webhooks').where('id', '=', '').compile()),
+      putDelivery: p(qb.replaceInto('cloud_deliveries').values(nulls<DeliveryTable>(deliveryColumns)).compile()),
+      deliveriesOf: p(
+        qb.selectFrom('cloud_deliveries').selectAll().where('webhook_id', '=', '').orderBy('created_at', 'desc').limit(0).compile(),
+      ),
+      pending: p(qb.selectFrom('cloud_deliveries').selectAll().where('status', '=', 'pending').compile()),
+      deleteDeliveriesOf: p(qb.deleteFrom('cloud_deliveries').where('webhook_id', '=', '').compile()),
+      putWorker: p(qb.replaceInto('cloud_workers').values(nulls<WorkerTable>(workerColumns)).compile()),
+      worker: p(qb.selectFrom('cloud_workers').selectAll().where('name', '=', '').compile()),
+      workersOf: p(qb.selectFrom('cloud_workers').selectAll().where('key_id', '=', '').orderBy('name').compile()),
+      allWorkers: p(qb.selectFrom('cloud_workers').selectAll().compile()),
+      deleteWorker: p(qb.deleteFrom('cloud_workers').where('name', '=', '').compile()),
+    };
+  }
+
+  /** Resolves when every write queued so far is committed. */
+  settled(): Promise<void> {
+    return this.store.commits.settled();
+  }
+
+  putKey(row: ApiKeyTable): void {
+    this.store.commits.put(`ck:${row.id}`, () => this.q.putKey.run(valuesOf(keyColumns, row)));
+  }
+  keyByHash(hash: string): ApiKeyTable | undefined {
+    return this.q.keyByHash.get([hash]);
+  }
+  keyById(id: string): ApiKeyTable | undefined {
+    return this.q.keyById.get([id]);
+  }
+  keys(): ApiKeyTable[] {
+    return this.q.keys.all();
+  }
+
+  putWebhook(row: WebhookTable): void {
+    this.store.commits.put(`cw:${row.id}`, () => this.q.putWebhook.run(valuesOf(webhookColumns, row)));
+  }
+  webhook(id: string): WebhookTable | undefined {
+    return this.q.webhook.get([id]);
+  }
+  webhooksOf(keyId: string): WebhookTable[] {
+    return this.q.webhooksOf.all([keyId]);
+  }
+  subscribers(keyId: string, event: string): WebhookTable[] {
+    return this.q.subscribers.all([keyId, event, 1]);
+  }
+  deleteWebhook(id: string): void {
+    this.store.commits.append(() => {
+      this.q.deleteWebhook.run([id]);
+      this.q.deleteDeliveriesOf.run([id]);
+    });
+  }
+
+  putDelivery(row: DeliveryTable): void {
+    this.store.commits.put(`cd:${row.id}`, () => this.q.putDelivery.run(valuesOf(deliveryColumns, row)));
+  }
+  deliveriesOf(webhookId: string, limit: number): DeliveryTable[] {
+    return this.q.deliveriesOf.all([webhookId, limit]);
+  }
+  pendingDeliveries(): DeliveryTable[] {
+    return this.q.pending.all(['pending']);
+  }
+
+  putWorker(row: WorkerTable): void {
+    this.store.commits.put(`cx:${row.name}`, () => this.q.putWorker.run(valuesOf(workerColumns, row)));
+  }
+  worker(name: string): WorkerTable | undefined {
+    return this.q.worker.get([name]);
+  }
+  workersOf(keyId: string): WorkerTable[] {
+    return this.q.workersOf.all([keyId]);
+  }
+  allWorkers(): WorkerTable[] {
+    return this.q.allWorkers.all();
+  }
+  deleteWorker(name: string): void {
+    this.store.commits.append(() => this.q.deleteWorker.run([name]));
+  }
+}

@@ -1,0 +1,150 @@
+// The managed edge: each deployed worker runs in workerd through miniflare,
+// answers at /edge/<name>/ and, with --edge-domain D, at <name>.D by Host
+// header. Scripts and secrets (as worker bindings) are rows in the server's
+// store, so workers come back after a restart; a worker's runtime starts on
+// its first request and is replaced when its script or secrets change.
+import { randomUUID } from 'node:crypto';
+import { invalid, notFound, ProtocolError } from '../../protocol/errors.ts';
+import type { ApiKeyTable, CloudStore, WorkerTable } from '../cloud-store.ts';
+import { WorkerRuntimes } from './worker-runtimes.ts';
+
+export interface WorkerInfo {
+  name: string;
+  id: string;
+  created_on: string;
+  modified_on: string;
+}
+
+const workerName = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const secretName = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+export function checkWorkerName(name: unknown): string {
+  if (typeof name !== 'string' || !workerName.test(name)) {
+    throw invalid(`"name" must be 1-63 lower-case letters, digits or "-" (a DNS label); got ${JSON.stringify(name ?? null)}.`, { field: 'name' });
+  }
+  return name;
+}
+
+function checkSecretName(key: unknown): string {
+  if (typeof key !== 'string' || !secretName.test(key)) {
+    throw invalid(`"key" must be a binding name (letters, digits and "_", not starting with a digit); got ${JSON.stringify(key ?? null)}.`, { field: 'key' });
+  }
+  return key;
+}
+
+const infoOf = (row: WorkerTable): WorkerInfo => ({ name: row.name, id: row.id, created_on: row.created_on, modified_on: row.modified_on });
+
+export class ManagedEdge {
+  readonly runtimes: WorkerRuntimes;
+
+  constructor(
+    private readonly store: CloudStore,
+    readonly edgeDomain: string | undefined,
+  ) {
+    this.runtimes = new WorkerRuntimes((name) => {
+      const row = this.store.worker(name);
+      return row ? { script: row.script, bindings: JSON.parse(row.secrets) as Record<string, string> } : undefined;
+    });
+  }
+
+  /** Where a deployed worker answers, as seen from a client that reached the server at `host`. */
+  urlOf(name: string, host: string | undefined): string {
+    const port = host?.match(/:(\d+)$/)?.[1];
+    if (this.edgeDomain) return `http://${name}.${this.edgeDomain}${port ? `:${port}` : ''}/`;
+    return `http://${host ?? 'localhost'}/edge/${name}/`;
+  }
+
+  async deploy(key: ApiKeyTable, name: string, script: unknown, host: string | undefined): Promise<{ name: string; url: string; deployed: boolean }> {
+    checkWorkerName(name);
+    if (typeof script !== 'string' || script.trim().length === 0) throw invalid('"script" must be the bundled worker module as text.', { field: 'script' });
+    const existing = this.owned(key, name, true);
+    const bindings = existing ? (JSON.parse(existing.secrets) as Record<string, string>) : {};
+    // Started before it is stored: a script workerd refuses is never deployed.
+    await this.runtimes.replace(name, { script, bindings }).catch((error: unknown) => {
+      throw invalid(`The worker does not start: ${(error as Error).message}`, { field: 'script' });
+    });
+    const now = new Date().toISOString();
+    this.store.putWorker({
+      name,
+      id: existing?.id ?? randomUUID().replaceAll('-', ''),
+      key_id: key.id,
+      script,
+      secrets: existing?.secrets ?? '{}',
+      created_on: existing?.created_on ?? now,
+      modified_on: now,
+    });
+    await this.store.settled();
+    return { name, url: this.urlOf(name, host), deployed: true };
+  }
+
+  list(key: ApiKeyTable): WorkerInfo[] {
+    return this.store.workersOf(key.id).map(infoOf);
+  }
+
+  status(key: ApiKeyTable, name: string): WorkerInfo {
+    return infoOf(this.owned(key, name));
+  }
+
+  async delete(key: ApiKeyTable, name: string): Promise<{ deleted: boolean }> {
+    this.owned(key, name);
+    this.store.deleteWorker(name);
+    await this.store.settled();
+    await this.runtimes.stop(name);
+    return { deleted: true };
+  }
+
+  secretNames(key: ApiKeyTable, name: string): string[] {
+    return Object.keys(JSON.parse(this.owned(key, name).secrets)).sort();
+  }
+
+  async setSecret(key: ApiKeyTable, name: string, secret: unknown, value: unknown): Promise<void> {
+    const row = this.owned(key, name);
+    checkSecretName(secret);
+    if (typeof value !== 'string' || value.length > 5120) throw invalid('"value" must be text of at most 5120 characters.', { field: 'value' });
+    await this.updateSecrets(row, { ...JSON.parse(row.secrets), [secret as string]: value });
+  }
+
+  async deleteSecret(key: ApiKeyTable, name: string, secret: string): Promise<void> {
+    const row = this.owned(key, name);
+    const secrets = JSON.parse(row.secrets) as Record<string, string>;
+    if (!(secret in secrets)) throw notFound(`Worker "${name}" has no secret "${secret}".`);
+    delete secrets[secret];
+    await this.updateSecrets(row, secrets);
+  }
+
+  /** The worker a request is for: /edge/<name>/… or <name>.<edge domain>. */
+  route(path: string, host: string | undefined): { name: string; path: string } | undefined {
+    const byPath = /^\/edge\/([^/]+)(\/.*)?$/.exec(path);
+    if (byPath) return { name: byPath[1]!, path: byPath[2] ?? '/' };
+    if (!this.edgeDomain || !host) return undefined;
+    const bare = host.toLowerCase().replace(/:\d+$/, '');
+    const suffix = `.${this.edgeDomain}`;
+    if (!bare.endsWith(suffix)) return undefined;
+    const name = bare.slice(0, -suffix.length);
+    return workerName.test(name) ? { name, path } : undefined;
+  }
+
+  close(): Promise<void> {
+    return this.runtimes.closeAll();
+  }
+
+  private async updateSecrets(row: WorkerTable, secrets: Record<string, string>): Promise<void> {
+    const next = { ...row, secrets: JSON.stringify(secrets), modified_on: new Date().toISOString() };
+    this.store.putWorker(next);
+    await this.store.settled();
+    await this.runtimes.replace(row.name, { script: row.script, bindings: secrets });
+  }
+
+  /** Another key's worker is "not found" (or, when deploying, a name already taken). */
+  private owned(key: ApiKeyTable, name: string, forDeploy: true): WorkerTable | undefined;
+  private owned(key: ApiKeyTable, name: string): WorkerTable;
+  private owned(key: ApiKeyTable, name: string, forDeploy = false): WorkerTable | undefined {
+    const row = this.store.worker(name);
+    if (row && row.key_id !== key.id) {
+      if (forDeploy) throw new ProtocolError('DUPLICATE', `The worker name "${name}" is taken on this edge; choose another.`, { field: 'name' });
+      throw notFound(`No worker "${name}" for this API key.`);
+    }
+    if (!row && !forDeploy) throw notFound(`No worker "${name}" for this API key.`);
+    return row;
+  }
+}

@@ -1,0 +1,50 @@
+// Sends the product events of this process (cir.capture, training.ingested,
+// usage.limit_reached from src/events/channel.ts) to the cloud API's
+// POST /v1/events when the project's vigil.yml has `api_url` (or
+// VIGIL_API_URL is set); the server fans them out to the registered webhooks.
+// A failed forward never fails the command that emitted the event: it is
+// reported on stderr.
+import { onEvent, type VigilEvent } from '../events/channel.ts';
+
+export interface ForwarderOptions {
+  readonly workspace?: () => string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly warn?: (line: string) => void;
+}
+
+export function forwardProductEvents(options: ForwarderOptions = {}): () => void {
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`vigil: ${line}\n`));
+  return onEvent('*', (event) => forward(event, options, warn));
+}
+
+async function forward(event: VigilEvent, options: ForwarderOptions, warn: (line: string) => void): Promise<void> {
+  // Loaded on the first event: commands that emit none never read vigil.yml or the vault.
+  const [{ sdkContext }, { loadWorkspaceConfig }, { vaultGet }, { cloudClient }, target] = await Promise.all([
+    import('../sdk/context.ts'),
+    import('../recipes/config/workspace-config.ts'),
+    import('../sdk/vault/vault.ts'),
+    import('./cloud-client.ts'),
+    import('../sdk/cloud-target.ts'),
+  ]);
+  const env = options.env ?? process.env;
+  let apiUrl: string | undefined;
+  let key: string | null = null;
+  try {
+    const ctx = sdkContext({ workspace: options.workspace?.() ?? process.cwd(), env });
+    apiUrl = env.VIGIL_API_URL || loadWorkspaceConfig(ctx.projectRoot).api_url;
+    if (!apiUrl) return;
+    key = vaultGet(target.apiKeyName, { scope: target.apiKeyScope }, env);
+  } catch (error) {
+    warn(`${event.type} not sent to the cloud API: ${(error as Error).message}`);
+    return;
+  }
+  if (!key) {
+    warn(`${event.type} not sent to ${apiUrl}: no API key in the vault (vigil vault set ${target.apiKeyName} --scope ${target.apiKeyScope})`);
+    return;
+  }
+  try {
+    await cloudClient(apiUrl, key, 15_000).request('POST', '/events', event);
+  } catch (error) {
+    warn(`${event.type} not sent to ${apiUrl}: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,62 @@
+// What a composite recipe type (pipeline, compound, parallel, adversarial,
+// convergent) is given to do its work: child runs of other recipes, isolated
+// copies of its workspace, and its own cancellation signal. The run tree
+// (src/recipes/tree/) records children, budgets and statuses around it.
+import type { StepWorkspace } from '../isolation/isolation.ts';
+import type { RunStatus } from '../records/run-record.ts';
+import type { FoundRecipe } from '../types.ts';
+
+export interface ChildRequest {
+  /** What this child is to its parent: `entry 2`, `layer build`, `child 3`, `blue round 1`. */
+  role: string;
+  name: string;
+  /** Variables at --var priority: the parent's --var values, then these (built-ins and the entry's own vars). */
+  vars: Record<string, string>;
+  /** Replaces the child recipe's workspace (an isolated copy, or a pipeline entry's workspace). */
+  workspace?: string;
+  /** Replaces the model of every step of the child. */
+  model?: string;
+  /** Starts the child at this step label, reusing earlier successes of its latest run. */
+  from?: string;
+  /** Extra environment for every step of the child and its descendants (VIGIL_CIR_SCOPE). */
+  env?: Record<string, string>;
+  /** Shell commands run in the child's workspace before it starts; the first non-zero exit fails the child. */
+  pre?: string[];
+}
+
+export interface ChildResult {
+  runId: string | null;
+  status: RunStatus | 'skipped';
+  /** The child's output text (its last succeeded step's, or its composite output). */
+  output: string;
+  /** Absolute path of the child's output.txt, or '' when it has none. */
+  outputFile: string;
+  reason?: string;
+}
+
+export interface CompositeContext {
+  readonly runId: string;
+  readonly runDir: string;
+  readonly found: FoundRecipe;
+  readonly workspace: string;
+  readonly projectRoot: string;
+  readonly signal: AbortSignal;
+  /** Environment passed to every child (the run's own inherited env, e.g. a CIR scope). */
+  readonly inheritedEnv: Record<string, string>;
+  runChild(req: ChildRequest): Promise<ChildResult>;
+  /** Records a child that will not run (a pipeline entry whose `on` does not hold). */
+  skipChild(role: string, name: string, reason: string): void;
+  /** Records extra facts about a child already run (merge result, score, verdict). */
+  annotateChild(runId: string, patch: Record<string, unknown>): void;
+  /** A copy of this run's workspace: a git worktree on branch vigil/<run id>/<label>, else a mirror copy. */
+  isolate(label: string): Promise<StepWorkspace>;
+  say(line: string): void;
+}
+
+export interface CompositeOutcome {
+  status: 'succeeded' | 'failed' | 'cancelled';
+  output: string;
+  reason?: string;
+}
+
+export type CompositeRunner = (ctx: CompositeContext) => Promise<CompositeOutcome>;

@@ -1,0 +1,5 @@
+import type { CompositeContext, CompositeOutcome } from '../composite.ts';
+
+export async function runConvergent(_ctx: CompositeContext): Promise<CompositeOutcome> {
+  return { status: 'failed', output: '', reason: 'not implemented' };
+}

@@ -1,0 +1,12 @@
+// `parallel`: one child run per variable set, each in its own copy, merged back in order (run.ts).
+import type { RecipeTypeDef } from '../registry.ts';
+import { typeSchemaFile } from '../schema-path.ts';
+import { runParallel } from './run.ts';
+
+export const parallelType: RecipeTypeDef = {
+  type: 'parallel',
+  summary: 'one run of a recipe per variable set, in isolated copies, merged back in index order',
+  schemaFile: typeSchemaFile('parallel'),
+  children: (r) => (r.recipe ? [{ name: r.recipe, where: 'recipe' }] : []),
+  composite: runParallel,
+};

@@ -1,0 +1,26 @@
+// The `sentinel` recipe type: a target run for each matching observation of a
+// Vigil monitor by `vigil daemon` (recipes-and-sdk.md §3).
+import { createRequire } from 'node:module';
+import { lazyValidator } from '../../loading/compile-schema.ts';
+import { describeSchemaErrors } from '../../loading/schema-errors.ts';
+import type { TriggerFields } from '../trigger-fields.ts';
+
+export interface SentinelRecipe extends TriggerFields {
+  type: 'sentinel';
+  watch: { monitor: string; base?: string; token?: string; filter?: Record<string, unknown> };
+  concurrency?: number;
+  lease_seconds?: number;
+  debounce?: number;
+}
+
+export const SENTINEL_DEFAULTS = { concurrency: 1, lease_seconds: 300, debounce: 0, base: 'http://127.0.0.1:8130' };
+
+const require = createRequire(import.meta.url);
+export const sentinelSchemaPath: string = require.resolve('./schema.json');
+const validator = lazyValidator<SentinelRecipe>(sentinelSchemaPath);
+
+export function checkSentinelRecipe(doc: unknown): string[] {
+  const validate = validator();
+  if (!validate(doc)) return describeSchemaErrors(validate.errors, doc);
+  return [];
+}

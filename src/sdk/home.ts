@@ -1,0 +1,23 @@
+// Where Vigil keeps per-user state: ~/.vigil, or $VIGIL_HOME when set (tests
+// and sandboxes point it at a temporary folder so they never touch the real
+// one). Created 0700 on first use; secrets live below it.
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export function vigilHome(env: NodeJS.ProcessEnv = process.env): string {
+  const override = env.VIGIL_HOME;
+  return override && override.length > 0 ? resolve(override) : join(homedir(), '.vigil');
+}
+
+/** The user folder, created with mode 0700 (tightened if it exists looser). */
+export function ensureVigilHome(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = vigilHome(env);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  } catch {
+    // not ours to change (a shared mount): the files themselves stay 0600
+  }
+  return dir;
+}

@@ -1,0 +1,37 @@
+// sdk.notify and `vigil notify`: a desktop notification where the OS has one
+// (notify-send with a session bus, osascript on macOS), else a line on
+// stderr. Never throws: a notification is never worth failing a script.
+import { spawnSync } from 'node:child_process';
+import { findOnPath } from '../../recipes/preflight/which.ts';
+import type { SdkContext } from '../context.ts';
+
+export function notifyNamespace(ctx: SdkContext) {
+  return {
+    send(title: string, message: string): void {
+      deliver(ctx, title, message);
+    },
+  };
+}
+
+export function deliver(ctx: SdkContext, title: unknown, message: unknown): { delivered: 'desktop' | 'stderr' } {
+      const t = String(title ?? '').slice(0, 200);
+      const m = String(message ?? '').slice(0, 2000);
+      try {
+        if (process.platform === 'darwin' && findOnPath('osascript', ctx.env.PATH)) {
+          const r = spawnSync('osascript', ['-e', `display notification ${JSON.stringify(m)} with title ${JSON.stringify(t)}`], { timeout: 5000 });
+          if (r.status === 0) return { delivered: 'desktop' };
+        }
+        if ((ctx.env.DBUS_SESSION_BUS_ADDRESS || ctx.env.DISPLAY || ctx.env.WAYLAND_DISPLAY) && findOnPath('notify-send', ctx.env.PATH)) {
+          const r = spawnSync('notify-send', ['--app-name=vigil', t, m], { timeout: 5000 });
+          if (r.status === 0) return { delivered: 'desktop' };
+        }
+      } catch {
+        // fall through to stderr
+      }
+      try {
+        process.stderr.write(`[vigil notify] ${t}: ${m}\n`);
+      } catch {
+        // nothing left to try
+      }
+      return { delivered: 'stderr' };
+}

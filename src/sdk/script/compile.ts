@@ -1,0 +1,36 @@
+// A script's body becomes one async function. TypeScript (and JavaScript)
+// goes through esbuild to strip types; the body is wrapped first so that
+// top-level `await` and `return` both work. Modules are not: a script has
+// no import or export (it talks to the world through `sdk` only).
+import { transformSync } from 'esbuild';
+import { VigilError } from '../errors.ts';
+
+export const ENTRY = '__vigil_script_main';
+
+export function compileScript(source: string, file: string): string {
+  const loader = file.endsWith('.ts') ? 'ts' : 'js';
+  if (/^\s*(import\s[^(]|export\s)/m.test(source)) {
+    throw new VigilError('INVALID_ARGUMENT', `${file}: scripts cannot use import or export; use the sdk global (sdk.cir, sdk.vault, …), servers and sleep`, {
+      field: 'script',
+    });
+  }
+  if (/(^|[^.\w$])import\s*\(/.test(source)) {
+    throw new VigilError('SANDBOX_VIOLATION', `${file}: scripts cannot load modules (import()); use the sdk global, servers and sleep`, { field: 'script' });
+  }
+  const wrapped = `async function ${ENTRY}(sdk, servers, sleep, console) {\n${source}\n}`;
+  // JavaScript runs as written, so error lines match the file; TypeScript is
+  // reprinted by esbuild and its lines are esbuild's.
+  if (loader === 'js') return wrapped;
+  try {
+    const out = transformSync(wrapped, {
+      loader,
+      sourcefile: file,
+      target: 'es2022',
+      format: 'esm',
+      minifyWhitespace: false,
+    });
+    return out.code;
+  } catch (error) {
+    throw new VigilError('INVALID_ARGUMENT', `${file}: ${(error as Error).message.replace(/^Transform failed with \d+ errors?:\n/, '')}`, { field: 'script' });
+  }
+}

@@ -1,0 +1,117 @@
+// One firing (temporal) or reaction (sentinel) as an ordinary run record:
+// .vigil/runs/<id>/run.json with `trigger`, one step "target", output.txt,
+// a row in vigil.db, and, when a server is configured, observations that
+// show it in `vigil watch`.
+import { writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { newRunId, RunRecorder } from '../recipes/records/run-record.ts';
+import { TRIGGER_DEFAULTS, type TriggerFields } from '../recipes/types/trigger-fields.ts';
+import type { Clock } from './clock.ts';
+import { runTarget, type TargetResult } from './target-runner.ts';
+import type { TriggerStore } from './trigger-store.ts';
+
+export type Publish = (type: string, subject: string, data: Record<string, unknown>) => void;
+export const FIRING_TYPE = 'ai.vigil.recipe.run';
+
+export interface FiringRequest {
+  projectRoot: string;
+  recipe: TriggerFields & { type: string };
+  recipeFile: string;
+  /** `temporal:<name>` or `sentinel:<name>:<seq>`. */
+  trigger: string;
+  triggerVars: Record<string, string>;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  store: TriggerStore;
+  dueMs: number;
+  publish?: Publish;
+  /** Extra files to write into the run folder before the target starts (name → text). */
+  files?: Record<string, string>;
+}
+
+export interface FiringResult {
+  runId: string;
+  runDir: string;
+  status: 'succeeded' | 'failed';
+  output: string;
+  reason?: string;
+}
+
+export function workspaceOf(workspace: string | undefined, projectRoot: string): string {
+  if (!workspace) return projectRoot;
+  if (workspace === '~') return homedir();
+  if (workspace.startsWith('~/')) return join(homedir(), workspace.slice(2));
+  return isAbsolute(workspace) ? workspace : resolve(projectRoot, workspace);
+}
+
+export async function fire(req: FiringRequest): Promise<FiringResult> {
+  const { recipe, clock, store } = req;
+  const mode = recipe.mode ?? TRIGGER_DEFAULTS.mode;
+  const ttl = recipe.ttl ?? TRIGGER_DEFAULTS.ttl;
+  const runId = newRunId(new Date(clock.now()));
+  const started = new Date(clock.now()).toISOString();
+  const workspace = workspaceOf(recipe.workspace, req.projectRoot);
+  const recorder = new RunRecorder(req.projectRoot, {
+    id: runId,
+    recipe: recipe.name,
+    recipe_file: req.recipeFile,
+    type: recipe.type,
+    trigger: req.trigger,
+    status: 'running',
+    pid: process.pid,
+    started,
+    ended: null,
+    project_root: req.projectRoot,
+    workspace,
+    transfer_mode: 'none',
+    vars: Object.keys({ ...recipe.vars, ...req.triggerVars }),
+    resumed_from: null,
+    from_label: null,
+    steps: [
+      {
+        label: 'target',
+        status: 'running',
+        backend: mode,
+        needs: [],
+        wave: null,
+        phase: 1,
+        phases: 1,
+        exit_code: null,
+        started,
+        ended: null,
+        output_file: null,
+        output_bytes: 0,
+        prompt_files: [],
+      },
+    ],
+  });
+  for (const [name, text] of Object.entries(req.files ?? {})) writeFileSync(join(recorder.dir, name), text);
+  store.addFiring({ run_id: runId, trigger: req.trigger, recipe: recipe.name, due_ms: req.dueMs, status: 'running', pid: null, started_ms: clock.now(), ended_ms: null, reason: null });
+  req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status: 'running' });
+
+  const env: Record<string, string | undefined> = { ...recipe.env, ...req.env, VIGIL_TRIGGER: req.trigger, VIGIL_RUN_ID: runId };
+  const spec = { mode, target: recipe.target, vars: { ...recipe.vars, ...req.triggerVars }, env, cwd: workspace, ttlSeconds: ttl };
+  const onSpawn = (pid: number): void => store.setFiringPid(runId, pid);
+  let result: TargetResult = await runTarget(spec, clock, onSpawn);
+  if (result.status === 'ttl_expired' && (recipe.on_ttl_expire ?? TRIGGER_DEFAULTS.on_ttl_expire) === 'rerun') {
+    recorder.event({ type: 'target.rerun', reason: result.reason });
+    result = await runTarget(spec, clock, onSpawn);
+  }
+
+  const status = result.status === 'succeeded' ? 'succeeded' : 'failed';
+  writeFileSync(join(recorder.dir, 'output.txt'), result.output);
+  writeFileSync(join(recorder.dir, 'steps', 'target.stderr.txt'), result.stderr);
+  recorder.updateStep('target', {
+    status: status === 'succeeded' ? 'succeeded' : result.status === 'ttl_expired' ? 'killed' : 'failed',
+    exit_code: result.exitCode,
+    ended: new Date(clock.now()).toISOString(),
+    output_file: 'output.txt',
+    output_bytes: Buffer.byteLength(result.output),
+    ...(result.reason ? { reason: result.reason } : {}),
+  });
+  recorder.finish(status, result.reason);
+  store.endFiring(runId, status, clock.now(), result.reason ?? null);
+  req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status, reason: result.reason ?? null });
+  return { runId, runDir: recorder.dir, status, output: result.output, ...(result.reason ? { reason: result.reason } : {}) };
+}

@@ -1,0 +1,99 @@
+// Runs the target of a firing or reaction: a shell line (`command`), `vigil
+// script run` (`script`) or `vigil sequence` (`recipe`), in its own process
+// group under a guard shell that kills the group when the daemon dies (its
+// stdin pipe closes), so a SIGKILLed daemon leaves no reaction running that
+// its restart would repeat. `ttl` kills the group (SIGTERM, then SIGKILL).
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import type { TriggerMode } from '../recipes/types/trigger-fields.ts';
+import type { Clock } from './clock.ts';
+
+/** Runs "$@" with stdin closed; a watcher on the guard's stdin kills the whole group at EOF. */
+const GUARD = `exec 3<&0
+"$@" 3<&- </dev/null &
+c=$!
+( while read -r _ <&3; do :; done; kill -KILL 0 ) &
+w=$!
+wait "$c"; s=$?
+kill "$w" 2>/dev/null
+exit "$s"`;
+
+const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
+const MAX_OUTPUT = 1024 * 1024;
+
+export interface TargetSpec {
+  mode: TriggerMode;
+  target: string;
+  /** Variables for the target (recipe vars, then trigger variables). */
+  vars: Record<string, string>;
+  /** The environment of the target process. */
+  env: Record<string, string | undefined>;
+  cwd: string;
+  ttlSeconds: number;
+}
+
+export interface TargetResult {
+  status: 'succeeded' | 'failed' | 'ttl_expired';
+  exitCode: number | null;
+  output: string;
+  stderr: string;
+  reason?: string;
+}
+
+export function targetCommand(spec: TargetSpec): string[] {
+  const varFlags = Object.entries(spec.vars).flatMap(([k, v]) => ['--var', `${k}=${v}`]);
+  if (spec.mode === 'command') return ['sh', '-c', spec.target];
+  if (spec.mode === 'script') return [process.execPath, vigilBin, 'script', 'run', spec.target, ...varFlags];
+  return [process.execPath, vigilBin, 'sequence', spec.target, ...varFlags];
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number) => void): Promise<TargetResult> {
+  const argv = targetCommand(spec);
+  const env = spec.mode === 'command' ? { ...spec.env, ...spec.vars } : spec.env;
+  return new Promise((done) => {
+    const child = spawn('sh', ['-c', GUARD, 'vigil-guard', ...argv], { cwd: spec.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    child.stdout.on('data', (b: Buffer) => {
+      if (outBytes < MAX_OUTPUT) out.push(b);
+      outBytes += b.length;
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      if (errBytes < MAX_OUTPUT) err.push(b);
+      errBytes += b.length;
+    });
+    child.stdin.on('error', () => {}); // the guard is gone; its exit reports why
+    let expired = false;
+    let killTimer: unknown;
+    const ttlTimer = clock.setTimeout(() => {
+      expired = true;
+      if (child.pid) killGroup(child.pid, 'SIGTERM');
+      killTimer = clock.setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), 2000);
+    }, spec.ttlSeconds * 1000);
+    if (child.pid) onSpawn?.(child.pid);
+    child.on('error', (error) => {
+      clock.clearTimeout(ttlTimer);
+      done({ status: 'failed', exitCode: null, output: '', stderr: '', reason: `cannot start: ${error.message}` });
+    });
+    child.on('close', (code, signal) => {
+      clock.clearTimeout(ttlTimer);
+      clock.clearTimeout(killTimer);
+      if (child.pid) killGroup(child.pid, 'SIGKILL'); // whatever the target left behind in its group
+      const output = Buffer.concat(out).toString('utf8');
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (expired) done({ status: 'ttl_expired', exitCode: code, output, stderr, reason: `killed after its ttl of ${spec.ttlSeconds} s` });
+      else if (code === 0) done({ status: 'succeeded', exitCode: 0, output, stderr });
+      else done({ status: 'failed', exitCode: code, output, stderr, reason: signal ? `killed by ${signal}` : `exited with ${code}` });
+    });
+  });
+}

@@ -1,0 +1,134 @@
+// The triggers' durable state: which temporal recipes are enabled, when each
+// last and next fires, its failures and circuit, every firing, the sentinels'
+// subscriptions and their reactions. Queries are compiled by kysely and run
+// synchronously on better-sqlite3 (WAL), so the daemon and the CLI can both
+// use the file at once.
+import { mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type CompiledQuery } from 'kysely';
+import { openSqlDriver, type SqlDriver } from '../store/sql-driver.ts';
+import {
+  type FiringTable,
+  type ReactionTable,
+  type SentinelSubscriptionTable,
+  type TemporalStateTable,
+  type TriggerDatabase,
+  triggerSchemaSql,
+} from './trigger-tables.ts';
+
+const qb = new Kysely<TriggerDatabase>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+
+export type TemporalState = TemporalStateTable;
+export type Firing = FiringTable;
+
+export function triggerDbPath(projectRoot: string): string {
+  return join(projectRoot, '.vigil', 'vigil.db');
+}
+
+export class TriggerStore {
+  private constructor(private readonly db: SqlDriver) {}
+
+  static open(projectRoot: string): TriggerStore {
+    mkdirSync(join(projectRoot, '.vigil'), { recursive: true });
+    const db = openSqlDriver(triggerDbPath(projectRoot), 'better-sqlite3');
+    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+    db.exec(triggerSchemaSql);
+    return new TriggerStore(db);
+  }
+
+  private run(query: CompiledQuery): number {
+    return Number(this.db.prepare(query.sql).run(query.parameters).changes);
+  }
+  private all<T>(query: CompiledQuery): T[] {
+    return this.db.prepare(query.sql).all<T>(query.parameters);
+  }
+  private get<T>(query: CompiledQuery): T | undefined {
+    return this.db.prepare(query.sql).get<T>(query.parameters);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** The id of this project's sentinel instance on this machine: made once, then kept. */
+  instanceId(): string {
+    const row = this.get<{ value: string }>(qb.selectFrom('meta').select('value').where('key', '=', 'instance').compile());
+    if (row) return row.value;
+    const id = randomBytes(4).toString('hex');
+    this.run(qb.insertInto('meta').values({ key: 'instance', value: id }).onConflict((c) => c.doNothing()).compile());
+    return this.instanceId();
+  }
+
+  temporal(name: string): TemporalState | undefined {
+    return this.get<TemporalState>(qb.selectFrom('temporal_state').selectAll().where('name', '=', name).compile());
+  }
+
+  allTemporal(): TemporalState[] {
+    return this.all<TemporalState>(qb.selectFrom('temporal_state').selectAll().compile());
+  }
+
+  /** Creates the row when missing, then applies `patch`. */
+  patchTemporal(name: string, patch: Partial<Omit<TemporalState, 'name'>>): TemporalState {
+    this.run(qb.insertInto('temporal_state').values({ name, consecutive_failures: 0, circuit_broken: 0 }).onConflict((c) => c.doNothing()).compile());
+    if (Object.keys(patch).length > 0) this.run(qb.updateTable('temporal_state').set(patch).where('name', '=', name).compile());
+    return this.temporal(name)!;
+  }
+
+  addFiring(firing: Firing): void {
+    this.run(qb.insertInto('firings').values(firing).compile());
+  }
+
+  endFiring(runId: string, status: string, endedMs: number, reason: string | null): void {
+    this.run(qb.updateTable('firings').set({ status, ended_ms: endedMs, reason }).where('run_id', '=', runId).compile());
+  }
+
+  setFiringPid(runId: string, pid: number | null): void {
+    this.run(qb.updateTable('firings').set({ pid }).where('run_id', '=', runId).compile());
+  }
+
+  firings(recipe?: string): Firing[] {
+    let q = qb.selectFrom('firings').selectAll().orderBy('started_ms', 'asc');
+    if (recipe) q = q.where('recipe', '=', recipe);
+    return this.all<Firing>(q.compile());
+  }
+
+  runningFirings(): Firing[] {
+    return this.all<Firing>(qb.selectFrom('firings').selectAll().where('status', '=', 'running').compile());
+  }
+
+  subscription(recipe: string, kind: string): SentinelSubscriptionTable | undefined {
+    return this.get(qb.selectFrom('sentinel_subscriptions').selectAll().where('recipe', '=', recipe).where('kind', '=', kind).compile());
+  }
+
+  saveSubscription(row: SentinelSubscriptionTable): void {
+    this.run(
+      qb
+        .insertInto('sentinel_subscriptions')
+        .values(row)
+        .onConflict((c) => c.columns(['recipe', 'kind']).doUpdateSet({ base: row.base, monitor: row.monitor, subscription: row.subscription, token: row.token }))
+        .compile(),
+    );
+  }
+
+  reaction(recipe: string, seq: number): ReactionTable | undefined {
+    return this.get(qb.selectFrom('reactions').selectAll().where('recipe', '=', recipe).where('seq', '=', seq).compile());
+  }
+
+  saveReaction(row: ReactionTable): void {
+    this.run(
+      qb
+        .insertInto('reactions')
+        .values(row)
+        .onConflict((c) => c.columns(['recipe', 'seq']).doUpdateSet({ run_id: row.run_id, status: row.status, subject: row.subject }))
+        .compile(),
+    );
+  }
+}

@@ -1,0 +1,60 @@
+// A pending delivery survives kill -9 of the server: the receiver is down,
+// the first attempt fails, the server is killed, and after a restart the
+// retry arrives, signed, with the same webhook-id.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { call } from '../support/client.ts';
+import { type ServerProcess, stablePort, startServerProcess, tempDir } from '../support/server-process.ts';
+import { adminToken, makeKey } from './fixtures.ts';
+import { type Receiver, startReceiver } from './receiver.ts';
+
+const secret = 'durable-secret-0123456789';
+const dir = tempDir('vigil-cloud-');
+let server: ServerProcess | undefined;
+let receiver: Receiver | undefined;
+afterAll(async () => {
+  await server?.kill();
+  await receiver?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > end) throw new Error(`gave up waiting; last: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('delivery durability', () => {
+  it('a delivery pending at kill -9 is retried after the restart', { timeout: 120_000 }, async () => {
+    const state = join(dir, 'state.db');
+    const args = [`--allow-admin=${adminToken}`, '--allow-insecure-webhooks'];
+    server = await startServerProcess({ state, args, transport: 'node' });
+    const key = await makeKey(server.url);
+    const receiverPort = await stablePort();
+    const hook = (
+      await call(server.url, 'POST', '/v1/webhooks', {
+        token: key,
+        body: { event: 'cir.capture', url: `http://127.0.0.1:${receiverPort}/hook`, secret },
+      })
+    ).body;
+    expect((await call(server.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { n: 1 } } })).status).toBe(202);
+    const log = () => call(server!.url, 'GET', `/v1/webhooks/${hook.id}/deliveries`, { token: key }).then((r) => r.body.deliveries);
+    const failed = await until(log, (d) => d[0]?.attempts >= 1);
+    expect(failed[0]).toMatchObject({ status: 'pending', attempts: 1, error: expect.stringContaining('ECONNREFUSED') });
+    await server.kill();
+
+    receiver = await startReceiver(secret, receiverPort);
+    server = await startServerProcess({ state, args, transport: 'node' });
+    const [arrived] = await receiver.waitFor(1, 60_000);
+    expect(arrived!.verified).toBe(true);
+    expect(arrived!.headers['webhook-id']).toBe(failed[0].id);
+    expect(arrived!.body).toMatchObject({ type: 'cir.capture', data: { n: 1 } });
+    const done = await until(log, (d) => d[0]?.status === 'delivered');
+    expect(done[0]).toMatchObject({ attempts: 2, response_code: 200 });
+  });
+});

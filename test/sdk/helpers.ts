@@ -1,0 +1,71 @@
+// Test helpers for the SDK: a throwaway project with its own VIGIL_HOME and
+// HOME, and a way to run the real `vigil` CLI there (optionally with stdin).
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repoRoot = resolve(here, '..', '..');
+export const cliEntry = join(repoRoot, 'bin', 'vigil.js');
+
+export interface SdkProject {
+  root: string;
+  home: string;
+  file(rel: string, text: string): string;
+  script(name: string, body: string): string;
+  cleanup(): void;
+}
+
+export function makeSdkProject(): SdkProject {
+  const root = mkdtempSync(join(tmpdir(), 'vigil-sdk-'));
+  const home = join(root, '.home');
+  mkdirSync(join(root, '.vigil', 'scripts'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  const file = (rel: string, text: string): string => {
+    const path = join(root, rel);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+    return path;
+  };
+  return {
+    root,
+    home,
+    file,
+    script: (name, body) => file(join('.vigil', 'scripts', name), body),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function projectEnv(project: SdkProject, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('VIGIL_') && !k.startsWith('VITEST')) base[k] = v;
+  return { ...base, HOME: project.home, VIGIL_HOME: join(project.home, '.vigil'), ...extra };
+}
+
+export function vigil(project: SdkProject, args: string[], options: { stdin?: string; env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [cliEntry, ...args], { cwd: options.cwd ?? project.root, env: projectEnv(project, options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  child.stdin.end(options.stdin ?? '');
+  return new Promise((res) => child.on('close', (code) => res({ code, stdout, stderr })));
+}
+
+/** The last line of stdout parsed as JSON (what `vigil script run` prints). */
+export function lastJson(r: CliResult): unknown {
+  const lines = r.stdout.trimEnd().split('\n');
+  return JSON.parse(lines.at(-1) ?? 'null');
+}

@@ -1,0 +1,132 @@
+// The real `vigil daemon` process: an every-second schedule, the one-daemon
+// lock, recipe files added and removed while it runs, enable/disable from
+// another process, and a kill -9 in the middle of a firing.
+import { existsSync, unlinkSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TriggerStore } from '../../src/triggers/trigger-store.ts';
+import { lines, type Running, type Scratch, scratchProject, startDaemon, vigil, waitFor } from './helpers.ts';
+
+let s: Scratch;
+let daemons: Running[];
+
+beforeEach(() => {
+  s = scratchProject();
+  daemons = [];
+});
+
+afterEach(async () => {
+  for (const d of daemons) {
+    if (d.child.exitCode === null && d.child.signalCode === null) {
+      d.child.kill('SIGKILL');
+      await d.exited;
+    }
+  }
+  s.cleanup();
+});
+
+function daemon(): Running {
+  const d = startDaemon(s);
+  daemons.push(d);
+  return d;
+}
+
+const every = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  type: 'temporal',
+  schedule: '* * * * * *',
+  mode: 'command',
+  target: `echo ${name} >> ${name}.txt`,
+  ...extra,
+});
+
+describe('vigil daemon', () => {
+  it('fires an every-second schedule, and refuses a second daemon naming the first', async () => {
+    s.recipe(every('tick'));
+    const d = daemon();
+    await waitFor('three firings', () => lines(s.read('tick.txt')).length >= 3);
+    const second = vigil(s, ['daemon']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`pid ${d.child.pid}`);
+    expect(second.stderr).toContain('a daemon already runs for this project');
+    const list = JSON.parse(vigil(s, ['temporal', 'list', '--json']).stdout);
+    expect(list[0]).toMatchObject({ name: 'tick', schedule: '* * * * * *', enabled: true, consecutive_failures: 0, circuit_broken: false });
+    expect(list[0].last_run).toMatch(/^\d{4}-\d\d-\d\dT/);
+    d.child.kill('SIGTERM');
+    expect(await d.exited).toBe(0);
+    expect(existsSync(`${s.root}/.vigil/daemon.lock`)).toBe(false);
+  });
+
+  it('picks up a recipe file added, changed and removed while it runs', async () => {
+    const d = daemon();
+    await waitFor('the daemon to start', () => d.log().includes('running for'));
+    const file = s.recipe(every('late'));
+    await waitFor('the added recipe to fire', () => lines(s.read('late.txt')).length >= 1, 10_000);
+    s.recipe(every('late', { target: 'echo changed >> late.txt' }));
+    await waitFor('the changed recipe to fire', () => s.read('late.txt').includes('changed'), 10_000);
+    unlinkSync(file);
+    await waitFor('the removal to be seen', () => d.log().includes('temporal late: removed'), 10_000);
+    await new Promise((r) => setTimeout(r, 300)); // a firing already started may still finish
+    const count = lines(s.read('late.txt')).length;
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(lines(s.read('late.txt')).length).toBe(count);
+  });
+
+  it('disable and enable from another process take effect in the running daemon', async () => {
+    s.recipe(every('tick'));
+    const d = daemon();
+    await waitFor('a firing', () => lines(s.read('tick.txt')).length >= 1);
+    expect(vigil(s, ['temporal', 'disable', 'tick']).stdout).toBe('temporal tick disabled\n');
+    await waitFor('the daemon to see it', () => d.log().includes('temporal tick: disabled'), 5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const count = lines(s.read('tick.txt')).length;
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(lines(s.read('tick.txt')).length).toBe(count);
+    vigil(s, ['temporal', 'enable', 'tick']);
+    await waitFor('firings again', () => lines(s.read('tick.txt')).length > count, 10_000);
+  });
+
+  it('after kill -9 mid-firing, the firing is recorded interrupted, its target is gone, and the schedule resumes', async () => {
+    s.recipe(every('slow', { schedule: '*/2 * * * * *', target: 'echo start >> slow.txt; sleep 3; echo end >> slow.txt' }));
+    const d = daemon();
+    await waitFor('a firing to start', () => lines(s.read('slow.txt')).length >= 1);
+    d.child.kill('SIGKILL');
+    await d.exited;
+    await new Promise((r) => setTimeout(r, 3500));
+    expect(s.read('slow.txt')).not.toContain('end'); // the target died with its daemon
+    const d2 = daemon();
+    await waitFor('the interruption to be recorded', () => d2.log().includes('was interrupted'));
+    await waitFor('a firing after the restart', () => lines(s.read('slow.txt')).length >= 2);
+    const store = TriggerStore.open(s.root);
+    try {
+      expect(store.firings('slow').map((f) => f.status)).toContain('interrupted');
+    } finally {
+      store.close();
+    }
+    expect(vigil(s, ['runs']).stdout).toContain('interrupted');
+  });
+
+  it('temporal fire prints the output, exits 1 on failure, and names unknown recipes', async () => {
+    s.recipe(every('hello', { target: 'echo "hi $NAME"', vars: { NAME: 'there' } }));
+    s.recipe(every('broken', { target: 'echo oops >&2; exit 4' }));
+    const ok = vigil(s, ['temporal', 'fire', 'hello']);
+    expect(ok).toMatchObject({ code: 0, stdout: 'hi there\n' });
+    expect(vigil(s, ['temporal', 'fire', 'broken']).code).toBe(1);
+    const status = JSON.parse(vigil(s, ['temporal', 'status', 'broken', '--json']).stdout);
+    expect(status).toMatchObject({ name: 'broken', consecutive_failures: 1, last_firing: { status: 'failed', reason: 'exited with 4' } });
+    const missing = vigil(s, ['temporal', 'fire', 'nope']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('no temporal recipe named "nope"; temporal recipes: broken, hello');
+    expect(vigil(s, ['temporal', 'frob']).stderr).toContain('unknown action "frob"');
+  });
+
+  it('refuses an invalid temporal recipe naming the field', async () => {
+    s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x', shedule: 'typo' });
+    const out = vigil(s, ['recipe', 'list']);
+    expect(out.stderr).toContain('shedule');
+    s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x', timezone: 'Mars/Olympus' });
+    const out2 = vigil(s, ['recipe', 'list']);
+    expect(out2.stderr).toContain('timezone: "Mars/Olympus" is not an IANA time zone');
+    s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x' });
+    expect(vigil(s, ['recipe', 'list']).stderr).toContain('schedule: "61 * * * *" is not a cron expression');
+  });
+});

@@ -1,0 +1,81 @@
+// Scratch projects for the trigger tests: a temporary folder with
+// .vigil/recipes, a private HOME (so no user recipes leak in), and helpers
+// to run the real `vigil` command.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
+
+export interface Scratch {
+  root: string;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  recipe(doc: Record<string, unknown>, file?: string): string;
+  read(file: string): string;
+  cleanup(): void;
+}
+
+export function scratchProject(): Scratch {
+  const base = mkdtempSync(join(tmpdir(), 'vigil-triggers-'));
+  const root = join(base, 'project');
+  const home = join(base, 'home');
+  mkdirSync(join(root, '.vigil', 'recipes'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  const env = { ...process.env, HOME: home };
+  return {
+    root,
+    home,
+    env,
+    recipe(doc, file) {
+      const path = join(root, '.vigil', 'recipes', file ?? `${String(doc.name)}.json`);
+      writeFileSync(path, JSON.stringify(doc));
+      return path;
+    },
+    read(file) {
+      try {
+        return readFileSync(join(root, file), 'utf8');
+      } catch {
+        return '';
+      }
+    },
+    cleanup() {
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+export function vigil(s: Scratch, args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [vigilBin, ...args], { cwd: s.root, env: s.env, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export interface Running {
+  child: ChildProcess;
+  log(): string;
+  exited: Promise<number | null>;
+}
+
+export function startDaemon(s: Scratch, extraEnv: NodeJS.ProcessEnv = {}): Running {
+  const child = spawn(process.execPath, [vigilBin, 'daemon'], { cwd: s.root, env: { ...s.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (log += b.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, log: () => log, exited };
+}
+
+export async function waitFor<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function lines(text: string): string[] {
+  return text.split('\n').filter((l) => l.length > 0);
+}
