@@ -96,14 +96,14 @@ export class RootSystem {
   }
 
   addMonitor(status: MonitorStatus, definition: MonitorDefinition): MonitorActor {
-    const actor = createActor(monitorMachine, { input: { status, definition }, clock: this.env.clock, inspect: this.env.inspect });
+    const actor = createActor(monitorMachine, { id: `monitor:${definition.id}`, input: { status, definition }, clock: this.env.clock, inspect: this.env.inspect });
     return this.monitors.add(definition.id, actor.start());
   }
 
   /** Starts a source actor from its kind's logic (the source machine with its watcher provided). */
   addSource(monitor: string, logic: typeof sourceMachine, input: SourceInput): SourceActor {
     this.sources.evict(monitor);
-    return this.sources.add(monitor, createActor(logic, { input, clock: this.env.clock, inspect: this.env.inspect }).start());
+    return this.sources.add(monitor, createActor(logic, { id: `source:${monitor}`, input, clock: this.env.clock, inspect: this.env.inspect }).start());
   }
 
   /** Every resident actor by kind, for the dashboard. */
@@ -173,6 +173,7 @@ export class RootSystem {
 
   private startSubscription(row: SubscriptionRow): SubscriptionActor {
     return createActor(this.subscriptionLogic, {
+      id: `subscription:${row.record.id}`,
       input: { state: row.state, subscription: row.record, now: this.env.clock.now() },
       clock: this.env.clock,
       inspect: this.env.inspect,
@@ -181,6 +182,7 @@ export class RootSystem {
 
   private startLease(row: LeaseRow): LeaseActor {
     return createActor(this.leaseLogic, {
+      id: `lease:${row.record.monitor}:${row.record.subject}`,
       input: { state: row.state, lease: row.record, now: this.env.clock.now(), rejectLimit: this.env.rejectLimit },
       clock: this.env.clock,
       inspect: this.env.inspect,

@@ -4,7 +4,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseExpression } from 'mathjs';
-import { ProtocolError, invalid } from '../protocol/errors.ts';
+import { invalid, ProtocolError } from '../protocol/errors.ts';
 
 export const liveKinds = ['shell', 'http', 'file', 'log', 'ws', 'feed', 'cir', 'formula'] as const;
 export type LiveKind = (typeof liveKinds)[number];

@@ -4,10 +4,10 @@
 // source changes, stopped on pause and retire.
 import { fromCallback } from 'xstate';
 import { type SourceEvent, type SourceInput, sourceMachine } from '../machines/source-machine.ts';
-import type { Feed } from '../service/feed.ts';
-import type { MonitorService, SourceHooks } from '../service/service.ts';
 import { invalid } from '../protocol/errors.ts';
 import { canSee } from '../service/access.ts';
+import type { Feed } from '../service/feed.ts';
+import type { MonitorService, SourceHooks } from '../service/service.ts';
 import { secretMatches } from '../service/tokens.ts';
 import { checkSource, isLive, type SourceConfig, type SourcePolicy } from './config.ts';
 import { runners } from './kinds/index.ts';

@@ -2,8 +2,9 @@
 // cursor, and the way to write observations and report contact or failure.
 // Every write goes through the service's append, so it lands in the same
 // group commit as the cursor that says it was written.
-import type { MonitorService } from '../service/service.ts';
+
 import type { Feed } from '../service/feed.ts';
+import type { MonitorService } from '../service/service.ts';
 import { stateDocument } from '../service/state-document.ts';
 import type { SourceConfig } from './config.ts';
 
@@ -14,6 +15,8 @@ export interface SourceEmit {
   cursor?: unknown;
   sourceRef?: string | null;
   time?: string;
+  /** False when this records losing the source (e.g. unreachable): it is not contact. */
+  contact?: boolean;
 }
 
 export class SourceRun {
@@ -61,6 +64,7 @@ export class SourceRun {
     const definition = this.feed.definition;
     const actor = `source:${kind}`;
     if (item.cursor !== undefined) this.feed.stats.source_cursor = item.cursor;
+    const lastContact = this.feed.stats.last_source_contact;
     this.service.append(
       this.feed,
       {
@@ -85,6 +89,10 @@ export class SourceRun {
       },
       'producer',
     );
+    if (item.contact === false) {
+      this.feed.stats.last_source_contact = lastContact;
+      return;
+    }
     this.report({ type: 'CONTACT', now: this.service.now() });
   }
 

@@ -54,6 +54,7 @@ export function runHttp(run: SourceRun): void {
           ...(previous ? { previous: { reachable: previous.reachable, status: previous.status } } : {}),
         },
         cursor: next,
+        contact: next.reachable,
       });
     }
     if (!next.reachable) throw new Error(`${url} is unreachable: ${error}`);

@@ -3,7 +3,7 @@
 // shrank was truncated and is read again from the start, and the position
 // (inode and offset) of the last line written is stored with that line, so a
 // restart resumes right after it.
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { watch } from 'chokidar';
 import { confinedPath } from '../config.ts';

@@ -74,7 +74,9 @@ export function runShell(run: SourceRun): void {
     const base = { command, exit: result.exit, ...(result.timedOut ? { timed_out: true } : {}), ...(result.signal ? { signal: result.signal } : {}) };
     if (emit === 'lines') {
       const lines = result.stdout.split('\n').filter((line) => line.length > 0).slice(0, maxLinesPerRun);
-      lines.forEach((line, i) => run.emit({ subject: command, data: { ...base, line }, cursor: i === lines.length - 1 ? next : undefined }));
+      for (const [i, line] of lines.entries()) {
+        run.emit({ subject: command, data: { ...base, line }, cursor: i === lines.length - 1 ? next : undefined });
+      }
       if (lines.length === 0) run.setCursor(next);
     } else if (emit === 'change' && next.hash !== previous.hash) {
       run.emit({ subject: command, data: { ...base, stdout: result.stdout, stderr: result.stderr.slice(0, 4096) }, cursor: next });
