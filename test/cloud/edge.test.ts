@@ -3,6 +3,7 @@
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
+import { transports } from '../support/server-process.ts';
 import { makeKey, useCloudServer } from './fixtures.ts';
 
 const script = `export default {
@@ -25,8 +26,8 @@ function getWithHost(port: number, host: string, path: string): Promise<{ status
   });
 }
 
-describe('managed edge', { timeout: 120_000 }, () => {
-  const server = useCloudServer({ cloud: { edgeDomain: 'edge.test' } });
+describe.each(transports)('managed edge over %s', { timeout: 120_000 }, (transport) => {
+  const server = useCloudServer({ transport, cloud: { edgeDomain: 'edge.test' } });
 
   it('deploys a worker, serves it by path and Host, reads a secret, deletes it', async () => {
     const key = await makeKey(server.url);
