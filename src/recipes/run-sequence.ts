@@ -80,6 +80,9 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     transfer_mode: isolation.mode,
     vars: prep.varNames,
     resumed_from: prep.resume?.previous.id ?? null,
+    // Started by a temporal firing or sentinel reaction (src/triggers): named in the record.
+    ...(req.env.VIGIL_TRIGGER ? { trigger: req.env.VIGIL_TRIGGER } : {}),
+    ...(req.env.VIGIL_PARENT_RUN ? { parent: req.env.VIGIL_PARENT_RUN } : {}),
     from_label: req.from ?? null,
     steps: prep.plan.steps.map((p): StepRecord => {
       const s = prep.steps.get(p.label)!;
