@@ -1,0 +1,16 @@
+import { chromium } from 'playwright-core';
+import { startServer } from '../src/server.ts';
+const server = await startServer({ port: 0, cloud: false, allowAdmin: 'vga_x_0123456789abcdef', log: (l) => console.log('LOG', l) });
+const context = await chromium.launchPersistentContext('/tmp/smk/prof', { executablePath: '/usr/bin/chromium', headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+const page = await context.newPage();
+page.on('console', (m) => console.log('CONSOLE', m.text()));
+page.on('pageerror', (e) => console.log('PAGEERR', e.message));
+page.on('response', (r) => console.log('RESP', r.status(), r.url()));
+await page.goto(`${server.url}/ui#token=vga_x_0123456789abcdef`);
+await new Promise((d) => setTimeout(d, 3000));
+console.log(await page.evaluate(() => document.getElementById('live')!.outerHTML));
+const r = await fetch(`${server.url}/ui/events`, { headers: { authorization: 'Bearer vga_x_0123456789abcdef' } });
+console.log('node fetch', r.status, r.headers.get('content-type'));
+const reader = r.body!.getReader(); console.log(new TextDecoder().decode((await reader.read()).value).slice(0, 200));
+await reader.cancel();
+await context.close(); await server.close();
