@@ -21,6 +21,7 @@ import { runIsLive } from './records/runs-list.ts';
 import { RunRecorder, type StepRecord } from './records/run-record.ts';
 import { RUN_TYPE, STEP_TYPE, ServerPublisher } from './publish/server-publisher.ts';
 import { STEP_DEFAULTS } from './types.ts';
+import { cirStepHooks } from './types/substrate/cir-steps.ts';
 import { LiveView } from './view/live-view.ts';
 
 export interface SequenceIo {
@@ -79,6 +80,9 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     transfer_mode: isolation.mode,
     vars: prep.varNames,
     resumed_from: prep.resume?.previous.id ?? null,
+    // Started by a temporal firing or sentinel reaction (src/triggers): named in the record.
+    ...(req.env.VIGIL_TRIGGER ? { trigger: req.env.VIGIL_TRIGGER } : {}),
+    ...(req.env.VIGIL_PARENT_RUN ? { parent: req.env.VIGIL_PARENT_RUN } : {}),
     from_label: req.from ?? null,
     steps: prep.plan.steps.map((p): StepRecord => {
       const s = prep.steps.get(p.label)!;
@@ -184,6 +188,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       }
     }
 
+    const cirHooks = cirStepHooks(recipe, prep.projectRoot, recorder.dir);
     const runStep = createStepRunner({
       prep,
       baseEnv: req.env,
@@ -195,6 +200,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       setStep,
       note: (label, note) => view.update(label, { note }),
       say,
+      ...(cirHooks ? { hooks: cirHooks } : {}),
     });
 
     const result = await executePlan(
@@ -206,6 +212,11 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       cancel.signal,
       prep.resume?.preset,
     );
+    const patterns = result.cancelled ? null : cirHooks?.complete();
+    if (patterns) {
+      say(`cir: pattern detection found ${patterns.length} pattern(s) of strength ≥ ${recipe.cir?.pattern_min_strength ?? 0.5}`);
+      recorder.event({ type: 'cir.patterns', patterns: patterns.map((p) => ({ id: p.id, type: p.type, body: p.body, strength: p.strength })) });
+    }
     if (result.cancelled) return finishRun(recorder, 'cancelled', 'cancelled by a signal', view, publisher);
     return finishRun(recorder, result.ok ? 'succeeded' : 'failed', undefined, view, publisher);
   } finally {

@@ -8,10 +8,10 @@ import { dirname, resolve } from 'node:path';
 export function parseDirectives(text) {
   const d = {};
   for (const m of text.matchAll(/\b([A-Z_]+)(?:=(\S+))?/g)) {
-    if (['SLEEP_MS', 'TURNS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT'].includes(m[1]) && m[2] !== undefined) {
+    if (['SLEEP_MS', 'TURNS', 'ROUNDS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT'].includes(m[1]) && m[2] !== undefined) {
       if (m[1] === 'WRITE') d.WRITE = [...(d.WRITE ?? []), m[2]];
       else d[m[1]] = m[2];
-    } else if (['HANG', 'SILENT_HANG', 'FAIL'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
+    } else if (['HANG', 'SILENT_HANG', 'FAIL', 'TRANSIENT'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
   }
   return d;
 }
