@@ -117,12 +117,18 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       say(`${signal}: cancelling the run; killing running steps…`);
       cancel.abort();
     } else {
+      // A second signal does not wait for the steps: kill everything now, and record it.
       pool.killAll();
+      const reason = `killed by a second ${signal}`;
+      for (const step of recorder.run.steps) if (!finishedStatuses.has(step.status)) recorder.updateStep(step.label, { status: 'cancelled', reason });
+      recorder.finish('cancelled', reason);
       process.exit(ExitCode.cancelled);
     }
   };
+  // SIGHUP: the terminal went away; the run is cancelled like at Ctrl-C, not orphaned.
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
 
   const publisher = prep.config.server ? await ServerPublisher.connect(prep.config.server, prep.projectRoot, (l) => io.stderr.write(`${l}\n`)) : null;
   if (publisher) {
@@ -230,11 +236,14 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
     await pool.close();
     process.off('exit', killAll);
     await publisher?.flush();
   }
 }
+
+const finishedStatuses = new Set(['succeeded', 'failed', 'killed', 'cancelled', 'skipped']);
 
 function finishRun(
   recorder: RunRecorder,
