@@ -3,6 +3,7 @@
 // publishes to a Vigil server. Returns the exit code.
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { cirRunHook } from '../cir/recipe-hook.ts';
 import { runCanary } from './canary.ts';
 import { ExitCode, RecipeInputError } from './errors.ts';
 import { findProjectRoot } from './loading/discovery.ts';
@@ -184,6 +185,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       }
     }
 
+    const cir = cirRunHook({ projectRoot: prep.projectRoot, recipeName: recipe.name, cir: recipe.cir, env: req.env, runDir: recorder.dir, warn: say });
     const runStep = createStepRunner({
       prep,
       baseEnv: req.env,
@@ -195,6 +197,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       setStep,
       note: (label, note) => view.update(label, { note }),
       say,
+      cir,
     });
 
     const result = await executePlan(
@@ -206,6 +209,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       cancel.signal,
       prep.resume?.preset,
     );
+    if (!result.cancelled) cir?.complete();
     if (result.cancelled) return finishRun(recorder, 'cancelled', 'cancelled by a signal', view, publisher);
     return finishRun(recorder, result.ok ? 'succeeded' : 'failed', undefined, view, publisher);
   } finally {

@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { CirRunHook } from '../../cir/recipe-hook.ts';
 import type { GateKeeper } from '../gates/gate.ts';
 import { gateVerdict } from '../gates/gate.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
@@ -28,6 +29,8 @@ export interface StepRunnerContext {
   setStep(label: string, patch: Partial<StepRecord>, note?: string): void;
   note(label: string, note: string): void;
   say(line: string): void;
+  /** The recipe's `cir` block (src/cir/recipe-hook.ts), when it has one. */
+  cir?: CirRunHook | null;
 }
 
 export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep, signal: AbortSignal) => Promise<FinalStatus> {
@@ -90,6 +93,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
         { ...final, ended: new Date().toISOString(), ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold) },
         final.status === 'succeeded' ? '' : final.reason,
       );
+      if (final.status === 'succeeded' && ctx.cir) ctx.cir.afterStep(label, recordedOutput(ctx.runDir, ctx.step(label)));
     }
     return final.status;
   };
@@ -104,7 +108,7 @@ function runOnPool(ctx: StepRunnerContext, planned: PlannedStep, ws: StepWorkspa
       kind: 'step',
       label,
       cwd: ws.dir,
-      env: childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir),
+      env: { ...childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir), ...(ctx.cir?.beforeStep(label) ?? {}) },
       backend: prepared.backend,
       prompt: prepared.rendered.promptText,
       ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),
@@ -146,6 +150,11 @@ function persistOutput(runDir: string, rel: string, threshold: number | undefine
     return { output_bytes: size, output_file: null, output };
   }
   return { output_bytes: size, output_file: rel };
+}
+
+function recordedOutput(runDir: string, record: StepRecord): string {
+  if (record.output_file) return existsSync(join(runDir, record.output_file)) ? readFileSync(join(runDir, record.output_file), 'utf8') : '';
+  return record.output ?? '';
 }
 
 /** Where agent CLIs keep their login and session state: writable inside the sandbox too, or they cannot start. */
