@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { cirRunHook } from '../cir/recipe-hook.ts';
+import { runEventSink, stepEvents } from '../sdk/run-events.ts';
 import { runCanary } from './canary.ts';
 import { ExitCode, RecipeInputError } from './errors.ts';
 import { findProjectRoot } from './loading/discovery.ts';
@@ -138,9 +139,12 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     note: say,
   });
 
+  const events = runEventSink(prep.projectRoot, req.env, (l) => io.stderr.write(`${l}\n`));
+  events('run.start', { run: prep.runId, recipe: recipe.name, type: prep.plan.type });
   const setStep = (label: string, patch: Partial<StepRecord>, note?: string): void => {
     recorder.updateStep(label, patch);
     const s = recorder.step(label);
+    for (const [event, data] of stepEvents(prep.runId, s, patch)) events(event, data);
     view.update(label, {
       status: s.status,
       phase: s.phase,
@@ -213,6 +217,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     if (result.cancelled) return finishRun(recorder, 'cancelled', 'cancelled by a signal', view, publisher);
     return finishRun(recorder, result.ok ? 'succeeded' : 'failed', undefined, view, publisher);
   } finally {
+    events('run.end', { run: prep.runId, recipe: recipe.name, status: recorder.run.status });
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await pool.close();
