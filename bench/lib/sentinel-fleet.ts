@@ -33,7 +33,18 @@ export interface Fleet {
   stop(): Promise<void>;
 }
 
-export async function startFleet(options: { instances: number; target: string; concurrency?: number; leaseSeconds?: number }): Promise<Fleet> {
+export interface FleetOptions {
+  instances: number;
+  target: string;
+  concurrency?: number;
+  leaseSeconds?: number;
+  /** More recipe fields (debounce, filter, …). */
+  recipe?: Record<string, unknown>;
+  /** Publish the daemons' firings and reactions to the same server (vigil.yml `server`). */
+  publishToServer?: boolean;
+}
+
+export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const base = mkdtempSync(join(tmpdir(), 'vigil-fleet-'));
   const out = join(base, 'out');
   mkdirSync(join(out, 'started'), { recursive: true });
@@ -54,8 +65,10 @@ export async function startFleet(options: { instances: number; target: string; c
       concurrency: options.concurrency ?? 4,
       lease_seconds: options.leaseSeconds ?? 300,
       notify: 'never',
+      ...options.recipe,
     };
     writeFileSync(join(root, '.vigil', 'recipes', 'react.json'), JSON.stringify(recipe));
+    if (options.publishToServer) writeFileSync(join(root, 'vigil.yml'), `server:\n  base: ${server.url}\n`);
     return root;
   });
   const sentinels: Sentinel[] = [];
@@ -66,7 +79,8 @@ export async function startFleet(options: { instances: number; target: string; c
     out,
     sentinels,
     start(i) {
-      const child = spawn(process.execPath, [vigilBin, 'daemon', '--no-publish'], { cwd: roots[i]!, env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const args = options.publishToServer ? ['daemon'] : ['daemon', '--no-publish'];
+      const child = spawn(process.execPath, [vigilBin, ...args], { cwd: roots[i]!, env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
       let log = '';
       child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
       child.stderr!.on('data', (b: Buffer) => (log += b.toString()));

@@ -24,6 +24,13 @@ import { forwardProductEvents } from '../cloud/event-forwarder.ts';
 
 forwardProductEvents();
 
+// A reader that goes away (`vigil sequence … | head`) is not a crash: output
+// stops, the command goes on (a run keeps recording its steps). Commands that
+// only print (watch) end themselves when their reader goes.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+});
+
 const cli = cac('vigil');
 registerServeCommands(cli);
 registerConformCommands(cli);

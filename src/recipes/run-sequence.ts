@@ -3,7 +3,6 @@
 // publishes to a Vigil server. Returns the exit code.
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { cirRunHook } from '../cir/recipe-hook.ts';
 import { runEventSink, stepEvents } from '../sdk/run-events.ts';
 import { runCanary } from './canary.ts';
 import { ExitCode, RecipeInputError } from './errors.ts';
@@ -23,6 +22,7 @@ import { runIsLive } from './records/runs-list.ts';
 import { RunRecorder, type StepRecord } from './records/run-record.ts';
 import { RUN_TYPE, STEP_TYPE, ServerPublisher } from './publish/server-publisher.ts';
 import { STEP_DEFAULTS } from './types.ts';
+import { cirStepHooks } from './types/substrate/cir-steps.ts';
 import { LiveView } from './view/live-view.ts';
 
 export interface SequenceIo {
@@ -189,7 +189,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       }
     }
 
-    const cir = cirRunHook({ projectRoot: prep.projectRoot, recipeName: recipe.name, cir: recipe.cir, env: req.env, runDir: recorder.dir, warn: say });
+    const cirHooks = cirStepHooks(recipe, prep.projectRoot, recorder.dir);
     const runStep = createStepRunner({
       prep,
       baseEnv: req.env,
@@ -201,7 +201,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       setStep,
       note: (label, note) => view.update(label, { note }),
       say,
-      cir,
+      ...(cirHooks ? { hooks: cirHooks } : {}),
     });
 
     const result = await executePlan(
@@ -213,7 +213,11 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       cancel.signal,
       prep.resume?.preset,
     );
-    if (!result.cancelled) cir?.complete();
+    const patterns = result.cancelled ? null : cirHooks?.complete();
+    if (patterns) {
+      say(`cir: pattern detection found ${patterns.length} pattern(s) of strength ≥ ${recipe.cir?.pattern_min_strength ?? 0.5}`);
+      recorder.event({ type: 'cir.patterns', patterns: patterns.map((p) => ({ id: p.id, type: p.type, body: p.body, strength: p.strength })) });
+    }
     if (result.cancelled) return finishRun(recorder, 'cancelled', 'cancelled by a signal', view, publisher);
     return finishRun(recorder, result.ok ? 'succeeded' : 'failed', undefined, view, publisher);
   } finally {

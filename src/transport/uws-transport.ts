@@ -8,6 +8,7 @@ import type * as Uws from 'uWebSockets.js';
 import { FlushScheduler } from './flush-scheduler.ts';
 import { failStream, internalErrorResponse } from './internal-error.ts';
 import { listenFailure, probeListen } from './listen-failure.ts';
+import { bodyIdleMs, requestTimedOut } from './stalled-request.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -269,17 +270,34 @@ class UwsStreamSink implements StreamSink {
 }
 
 /** Collects the body, or calls `tooLarge` as soon as it passes the limit. */
-function readBody(res: Uws.HttpResponse, limit: number, onBody: (body: Buffer) => void, tooLarge: () => void): void {
+function readBody(
+  res: Uws.HttpResponse,
+  limit: number,
+  onBody: (body: Buffer) => void,
+  tooLarge: () => void,
+  stalled: (() => void) | undefined,
+): void {
   let chunks: Buffer[] = [];
   let total = 0;
   // uWS keeps this handler for as long as the response lives (an event stream: hours), so
   // once the body is whole it lets go of the request it was building.
   let pending: { onBody: (body: Buffer) => void; tooLarge: () => void } | undefined = { onBody, tooLarge };
+  // A body that stops arriving is answered 408 before uWS's own idle timeout closes the socket silently.
+  const timer = stalled
+    ? setTimeout(() => {
+        if (!pending) return;
+        pending = undefined;
+        chunks = [];
+        stalled();
+      }, bodyIdleMs)
+    : undefined;
   res.onData((chunk, isLast) => {
     const handlers = pending;
     if (!handlers) return;
+    timer?.refresh();
     total += chunk.byteLength;
     if (total > limit) {
+      clearTimeout(timer);
       pending = undefined;
       chunks = [];
       handlers.tooLarge();
@@ -288,6 +306,7 @@ function readBody(res: Uws.HttpResponse, limit: number, onBody: (body: Buffer) =
     // uWS neuters the ArrayBuffer when this callback returns: copy it.
     if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
+      clearTimeout(timer);
       const body = Buffer.concat(chunks, total);
       pending = undefined;
       chunks = [];
@@ -377,6 +396,9 @@ export class UwsTransport implements HttpTransport {
         void this.respond(exchange, handler, request, options);
       },
       tooLarge,
+      Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined
+        ? () => exchange.sendFull(requestTimedOut(), isHead, true)
+        : undefined,
     );
   }
 

@@ -5,7 +5,6 @@
 import { existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { CirRunHook } from '../../cir/recipe-hook.ts';
 import type { GateKeeper } from '../gates/gate.ts';
 import { gateVerdict } from '../gates/gate.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
@@ -29,8 +28,13 @@ export interface StepRunnerContext {
   setStep(label: string, patch: Partial<StepRecord>, note?: string): void;
   note(label: string, note: string): void;
   say(line: string): void;
-  /** The recipe's `cir` block (src/cir/recipe-hook.ts), when it has one. */
-  cir?: CirRunHook | null;
+  /** Work around each step (the recipe's `cir` block): extra environment before, captures after. */
+  hooks?: StepHooks;
+}
+
+export interface StepHooks {
+  before(label: string): Record<string, string>;
+  after(label: string, succeeded: boolean, output: string): Promise<number>;
 }
 
 export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep, signal: AbortSignal) => Promise<FinalStatus> {
@@ -43,9 +47,10 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
     let final: Partial<StepRecord> & { status: FinalStatus } = { status: 'failed', reason: 'the step did not finish' };
     let ws: StepWorkspace | null = null;
     try {
+      const extraEnv = ctx.hooks?.before(label) ?? {};
       ws = await ctx.isolation.prepare(label, step.dir ?? '.');
       for (;;) {
-        const outcome = await runOnPool(ctx, planned, ws, signal);
+        const outcome = await runOnPool(ctx, planned, ws, signal, extraEnv);
         if (outcome.status !== 'succeeded') {
           const killed = outcome.status === 'killed' ? { killed_by: `watchdog:${outcome.killedBy}` as const } : {};
           final = { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed };
@@ -93,13 +98,29 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
         { ...final, ended: new Date().toISOString(), ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold) },
         final.status === 'succeeded' ? '' : final.reason,
       );
-      if (final.status === 'succeeded' && ctx.cir) ctx.cir.afterStep(label, recordedOutput(ctx.runDir, ctx.step(label)));
+    }
+    if (ctx.hooks) {
+      const record = ctx.step(label);
+      const output = record.output ?? (record.output_file ? readOutput(join(ctx.runDir, record.output_file)) : '');
+      const captured = await ctx.hooks.after(label, final.status === 'succeeded', output).catch((e: Error) => {
+        ctx.say(`cir: could not capture the signals of "${label}": ${e.message}`);
+        return 0;
+      });
+      if (captured > 0) ctx.say(`cir: captured ${captured} signal(s) from step "${label}"`);
     }
     return final.status;
   };
 }
 
-function runOnPool(ctx: StepRunnerContext, planned: PlannedStep, ws: StepWorkspace, signal: AbortSignal): Promise<StepOutcome> {
+function readOutput(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function runOnPool(ctx: StepRunnerContext, planned: PlannedStep, ws: StepWorkspace, signal: AbortSignal, extraEnv: Record<string, string>): Promise<StepOutcome> {
   const { prep } = ctx;
   const { label, step } = planned;
   const prepared = prep.steps.get(label)!;
@@ -108,7 +129,7 @@ function runOnPool(ctx: StepRunnerContext, planned: PlannedStep, ws: StepWorkspa
       kind: 'step',
       label,
       cwd: ws.dir,
-      env: { ...childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir), ...(ctx.cir?.beforeStep(label) ?? {}) },
+      env: { ...childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir), ...extraEnv },
       backend: prepared.backend,
       prompt: prepared.rendered.promptText,
       ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),
@@ -150,11 +171,6 @@ function persistOutput(runDir: string, rel: string, threshold: number | undefine
     return { output_bytes: size, output_file: null, output };
   }
   return { output_bytes: size, output_file: rel };
-}
-
-function recordedOutput(runDir: string, record: StepRecord): string {
-  if (record.output_file) return existsSync(join(runDir, record.output_file)) ? readFileSync(join(runDir, record.output_file), 'utf8') : '';
-  return record.output ?? '';
 }
 
 /** Where agent CLIs keep their login and session state: writable inside the sandbox too, or they cannot start. */
