@@ -3,8 +3,11 @@
 // detected at the end.
 import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeSdkProject, type SdkProject, vigil } from './helpers.ts';
+
+// Each test runs the real CLI several times; on a loaded machine one start takes seconds.
+vi.setConfig({ testTimeout: 300_000 });
 
 let project: SdkProject;
 beforeEach(() => {
@@ -52,6 +55,6 @@ echo '{"signal": {"type": "metric", "body": "p99 latency 420 ms", "confidence": 
     expect(stats.patterns).toBeGreaterThanOrEqual(2);
     const runs = join(project.root, '.vigil', 'runs');
     const id = JSON.parse((await vigil(project, ['runs', '--json'])).stdout)[0].id;
-    expect(readFileSync(join(runs, id, 'cir', 'second.md'), 'utf8')).toContain('## Patterns');
+    expect(readFileSync(join(runs, id, 'cir-context-second.md'), 'utf8')).toContain('## Patterns');
   });
 });
