@@ -66,6 +66,8 @@ export interface RunJson {
   reason?: string;
   /** What started the run: `temporal:<name>` or `sentinel:<name>:<seq>`; absent for runs started by hand. */
   trigger?: string;
+  /** The run that started this one (a trigger's firing, a composite). */
+  parent?: string;
   steps: StepRecord[];
 }
 
