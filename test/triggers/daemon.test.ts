@@ -76,7 +76,7 @@ describe('vigil daemon', () => {
     const d = daemon();
     await waitFor('a firing', () => lines(s.read('tick.txt')).length >= 1);
     expect(vigil(s, ['temporal', 'disable', 'tick']).stdout).toBe('temporal tick disabled\n');
-    await waitFor('the daemon to see it', () => d.log().includes('temporal tick: disabled'), 5_000);
+    await waitFor('the daemon to see it', () => d.log().includes('temporal tick: disabled'), 20_000);
     await new Promise((r) => setTimeout(r, 300));
     const count = lines(s.read('tick.txt')).length;
     await new Promise((r) => setTimeout(r, 2500));
