@@ -3,7 +3,7 @@
 // publishes to a Vigil server. Returns the exit code.
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { runCanary } from './canary.ts';
+import { canaryTargets, runCanary } from './canary.ts';
 import { ExitCode, RecipeInputError } from './errors.ts';
 import { findProjectRoot } from './loading/discovery.ts';
 import { loadRecipeTree } from './loading/recipe-tree.ts';
@@ -161,30 +161,38 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     // Resumed steps are shown as reused.
     for (const [label, status] of prep.resume?.preset ?? []) setStep(label, { status, reason: `succeeded in run ${prep.resume!.previous.id}` });
 
-    const first = prep.plan.steps.find((s) => !prep.resume?.preset.has(s.label));
-    if (recipe.canary !== false && first) {
-      const s = prep.steps.get(first.label)!;
-      say(`canary: checking backend "${s.backendName}" of step "${first.label}"…`);
-      const canary = await runCanary(
-        pool,
-        {
-          backend: s.backend,
-          cwd: prep.workspace,
-          env: childEnv(req.env, s.env, prep.runId, 'canary', recorder.dir),
-          timeoutSeconds: recipe.canary_timeout ?? STEP_DEFAULTS.canary_timeout,
-          runDir: recorder.dir,
-          vm: s.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [prep.workspace, ...agentStatePaths()] } : null,
-        },
-        cancel.signal,
+    const toRun = prep.plan.steps.filter((p) => !prep.resume?.preset.has(p.label));
+    if (recipe.canary !== false && toRun.length > 0) {
+      const vmOf = (vm: boolean) => (vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [prep.workspace, ...agentStatePaths()] } : null);
+      const targets = canaryTargets(
+        toRun.map(({ step }) => {
+          const s = prep.steps.get(step.label)!;
+          return { label: step.label, backendName: s.backendName, auth: step.auth, backend: s.backend, env: s.env, vm: vmOf(s.vm) };
+        }),
       );
-      if (cancel.signal.aborted) {
-        for (const p of prep.plan.steps) if (!prep.resume?.preset.has(p.label)) setStep(p.label, { status: 'cancelled', reason: 'not started: the run was cancelled' });
-        return finishRun(recorder, 'cancelled', 'cancelled before the first step', view, publisher);
-      }
-      if (!canary.ok) {
-        io.stderr.write(`vigil: canary for backend "${s.backendName}" failed: ${canary.reason}; no step was started\n`);
-        for (const p of prep.plan.steps) if (!prep.resume?.preset.has(p.label)) setStep(p.label, { status: 'skipped', reason: 'canary failed' });
-        return finishRun(recorder, 'failed', `canary failed: ${canary.reason}`, view, publisher);
+      for (const target of targets) {
+        say(`canary: checking backend ${target.name} of step "${target.labels[0]}"…`);
+        const canary = await runCanary(
+          pool,
+          {
+            backend: target.backend,
+            cwd: prep.workspace,
+            env: childEnv(req.env, target.env, prep.runId, 'canary', recorder.dir),
+            timeoutSeconds: recipe.canary_timeout ?? STEP_DEFAULTS.canary_timeout,
+            runDir: recorder.dir,
+            vm: target.vm,
+          },
+          cancel.signal,
+        );
+        if (cancel.signal.aborted) {
+          for (const p of prep.plan.steps) if (!prep.resume?.preset.has(p.label)) setStep(p.label, { status: 'cancelled', reason: 'not started: the run was cancelled' });
+          return finishRun(recorder, 'cancelled', 'cancelled before the first step', view, publisher);
+        }
+        if (!canary.ok) {
+          io.stderr.write(`vigil: canary for backend ${target.name} failed: ${canary.reason}; no step was started (it serves steps ${target.labels.join(', ')})\n`);
+          for (const p of prep.plan.steps) if (!prep.resume?.preset.has(p.label)) setStep(p.label, { status: 'skipped', reason: 'canary failed' });
+          return finishRun(recorder, 'failed', `canary failed: ${canary.reason}`, view, publisher);
+        }
       }
     }
 

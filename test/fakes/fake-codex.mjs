@@ -17,6 +17,10 @@ if (argv.includes('--full-auto')) {
   process.stderr.write("error: unexpected argument '--full-auto' found\n\nUsage: codex exec [OPTIONS] [PROMPT]\n");
   process.exit(2);
 }
+if (prompt.includes('connectivity check') && process.env.FAKE_CODEX_CANARY === 'fail') {
+  process.stderr.write('error: not logged in; run codex login\n');
+  process.exit(1);
+}
 const d = parseDirectives(prompt.includes('connectivity check') ? '' : prompt);
 emit({ type: 'thread.started', thread_id: 'fake' });
 // ROUNDS turns of TURNS completed items each; TRANSIENT adds a retried stream error.
