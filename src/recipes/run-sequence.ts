@@ -3,6 +3,7 @@
 // publishes to a Vigil server. Returns the exit code.
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { runEventSink, stepEvents } from '../sdk/run-events.ts';
 import { canaryTargets, runCanary } from './canary.ts';
 import { ExitCode, RecipeInputError } from './errors.ts';
 import { findProjectRoot } from './loading/discovery.ts';
@@ -117,12 +118,18 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       say(`${signal}: cancelling the run; killing running steps…`);
       cancel.abort();
     } else {
+      // A second signal does not wait for the steps: kill everything now, and record it.
       pool.killAll();
+      const reason = `killed by a second ${signal}`;
+      for (const step of recorder.run.steps) if (!finishedStatuses.has(step.status)) recorder.updateStep(step.label, { status: 'cancelled', reason });
+      recorder.finish('cancelled', reason);
       process.exit(ExitCode.cancelled);
     }
   };
+  // SIGHUP: the terminal went away; the run is cancelled like at Ctrl-C, not orphaned.
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
 
   const publisher = prep.config.server ? await ServerPublisher.connect(prep.config.server, prep.projectRoot, (l) => io.stderr.write(`${l}\n`)) : null;
   if (publisher) {
@@ -141,9 +148,12 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     note: say,
   });
 
+  const events = runEventSink(prep.projectRoot, req.env, (l) => io.stderr.write(`${l}\n`));
+  events('run.start', { run: prep.runId, recipe: recipe.name, type: prep.plan.type });
   const setStep = (label: string, patch: Partial<StepRecord>, note?: string): void => {
     recorder.updateStep(label, patch);
     const s = recorder.step(label);
+    for (const [event, data] of stepEvents(prep.runId, s, patch)) events(event, data);
     view.update(label, {
       status: s.status,
       phase: s.phase,
@@ -228,13 +238,17 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     if (result.cancelled) return finishRun(recorder, 'cancelled', 'cancelled by a signal', view, publisher);
     return finishRun(recorder, result.ok ? 'succeeded' : 'failed', undefined, view, publisher);
   } finally {
+    events('run.end', { run: prep.runId, recipe: recipe.name, status: recorder.run.status });
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
     await pool.close();
     process.off('exit', killAll);
     await publisher?.flush();
   }
 }
+
+const finishedStatuses = new Set(['succeeded', 'failed', 'killed', 'cancelled', 'skipped']);
 
 function finishRun(
   recorder: RunRecorder,
