@@ -2,7 +2,7 @@
 // stdin; a phase is an assistant turn. max_phases → --max-turns, model →
 // --model, permission_mode → --permission-mode, effort → the thinking budget
 // (MAX_THINKING_TOKENS), which is how Claude Code takes it.
-import { type AgentContext, type AgentResult, processFailure } from './agent-context.ts';
+import { type AgentContext, type AgentResult, num, processFailure } from './agent-context.ts';
 import { StreamLines } from './stream-lines.ts';
 
 export const EFFORT_THINKING_TOKENS: Record<string, string> = { low: '4000', medium: '10000', high: '31999', max: '63999' };
@@ -20,6 +20,8 @@ interface StreamEvent {
   is_error?: boolean;
   result?: string;
   num_turns?: number;
+  total_cost_usd?: number;
+  usage?: { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
   message?: { content?: Array<{ type?: string; text?: string; name?: string }> };
 }
 
@@ -48,6 +50,13 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
       }
     } else if (event.type === 'result') {
       result = event;
+      const u = event.usage ?? {};
+      ctx.usage({
+        input_tokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens),
+        output_tokens: num(u.output_tokens),
+        usd: typeof event.total_cost_usd === 'number' ? num(event.total_cost_usd) : null,
+        model: spec.model ?? null,
+      });
       if (event.result) text += `${event.result}\n`;
     }
   });

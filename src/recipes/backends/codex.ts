@@ -1,7 +1,7 @@
 // Codex in exec mode with JSON-lines output (`codex exec --json -`, prompt on
 // stdin). Every completed item (message, command, file change) is a phase;
 // past max_phases the step is stopped.
-import { type AgentContext, type AgentResult, processFailure } from './agent-context.ts';
+import { type AgentContext, type AgentResult, num, processFailure } from './agent-context.ts';
 import { StreamLines } from './stream-lines.ts';
 
 export function codexArgs(spec: { model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }): string[] {
@@ -18,6 +18,7 @@ interface CodexEvent {
   item?: { type?: string; text?: string; command?: string };
   error?: { message?: string };
   message?: string;
+  usage?: { input_tokens?: number; cached_input_tokens?: number; output_tokens?: number };
 }
 
 export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
@@ -47,6 +48,8 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
         overLimit = true;
         controller.abort();
       }
+    } else if (event.type === 'turn.completed' && event.usage) {
+      ctx.usage({ input_tokens: num(event.usage.input_tokens), output_tokens: num(event.usage.output_tokens), usd: null, model: spec.model ?? null });
     } else if (event.type === 'turn.failed' || event.type === 'error') {
       failed = event.error?.message ?? event.message ?? 'codex reported an error';
     }
