@@ -1,12 +1,17 @@
 // Composes a running monitor server: store, service, doors and transport.
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
 import type { Cloud, CloudOptions } from './cloud/cloud.ts';
 import { MonitorService } from './service/service.ts';
+import { defaultSourceKinds } from './sources/config.ts';
+import { SourceManager } from './sources/manager.ts';
 import { memoryPath, Store } from './store/store.ts';
 import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './transport/http-door.ts';
 import type { HttpTransport } from './transport/http-types.ts';
 import { createTransport, type TransportChoice } from './transport/select-transport.ts';
+import { Dashboard, withDashboard } from './ui/dashboard.ts';
+import { startInspector } from './ui/inspector.ts';
 
 export interface ServerOptions {
   readonly host?: string;
@@ -25,6 +30,10 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Doors added by other modules (SSE, JSON-RPC). */
   readonly extensions?: (service: MonitorService) => DoorExtensions;
+  /** Live sources (§18): kinds run, the root for file/log paths, shell opt-in. */
+  readonly sources?: { kinds?: readonly string[]; root?: string; allowShell?: boolean; minBackoffMs?: number; maxBackoffMs?: number };
+  /** Streams every actor to the Stately inspector on this port (§19); off when absent. */
+  readonly inspectPort?: number;
   /** The cloud API under /v1 and the managed edge (on unless false). */
   readonly cloud?: CloudOptions | false;
   readonly log?: (line: string) => void;
@@ -38,6 +47,8 @@ export interface RunningServer {
   readonly adminToken?: string;
   readonly service: MonitorService;
   readonly cloud?: Cloud;
+  /** The inspector's WebSocket URL when --inspect is on. */
+  readonly inspectUrl?: string;
   close(): Promise<void>;
 }
 
@@ -48,8 +59,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const host = options.host ?? '127.0.0.1';
   const adminToken =
     options.allowAdmin === true ? `vga_${randomBytes(24).toString('base64url')}` : options.allowAdmin || undefined;
+  const inspector = options.inspectPort === undefined ? undefined : await startInspector({ port: options.inspectPort, host });
   const store = Store.open({ path: options.state ?? memoryPath });
   const service = new MonitorService({
+    inspect: inspector?.inspect,
     store,
     clock: options.clock ?? systemClock,
     registrationToken: options.registrationToken,
@@ -62,7 +75,16 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let transport: HttpTransport & { fallbackReason?: string };
   let port: number;
   let cloud: Cloud | undefined;
+  let sources: SourceManager | undefined;
   try {
+    sources = new SourceManager(service, {
+      kinds: new Set(options.sources?.kinds ?? defaultSourceKinds),
+      root: resolve(options.sources?.root ?? process.cwd()),
+      allowShell: options.sources?.allowShell ?? false,
+      minBackoffMs: options.sources?.minBackoffMs,
+      maxBackoffMs: options.sources?.maxBackoffMs,
+    }).attach();
+    const dashboard = new Dashboard(service);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
       cloud = new Cloud(service, { log: options.log, ...options.cloud });
@@ -71,7 +93,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const handler = createHttpHandler(service, {
       allowOrigins: options.allowOrigins ?? [],
       allowHosts: options.allowHosts ?? [],
-      extensions: { ...options.extensions?.(service), ...cloud?.mounts },
+      extensions: withDashboard(dashboard, { ...options.extensions?.(service), ...cloud?.mounts }),
     });
     ({ port } = await transport.listen(handler, {
       host,
@@ -81,8 +103,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       tooLarge: tooLargeResponse,
     }));
   } catch (error) {
+    sources?.close();
     await cloud?.close();
     service.close();
+    inspector?.close();
     throw error;
   }
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -95,11 +119,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     service,
     cloud,
+    inspectUrl: inspector?.url,
     close() {
       closing ??= (async () => {
+        sources?.close();
         await transport.close();
         await cloud?.close();
         service.close();
+        await inspector?.close();
       })();
       return closing;
     },

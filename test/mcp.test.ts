@@ -7,7 +7,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Coalescer, type Timers } from '../src/transport/mcp-coalescer.ts';
-import { repoRoot, tempDir, vigilArgs } from './support/server-process.ts';
+import { call as httpCall } from './support/client.ts';
+import { repoRoot, startServerProcess, tempDir, vigilArgs } from './support/server-process.ts';
 import { seedToolNames } from './support/seed-tools.ts';
 
 const toolNames = seedToolNames;
@@ -168,7 +169,7 @@ describe('vigil mcp', () => {
     await expect(s.client.callTool({ name: 'monitor_explode', arguments: {} })).rejects.toThrow(/Unknown tool/);
   });
 
-  it('lists and reads monitor://<id>/definition and /state of public monitors only', async () => {
+  it('lists and reads monitor://<id>/definition and /state of public monitors and of private ones this session created', async () => {
     const { owner_token: owner } = await s.ok('monitor_create', { id: 'mcp-public', visibility: 'public' });
     await s.ok('monitor_create', { id: 'mcp-private' });
     await s.ok('monitor_publish', { id: 'mcp-public', bearer: owner, type: 'disk.usage', data: { used: 0.5 } });
@@ -176,7 +177,8 @@ describe('vigil mcp', () => {
     const { resources } = await s.client.listResources();
     const uris = resources.map((r) => r.uri);
     expect(uris).toEqual(expect.arrayContaining(['monitor://mcp-public/definition', 'monitor://mcp-public/state']));
-    expect(uris.some((u) => u.includes('mcp-private'))).toBe(false);
+    // monitor_create defaults to private: what the session just created is a resource too.
+    expect(uris).toEqual(expect.arrayContaining(['monitor://mcp-private/definition', 'monitor://mcp-private/state']));
     const { resourceTemplates } = await s.client.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('monitor://{id}/state');
 
@@ -186,7 +188,9 @@ describe('vigil mcp', () => {
     const definition = await s.client.readResource({ uri: 'monitor://mcp-public/definition' });
     expect(JSON.parse((definition.contents[0] as { text: string }).text)).toMatchObject({ id: 'mcp-public', visibility: 'public' });
 
-    await expect(s.client.readResource({ uri: 'monitor://mcp-private/state' })).rejects.toThrow(/-32002|No/);
+    const privateState = await s.client.readResource({ uri: 'monitor://mcp-private/state' });
+    expect(JSON.parse((privateState.contents[0] as { text: string }).text)).toMatchObject({ monitor: 'mcp-private' });
+    await expect(s.client.readResource({ uri: 'monitor://mcp-nowhere/state' })).rejects.toThrow(/-32002|No/);
   });
 
   it('notifies a subscribed state resource when the monitor records something, coalesced per 250 ms', async () => {
@@ -313,4 +317,76 @@ describe('notification coalescer', () => {
     advance(1000);
     expect(fired).toEqual(['a', 'b', 'a', 'a']);
   });
+});
+
+describe('vigil mcp --base', () => {
+  it('attaches to a running server: tools act on its state, resources follow the session\'s tokens', async () => {
+    const server = await startServerProcess();
+    const other = (await httpCall(server.base, 'POST', '/monitors', { body: { id: 'http-private' } })).body.owner_token as string;
+    const s = await startSession(['--base', server.url]);
+    try {
+      await until(() => s.stderr().includes(`(server ${server.base}, pid`));
+      const created = await s.call('monitor_create', { id: 'via-mcp' });
+      expect(created.status).toBe(201);
+      const owner = created.body.owner_token as string;
+      expect((await s.call('monitor_publish', { id: 'via-mcp', bearer: owner, type: 'disk.usage' })).status).toBe(201);
+      // The server itself holds what the tools did.
+      const seen = await httpCall(server.base, 'GET', '/monitors/via-mcp/state', { token: owner });
+      expect(seen.status).toBe(200);
+      expect(seen.body.head).toBe(2);
+      const refused = await s.call('monitor_publish', { id: 'via-mcp', bearer: 'vgo_wrong', type: 'disk.usage' });
+      expect(refused.isError).toBe(true);
+      expect(refused.body.code).toMatch(/UNAUTHORIZED|NOT_FOUND/);
+
+      const uris = (await s.client.listResources()).resources.map((r) => r.uri);
+      expect(uris).toContain('monitor://via-mcp/state');
+      expect(uris.some((u) => u.includes('http-private'))).toBe(false);
+      const state = await s.client.readResource({ uri: 'monitor://via-mcp/state' });
+      expect(JSON.parse((state.contents[0] as { text: string }).text)).toMatchObject({ monitor: 'via-mcp', head: 2 });
+      await expect(s.client.readResource({ uri: 'monitor://http-private/state' })).rejects.toThrow(/-32002|No/);
+    } finally {
+      await s.close();
+    }
+    const withToken = await startSession(['--base', server.url, '--token', other]);
+    try {
+      const uris = (await withToken.client.listResources()).resources.map((r) => r.uri);
+      expect(uris).toContain('monitor://http-private/definition');
+    } finally {
+      await withToken.close();
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('refuses --state with --base', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(process.execPath, vigilArgs(['mcp', '--base', 'http://127.0.0.1:1', '--state', '/tmp/x.db']), { cwd: repoRoot, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--state <file> or --base <url>, not both');
+  });
+});
+
+describe('the shipped .mcp.json', () => {
+  it('starts the extension with each entry\'s command', async () => {
+    const { readFileSync } = await import('node:fs');
+    const config = JSON.parse(readFileSync(join(repoRoot, '.mcp.json'), 'utf8')) as { mcpServers: Record<string, { command: string; args: string[] }> };
+    const server = await startServerProcess();
+    const home = tempDir();
+    try {
+      for (const [name, entry] of Object.entries(config.mcpServers)) {
+        expect(entry.command).toBe('node');
+        // The --base entry points at the default port; here it points at this test's server.
+        const args = entry.args.map((a) => (a === 'http://127.0.0.1:8130' ? server.url : a));
+        const transport = new StdioClientTransport({ command: process.execPath, args, cwd: repoRoot, env: { ...(process.env as Record<string, string>), HOME: home }, stderr: 'pipe' });
+        const client = new Client({ name: 'vigil-test', version: '0.0.0' });
+        await client.connect(transport);
+        const { tools } = await client.listTools();
+        expect(tools.length, name).toBe(seedToolNames.length);
+        const created = await client.callTool({ name: 'monitor_create', arguments: { id: `from-${name}` } });
+        expect(created.isError, name).not.toBe(true);
+        await client.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 });

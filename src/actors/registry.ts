@@ -69,6 +69,10 @@ export class ActorRegistry<A extends AnyActorRef> {
     return this.resident.size;
   }
 
+  entries(): IterableIterator<[string, A]> {
+    return this.resident.entries();
+  }
+
   keys(): IterableIterator<string> {
     return this.resident.keys();
   }

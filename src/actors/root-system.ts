@@ -2,9 +2,10 @@
 // subscriptions, leases), the clock, and the deadline scheduler that wakes
 // actors whose timers must fire while they are not resident. Machines get
 // their side effects here, through `provide`.
-import { type ActorRefFrom, createActor } from 'xstate';
+import { type ActorRefFrom, type AnyActorRef, createActor, type InspectionEvent } from 'xstate';
 import { leaseMachine } from '../machines/lease-machine.ts';
 import { monitorMachine } from '../machines/monitor-machine.ts';
+import type { SourceInput, sourceMachine } from '../machines/source-machine.ts';
 import { subscriptionMachine } from '../machines/subscription-machine.ts';
 import type {
   LeaseRecord,
@@ -21,6 +22,7 @@ import { ActorRegistry } from './registry.ts';
 export type MonitorActor = ActorRefFrom<typeof monitorMachine>;
 export type SubscriptionActor = ActorRefFrom<typeof subscriptionMachine>;
 export type LeaseActor = ActorRefFrom<typeof leaseMachine>;
+export type SourceActor = ActorRefFrom<typeof sourceMachine>;
 
 /** What actors need from the outside world: reading their rows and recording their timer-driven transitions. */
 export interface ActorEnvironment {
@@ -33,6 +35,8 @@ export interface ActorEnvironment {
   /** A live subscription went mute and was retired. */
   subscriptionMuted(subscription: SubscriptionRecord): void;
   actorFailed(kind: string, key: string, error: unknown): void;
+  /** Receives every actor's inspection events (vigil serve --inspect). */
+  readonly inspect?: (event: InspectionEvent) => void;
 }
 
 export const leaseKey = (mkey: number, subject: string) => `${mkey}:${subject}`;
@@ -44,6 +48,8 @@ export class RootSystem {
   readonly monitors: ActorRegistry<MonitorActor>;
   readonly subscriptions: ActorRegistry<SubscriptionActor>;
   readonly leases: ActorRegistry<LeaseActor>;
+  /** Live sources (§18), one per monitor that watches something; started by src/sources. */
+  readonly sources: ActorRegistry<SourceActor>;
   readonly deadlines: DeadlineScheduler;
   private readonly leaseLogic;
   private readonly subscriptionLogic;
@@ -77,6 +83,7 @@ export class RootSystem {
       },
       failed,
     );
+    this.sources = new ActorRegistry<SourceActor>('source', () => undefined, failed);
     this.deadlines = new DeadlineScheduler(env.clock, (key) => {
       const [kind, id] = [key.slice(0, 2), key.slice(2)];
       if (kind === 's:') this.subscriptions.get(id);
@@ -89,8 +96,21 @@ export class RootSystem {
   }
 
   addMonitor(status: MonitorStatus, definition: MonitorDefinition): MonitorActor {
-    const actor = createActor(monitorMachine, { input: { status, definition }, clock: this.env.clock });
+    const actor = createActor(monitorMachine, { id: `monitor:${definition.id}`, input: { status, definition }, clock: this.env.clock, inspect: this.env.inspect });
     return this.monitors.add(definition.id, actor.start());
+  }
+
+  /** Starts a source actor from its kind's logic (the source machine with its watcher provided). */
+  addSource(monitor: string, logic: typeof sourceMachine, input: SourceInput): SourceActor {
+    this.sources.evict(monitor);
+    return this.sources.add(monitor, createActor(logic, { id: `source:${monitor}`, input, clock: this.env.clock, inspect: this.env.inspect }).start());
+  }
+
+  /** Every resident actor by kind, for the dashboard. */
+  *residents(): Generator<[kind: string, key: string, actor: AnyActorRef]> {
+    for (const registry of [this.monitors, this.subscriptions, this.leases, this.sources] as ActorRegistry<AnyActorRef>[]) {
+      for (const [key, actor] of registry.entries()) yield [registry.kind, key, actor];
+    }
   }
 
   addSubscription(row: SubscriptionRow): SubscriptionActor {
@@ -145,6 +165,7 @@ export class RootSystem {
 
   stop(): void {
     this.deadlines.stop();
+    this.sources.stopAll();
     this.leases.stopAll();
     this.subscriptions.stopAll();
     this.monitors.stopAll();
@@ -152,15 +173,19 @@ export class RootSystem {
 
   private startSubscription(row: SubscriptionRow): SubscriptionActor {
     return createActor(this.subscriptionLogic, {
+      id: `subscription:${row.record.id}`,
       input: { state: row.state, subscription: row.record, now: this.env.clock.now() },
       clock: this.env.clock,
+      inspect: this.env.inspect,
     }).start();
   }
 
   private startLease(row: LeaseRow): LeaseActor {
     return createActor(this.leaseLogic, {
+      id: `lease:${row.record.monitor}:${row.record.subject}`,
       input: { state: row.state, lease: row.record, now: this.env.clock.now(), rejectLimit: this.env.rejectLimit },
       clock: this.env.clock,
+      inspect: this.env.inspect,
     }).start();
   }
 }

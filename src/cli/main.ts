@@ -14,12 +14,22 @@ import { registerVaultCommands } from './vault-commands.ts';
 import { registerLedgerCommands } from './ledger-commands.ts';
 import { registerCirCommands } from './cir-commands.ts';
 import { registerScriptCommands } from './script-commands.ts';
+import { registerNotifyCommands } from './notify-commands.ts';
+import { registerRatchetCommands } from './ratchet-commands.ts';
+import { registerPluginCommands } from './plugin-commands.ts';
 import { registerApiKeyCommands } from './api-key-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
 import { registerWorkerCommands } from './worker-commands.ts';
 import { forwardProductEvents } from '../cloud/event-forwarder.ts';
 
 forwardProductEvents();
+
+// A reader that goes away (`vigil sequence … | head`) is not a crash: output
+// stops, the command goes on (a run keeps recording its steps). Commands that
+// only print (watch) end themselves when their reader goes.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+});
 
 const cli = cac('vigil');
 registerServeCommands(cli);
@@ -34,6 +44,9 @@ registerVaultCommands(cli);
 registerLedgerCommands(cli);
 registerCirCommands(cli);
 registerScriptCommands(cli);
+registerNotifyCommands(cli);
+registerRatchetCommands(cli);
+registerPluginCommands(cli);
 registerApiKeyCommands(cli);
 registerWebhookCommands(cli);
 registerWorkerCommands(cli);

@@ -2,10 +2,12 @@
 // surface, printed without starting anything).
 import type { CAC } from 'cac';
 import { listedTools } from '../transport/mcp-tools.ts';
-import { stringFlag } from './options.ts';
+import { listFlag, stringFlag, UsageError } from './options.ts';
 
 interface McpFlags {
   state?: unknown;
+  base?: unknown;
+  token?: unknown;
 }
 
 interface ToolsFlags {
@@ -17,13 +19,20 @@ export function registerMcpCommands(cli: CAC): void {
     .command('mcp', 'Serve the ai.vigil/monitors tool extension (MCP) over standard input and output')
     // No `type: [String]` here: with it cac turns a bare `--state` into the path "true".
     .option('--state <file>', 'Keep monitors, subscriptions, leases and observations in this SQLite file ("~" is home; default: in memory)')
+    .option('--base <url>', 'Attach to a running server (its origin or /mp/v0 root) instead of opening a state file')
+    .option('--token <token>', 'A token to read private or shared monitors as resources with (repeatable; tokens used or minted in the session count too)', { type: [String] })
     .example('vigil mcp --state ~/.vigil/monitors.db')
+    .example('vigil mcp --base http://127.0.0.1:8130')
     .action(async (flags: McpFlags) => {
       const state = stringFlag('--state', flags.state);
+      const base = stringFlag('--base', flags.base);
+      if (state !== undefined && base !== undefined) throw new UsageError('mcp takes --state <file> or --base <url>, not both: a running server already owns its state file.');
+      if (base !== undefined && !/^https?:\/\/[^\s/]+/.test(base)) throw new UsageError(`--base takes an http(s) URL; got "${base}".`);
+      const tokens = listFlag(flags.token);
       // Loaded here so that `vigil tools` and `--help` never open a store.
       const { runMcpDoor } = await import('../transport/mcp-door.ts');
       try {
-        await runMcpDoor({ state });
+        await runMcpDoor({ state, base, tokens });
       } catch (error) {
         process.stderr.write(`vigil: cannot start: ${(error as Error).message}\n`);
         process.exit(1);

@@ -2,8 +2,9 @@
 import type { CAC } from 'cac';
 import { defaults } from '../service/defaults.ts';
 import { listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
+import { type SourceFlags, sourceFlagHelp, sourceOptions } from './source-flags.ts';
 
-interface ServeFlags {
+interface ServeFlags extends SourceFlags {
   port?: unknown;
   host?: unknown;
   state?: unknown;
@@ -45,6 +46,10 @@ export function registerServeCommands(cli: CAC): void {
     .option('--heartbeat <seconds>', 'Idle time before an event stream sends a heartbeat', { default: 15 })
     .option('--allow-insecure-webhooks', 'Let webhooks target plain http on loopback and private addresses (local testing only)')
     .option('--edge-domain <domain>', 'Also serve each managed-edge worker at <name>.<domain> by Host header', { type: [String] })
+    .option('--sources <kinds>', sourceFlagHelp.sources, { type: [String] })
+    .option('--source-root <dir>', sourceFlagHelp.sourceRoot, { type: [String] })
+    .option('--allow-shell-sources', sourceFlagHelp.allowShell)
+    .option('--inspect [port]', sourceFlagHelp.inspect)
     .option('--transport <name>', 'Socket library: auto (uWebSockets.js when it loads), uws or node', { default: 'auto' })
     .example('vigil serve --state ~/.vigil/monitors.db --allow-origin http://localhost:5173')
     .action(async (flags: ServeFlags) => {
@@ -61,6 +66,7 @@ export function registerServeCommands(cli: CAC): void {
         maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
         heartbeatMs: wholeNumberFlag('--heartbeat', flags.heartbeat, 1, 3600) * 1000,
         transport: oneOfFlag('--transport', flags.transport, ['auto', 'uws', 'node'] as const, 'auto'),
+        ...sourceOptions(flags, allowAdmin !== false),
         cloud: {
           allowInsecureWebhooks: flags.allowInsecureWebhooks === true,
           edgeDomain: edgeDomainFlag(stringFlag('--edge-domain', flags.edgeDomain)),
@@ -81,6 +87,10 @@ export function registerServeCommands(cli: CAC): void {
       // The token comes first: a tool that reads up to the "serving" line has it too.
       if (server.adminToken && allowAdmin === true) process.stdout.write(`vigil: admin token ${server.adminToken}\n`);
       process.stdout.write(`vigil: cloud API at ${server.url}/v1${options.cloud.edgeDomain ? `, edge workers at <name>.${options.cloud.edgeDomain}` : ''}\n`);
+      if (server.inspectUrl) {
+        process.stdout.write(`vigil: inspector at ${server.inspectUrl} (open http${server.inspectUrl.slice(2)}/ in a browser, or connect the Stately inspector)\n`);
+      }
+      process.stdout.write(`vigil: dashboard at ${server.url}/ui\n`);
       process.stdout.write(
         `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.state ?? 'in memory'}, pid ${process.pid})\n`,
       );

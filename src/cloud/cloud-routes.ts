@@ -45,6 +45,8 @@ export const cloudRoute = (method: string, path: string, auth: CloudRoute['auth'
   handle,
 });
 
+export const maxEventDataBytes = 64 * 1024;
+
 const ok = (body: unknown, status = 200): Answer => ({ status, body });
 
 function objectBody(request: HttpRequest): Record<string, unknown> {
@@ -86,6 +88,10 @@ export function webhookRoutes(parts: CloudParts): CloudRoute[] {
       if (typeof data !== 'object' || data === null || Array.isArray(data)) throw invalid('"data" must be a JSON object.', { field: 'data' });
       if (timestamp !== undefined && (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp)))) {
         throw invalid('"timestamp" must be an ISO 8601 time.', { field: 'timestamp' });
+      }
+      // Stored once per registration: a cap keeps 1,000 registrations from turning one request into a gigabyte.
+      if (Buffer.byteLength(JSON.stringify(data)) > maxEventDataBytes) {
+        throw invalid(`"data" is larger than ${maxEventDataBytes / 1024} KiB once serialised; send a reference instead of the content.`, { field: 'data' });
       }
       const event = { type, data: data as Record<string, unknown>, timestamp: (timestamp as string | undefined) ?? new Date().toISOString() };
       return ok(await queue.fanOut(c.key.id, event), 202);

@@ -45,6 +45,8 @@ export interface WorkerTable {
   key_id: string;
   script: string;
   secrets: string;
+  /** JSON list of cron patterns the managed edge runs the worker's scheduled handler on. */
+  crons: string;
   created_on: string;
   modified_on: string;
 }
@@ -99,6 +101,7 @@ const schema = [
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull()),
   qb.schema.createIndex('cloud_deliveries_by_webhook').ifNotExists().on('cloud_deliveries').columns(['webhook_id', 'created_at']),
+  qb.schema.createIndex('cloud_deliveries_by_status').ifNotExists().on('cloud_deliveries').columns(['status', 'updated_at']),
   qb.schema.createIndex('cloud_webhooks_by_event').ifNotExists().on('cloud_webhooks').columns(['key_id', 'event']),
   qb.schema
     .createTable('cloud_workers')
@@ -108,6 +111,7 @@ const schema = [
     .addColumn('key_id', 'text', (c) => c.notNull())
     .addColumn('script', 'text', (c) => c.notNull())
     .addColumn('secrets', 'text', (c) => c.notNull())
+    .addColumn('crons', 'text', (c) => c.notNull().defaultTo('[]'))
     .addColumn('created_on', 'text', (c) => c.notNull())
     .addColumn('modified_on', 'text', (c) => c.notNull()),
 ];
@@ -130,7 +134,7 @@ const deliveryColumns = [
   'created_at',
   'updated_at',
 ] as const;
-const workerColumns = ['name', 'id', 'key_id', 'script', 'secrets', 'created_on', 'modified_on'] as const;
+const workerColumns = ['name', 'id', 'key_id', 'script', 'secrets', 'crons', 'created_on', 'modified_on'] as const;
 
 const valuesOf = <Row>(columns: readonly (keyof Row)[], row: Row) => columns.map((c) => row[c]);
 
@@ -139,6 +143,9 @@ export class CloudStore {
 
   constructor(readonly store: Store) {
     for (const statement of schema) store.driver.exec(statement.compile().sql);
+    // State files from before workers had crons.
+    const columns = store.driver.prepare('PRAGMA table_info(cloud_workers)').all<{ name: string }>([]);
+    if (!columns.some((c) => c.name === 'crons')) store.driver.exec("ALTER TABLE cloud_workers ADD COLUMN crons TEXT NOT NULL DEFAULT '[]'");
     const p = (query: CompiledQuery) => new Prepared(store.driver, query);
     this.q = {
       putKey: p(qb.replaceInto('cloud_api_keys').values(nulls<ApiKeyTable>(keyColumns)).compile()),
@@ -157,6 +164,7 @@ export class CloudStore {
         qb.selectFrom('cloud_deliveries').selectAll().where('webhook_id', '=', '').orderBy('created_at', 'desc').limit(0).compile(),
       ),
       pending: p(qb.selectFrom('cloud_deliveries').selectAll().where('status', '=', 'pending').compile()),
+      prune: p(qb.deleteFrom('cloud_deliveries').where('status', '!=', 'pending').where('updated_at', '<', '').compile()),
       deleteDeliveriesOf: p(qb.deleteFrom('cloud_deliveries').where('webhook_id', '=', '').compile()),
       putWorker: p(qb.replaceInto('cloud_workers').values(nulls<WorkerTable>(workerColumns)).compile()),
       worker: p(qb.selectFrom('cloud_workers').selectAll().where('name', '=', '').compile()),
@@ -208,6 +216,10 @@ export class CloudStore {
   }
   deliveriesOf(webhookId: string, limit: number): DeliveryTable[] {
     return this.q.deliveriesOf.all([webhookId, limit]);
+  }
+  /** Forgets finished deliveries last touched before `beforeIso`. */
+  pruneDeliveries(beforeIso: string): void {
+    this.store.commits.append(() => this.q.prune.run(['pending', beforeIso]));
   }
   pendingDeliveries(): DeliveryTable[] {
     return this.q.pending.all(['pending']);

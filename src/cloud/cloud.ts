@@ -16,6 +16,8 @@ import { workerRoutes } from './worker-routes.ts';
 import { Webhooks } from './webhooks.ts';
 
 export const cloudBasePath = '/v1';
+/** Finished deliveries are listed for this long, then forgotten. */
+export const deliveryLogDays = 7;
 
 export interface CloudOptions {
   /** Plain http to loopback, and private addresses, become acceptable webhook targets. */
@@ -43,6 +45,7 @@ export class Cloud {
   private readonly sender: DeliverySender;
   private readonly routes: CloudRoute[];
   private readonly parts: CloudParts;
+  private readonly pruner: NodeJS.Timeout;
 
   constructor(
     readonly service: MonitorService,
@@ -53,9 +56,13 @@ export class Cloud {
     this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log);
     this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false);
     this.parts = { service, store: this.store, webhooks: this.webhooks, queue: this.queue };
-    this.edge = new ManagedEdge(this.store, options.edgeDomain);
+    this.edge = new ManagedEdge(this.store, options.edgeDomain, options.log);
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
+    const prune = () => this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
+    prune();
+    this.pruner = setInterval(prune, 3_600_000);
+    this.pruner.unref();
   }
 
   readonly mounts: CloudMounts = {
@@ -92,6 +99,7 @@ export class Cloud {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.pruner);
     this.queue.close();
     // Destroying the sockets ends attempts in flight at once; their rows stay pending for the next start.
     this.sender.close();

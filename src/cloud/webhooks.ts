@@ -10,6 +10,7 @@ import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
 import { checkResolvedHost, checkWebhookUrl } from './url-policy.ts';
 
 export const minSecretLength = 16;
+export const maxRegistrationsPerKey = 10_000;
 
 export interface WebhookRegistration {
   id: string;
@@ -47,6 +48,9 @@ export class Webhooks {
       throw invalid(`"secret" must be text of at least ${minSecretLength} characters (and at most 1024).`, { field: 'secret' });
     }
     await checkResolvedHost(url, this.allowInsecure);
+    if (this.store.webhooksOf(key.id).length >= maxRegistrationsPerKey) {
+      throw invalid(`This API key already has ${maxRegistrationsPerKey} registrations, the most one key may hold; delete some first.`, { field: 'event' });
+    }
     const row: WebhookTable = {
       id: `wh_${randomUUID()}`,
       key_id: key.id,

@@ -8,7 +8,11 @@ export function workerRoutes(edge: ManagedEdge): CloudRoute[] {
     cloudRoute('GET', 'workers', 'key', (c) => ({ status: 200, body: edge.list(c.key) })),
     cloudRoute('PUT', 'workers/:name', 'key', async (c) => ({
       status: 200,
-      body: await edge.deploy(c.key, c.params.name!, c.body().script, c.request.headers.host),
+      body: await edge.deploy(c.key, c.params.name!, c.body(), c.request.headers.host),
+    })),
+    cloudRoute('POST', 'workers/:name/scheduled', 'key', async (c) => ({
+      status: 200,
+      body: await edge.runScheduled(c.key, c.params.name!, c.body().cron),
     })),
     cloudRoute('GET', 'workers/:name', 'key', (c) => ({ status: 200, body: edge.status(c.key, c.params.name!) })),
     cloudRoute('DELETE', 'workers/:name', 'key', async (c) => ({ status: 200, body: await edge.delete(c.key, c.params.name!) })),

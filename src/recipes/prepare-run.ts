@@ -12,7 +12,7 @@ import { findProjectRoot, findRecipe } from './loading/discovery.ts';
 import type { Plan } from './planning/plan.ts';
 import { planRecipe } from './planning/planners.ts';
 import type { BackendSpec, VmSpec } from './pool/step-task.ts';
-import { type DestructiveFinding, describeFinding, scanText } from './preflight/destructive.ts';
+import { type DestructiveFinding, describeFinding, scanShell, scanText } from './preflight/destructive.ts';
 import { checkRequires } from './preflight/requires.ts';
 import { type ResumePoint, resumePoint } from './preflight/resume.ts';
 import { type RenderedStep, renderStep } from './prompts.ts';
@@ -116,9 +116,10 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     const r = rendered.get(step.label)!;
     r.args.forEach((a, i) => {
       const where = a.prompt ? `${a.prompt.source} (step "${step.label}")` : `${file}: step "${step.label}".args[${i}]`;
-      findings.push(...scanText(a.prompt ? a.prompt.text : a.value, where));
+      findings.push(...scanText(a.prompt ? a.prompt.text : a.value, where, { ...vars, ...r.env }));
     });
-    if (step.build_command) findings.push(...scanText(step.build_command, `${file}: step "${step.label}".build_command`));
+    // The build command runs in a shell with the step's variables: read it after expanding them.
+    if (step.build_command) findings.push(...scanShell(step.build_command, `${file}: step "${step.label}".build_command`, { ...vars, ...r.env }));
   }
   const warnings: string[] = [];
   if (findings.length > 0) {

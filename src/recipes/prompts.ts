@@ -1,10 +1,13 @@
 // Prompt files of a step: an argument that names an existing file (relative
 // to the recipe's directory, else to the project root, else to the
-// workspace) is a prompt file. Prompts are rendered once, before anything
+// workspace) is a prompt file; one that looks like a path but names no file
+// is an error (a misspelled prompt file must not become the prompt text).
+// Flags and their values (step-args.ts) are never prompt files. Prompts are rendered once, before anything
 // runs, so a missing variable stops the run before it starts.
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { RecipeInputError } from './errors.ts';
+import { type ArgKind, classifyArgs, looksLikePath } from './step-args.ts';
 import type { RecipeStep } from './types.ts';
 import { substitute } from './variables.ts';
 
@@ -13,6 +16,8 @@ export interface RenderedArg {
   value: string;
   /** Set when the argument names a prompt file. */
   prompt?: { source: string; text: string };
+  /** A flag, a flag's value, or a word of the prompt. */
+  kind: ArgKind;
 }
 
 export interface RenderedStep {
@@ -48,18 +53,25 @@ export function renderStep(
 ): RenderedStep {
   const bases = [dirname(ctx.recipeFile), ctx.projectRoot, ctx.workspace];
   const problems: string[] = [];
+  const kinds = classifyArgs(step.args);
   const args: RenderedArg[] = step.args.map((arg, i) => {
-    const file = findPromptFile(arg, bases);
+    const kind = kinds[i]!;
+    const file = kind === 'word' ? findPromptFile(arg, bases) : null;
     if (file) {
       const r = substitute(readFileSync(file, 'utf8'), vars);
       for (const name of r.missing)
         problems.push(`${file}: variable $${name} is used in this prompt (step "${step.label}") but set nowhere (recipe env, environment, --var)`);
-      return { value: arg, prompt: { source: file, text: r.text } };
+      return { value: arg, prompt: { source: file, text: r.text }, kind };
+    }
+    if (kind === 'word' && looksLikePath(arg)) {
+      problems.push(
+        `${ctx.recipeFile}: steps "${step.label}".args[${i}]: prompt file "${arg}" does not exist (looked in ${[...new Set(bases)].join(', ')})`,
+      );
     }
     const r = substitute(arg, vars);
     for (const name of r.missing)
       problems.push(`${ctx.recipeFile}: steps "${step.label}".args[${i}]: variable $${name} is set nowhere (recipe env, environment, --var)`);
-    return { value: r.text };
+    return { value: r.text, kind };
   });
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(step.env ?? {})) {
@@ -68,8 +80,8 @@ export function renderStep(
       problems.push(`${ctx.recipeFile}: steps "${step.label}".env.${k}: variable $${name} is set nowhere (recipe env, environment, --var)`);
     env[k] = r.text;
   }
-  if (problems.length > 0) throw new RecipeInputError('missing variables, nothing was started', problems);
+  if (problems.length > 0) throw new RecipeInputError('missing variables or prompt files, nothing was started', problems);
   const prompts = args.filter((a) => a.prompt).map((a) => a.prompt!.text);
-  const promptText = prompts.length > 0 ? prompts.join('\n\n') : args.filter((a) => !a.value.startsWith('-')).map((a) => a.value).join(' ');
+  const promptText = prompts.length > 0 ? prompts.join('\n\n') : args.filter((a) => a.kind === 'word').map((a) => a.value).join(' ');
   return { label: step.label, args, promptText, env };
 }

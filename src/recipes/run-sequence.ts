@@ -2,6 +2,7 @@
 // the root — a recipe with steps, or a composite whose children are runs of
 // their own — on one step pool, one view and one set of signal handlers.
 // Returns the exit code.
+import { setMaxListeners } from 'node:events';
 import { join, relative } from 'node:path';
 import { loadWorkspaceConfig } from './config/workspace-config.ts';
 import { ExitCode, RecipeInputError } from './errors.ts';
@@ -51,6 +52,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   const { threads, perThread } = StepPool.sizeFor(treeConcurrency(tree));
   const pool = new StepPool(threads, perThread);
   const cancel = new AbortController();
+  setMaxListeners(0, cancel.signal);
   const live = new Set<RunRecorder>();
   const killAll = (): void => pool.killAll();
   process.on('exit', killAll);

@@ -121,7 +121,7 @@ export function createMonitor(service: MonitorService, input: unknown, caller: C
     horizon: body.horizon ?? 'event',
     capabilities,
     default_grant: defaultGrant,
-    source: body.source ?? { kind: 'log' },
+    source: service.sources?.check(body.source ?? { kind: 'log' }, caller) ?? body.source ?? { kind: 'log' },
     types,
     filter,
     ttl_seconds: body.ttl_seconds ?? null,
@@ -141,6 +141,7 @@ export function createMonitor(service: MonitorService, input: unknown, caller: C
     reason: body.reason ?? null,
     diff: null,
   });
+  service.sources?.changed(feed);
   return {
     status: 201,
     body: () => ({
@@ -171,6 +172,7 @@ export function configureMonitor(action: ConfigureAction) {
     if (body.patch?.filter !== undefined || body.patch?.types !== undefined) {
       checkOwnFilter(body.patch.filter ?? feed.definition.filter, body.patch.types ?? feed.definition.types);
     }
+    if (body.patch?.source !== undefined && service.sources) body.patch.source = service.sources.check(body.patch.source, caller);
     const now = service.now();
     const event =
       action === 'update'
@@ -193,6 +195,7 @@ export function configureMonitor(action: ConfigureAction) {
       });
       service.persistMonitor(feed);
     }
+    service.sources?.changed(feed);
     return { status: 200, body: () => ({ monitor: servedMonitor(service, feed), seq }) };
   };
 }

@@ -1,6 +1,7 @@
 // The one service API every door (HTTP, JSON-RPC, SSE, MCP) calls. It owns
 // the in-memory feeds and the actor system, appends observations, and makes
 // every change durable through the store's group commit before a reply.
+import type { InspectionEvent } from 'xstate';
 import { type Clock, systemClock } from '../actors/clock.ts';
 import { leaseKey, RootSystem } from '../actors/root-system.ts';
 import { leaseStateOf } from '../machines/lease-machine.ts';
@@ -11,7 +12,7 @@ import { serverPrincipal } from '../protocol/principal.ts';
 import { serverProvenance } from '../protocol/provenance.ts';
 import { observationTypes } from '../protocol/vocabulary.ts';
 import { maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
-import type { LeaseRecord, LeaseRow, SubscriptionRecord, SubscriptionRow } from '../store/records.ts';
+import type { LeaseRecord, LeaseRow, MonitorDefinition, SubscriptionRecord, SubscriptionRow } from '../store/records.ts';
 import { memoryPath, type Store } from '../store/store.ts';
 import { defaults } from './defaults.ts';
 import { Feed } from './feed.ts';
@@ -29,9 +30,19 @@ export interface ServiceOptions {
   readonly heartbeatMs?: number;
   /** Subscription and lease actors kept in memory (the rest wait as rows). */
   readonly residentActors?: number;
+  /** Receives the actors' inspection events (vigil serve --inspect). */
+  readonly inspect?: (event: InspectionEvent) => void;
   readonly log?: (line: string) => void;
 }
 
+
+/** What the live sources (src/sources) need from monitor operations. */
+export interface SourceHooks {
+  /** Checks a monitor's source for this caller; returns it with defaults filled in. */
+  check(source: MonitorDefinition['source'], caller: { bearer?: string }): MonitorDefinition['source'];
+  /** A monitor was created or configured: start, restart or stop its source. */
+  changed(feed: Feed): void;
+}
 
 export type ObservationKind = 'producer' | 'bookkeeping' | 'rejected';
 
@@ -52,6 +63,8 @@ export class MonitorService {
   private readonly unadmitted = new Map<string, SubscriptionRow>();
   private nextMonitorKey = 1;
   private closed = false;
+  /** Set by the live sources when the server runs them. */
+  sources: SourceHooks | undefined;
 
   constructor(options: ServiceOptions) {
     this.store = options.store;
@@ -74,6 +87,7 @@ export class MonitorService {
       },
       leaseExpired: (lease) => this.onLeaseExpired(lease),
       subscriptionMuted: (subscription) => this.onSubscriptionMuted(subscription),
+      inspect: options.inspect,
       actorFailed: (kind, key, error) => this.log(`vigil: ${kind} actor ${key} failed and will be restored from the store: ${String(error)}`),
     }, options.residentActors);
     this.store.commits.onCommitted(() => this.afterCommit());

@@ -50,6 +50,8 @@ export interface FeedStats {
   first_actor: string | null;
   several_actors: boolean;
   last_has_event_provenance: boolean | null;
+  /** Where a live source left off (file position, feed ids, last HTTP status), stored with its observations. */
+  source_cursor?: unknown;
 }
 
 export interface MonitorRow {

@@ -26,6 +26,13 @@ function hostWithoutPort(host: string): string {
   return colon === -1 ? trimmed : trimmed.slice(0, colon);
 }
 
+/** A Host header is a name or address, optionally followed by ":" and a port 1-65535 (as node:http's peers expect). */
+function hostIsWellFormed(host: string): boolean {
+  const match = /^(\[[0-9a-f:.]+\]|[^\s:[\]/@]+)(?::(\d{1,5}))?$/i.exec(host.trim());
+  if (!match) return false;
+  return match[2] === undefined || (Number(match[2]) >= 1 && Number(match[2]) <= 65535);
+}
+
 export function isLoopback(address: string): boolean {
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
@@ -36,6 +43,13 @@ export function browserGuard(policy: BrowserPolicy): (request: HttpRequest) => V
   const hosts = new Set([...loopbackHosts, ...policy.allowHosts.map(hostWithoutPort)]);
 
   return (request) => {
+    const given = request.headers.host;
+    if (given !== undefined && !hostIsWellFormed(given)) {
+      return {
+        kind: 'refused',
+        error: new ProtocolError('INVALID', `The Host header "${given.slice(0, 100)}" is not a host name with an optional port (1-65535).`, { field: 'Host' }),
+      };
+    }
     if (isLoopback(request.remoteAddress)) {
       const host = request.headers.host;
       if (!host || !hosts.has(hostWithoutPort(host))) {

@@ -17,16 +17,14 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { asProtocolError, invalid, type ErrorBody } from '../protocol/errors.ts';
-import { toPlain } from '../protocol/raw-json.ts';
+import { invalid } from '../protocol/errors.ts';
 import { extensionName, protocolVersion } from '../protocol/vocabulary.ts';
-import { canSee } from '../service/access.ts';
-import type { Feed } from '../service/feed.ts';
-import { invoke } from '../service/operations.ts';
 import { MonitorService } from '../service/service.ts';
 import { memoryPath, Store } from '../store/store.ts';
 import { packageVersion } from '../version.ts';
+import { localBackend, type McpBackend } from './mcp-backend.ts';
 import { Coalescer, realTimers, type Timers } from './mcp-coalescer.ts';
+import { remoteBackend } from './mcp-remote.ts';
 import { configureActions, listedTools, operationOf, type ToolSpec, toolNamed, tools } from './mcp-tools.ts';
 
 /** At most one resource-update notification per resource in this many milliseconds (§15). */
@@ -35,8 +33,8 @@ export const notifyIntervalMs = 250;
 /** JSON-RPC number MCP uses for a resource that does not exist. */
 const resourceNotFound = -32002;
 
-/** Resources carry no token: over MCP a monitor is visible when it is public. */
-const resourceCaller = {};
+/** Reply fields that carry a freshly minted token. */
+const mintedTokenFields = ['owner_token', 'subscribe_token', 'token'] as const;
 
 type ResourceKind = 'definition' | 'state';
 const resourceUri = (id: string, kind: ResourceKind) => `monitor://${id}/${kind}`;
@@ -45,6 +43,8 @@ const uriPattern = /^monitor:\/\/([A-Za-z0-9_.-]{2,64})\/(definition|state)$/;
 export interface McpDoorOptions {
   readonly timers?: Timers;
   readonly log?: (line: string) => void;
+  /** Tokens resources are read with from the start (`vigil mcp --token`), besides those the session sees. */
+  readonly tokens?: readonly string[];
 }
 
 export interface McpDoor {
@@ -54,7 +54,7 @@ export interface McpDoor {
   close(): Promise<void>;
 }
 
-export function createMcpDoor(service: MonitorService, options: McpDoorOptions = {}): McpDoor {
+export function createMcpDoor(backend: McpBackend, options: McpDoorOptions = {}): McpDoor {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const server = new Server(
     { name: 'vigil', version: packageVersion },
@@ -79,30 +79,38 @@ export function createMcpDoor(service: MonitorService, options: McpDoorOptions =
     return work;
   };
 
-  const subscribed = new Set<string>();
+  // Resources carry no token: they are read with the tokens this session has
+  // used or been given, so a private monitor created here is a resource too.
+  const tokens = new Set<string>(options.tokens ?? []);
+  const learn = (bearer: unknown, body: Record<string, unknown>) => {
+    if (typeof bearer === 'string' && bearer !== '') tokens.add(bearer);
+    for (const field of mintedTokenFields) if (typeof body[field] === 'string') tokens.add(body[field] as string);
+  };
+  const subscribed = new Map<string, string>();
   const notify = (uri: string) => {
-    const id = uriPattern.exec(uri)?.[1];
-    const feed = id === undefined ? undefined : service.feed(id);
-    if (!feed || !canSee(feed, resourceCaller)) return;
+    if (!subscribed.has(uri)) return;
     server.sendResourceUpdated({ uri }).catch((error: unknown) => log(`vigil: mcp: cannot notify ${uri}: ${String(error)}`));
   };
   const coalescer = new Coalescer(notifyIntervalMs, notify, options.timers ?? realTimers);
+  const stopListening = backend.onRecorded(
+    (id) => {
+      for (const kind of ['state', 'definition'] as const) {
+        const uri = resourceUri(id, kind);
+        if (subscribed.has(uri)) coalescer.touch(uri);
+      }
+    },
+    () => [...subscribed].map(([uri, bearer]) => [uriPattern.exec(uri)![1]!, bearer] as [string, string]),
+  );
 
-  const listed = new Set<string>();
-  for (const feed of service.allFeeds()) if (canSee(feed, resourceCaller)) listed.add(feed.id);
-  const stopListening = service.onRecorded((feed) => {
-    for (const kind of ['state', 'definition'] as const) {
-      const uri = resourceUri(feed.id, kind);
-      if (subscribed.has(uri)) coalescer.touch(uri);
+  /** The monitor a resource URI names and the token to read it with; a URI of no visible monitor is "resource not found". */
+  const resolveUri = async (uri: string): Promise<{ id: string; kind: ResourceKind; bearer: string }> => {
+    const match = uriPattern.exec(uri);
+    const bearer = match ? await backend.readerOf(match[1]!, [...tokens]) : undefined;
+    if (!match || bearer === undefined) {
+      throw new McpError(resourceNotFound, `No resource "${uri}": resources are monitor://<id>/definition and monitor://<id>/state of monitors this session can see.`, { uri });
     }
-    // A new public monitor, or one whose visibility changed, changes the resource list.
-    const visible = canSee(feed, resourceCaller);
-    if (visible !== listed.has(feed.id)) {
-      if (visible) listed.add(feed.id);
-      else listed.delete(feed.id);
-      server.sendResourceListChanged().catch(() => {});
-    }
-  });
+    return { id: match[1]!, kind: match[2] as ResourceKind, bearer };
+  };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools() }));
 
@@ -115,26 +123,33 @@ export function createMcpDoor(service: MonitorService, options: McpDoorOptions =
       );
     }
     const signal = AbortSignal.any([extra.signal, shutdown.signal]);
-    return track(callTool(service, tool, request.params.arguments ?? {}, signal));
+    const args = request.params.arguments ?? {};
+    return track(
+      callTool(backend, tool, args, signal).then((result) => {
+        if (!result.isError) {
+          learn(args.bearer, result.structuredContent as Record<string, unknown>);
+          if (tool.name === 'monitor_create') server.sendResourceListChanged().catch(() => {});
+        }
+        return result;
+      }),
+    );
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: [...service.allFeeds()]
-      .filter((feed) => canSee(feed, resourceCaller))
-      .flatMap((feed) => [
-        {
-          uri: resourceUri(feed.id, 'definition'),
-          name: `${feed.id} definition`,
-          description: `Definition of monitor "${feed.definition.name}"`,
-          mimeType: 'application/json',
-        },
-        {
-          uri: resourceUri(feed.id, 'state'),
-          name: `${feed.id} state`,
-          description: `Computed state of monitor "${feed.definition.name}"; subscribe to be told when it records something`,
-          mimeType: 'application/json',
-        },
-      ]),
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: (await backend.visible([...tokens])).flatMap((monitor) => [
+      {
+        uri: resourceUri(monitor.id, 'definition'),
+        name: `${monitor.id} definition`,
+        description: `Definition of monitor "${monitor.name}"`,
+        mimeType: 'application/json',
+      },
+      {
+        uri: resourceUri(monitor.id, 'state'),
+        name: `${monitor.id} state`,
+        description: `Computed state of monitor "${monitor.name}"; subscribe to be told when it records something`,
+        mimeType: 'application/json',
+      },
+    ]),
   }));
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
@@ -146,22 +161,19 @@ export function createMcpDoor(service: MonitorService, options: McpDoorOptions =
 
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     const { uri } = request.params;
-    const [, id, kind] = parseUri(service, uri);
-    const operation = kind === 'state' ? 'monitors/state' : 'monitors/get';
     return track(
-      invoke(service, operation, { id }, { caller: resourceCaller }).then(
-        (reply) => ({ contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(toPlain(reply.body)) }] }),
-        (error: unknown) => {
-          const body = asProtocolError(error).toBody();
-          throw new McpError(resourceNotFound, body.error, body);
-        },
-      ),
+      (async () => {
+        const { id, kind, bearer } = await resolveUri(uri);
+        const outcome = await backend.run(kind === 'state' ? 'monitors/state' : 'monitors/get', { id }, bearer || undefined);
+        if (!outcome.ok) throw new McpError(resourceNotFound, outcome.body.error, outcome.body);
+        return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(outcome.body) }] };
+      })(),
     );
   });
 
-  server.setRequestHandler(SubscribeRequestSchema, (request) => {
-    parseUri(service, request.params.uri);
-    subscribed.add(request.params.uri);
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    const { bearer } = await resolveUri(request.params.uri);
+    subscribed.set(request.params.uri, bearer);
     return {};
   });
 
@@ -183,69 +195,50 @@ export function createMcpDoor(service: MonitorService, options: McpDoorOptions =
       stopListening();
       coalescer.close();
       await server.close();
+      await backend.close();
     },
   };
 }
 
-/** The monitor a resource URI names; a URI of no visible monitor is "resource not found". */
-function parseUri(service: MonitorService, uri: string): [string, string, ResourceKind] {
-  const match = uriPattern.exec(uri);
-  const feed: Feed | undefined = match ? service.feed(match[1]!) : undefined;
-  if (!match || !feed || !canSee(feed, resourceCaller)) {
-    throw new McpError(resourceNotFound, `No resource "${uri}": resources are monitor://<id>/definition and monitor://<id>/state of public monitors.`, {
-      uri,
-    });
-  }
-  return [uri, match[1]!, match[2] as ResourceKind];
-}
-
 /** Runs one tool: the HTTP body comes back as structured content, a refusal as `isError` with the error body. */
-export async function callTool(
-  service: MonitorService,
-  tool: ToolSpec,
-  args: Record<string, unknown>,
-  signal?: AbortSignal,
-): Promise<CallToolResult> {
+export async function callTool(backend: McpBackend, tool: ToolSpec, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
   const { bearer, ...input } = args;
-  try {
-    if (bearer !== undefined && typeof bearer !== 'string') {
-      throw invalid('"bearer" must be a string: the token for this call.', { field: 'bearer' });
-    }
-    const operation = operationOf(tool, input);
-    if (!operation) {
-      throw invalid(`"action" must be one of ${configureActions.join(', ')}; got ${JSON.stringify(input.action ?? null)}.`, {
-        field: 'action',
-      });
-    }
-    if (typeof tool.operation === 'function') delete input.action;
-    // Validation normalises the input in place; a refusal records what the client sent.
-    const raw = structuredClone(input);
-    const reply = await invoke(service, operation, input, { caller: { bearer }, signal, raw: () => raw });
-    const body = toPlain(reply.body) as Record<string, unknown>;
-    return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, _meta: { 'ai.vigil/status': reply.status } };
-  } catch (error) {
-    const protocolError = asProtocolError(error);
-    const body: ErrorBody = protocolError.toBody();
-    return {
-      isError: true,
-      content: [{ type: 'text', text: JSON.stringify(body) }],
-      structuredContent: body,
-      _meta: { 'ai.vigil/status': protocolError.status },
-    };
+  const result = (ok: boolean, status: number, body: Record<string, unknown>): CallToolResult => ({
+    ...(ok ? {} : { isError: true }),
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    structuredContent: body,
+    _meta: { 'ai.vigil/status': status },
+  });
+  if (bearer !== undefined && typeof bearer !== 'string') {
+    const error = invalid('"bearer" must be a string: the token for this call.', { field: 'bearer' });
+    return result(false, error.status, error.toBody());
   }
+  const operation = operationOf(tool, input);
+  if (!operation) {
+    const error = invalid(`"action" must be one of ${configureActions.join(', ')}; got ${JSON.stringify(input.action ?? null)}.`, { field: 'action' });
+    return result(false, error.status, error.toBody());
+  }
+  if (typeof tool.operation === 'function') delete input.action;
+  const outcome = await backend.run(operation, input, bearer, signal);
+  return result(outcome.ok, outcome.status, outcome.body);
 }
 
 export interface McpRunOptions {
   /** SQLite state file; in memory when absent. */
   readonly state?: string;
+  /** A running server to attach to instead of a state file. */
+  readonly base?: string;
+  /** Tokens resources are read with (private and shared monitors). */
+  readonly tokens?: readonly string[];
 }
 
 /** `vigil mcp`: serves the extension on stdin/stdout until the client goes away. Logs go to stderr only. */
 export async function runMcpDoor(options: McpRunOptions): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const store = Store.open({ path: options.state ?? memoryPath });
-  const service = new MonitorService({ store, log });
-  const door = createMcpDoor(service, { log });
+  const backend = options.base
+    ? remoteBackend(options.base)
+    : localBackend(new MonitorService({ store: Store.open({ path: options.state ?? memoryPath }), log }), `state ${options.state ?? 'in memory'}`);
+  const door = createMcpDoor(backend, { log, tokens: options.tokens });
   let stopping = false;
   // Stdin ending is the client's goodbye: answer what it already asked, store everything, then leave.
   const stop = () => {
@@ -253,9 +246,7 @@ export async function runMcpDoor(options: McpRunOptions): Promise<void> {
     stopping = true;
     void (async () => {
       await door.drain();
-      await service.settle().catch(() => {});
       await door.close().catch(() => {});
-      service.close();
       // Stdout on a pipe is asynchronous: exit once the last answer is written.
       process.stdout.write('', () => process.exit(0));
     })();
@@ -266,5 +257,5 @@ export async function runMcpDoor(options: McpRunOptions): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await door.server.connect(new StdioServerTransport());
-  log(`vigil: serving the ${extensionName} tool extension on stdio (state ${options.state ?? 'in memory'}, pid ${process.pid})`);
+  log(`vigil: serving the ${extensionName} tool extension on stdio (${backend.describe}, pid ${process.pid})`);
 }

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { FlushScheduler } from './flush-scheduler.ts';
 import { failStream, internalErrorResponse } from './internal-error.ts';
 import { listenFailure } from './listen-failure.ts';
+import { bodyIdleMs, headersTimeoutMs, requestTimedOut, requestTimeoutMs } from './stalled-request.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -35,21 +36,28 @@ function sendFull(res: ServerResponse, response: FullResponse, closeConnection =
   res.end(response.body);
 }
 
-/** Collects the body, or calls `tooLarge` as soon as it passes the limit. */
-function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) => void, tooLarge: () => void): void {
+/** Collects the body, or calls `tooLarge` as soon as it passes the limit, or `stalled` when it stops arriving. */
+function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) => void, tooLarge: () => void, stalled: () => void): void {
   const chunks: Buffer[] = [];
   let total = 0;
+  const expectsBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  const timer = expectsBody ? setTimeout(() => stop(stalled), bodyIdleMs) : undefined;
+  const stop = (then: () => void) => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    req.off('end', onEnd);
+    then();
+  };
   const onData = (chunk: Buffer) => {
+    timer?.refresh();
     total += chunk.byteLength;
-    if (total > limit) {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      tooLarge();
-      return;
-    }
+    if (total > limit) return stop(tooLarge);
     chunks.push(chunk);
   };
-  const onEnd = () => onBody(Buffer.concat(chunks, total));
+  const onEnd = () => {
+    clearTimeout(timer);
+    onBody(Buffer.concat(chunks, total));
+  };
   req.on('data', onData);
   req.on('end', onEnd);
 }
@@ -58,6 +66,10 @@ class NodeStreamSink implements StreamSink {
   closed = false;
   private queue: string[] = [];
   private queuedBytes = 0;
+  // Like the uWS sink: while the socket is backed up nothing more is handed to
+  // node:http, so pending frames stay queued as the strings every stream shares
+  // instead of one encoded copy per connection.
+  private backpressured = false;
   private readonly listeners: Array<() => void> = [];
 
   constructor(
@@ -66,25 +78,30 @@ class NodeStreamSink implements StreamSink {
     private readonly flushes: FlushScheduler<NodeStreamSink>,
   ) {
     res.once('close', () => this.markClosed());
+    res.on('drain', () => {
+      this.backpressured = false;
+      if (this.queue.length > 0) this.flushes.add(this);
+    });
   }
 
   write(chunk: string): boolean {
     if (this.closed) return false;
     this.queue.push(chunk);
-    this.queuedBytes += Buffer.byteLength(chunk);
-    // node:http would buffer a reader that stopped reading without limit.
+    // String length, not bytes: counted once per frame per stream, it must stay cheap; the budget is approximate anyway.
+    this.queuedBytes += chunk.length;
+    // node:http would buffer a reader that stopped reading without limit: this connection's budget ends it.
     if (this.bufferedBytes() > this.maxBufferBytes) {
       this.res.destroy();
       this.markClosed();
       return false;
     }
-    this.flushes.add(this);
+    if (!this.backpressured) this.flushes.add(this);
     return true;
   }
 
   flush(): void {
-    if (this.closed || this.queue.length === 0) return;
-    this.res.write(this.takeQueue());
+    if (this.closed || this.backpressured || this.queue.length === 0) return;
+    if (!this.res.write(this.takeQueue())) this.backpressured = true;
   }
 
   end(): void {
@@ -125,10 +142,22 @@ export class NodeHttpTransport implements HttpTransport {
   private readonly flushes = new FlushScheduler<NodeStreamSink>();
 
   listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }> {
-    const server = createServer({ keepAlive: true }, (req, res) => this.accept(req, res, handler, options));
+    const server = createServer(
+      // Half-sent requests must not hold a descriptor for minutes: headers get seconds, the whole request a minute
+      // (bodies that stop arriving are answered 408 sooner, see readBody), checked every second.
+      { keepAlive: true, headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: 1000 },
+      (req, res) => this.accept(req, res, handler, options),
+    );
     // A request node's parser rejects (oversized headers or URL, bad framing) still gets the protocol's error body.
     server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+        const timedOut = requestTimedOut();
+        socket.end(
+          `HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(timedOut.body)}\r\nconnection: close\r\n\r\n${timedOut.body}`,
+        );
+        return;
+      }
       const body = JSON.stringify({
         code: 'INVALID',
         error: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request line or headers are too large.' : 'The request could not be parsed as HTTP/1.1.',
@@ -187,6 +216,7 @@ export class NodeHttpTransport implements HttpTransport {
         void this.respond(res, handler, request, options);
       },
       tooLarge,
+      () => sendFull(res, requestTimedOut(), true),
     );
   }
 

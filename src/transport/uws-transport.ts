@@ -8,6 +8,7 @@ import type * as Uws from 'uWebSockets.js';
 import { FlushScheduler } from './flush-scheduler.ts';
 import { failStream, internalErrorResponse } from './internal-error.ts';
 import { listenFailure, probeListen } from './listen-failure.ts';
+import { bodyIdleMs, requestTimedOut } from './stalled-request.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -95,6 +96,24 @@ function readHeaders(req: Uws.HttpRequest): Record<string, string> {
     headers[name] = previous === undefined ? value : `${previous}, ${value}`;
   });
   return headers;
+}
+
+function framingError(headers: Record<string, string>): string | undefined {
+  const length = headers['content-length'];
+  if (length !== undefined && !/^\d{1,15}$/.test(length.trim())) {
+    return length.includes(',') ? 'The request has more than one Content-Length header.' : `Content-Length "${length.slice(0, 40)}" is not a number of bytes.`;
+  }
+  if (length !== undefined && headers['transfer-encoding'] !== undefined) return 'The request has both Content-Length and Transfer-Encoding.';
+  return undefined;
+}
+
+function invalidFraming(error: string): FullResponse {
+  return {
+    kind: 'full',
+    status: 400,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: JSON.stringify({ code: 'INVALID', error }),
+  };
 }
 
 /** One request/response pair; uWS forbids touching `res` after it was aborted or ended. */
@@ -251,17 +270,34 @@ class UwsStreamSink implements StreamSink {
 }
 
 /** Collects the body, or calls `tooLarge` as soon as it passes the limit. */
-function readBody(res: Uws.HttpResponse, limit: number, onBody: (body: Buffer) => void, tooLarge: () => void): void {
+function readBody(
+  res: Uws.HttpResponse,
+  limit: number,
+  onBody: (body: Buffer) => void,
+  tooLarge: () => void,
+  stalled: (() => void) | undefined,
+): void {
   let chunks: Buffer[] = [];
   let total = 0;
   // uWS keeps this handler for as long as the response lives (an event stream: hours), so
   // once the body is whole it lets go of the request it was building.
   let pending: { onBody: (body: Buffer) => void; tooLarge: () => void } | undefined = { onBody, tooLarge };
+  // A body that stops arriving is answered 408 before uWS's own idle timeout closes the socket silently.
+  const timer = stalled
+    ? setTimeout(() => {
+        if (!pending) return;
+        pending = undefined;
+        chunks = [];
+        stalled();
+      }, bodyIdleMs)
+    : undefined;
   res.onData((chunk, isLast) => {
     const handlers = pending;
     if (!handlers) return;
+    timer?.refresh();
     total += chunk.byteLength;
     if (total > limit) {
+      clearTimeout(timer);
       pending = undefined;
       chunks = [];
       handlers.tooLarge();
@@ -270,6 +306,7 @@ function readBody(res: Uws.HttpResponse, limit: number, onBody: (body: Buffer) =
     // uWS neuters the ArrayBuffer when this callback returns: copy it.
     if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
+      clearTimeout(timer);
       const body = Buffer.concat(chunks, total);
       pending = undefined;
       chunks = [];
@@ -331,6 +368,12 @@ export class UwsTransport implements HttpTransport {
     const isHead = method === 'HEAD';
     const tooLarge = () => exchange.sendFull(options.tooLarge(options.maxBodyBytes), isHead, true);
 
+    // uWS joins repeated headers here and parses no further; node:http refuses these framings, and so do we.
+    const framing = framingError(headers);
+    if (framing) {
+      exchange.sendFull(invalidFraming(framing), isHead, true);
+      return;
+    }
     if (Number(headers['content-length'] ?? 0) > options.maxBodyBytes) {
       tooLarge();
       return;
@@ -353,6 +396,9 @@ export class UwsTransport implements HttpTransport {
         void this.respond(exchange, handler, request, options);
       },
       tooLarge,
+      Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined
+        ? () => exchange.sendFull(requestTimedOut(), isHead, true)
+        : undefined,
     );
   }
 

@@ -28,6 +28,8 @@ export interface FiringRequest {
   publish?: Publish;
   /** Extra files to write into the run folder before the target starts (name → text). */
   files?: Record<string, string>;
+  /** Trigger variables that hold the path of one of `files` (variable → file name). */
+  fileVars?: Record<string, string>;
 }
 
 export interface FiringResult {
@@ -65,7 +67,7 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
     project_root: req.projectRoot,
     workspace,
     transfer_mode: 'none',
-    vars: Object.keys({ ...recipe.vars, ...req.triggerVars }),
+    vars: Object.keys({ ...recipe.vars, ...req.triggerVars, ...req.fileVars }),
     resumed_from: null,
     from_label: null,
     steps: [
@@ -87,11 +89,13 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
     ],
   });
   for (const [name, text] of Object.entries(req.files ?? {})) writeFileSync(join(recorder.dir, name), text);
+  const triggerVars = { ...req.triggerVars };
+  for (const [name, file] of Object.entries(req.fileVars ?? {})) triggerVars[name] = join(recorder.dir, file);
   store.addFiring({ run_id: runId, trigger: req.trigger, recipe: recipe.name, due_ms: req.dueMs, status: 'running', pid: null, started_ms: clock.now(), ended_ms: null, reason: null });
   req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status: 'running' });
 
   const env: Record<string, string | undefined> = { ...recipe.env, ...req.env, VIGIL_TRIGGER: req.trigger, VIGIL_RUN_ID: runId };
-  const spec = { mode, target: recipe.target, vars: { ...recipe.vars, ...req.triggerVars }, env, cwd: workspace, ttlSeconds: ttl };
+  const spec = { mode, target: recipe.target, vars: { ...recipe.vars, ...triggerVars }, env, cwd: workspace, ttlSeconds: ttl };
   const onSpawn = (pid: number): void => store.setFiringPid(runId, pid);
   let result: TargetResult = await runTarget(spec, clock, onSpawn);
   if (result.status === 'ttl_expired' && (recipe.on_ttl_expire ?? TRIGGER_DEFAULTS.on_ttl_expire) === 'rerun') {

@@ -70,4 +70,21 @@ describe('vigil api-key and vigil webhook', { timeout: 120_000 }, () => {
     expect((await vigil(project, ['webhook', 'delete', id])).stdout).toBe(`deleted ${id}\n`);
     expect((await vigil(project, ['webhook', 'delete', id])).stderr).toMatch(/No webhook registration/);
   });
+
+  it('lists and revokes keys; a revoked key is refused', async () => {
+    const admin = ['--base', server.url, '--admin-token', adminToken];
+    const listed = await vigil(project, ['api-key', 'list', '--json', ...admin]);
+    const keys = JSON.parse(listed.stdout) as Array<{ id: string; name: string; revoked: boolean }>;
+    const cli = keys.find((k) => k.name === 'cli')!;
+    expect(cli.revoked).toBe(false);
+    expect(listed.stdout).not.toMatch(/vk_/);
+    expect((await vigil(project, ['api-key', 'revoke', cli.id, ...admin])).stdout).toBe(`revoked ${cli.id}\n`);
+    const refused = await vigil(project, ['webhook', 'list']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/UNAUTHORIZED: This API key is not valid/);
+    const wrongAdmin = await vigil(project, ['api-key', 'list', '--base', server.url, '--admin-token', 'nope']);
+    expect(wrongAdmin.code).toBe(1);
+    expect(wrongAdmin.stderr).toMatch(/UNAUTHORIZED/);
+    expect((await vigil(project, ['api-key', 'list', '--base', server.url])).code).toBe(2);
+  });
 });

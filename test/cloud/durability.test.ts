@@ -30,7 +30,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 }
 
 describe('delivery durability', () => {
-  it('a delivery pending at kill -9 is retried after the restart', { timeout: 120_000 }, async () => {
+  it('a delivery pending at kill -9 is retried after the restart, and a deployed worker comes back', { timeout: 120_000 }, async () => {
     const state = join(dir, 'state.db');
     const args = [`--allow-admin=${adminToken}`, '--allow-insecure-webhooks'];
     server = await startServerProcess({ state, args, transport: 'node' });
@@ -42,6 +42,9 @@ describe('delivery durability', () => {
         body: { event: 'cir.capture', url: `http://127.0.0.1:${receiverPort}/hook`, secret },
       })
     ).body;
+    const script = 'export default { async fetch(request, env) { return new Response(env.WORD); } };';
+    expect((await call(server.url, 'PUT', '/v1/workers/keeper', { token: key, body: { script } })).status).toBe(200);
+    await call(server.url, 'PUT', '/v1/workers/keeper/secrets/WORD', { token: key, body: { value: 'still here' } });
     expect((await call(server.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { n: 1 } } })).status).toBe(202);
     const log = () => call(server!.url, 'GET', `/v1/webhooks/${hook.id}/deliveries`, { token: key }).then((r) => r.body.deliveries);
     const failed = await until(log, (d) => d[0]?.attempts >= 1);
@@ -55,6 +58,7 @@ describe('delivery durability', () => {
     expect(arrived!.headers['webhook-id']).toBe(failed[0].id);
     expect(arrived!.body).toMatchObject({ type: 'cir.capture', data: { n: 1 } });
     const done = await until(log, (d) => d[0]?.status === 'delivered');
-    expect(done[0]).toMatchObject({ attempts: 2, response_code: 200 });
+    expect(done[0]).toMatchObject({ status: 'delivered', response_code: 200 });
+    expect(await (await fetch(`${server.url}/edge/keeper/`)).text()).toBe('still here');
   });
 });

@@ -3,6 +3,7 @@
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
+import { transports } from '../support/server-process.ts';
 import { makeKey, useCloudServer } from './fixtures.ts';
 
 const script = `export default {
@@ -25,8 +26,8 @@ function getWithHost(port: number, host: string, path: string): Promise<{ status
   });
 }
 
-describe('managed edge', { timeout: 120_000 }, () => {
-  const server = useCloudServer({ cloud: { edgeDomain: 'edge.test' } });
+describe.each(transports)('managed edge over %s', { timeout: 120_000 }, (transport) => {
+  const server = useCloudServer({ transport, cloud: { edgeDomain: 'edge.test' } });
 
   it('deploys a worker, serves it by path and Host, reads a secret, deletes it', async () => {
     const key = await makeKey(server.url);
@@ -54,6 +55,28 @@ describe('managed edge', { timeout: 120_000 }, () => {
     const gone = await fetch(`${server.url}/edge/hello/`);
     expect(gone.status).toBe(404);
     expect((await call(server.url, 'GET', '/v1/workers', { token: key })).body).toEqual([]);
+  });
+
+  it('runs a scheduled handler on its cron and on request', async () => {
+    const key = await makeKey(server.url);
+    const cronScript = `let runs = []; export default {
+      async scheduled(c) { runs.push(c.cron); },
+      async fetch() { return Response.json(runs); },
+    };`;
+    const bad = await call(server.url, 'PUT', '/v1/workers/ticker', { token: key, body: { script: cronScript, crons: ['not a cron'] } });
+    expect(bad.body).toMatchObject({ code: 'INVALID', field: 'crons' });
+    expect((await call(server.url, 'PUT', '/v1/workers/ticker', { token: key, body: { script: cronScript, crons: ['* * * * * *'] } })).status).toBe(200);
+    const end = Date.now() + 30_000;
+    let runs: string[] = [];
+    while (runs.length === 0 && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 250));
+      runs = await (await fetch(`${server.url}/edge/ticker/`)).json();
+    }
+    expect(runs[0]).toBe('* * * * * *');
+    const now = await call(server.url, 'POST', '/v1/workers/ticker/scheduled', { token: key, body: { cron: '0 * * * *' } });
+    expect(now.body).toEqual({ outcome: 'ok' });
+    expect(await (await fetch(`${server.url}/edge/ticker/`)).json()).toContain('0 * * * *');
+    await call(server.url, 'DELETE', '/v1/workers/ticker', { token: key });
   });
 
   it('refuses bad names, scripts that do not start, and another key\'s worker', async () => {

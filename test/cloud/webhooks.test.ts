@@ -3,6 +3,7 @@
 // §6 schedule and the delivery log.
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
+import { transports } from '../support/server-process.ts';
 import { immediateTimers, makeKey, useCloudServer } from './fixtures.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 
@@ -18,8 +19,8 @@ async function receiver(s = secret) {
   return r;
 }
 
-describe('API keys', () => {
-  const server = useCloudServer({ cloud: { allowInsecureWebhooks: true, timers } });
+describe.each(transports)('API keys over %s', (transport) => {
+  const server = useCloudServer({ transport, cloud: { allowInsecureWebhooks: true, timers } });
 
   it('refuses a missing, wrong or revoked key with the error model', async () => {
     for (const token of [undefined, 'vk_wrong', 'not-a-key']) {
@@ -163,6 +164,8 @@ describe('deliveries', () => {
     const key = await makeKey(server.url);
     expect((await call(server.url, 'POST', '/v1/events', { token: key, body: { type: 'x', data: {} } })).body.field).toBe('type');
     expect((await call(server.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: [] } })).body.field).toBe('data');
+    const huge = await call(server.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { text: 'x'.repeat(70_000) } } });
+    expect(huge.body).toMatchObject({ code: 'INVALID', field: 'data' });
     expect((await call(server.url, 'POST', '/v1/events', { token: key, rawBody: '{', headers: { 'content-type': 'application/json' } })).body.code).toBe('INVALID');
   });
 });

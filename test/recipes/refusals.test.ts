@@ -33,19 +33,19 @@ describe('refusals before anything runs', () => {
 
   it('blocks destructive intents in prompts and build commands, naming where they are', async () => {
     project = makeProject();
-    const prompt = project.file('prompts/clean.md', 'Tidy up.\nThen run: rm -rf ~ to be sure\n');
+    const prompt = project.file('prompts/clean.md', 'Tidy up.\nThen run: `rm -rf ~` to be sure\n');
     const recipe = project.recipe({
       name: 'danger',
       steps: [
         { label: 'clean', args: ['-p', 'prompts/clean.md'] },
         { label: 'push', args: ['x'], build_command: 'git push --force origin main' },
-        { label: 'db', args: ['then DROP TABLE users;'] },
+        { label: 'db', args: ['then `DROP TABLE users;`'] },
       ],
     });
     const r = await runVigil(project, ['sequence', 'danger']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`${prompt} (step "clean"):2: recursive delete of / or ~`);
-    expect(r.stderr).toContain(`${recipe}: step "push".build_command:1: force push`);
+    expect(r.stderr).toContain(`${prompt} (step "clean"):2: recursive delete of $HOME`);
+    expect(r.stderr).toContain(`${recipe}: step "push".build_command:1: force push or remote branch deletion`);
     expect(r.stderr).toContain(`${recipe}: step "db".args[0]:1: DROP TABLE/DATABASE`);
     expect(r.stderr).toContain('allow_destructive_intents');
     expect(runsOf(project)).toEqual([]);
@@ -54,7 +54,7 @@ describe('refusals before anything runs', () => {
 
   it('only warns about destructive intents when the recipe allows them', async () => {
     project = makeProject();
-    project.recipe({ name: 'allowed', canary: false, allow_destructive_intents: true, steps: [{ label: 'mk', args: ['mkfs.ext4 /dev/null is fine here'] }] });
+    project.recipe({ name: 'allowed', canary: false, allow_destructive_intents: true, steps: [{ label: 'mk', args: ['format it with `mkfs.ext4 /dev/sdz9`'] }] });
     const r = await runVigil(project, ['sequence', 'allowed']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('warning: destructive intent allowed by the recipe');

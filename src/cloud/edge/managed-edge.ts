@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { invalid, notFound, ProtocolError } from '../../protocol/errors.ts';
 import type { ApiKeyTable, CloudStore, WorkerTable } from '../cloud-store.ts';
+import { checkCrons, CronJobs } from './cron-jobs.ts';
 import { WorkerRuntimes } from './worker-runtimes.ts';
 
 export interface WorkerInfo {
@@ -36,15 +37,21 @@ const infoOf = (row: WorkerTable): WorkerInfo => ({ name: row.name, id: row.id, 
 
 export class ManagedEdge {
   readonly runtimes: WorkerRuntimes;
+  private readonly crons: CronJobs;
 
   constructor(
     private readonly store: CloudStore,
     readonly edgeDomain: string | undefined,
+    log: (line: string) => void = () => {},
   ) {
     this.runtimes = new WorkerRuntimes((name) => {
       const row = this.store.worker(name);
       return row ? { script: row.script, bindings: JSON.parse(row.secrets) as Record<string, string> } : undefined;
     });
+    this.crons = new CronJobs((name, cron) => {
+      this.runtimes.scheduled(name, cron).catch((error: unknown) => log(`edge worker ${name}: scheduled run (${cron}) failed: ${(error as Error).message}`));
+    });
+    for (const row of store.allWorkers()) this.crons.set(row.name, JSON.parse(row.crons) as string[]);
   }
 
   /** Where a deployed worker answers, as seen from a client that reached the server at `host`. */
@@ -54,8 +61,15 @@ export class ManagedEdge {
     return `http://${host ?? 'localhost'}/edge/${name}/`;
   }
 
-  async deploy(key: ApiKeyTable, name: string, script: unknown, host: string | undefined): Promise<{ name: string; url: string; deployed: boolean }> {
+  async deploy(
+    key: ApiKeyTable,
+    name: string,
+    input: { script?: unknown; crons?: unknown },
+    host: string | undefined,
+  ): Promise<{ name: string; url: string; deployed: boolean }> {
     checkWorkerName(name);
+    const { script } = input;
+    const crons = checkCrons(input.crons);
     if (typeof script !== 'string' || script.trim().length === 0) throw invalid('"script" must be the bundled worker module as text.', { field: 'script' });
     const existing = this.owned(key, name, true);
     const bindings = existing ? (JSON.parse(existing.secrets) as Record<string, string>) : {};
@@ -70,10 +84,12 @@ export class ManagedEdge {
       key_id: key.id,
       script,
       secrets: existing?.secrets ?? '{}',
+      crons: JSON.stringify(crons),
       created_on: existing?.created_on ?? now,
       modified_on: now,
     });
     await this.store.settled();
+    this.crons.set(name, crons);
     return { name, url: this.urlOf(name, host), deployed: true };
   }
 
@@ -89,6 +105,7 @@ export class ManagedEdge {
     this.owned(key, name);
     this.store.deleteWorker(name);
     await this.store.settled();
+    this.crons.stop(name);
     await this.runtimes.stop(name);
     return { deleted: true };
   }
@@ -124,7 +141,15 @@ export class ManagedEdge {
     return workerName.test(name) ? { name, path } : undefined;
   }
 
+  /** Runs the worker's scheduled handler now (as `wrangler dev --test-scheduled` does). */
+  async runScheduled(key: ApiKeyTable, name: string, cron: unknown): Promise<{ outcome: string }> {
+    const row = this.owned(key, name);
+    const pattern = cron === undefined ? ((JSON.parse(row.crons) as string[])[0] ?? '* * * * *') : checkCrons([cron])[0]!;
+    return (await this.runtimes.scheduled(name, pattern)) ?? { outcome: 'not deployed' };
+  }
+
   close(): Promise<void> {
+    this.crons.stopAll();
     return this.runtimes.closeAll();
   }
 

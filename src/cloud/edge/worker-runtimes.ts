@@ -35,8 +35,7 @@ export class WorkerRuntimes {
     if (previous) await previous.then((mf) => mf.dispose()).catch(() => {});
   }
 
-  /** Answers `request` with the worker, or undefined when no such worker is deployed. */
-  async fetch(name: string, path: string, request: HttpRequest): Promise<FullResponse | undefined> {
+  private instance(name: string): Promise<Miniflare> | undefined {
     let instance = this.running.get(name);
     if (!instance) {
       const source = this.load(name);
@@ -45,7 +44,13 @@ export class WorkerRuntimes {
       this.running.set(name, instance);
       instance.catch(() => this.running.delete(name));
     }
-    const mf = await instance;
+    return instance;
+  }
+
+  /** Answers `request` with the worker, or undefined when no such worker is deployed. */
+  async fetch(name: string, path: string, request: HttpRequest): Promise<FullResponse | undefined> {
+    const mf = await this.instance(name);
+    if (!mf) return undefined;
     const host = request.headers.host ?? 'localhost';
     const url = `http://${host}${path}${request.query ? `?${request.query}` : ''}`;
     const headers = Object.entries(request.headers).filter(([k]) => !dropped.has(k));
@@ -61,6 +66,16 @@ export class WorkerRuntimes {
       if (!dropped.has(key)) out[key] = value;
     });
     return { kind: 'full', status: response.status, headers: out, body };
+  }
+
+  /** Runs the worker's scheduled handler now, as its cron would. */
+  async scheduled(name: string, cron: string): Promise<{ outcome: string } | undefined> {
+    const mf = await this.instance(name);
+    if (!mf) return undefined;
+    // miniflare's Fetcher type leaves out scheduled(), which workerd's fetcher has.
+    const worker = (await mf.getWorker()) as unknown as { scheduled(o: { cron: string; scheduledTime: Date }): Promise<{ outcome: string }> };
+    const result = await worker.scheduled({ cron, scheduledTime: new Date() });
+    return { outcome: result.outcome };
   }
 
   async closeAll(): Promise<void> {

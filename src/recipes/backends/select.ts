@@ -5,6 +5,7 @@ import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
 import type { BackendSpec } from '../pool/step-task.ts';
 import { findOnPath } from '../preflight/which.ts';
+import { classifyArgs } from '../step-args.ts';
 import type { RecipeStep } from '../types.ts';
 import { resolveSecret, type VaultReader } from '../vault.ts';
 
@@ -52,7 +53,9 @@ export function buildBackendSpec(input: BackendInput): BackendSpec {
   if (name === 'claude' || name === 'codex') {
     const command = findOnPath(name, env.PATH);
     if (!command) throw new RunRefusedError(`${where} uses backend "${name}", but ${name} is not on PATH`);
-    const extraArgs = input.args.filter((a, i) => a.startsWith('-') && step.args[i] === a && !(name === 'claude' && (a === '-p' || a === '--print')));
+    // Flags with their values go to the agent's command line; claude's own -p/--print is always there already.
+    const kinds = classifyArgs(step.args);
+    const extraArgs = input.args.filter((a, i) => kinds[i] !== 'word' && !(name === 'claude' && kinds[i] === 'flag' && (a === '-p' || a === '--print')));
     return { kind: name, command, ...common, extraArgs };
   }
   const provider = config.providers[name];

@@ -30,6 +30,13 @@ export interface StepRunnerContext {
   say(line: string): void;
   /** Budgets of steps (and the runs around them); absent: no budget is kept. */
   budgets?: StepBudgets;
+  /** Work around each step (the recipe's `cir` block): extra environment before, captures after. */
+  hooks?: StepHooks;
+}
+
+export interface StepHooks {
+  before(label: string): Record<string, string>;
+  after(label: string, succeeded: boolean, output: string): Promise<number>;
 }
 
 /** A step's budget while it runs: its own cancellation, the usage it reports, and whether a limit stopped it. */
@@ -58,9 +65,10 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
     let final: Partial<StepRecord> & { status: FinalStatus } = { status: 'failed', reason: 'the step did not finish' };
     let ws: StepWorkspace | null = null;
     try {
+      const extraEnv = ctx.hooks?.before(label) ?? {};
       ws = await ctx.isolation.prepare(label, step.dir ?? '.');
       for (;;) {
-        const outcome = await runOnPool(ctx, planned, ws, signal, budget);
+        const outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget);
         const overBudget = budget?.reached();
         if (overBudget && outcome.status !== 'succeeded') {
           final = { status: 'killed', killed_by: 'budget', phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: overBudget };
@@ -120,11 +128,35 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
         final.status === 'succeeded' ? '' : final.reason,
       );
     }
+    if (ctx.hooks) {
+      const record = ctx.step(label);
+      const output = record.output ?? (record.output_file ? readOutput(join(ctx.runDir, record.output_file)) : '');
+      const captured = await ctx.hooks.after(label, final.status === 'succeeded', output).catch((e: Error) => {
+        ctx.say(`cir: could not capture the signals of "${label}": ${e.message}`);
+        return 0;
+      });
+      if (captured > 0) ctx.say(`cir: captured ${captured} signal(s) from step "${label}"`);
+    }
     return final.status;
   };
 }
 
-function runOnPool(ctx: StepRunnerContext, planned: PlannedStep, ws: StepWorkspace, signal: AbortSignal, budget: StepBudget | undefined): Promise<StepOutcome> {
+function readOutput(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function runOnPool(
+  ctx: StepRunnerContext,
+  planned: PlannedStep,
+  ws: StepWorkspace,
+  signal: AbortSignal,
+  extraEnv: Record<string, string>,
+  budget: StepBudget | undefined,
+): Promise<StepOutcome> {
   const { prep } = ctx;
   const { label, step } = planned;
   const prepared = prep.steps.get(label)!;
@@ -133,7 +165,7 @@ function runOnPool(ctx: StepRunnerContext, planned: PlannedStep, ws: StepWorkspa
       kind: 'step',
       label,
       cwd: ws.dir,
-      env: childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir),
+      env: { ...childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir), ...extraEnv },
       backend: prepared.backend,
       prompt: prepared.rendered.promptText,
       ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),

@@ -2,6 +2,7 @@
 // MessagePort for progress and cancellation, and keeps the process-group ids
 // the worker reports so that it can kill them itself if a worker does not
 // answer a cancel in time, or the process is about to exit.
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { killGroup, terminateGroup } from '../process/process-group.ts';
@@ -12,6 +13,8 @@ export type StepTaskInput = Omit<StepTask, 'port'>;
 export class StepPool {
   private readonly piscina: Piscina;
   private readonly liveGroups = new Set<number>();
+  /** Abort listeners this pool holds on each caller's signal. */
+  private readonly listening = new Map<AbortSignal, number>();
 
   /**
    * A thread supervises many steps at once (a step mostly waits on its agent's
@@ -58,10 +61,20 @@ export class StepPool {
       }, 1500);
     };
     if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    else {
+      // One listener per step, removed when it ends: a run with more than ten
+      // steps at once is not a leak, so the warning's limit follows them.
+      const listeners = (this.listening.get(signal) ?? 0) + 1;
+      this.listening.set(signal, listeners);
+      if (getMaxListeners(signal) < listeners + 10) setMaxListeners(listeners + 10, signal);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
     const task: StepTask = { ...input, port: port2 };
     return (this.piscina.run(task, { transferList: [port2] }) as Promise<StepOutcome>).finally(() => {
       signal.removeEventListener('abort', onAbort);
+      const left = (this.listening.get(signal) ?? 1) - 1;
+      if (left > 0) this.listening.set(signal, left);
+      else this.listening.delete(signal);
       if (backstop) clearTimeout(backstop);
       for (const pid of groups) {
         killGroup(pid, 'SIGKILL');

@@ -1,30 +1,10 @@
 // Destructive-intent scan over rendered prompts and build commands. A match
 // blocks the run unless the recipe sets allow_destructive_intents: true, in
-// which case it is only a warning.
-
-interface Pattern {
-  name: string;
-  regex: RegExp;
-}
-
-const TARGET_ROOT_OR_HOME = String.raw`(?:\/|\/\*|~|~\/|~\/\*|\$HOME|\$\{HOME\}|\$HOME\/\*?)(?=\s|$|;|&|\||"|'|\))`;
-
-export const DESTRUCTIVE_PATTERNS: Pattern[] = [
-  {
-    name: 'recursive delete of / or ~',
-    regex: new RegExp(
-      String.raw`\brm\s+(?:-{1,2}[A-Za-z-]+\s+)*(?:-[A-Za-z]*[rR][A-Za-z]*|--recursive)\s+(?:-{1,2}[A-Za-z-]+\s+)*(?:--\s+)?${TARGET_ROOT_OR_HOME}`,
-    ),
-  },
-  { name: 'force push', regex: /\bgit\s+push\b[^\n]*?(?:\s--force(?:-with-lease)?\b|\s-[A-Za-z]*f[A-Za-z]*\b|\s\+[^\s]+)/ },
-  { name: 'DROP TABLE/DATABASE', regex: /\bdrop\s+(?:table|database|schema)\b/i },
-  { name: 'TRUNCATE TABLE', regex: /\btruncate\s+table\b/i },
-  { name: 'mkfs', regex: /\bmkfs(?:\.[a-z0-9]+)?\b/ },
-  { name: 'raw write to a disk device', regex: /\bdd\b[^\n]*\bof=\/dev\/(?:sd|nvme|hd|vd|xvd|mmcblk)/ },
-  { name: 'git clean -fdx', regex: /\bgit\s+clean\s+-[A-Za-z]*f[A-Za-z]*d[A-Za-z]*x|\bgit\s+clean\s+-[A-Za-z]*x[A-Za-z]*d[A-Za-z]*f/ },
-  { name: 'fork bomb', regex: /:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/ },
-  { name: 'recursive chmod/chown of /', regex: /\bch(?:mod|own)\s+(?:-[A-Za-z]*R[A-Za-z]*\s+)\S+\s+\/(?=\s|$)/ },
-];
+// which case it is only a warning. Build commands are read as shell (after
+// variable expansion); prompts only where they hold commands: code spans and
+// fenced blocks, so prose such as "never DROP TABLE" is not an intent.
+import { destructiveCommand, destructiveSql, forkBomb } from './destructive-rules.ts';
+import { readShell } from './shell-commands.ts';
 
 export interface DestructiveFinding {
   where: string;
@@ -33,13 +13,73 @@ export interface DestructiveFinding {
   excerpt: string;
 }
 
-export function scanText(text: string, where: string): DestructiveFinding[] {
+const excerptOf = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 120);
+
+/** A shell command line (a build command): every command it would run, after expansion with `vars`. */
+export function scanShell(command: string, where: string, vars: Readonly<Record<string, string>> = {}, firstLine = 1): DestructiveFinding[] {
   const findings: DestructiveFinding[] = [];
-  text.split('\n').forEach((line, i) => {
-    for (const p of DESTRUCTIVE_PATTERNS) {
-      if (p.regex.test(line)) findings.push({ where, line: i + 1, pattern: p.name, excerpt: line.trim().slice(0, 120) });
+  const lines = command.split('\n');
+  const at = (line: number, pattern: string) =>
+    findings.push({ where, line: firstLine + line - 1, pattern, excerpt: excerptOf(lines[line - 1] ?? command) });
+  const reading = readShell(command, vars);
+  for (const c of reading.commands) {
+    const found = destructiveCommand(c.argv);
+    if (found) at(c.line, found);
+  }
+  // SQL hides in arguments (psql -c "…"), heredocs, and in text that is not shell at all.
+  for (const text of [command, ...reading.texts]) {
+    const found = destructiveSql(text);
+    if (found && !findings.some((f) => f.pattern === found)) at(lineOf(command, text), found);
+  }
+  if (forkBomb.test(command)) at(lineOf(command, ':()'), 'fork bomb');
+  return findings;
+}
+
+function lineOf(text: string, piece: string): number {
+  const i = text.indexOf(piece.split('\n')[0] ?? piece);
+  return i < 0 ? 1 : text.slice(0, i).split('\n').length;
+}
+
+interface CodePiece {
+  code: string;
+  line: number;
+  lang: string;
+}
+
+/** Fenced blocks (``` or ~~~) and inline code spans of a Markdown-ish prompt. */
+export function codeIn(text: string): CodePiece[] {
+  const pieces: CodePiece[] = [];
+  const lines = text.split('\n');
+  let fence: { marker: string; lang: string; start: number; body: string[] } | undefined;
+  lines.forEach((line, i) => {
+    const open = /^\s*(`{3,}|~{3,})\s*([\w+-]*)/.exec(line);
+    if (fence) {
+      if (open && open[1]!.startsWith(fence.marker) && line.trim() === open[1]) {
+        pieces.push({ code: fence.body.join('\n'), line: fence.start + 1, lang: fence.lang });
+        fence = undefined;
+      } else fence.body.push(line);
+      return;
     }
+    if (open) {
+      fence = { marker: open[1]!, lang: open[2]!.toLowerCase(), start: i + 1, body: [] };
+      return;
+    }
+    for (const span of line.matchAll(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g)) pieces.push({ code: span[2]!.trim(), line: i + 1, lang: '' });
   });
+  // An unclosed fence runs to the end, as Markdown reads it.
+  if (fence) pieces.push({ code: fence.body.join('\n'), line: fence.start + 1, lang: fence.lang });
+  return pieces;
+}
+
+/** A prompt: only its code spans and fenced blocks are read, as shell (SQL blocks as SQL). */
+export function scanText(text: string, where: string, vars: Readonly<Record<string, string>> = {}): DestructiveFinding[] {
+  const findings: DestructiveFinding[] = [];
+  for (const piece of codeIn(text)) {
+    if (piece.lang === 'sql') {
+      const found = destructiveSql(piece.code);
+      if (found) findings.push({ where, line: piece.line, pattern: found, excerpt: excerptOf(piece.code) });
+    } else findings.push(...scanShell(piece.code, where, vars, piece.line));
+  }
   return findings;
 }
 

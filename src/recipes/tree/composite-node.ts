@@ -2,6 +2,7 @@
 // convergent): its own record with `children`, its own budget scope and
 // cancellation (a child of its parent's), and a CompositeContext through
 // which the type's runner starts child runs and isolated copies.
+import { setMaxListeners } from 'node:events';
 import { existsSync, mkdirSync } from 'node:fs';
 import { relative } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
@@ -54,6 +55,8 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   if (!node.parent) rt.view.note(`run ${runId} of ${recipe.type} recipe "${recipe.name}"; record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
 
   const controller = new AbortController();
+  // Every child and step listens to this signal: as many listeners as the run has at once is no leak.
+  setMaxListeners(0, controller.signal);
   const onParentAbort = (): void => controller.abort();
   if (node.signal.aborted) controller.abort();
   else node.signal.addEventListener('abort', onParentAbort, { once: true });

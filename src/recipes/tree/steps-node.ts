@@ -2,6 +2,7 @@
 // it, checks its backend with the canary (once per backend in the tree), and
 // runs its plan on the shared step pool. Used for the root run and for every
 // child of a composite run alike.
+import { setMaxListeners } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { runCanary } from '../canary.ts';
@@ -15,6 +16,7 @@ import { STEP_TYPE } from '../publish/server-publisher.ts';
 import { RunRecorder, type RunStatus, type StepRecord } from '../records/run-record.ts';
 import { runIsLive } from '../records/runs-list.ts';
 import { STEP_DEFAULTS } from '../types.ts';
+import { cirStepHooks } from '../types/substrate/cir-steps.ts';
 import { runBudget, stepBudgets } from './budgets.ts';
 import { finishNode } from './finish.ts';
 import { lastStepOutput } from './output.ts';
@@ -93,6 +95,8 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     rt.view.note(`run ${prep.runId} of recipe "${recipe.name}" (${prep.plan.steps.length} steps); record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
 
   const controller = new AbortController();
+  // Every child and step listens to this signal: as many listeners as the run has at once is no leak.
+  setMaxListeners(0, controller.signal);
   const onParentAbort = (): void => controller.abort();
   if (node.signal.aborted) controller.abort();
   else node.signal.addEventListener('abort', onParentAbort, { once: true });
@@ -148,6 +152,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
       }
     }
 
+    const cirHooks = cirStepHooks(recipe, prep.projectRoot, recorder.dir);
     const runStep = createStepRunner({
       prep,
       baseEnv: rt.req.env,
@@ -160,6 +165,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
       note: () => {},
       say: (line) => rt.view.note(line),
       budgets: stepBudgets(rt, recorder, budget),
+      ...(cirHooks ? { hooks: cirHooks } : {}),
     });
     const result = await executePlan(
       prep.plan,
@@ -167,6 +173,11 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
       signal,
       prep.resume?.preset,
     );
+    const patterns = result.cancelled ? null : cirHooks?.complete();
+    if (patterns) {
+      rt.view.note(`cir: pattern detection found ${patterns.length} pattern(s) of strength ≥ ${recipe.cir?.pattern_min_strength ?? 0.5}`);
+      recorder.event({ type: 'cir.patterns', patterns: patterns.map((p) => ({ id: p.id, type: p.type, body: p.body, strength: p.strength })) });
+    }
     const anyBudgetKill = recorder.run.steps.some((s) => s.killed_by === 'budget');
     if (anyBudgetKill) return finish('over_budget', recorder.run.steps.find((s) => s.killed_by === 'budget')?.reason);
     if (result.cancelled) return finish('cancelled', 'cancelled by a signal');

@@ -6,9 +6,9 @@ import { convergentType } from './convergent/index.ts';
 import { parallelType } from './parallel/index.ts';
 import { pipelineType } from './pipeline/index.ts';
 import { registerRecipeType } from './registry.ts';
-import { pendingSchemaFile } from './schema-path.ts';
 import { sentinelSchemaPath, checkSentinelRecipe } from './sentinel/index.ts';
 import { sequenceType } from './sequence/index.ts';
+import { substrateType } from './substrate/index.ts';
 import { checkTemporalRecipe, temporalSchemaPath } from './temporal/index.ts';
 
 for (const def of [sequenceType, pipelineType, compoundType, parallelType, adversarialType, convergentType]) registerRecipeType(def);
@@ -27,10 +27,4 @@ registerRecipeType({
   validate: checkSentinelRecipe,
   refusal: 'sentinel recipes react to monitor observations under "vigil daemon", not "vigil sequence"',
 });
-// substrate: its own module (schema, CIR context) replaces this entry when it lands.
-registerRecipeType({
-  type: 'substrate',
-  summary: 'a sequence whose steps read and write the CIR substrate',
-  schemaFile: pendingSchemaFile,
-  refusal: 'substrate recipes cannot be run by this version of vigil yet',
-});
+registerRecipeType(substrateType);

@@ -2,12 +2,12 @@
 // {ok, components: {store, cir, vault, daemon, server, backends: {…}}}, each
 // {ok, detail}. `ok` is the project's own parts (store, cir, vault); the
 // daemon, server and backends are reported but optional.
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openCir } from '../../cir/open.ts';
 import { loadWorkspaceConfig } from '../../recipes/config/workspace-config.ts';
 import { findOnPath } from '../../recipes/preflight/which.ts';
-import { processAlive } from '../../recipes/records/runs-list.ts';
+import { daemonHolder } from '../../triggers/daemon-lock.ts';
 import type { SdkContext } from '../context.ts';
 import { vaultBackend, vaultList } from '../vault/vault.ts';
 
@@ -53,10 +53,8 @@ async function serverHealth(ctx: SdkContext): Promise<ComponentHealth> {
 }
 
 function daemonHealth(ctx: SdkContext): ComponentHealth {
-  const lock = join(ctx.projectRoot, '.vigil', 'daemon.pid');
-  if (!existsSync(lock)) return { ok: false, detail: 'no daemon running for this project (vigil daemon)' };
-  const pid = Number(readFileSync(lock, 'utf8').trim());
-  return processAlive(pid) ? { ok: true, detail: `daemon pid ${pid}` } : { ok: false, detail: `daemon pid ${pid} is gone` };
+  const holder = daemonHolder(ctx.projectRoot);
+  return holder ? { ok: true, detail: `daemon pid ${holder.pid} on ${holder.host}` } : { ok: false, detail: 'no daemon running for this project (vigil daemon)' };
 }
 
 export function healthNamespace(ctx: SdkContext) {

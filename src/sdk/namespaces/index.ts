@@ -13,6 +13,8 @@ import { ratchetNamespace } from './ratchet.ts';
 import { sequenceNamespace } from './sequence.ts';
 import { temporalNamespace } from './temporal.ts';
 import { vaultNamespace } from './vault.ts';
+import { webhookNamespace } from '../webhook/webhook.ts';
+import { workerNamespace } from '../worker/worker.ts';
 
 /** What a script run gives the namespaces beyond the context: the signal that stops long calls. */
 export interface SdkRuntime {
@@ -34,6 +36,8 @@ const factories: Record<string, Factory> = {
   ratchet: (ctx) => ratchetNamespace(ctx),
   plugin: (ctx) => pluginNamespace(ctx),
   dispatch: (ctx) => dispatchNamespace(ctx),
+  webhook: (ctx) => webhookNamespace(ctx),
+  worker: (ctx) => workerNamespace(ctx),
 };
 
 /** Every namespace flattened to `path → function` (e.g. "secret.set"). */

@@ -37,7 +37,7 @@ export const SLEEP_CAP_MS = 30_000;
 const reply = async (work: () => unknown): Promise<string> => {
   try {
     const value = await work();
-    return JSON.stringify({ ok: value === undefined ? null : value });
+    return JSON.stringify({ ok: value });
   } catch (error) {
     return JSON.stringify({ error: asVigilError(error).toJSON() });
   }

@@ -3,7 +3,7 @@
 // one of two targets with the same calls: the user's own account (wrangler,
 // when `vigil worker setup` stored credentials in vault scope `worker`) or
 // the managed edge of the Vigil server at api_url.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cloudCall, cloudTarget } from '../cloud-target.ts';
 import type { SdkContext } from '../context.ts';
@@ -25,6 +25,14 @@ function checkName(name: unknown, field = 'name'): string {
 function checkKey(key: unknown): string {
   if (typeof key !== 'string' || !KEY.test(key)) throw invalid('key', `must be a binding name (letters, digits, "_"; not starting with a digit); got ${JSON.stringify(key ?? null)}`);
   return key;
+}
+
+/** The cron triggers of the worker's wrangler.toml ([triggers] crons = [...]), for the managed edge. */
+export function cronsOf(dir: string): string[] {
+  const file = join(dir, 'wrangler.toml');
+  if (!existsSync(file)) return [];
+  const match = /^\s*crons\s*=\s*\[([^\]]*)\]/m.exec(readFileSync(file, 'utf8'));
+  return match ? [...match[1]!.matchAll(/"([^"]*)"|'([^']*)'/g)].map((m) => m[1] ?? m[2]!) : [];
 }
 
 export function ownAccount(env: NodeJS.ProcessEnv): OwnAccount | undefined {
@@ -75,7 +83,7 @@ export function workerNamespace(ctx: SdkContext) {
       const bundle = await bundleWorker(dir, minify);
       const target = own();
       if (target) return target.deploy(name, bundle, minify);
-      return cloudCall(() => edge().request('PUT', path(name), { script: bundle }));
+      return cloudCall(() => edge().request('PUT', path(name), { script: bundle, crons: cronsOf(dir) }));
     },
     async list(): Promise<WorkerInfo[]> {
       const target = own();

@@ -2,6 +2,7 @@
 // started, restarted when its file changes and stopped when it is removed.
 import type { SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
+import { SentinelWorker } from './sentinel-worker.ts';
 
 export interface SentinelWorkerLike {
   stop(): Promise<void>;
@@ -35,9 +36,8 @@ export class SentinelSet {
     }
   }
 
-  private startWorker(_recipe: SentinelRecipe, _file: string): SentinelWorkerLike {
-    void this.server;
-    return { stop: async () => {} };
+  private startWorker(recipe: SentinelRecipe, file: string): SentinelWorkerLike {
+    return new SentinelWorker(this.ctx, recipe, file, this.server);
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,33 @@
+// `vigil notify TITLE MESSAGE` and `vigil health`: faces of sdk.notify and sdk.health.
+import type { CAC } from 'cac';
+import { sdkContext } from '../sdk/context.ts';
+import { healthNamespace } from '../sdk/namespaces/health.ts';
+import { deliver } from '../sdk/namespaces/notify.ts';
+import { VigilError } from '../sdk/errors.ts';
+import { printJson, runSdkCommand, sdkCommand } from './sdk-command.ts';
+
+export function registerNotifyCommands(cli: CAC): void {
+  sdkCommand(cli, 'notify <title> <message>', 'Show a desktop notification (or a line on stderr where there is no desktop); never fails')
+    .option('--json', 'Print where it was delivered as JSON')
+    .action((title: string, message: string, options: { json?: boolean }) =>
+      runSdkCommand(() => {
+        const r = deliver(sdkContext({ workspace: process.cwd() }), String(title), String(message));
+        if (options.json) printJson(r);
+      }),
+    );
+
+  sdkCommand(cli, 'health', 'Check the store, CIR, vault, daemon, server and agent backends of this project (exit 1 when a required part is broken)')
+    .option('--json', 'Print the report as JSON')
+    .action((options: { json?: boolean }) =>
+      runSdkCommand(async () => {
+        const report = await healthNamespace(sdkContext({ workspace: process.cwd() })).check();
+        if (options.json) printJson(report);
+        else {
+          const { backends, ...parts } = report.components;
+          for (const [name, c] of Object.entries(parts)) process.stdout.write(`${c.ok ? 'ok  ' : 'FAIL'}  ${name.padEnd(8)} ${c.detail}\n`);
+          for (const [name, c] of Object.entries(backends)) process.stdout.write(`${c.ok ? 'ok  ' : '--  '}  ${`backend ${name}`.padEnd(8)} ${c.detail}\n`);
+        }
+        if (!report.ok) throw new VigilError('INTERNAL', 'health: a required component is broken (store, cir or vault)');
+      }),
+    );
+}

@@ -1,0 +1,26 @@
+// `substrate`: a sequence whose steps work on the CIR substrate
+// (recipes-and-sdk.md §3). It plans exactly like `sequence`; what makes it a
+// substrate is the `cir` block and `query`, which cir-steps.ts applies
+// around every step (and which works on any type that has a `cir` block).
+import { sequencePlanner } from '../../planning/sequence-planner.ts';
+import type { Recipe } from '../../types.ts';
+import type { RecipeTypeDef } from '../registry.ts';
+import { typeSchemaFile } from '../schema-path.ts';
+
+export interface SubstrateQuery {
+  type?: string;
+  domain?: string;
+  text?: string;
+  since?: string;
+  scope?: string;
+}
+
+export const substrateType: RecipeTypeDef = {
+  type: 'substrate',
+  summary: 'a sequence whose steps read CIR context (CIR_CONTEXT) and write signals back',
+  schemaFile: typeSchemaFile('substrate'),
+  planner: {
+    type: 'substrate',
+    plan: (recipe: Recipe, file: string) => ({ ...sequencePlanner.plan(recipe, file), type: 'substrate' }),
+  },
+};

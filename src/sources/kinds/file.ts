@@ -1,0 +1,89 @@
+// `file`: watches a file or a directory (chokidar 4), optionally narrowed by a
+// glob, and writes add, change and unlink with the file's size and SHA-256.
+// The hashes written are stored, so a restart writes only what changed
+// while the server was down.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { relative, sep } from 'node:path';
+import { watch } from 'chokidar';
+import { confinedPath } from '../config.ts';
+import { globToRegExp } from '../glob.ts';
+import type { SourceRun } from '../run.ts';
+
+interface FileCursor {
+  files: Record<string, { size: number; sha256: string }>;
+}
+
+const maxFiles = 10_000;
+const contactMs = 30_000;
+
+async function hashOf(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+export async function runFile(run: SourceRun): Promise<void> {
+  const root = confinedPath(run.root, run.config.path as string, 'source.path');
+  await stat(root);
+  const glob = typeof run.config.glob === 'string' ? globToRegExp(run.config.glob) : null;
+  const cursor: FileCursor = { files: { ...(run.cursor<FileCursor>()?.files ?? {}) } };
+  const nameOf = (path: string) => relative(root, path).split(sep).join('/') || relative(run.root, path).split(sep).join('/');
+  const seenAtStart = new Set<string>();
+  let ready = false;
+
+  const record = async (event: 'add' | 'change', path: string) => {
+    const name = nameOf(path);
+    if (!ready) seenAtStart.add(name);
+    let size: number;
+    let sha256: string;
+    try {
+      size = (await stat(path)).size;
+      sha256 = await hashOf(path);
+    } catch {
+      return; // gone again before it could be read; its unlink follows
+    }
+    const before = cursor.files[name];
+    if (before?.sha256 === sha256 && before.size === size) return;
+    if (!before && Object.keys(cursor.files).length >= maxFiles) return;
+    cursor.files[name] = { size, sha256 };
+    run.emit({ subject: name, data: { event: before ? 'change' : event, path: name, size, sha256 }, cursor });
+  };
+  const removed = (name: string) => {
+    if (!(name in cursor.files)) return;
+    delete cursor.files[name];
+    run.emit({ subject: name, data: { event: 'unlink', path: name }, cursor });
+  };
+
+  const watcher = watch(root, {
+    ignoreInitial: false,
+    ignored: (path, stats) => glob !== null && stats?.isFile() === true && !glob.test(nameOf(path)),
+  });
+  // Hashing is serialised so that events of one file are written in order.
+  let queue = Promise.resolve();
+  const enqueue = (task: () => Promise<void> | void) => {
+    queue = queue.then(task).catch((error: unknown) => run.fail(error));
+  };
+  watcher.on('add', (path) => enqueue(() => record('add', path)));
+  watcher.on('change', (path) => enqueue(() => record('change', path)));
+  watcher.on('unlink', (path) => enqueue(() => removed(nameOf(path))));
+  watcher.on('error', (error) => run.fail(error));
+  watcher.on('ready', () =>
+    enqueue(() => {
+      ready = true;
+      // Files written before that are gone now were removed while the server was down.
+      for (const name of Object.keys(cursor.files)) if (!seenAtStart.has(name)) removed(name);
+      run.contact();
+    }),
+  );
+  const contact = setInterval(() => run.contact(), contactMs);
+  run.signal.addEventListener(
+    'abort',
+    () => {
+      clearInterval(contact);
+      void watcher.close();
+    },
+    { once: true },
+  );
+}

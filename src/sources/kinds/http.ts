@@ -1,0 +1,63 @@
+// `http`: polls a URL and writes when its status, its body's hash or its
+// reachability changes; latency goes in the data. Unreachable is written
+// once, then the actor backs off and tries again.
+import { createHash } from 'node:crypto';
+import type { SourceRun } from '../run.ts';
+
+interface HttpCursor {
+  reachable: boolean;
+  status: number | null;
+  hash: string | null;
+}
+
+const maxBodyBytes = 8 << 20;
+
+export function runHttp(run: SourceRun): void {
+  const { url, method, interval_s: interval, expect_status: expect } = run.settings<{
+    url: string;
+    method: string;
+    interval_s: number;
+    expect_status?: number;
+  }>();
+  run.every(interval * 1000, async () => {
+    const started = performance.now();
+    let next: HttpCursor;
+    let error: string | null = null;
+    try {
+      const response = await fetch(url, {
+        method,
+        redirect: 'follow',
+        signal: AbortSignal.any([run.signal, AbortSignal.timeout(Math.min(30, interval) * 1000)]),
+      });
+      const body = Buffer.from(await response.arrayBuffer()).subarray(0, maxBodyBytes);
+      next = { reachable: true, status: response.status, hash: createHash('sha256').update(body).digest('hex') };
+    } catch (thrown) {
+      if (run.signal.aborted) return;
+      error = (thrown as Error).cause ? String(((thrown as Error).cause as Error).message ?? (thrown as Error).cause) : (thrown as Error).message;
+      next = { reachable: false, status: null, hash: null };
+    }
+    const latency = Math.round(performance.now() - started);
+    const previous = run.cursor<HttpCursor>();
+    const changed =
+      !previous || previous.reachable !== next.reachable || previous.status !== next.status || previous.hash !== next.hash;
+    if (changed) {
+      run.emit({
+        subject: url,
+        data: {
+          url,
+          reachable: next.reachable,
+          status: next.status,
+          body_sha256: next.hash,
+          latency_ms: latency,
+          ...(expect !== undefined ? { expected: next.status === expect } : {}),
+          ...(error ? { error } : {}),
+          ...(previous ? { previous: { reachable: previous.reachable, status: previous.status } } : {}),
+        },
+        cursor: next,
+        contact: next.reachable,
+      });
+    }
+    if (!next.reachable) throw new Error(`${url} is unreachable: ${error}`);
+    if (!changed) run.contact();
+  });
+}

@@ -1,0 +1,105 @@
+// Runs the live sources (§18): one source actor under the root system per
+// active monitor whose source the server runs. It keeps them in step with the
+// monitors: started on create, resume and server start, restarted when the
+// source changes, stopped on pause and retire.
+import { fromCallback } from 'xstate';
+import { type SourceEvent, type SourceInput, sourceMachine } from '../machines/source-machine.ts';
+import { invalid } from '../protocol/errors.ts';
+import { canSee } from '../service/access.ts';
+import type { Feed } from '../service/feed.ts';
+import type { MonitorService, SourceHooks } from '../service/service.ts';
+import { secretMatches } from '../service/tokens.ts';
+import { checkSource, isLive, type SourceConfig, type SourcePolicy } from './config.ts';
+import { runners } from './kinds/index.ts';
+import { SourceRun } from './run.ts';
+
+export interface SourceManagerOptions extends SourcePolicy {
+  /** First backoff delay after a failure (doubles up to maxBackoffMs). */
+  readonly minBackoffMs?: number;
+  readonly maxBackoffMs?: number;
+}
+
+export class SourceManager implements SourceHooks {
+  /** monitor id → the source config its actor runs (as JSON, to see changes). */
+  private readonly running = new Map<string, string>();
+
+  constructor(
+    private readonly service: MonitorService,
+    private readonly options: SourceManagerOptions,
+  ) {}
+
+  /** Hooks into the service and starts the sources of the monitors already stored. */
+  attach(): this {
+    this.service.sources = this;
+    for (const feed of this.service.allFeeds()) this.changed(feed);
+    return this;
+  }
+
+  check(source: SourceConfig, caller: { bearer?: string }): SourceConfig {
+    const admin = this.service.options.adminToken;
+    const checked = checkSource(source, this.options, admin !== undefined && secretMatches(caller.bearer, admin));
+    if (checked.kind === 'formula') {
+      for (const [i, id] of (checked.inputs as string[]).entries()) {
+        const input = this.service.feed(id);
+        if (!input || !canSee(input, caller)) {
+          throw invalid(`"source.inputs.${i}": no monitor "${id}" is visible to this token.`, { field: `source.inputs.${i}` });
+        }
+      }
+    }
+    return checked;
+  }
+
+  changed(feed: Feed): void {
+    const source = feed.definition.source;
+    const wanted = feed.status === 'active' && isLive(source) && this.enabled(source.kind);
+    const current = this.running.get(feed.id);
+    const config = JSON.stringify(source);
+    if (wanted && current === config) return;
+    if (current !== undefined) this.stop(feed.id);
+    if (!wanted) return;
+    this.start(feed, source);
+  }
+
+  private enabled(kind: string): boolean {
+    return this.options.kinds.has(kind) || (kind === 'shell' && this.options.allowShell);
+  }
+
+  private start(feed: Feed, source: SourceConfig): void {
+    const runner = runners[source.kind];
+    if (!runner) return;
+    const { service } = this;
+    const root = this.options.root;
+    const logic = sourceMachine.provide({
+      actors: {
+        watch: fromCallback<SourceEvent, SourceInput>(({ sendBack }) => {
+          const controller = new AbortController();
+          const run = new SourceRun(service, feed, source, root, controller, (event) => {
+            if (!controller.signal.aborted) sendBack(event);
+          });
+          Promise.resolve()
+            .then(() => runner(run))
+            .catch((error: unknown) => run.fail(error));
+          return () => controller.abort();
+        }),
+      },
+    });
+    service.system.addSource(feed.id, logic, {
+      monitor: feed.id,
+      kind: source.kind,
+      minBackoffMs: this.options.minBackoffMs,
+      maxBackoffMs: this.options.maxBackoffMs,
+    });
+    this.running.set(feed.id, JSON.stringify(source));
+  }
+
+  private stop(id: string): void {
+    this.running.delete(id);
+    const actor = this.service.system.sources.isResident(id) ? this.service.system.sources.get(id) : undefined;
+    actor?.send({ type: 'STOP' });
+    this.service.system.sources.evict(id);
+  }
+
+  close(): void {
+    for (const id of [...this.running.keys()]) this.stop(id);
+  }
+}

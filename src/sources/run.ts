@@ -1,0 +1,149 @@
+// What a kind's watcher gets while it runs: its checked config, its stored
+// cursor, and the way to write observations and report contact or failure.
+// Every write goes through the service's append, so it lands in the same
+// group commit as the cursor that says it was written.
+
+import type { Feed } from '../service/feed.ts';
+import type { MonitorService } from '../service/service.ts';
+import { stateDocument } from '../service/state-document.ts';
+import type { SourceConfig } from './config.ts';
+
+export interface SourceEmit {
+  subject?: string | null;
+  data: Record<string, unknown>;
+  /** Stored with the observation: a restart resumes after it. */
+  cursor?: unknown;
+  sourceRef?: string | null;
+  time?: string;
+  /** False when this records losing the source (e.g. unreachable): it is not contact. */
+  contact?: boolean;
+}
+
+export class SourceRun {
+  private stoppedFlag = false;
+  readonly signal: AbortSignal;
+
+  constructor(
+    private readonly service: MonitorService,
+    private readonly feed: Feed,
+    readonly config: SourceConfig,
+    readonly root: string,
+    private readonly controller: AbortController,
+    private readonly report: (event: { type: 'CONTACT'; now: number } | { type: 'FAIL'; error: string }) => void,
+  ) {
+    this.signal = controller.signal;
+  }
+
+  /** The checked config, typed by the kind that reads it. */
+  settings<T>(): T {
+    return this.config as unknown as T;
+  }
+
+  get monitor(): string {
+    return this.feed.id;
+  }
+
+  get stopped(): boolean {
+    return this.stoppedFlag || this.signal.aborted || this.feed.status !== 'active' || this.service.isClosed;
+  }
+
+  cursor<T>(): T | undefined {
+    return this.feed.stats.source_cursor as T | undefined;
+  }
+
+  setCursor(cursor: unknown): void {
+    if (this.stopped) return;
+    this.feed.stats.source_cursor = cursor;
+    this.service.persistMonitor(this.feed);
+  }
+
+  /** Writes one observation as `source:<kind>` (origin system). */
+  emit(item: SourceEmit): void {
+    if (this.stopped) return;
+    const kind = this.config.kind;
+    const definition = this.feed.definition;
+    const actor = `source:${kind}`;
+    if (item.cursor !== undefined) this.feed.stats.source_cursor = item.cursor;
+    const lastContact = this.feed.stats.last_source_contact;
+    this.service.append(
+      this.feed,
+      {
+        type: definition.types[0] ?? `ai.vigil.source.${kind}`,
+        subject: item.subject ?? null,
+        time: item.time ?? new Date(this.service.now()).toISOString(),
+        horizon: definition.horizon,
+        provenance: {
+          origin: 'system',
+          tier: 'measured',
+          verification: 'machine_verified',
+          actor,
+          on_behalf_of: null,
+          attested: definition.attested,
+          source_ref: item.sourceRef ?? null,
+          wasDerivedFrom: [],
+          wasAttributedTo: actor,
+          supersedes: null,
+        },
+        data: item.data,
+        tags: {},
+      },
+      'producer',
+    );
+    if (item.contact === false) {
+      this.feed.stats.last_source_contact = lastContact;
+      return;
+    }
+    this.report({ type: 'CONTACT', now: this.service.now() });
+  }
+
+  /** The source answered (nothing new to write): refreshes `since_last_source_contact_s`. */
+  contact(): void {
+    if (this.stopped) return;
+    this.feed.stats.last_source_contact = new Date(this.service.now()).toISOString();
+    this.service.persistMonitor(this.feed);
+    this.report({ type: 'CONTACT', now: this.service.now() });
+  }
+
+  /** The source is lost: the actor backs off and starts the watcher again. */
+  fail(error: unknown): void {
+    if (this.stopped) return;
+    this.stoppedFlag = true;
+    this.report({ type: 'FAIL', error: error instanceof Error ? error.message : String(error) });
+  }
+
+  /** The state document of another monitor (formula inputs), or undefined when it is gone. */
+  stateOf(id: string): ReturnType<typeof stateDocument> | undefined {
+    const feed = this.service.feed(id);
+    return feed ? stateDocument(this.service, feed) : undefined;
+  }
+
+  /** The last observation's data of another monitor (formula inputs). */
+  lastDataOf(id: string): Record<string, unknown> | undefined {
+    const feed = this.service.feed(id);
+    if (!feed || feed.committedHead === 0) return undefined;
+    const row = this.service.store.readFeed(feed.key, feed.committedHead, 1, [])[0];
+    if (!row) return undefined;
+    return (JSON.parse(row.body) as { data?: Record<string, unknown> }).data;
+  }
+
+  /** A timer that stops with the run. */
+  every(ms: number, tick: () => void | Promise<void>): void {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const loop = async () => {
+      if (this.stopped) return;
+      try {
+        await tick();
+      } catch (error) {
+        this.fail(error);
+        return;
+      }
+      if (!this.stopped) timer = setTimeout(loop, ms);
+    };
+    this.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+    void loop();
+  }
+
+  abort(): void {
+    this.controller.abort();
+  }
+}

@@ -1,0 +1,23 @@
+// Limits for requests that stop arriving half way (issue 15): a client that
+// sends part of its headers or body and goes quiet gets a 408 within seconds
+// and its connection is closed, instead of holding a descriptor for minutes.
+import type { FullResponse } from './http-types.ts';
+
+/** Headers must be complete this long after the connection sent its first byte (node:http). */
+export const headersTimeoutMs = 10_000;
+/** The whole request, headers and body, must arrive within this (node:http). */
+export const requestTimeoutMs = 60_000;
+/** A body with no new bytes for this long is abandoned (below uWS's own 10 s idle close). */
+export const bodyIdleMs = 8_000;
+
+export function requestTimedOut(): FullResponse & { body: string } {
+  return {
+    kind: 'full',
+    status: 408,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: JSON.stringify({
+      code: 'INVALID',
+      error: `The request stopped arriving: no bytes for ${bodyIdleMs / 1000} s (headers must be complete within ${headersTimeoutMs / 1000} s, the whole request within ${requestTimeoutMs / 1000} s).`,
+    }),
+  };
+}

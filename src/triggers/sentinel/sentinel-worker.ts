@@ -1,0 +1,187 @@
+// One sentinel instance of one recipe: a durable subscription
+// (`sentinel:<name>:<instance>`, observe + act) pulled in order, a queue of
+// pending observations per subject, up to `concurrency` subjects reacting at
+// once, and an ack that never passes an observation still pending — so a
+// restart resumes exactly where the work stood.
+import { serverOnlyTypes } from '../../protocol/vocabulary.ts';
+import { resolveSecret, systemVault } from '../../recipes/vault.ts';
+import { SENTINEL_DEFAULTS, type SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
+import type { TemporalContext } from '../temporal/fire-temporal.ts';
+import { admit } from '../temporal/schedule.ts';
+import { DoneLog } from './done-log.ts';
+import { codeOf, MonitorClient, type Observation, type SubscriptionRef } from './monitor-client.ts';
+import { reactTurn } from './react.ts';
+
+const MAX_PENDING = 500;
+
+export class SentinelWorker {
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private readonly queues = new Map<string, Observation[]>();
+  private readonly active = new Map<string, Promise<void>>();
+  private readonly retryAt = new Map<string, number>();
+  private readonly arrived = new Map<string, number>();
+  private readCursor = 0;
+  private acked = 0;
+  private ackChain: Promise<void> = Promise.resolve();
+  private sub: SubscriptionRef | null = null;
+  private doneLog: DoneLog | null = null;
+  private retryTimer: unknown;
+  private readonly client: MonitorClient;
+  private readonly loop: Promise<void>;
+
+  constructor(
+    private readonly ctx: TemporalContext,
+    private readonly recipe: SentinelRecipe,
+    private readonly file: string,
+    private readonly server: { base: string; token?: string } | undefined,
+  ) {
+    this.client = new MonitorClient(recipe.watch.base ?? server?.base ?? SENTINEL_DEFAULTS.base);
+    this.loop = this.run();
+  }
+
+  private get name(): string {
+    return this.recipe.name;
+  }
+
+  private async subscribe(kind: 'watch' | 'done'): Promise<SubscriptionRef> {
+    const { store } = this.ctx;
+    const monitor = this.recipe.watch.monitor;
+    const token = resolveSecret(this.recipe.watch.token ?? this.server?.token, systemVault, `${this.file}: watch.token`);
+    const stored = store.subscription(this.name, kind);
+    const same = stored && stored.base === this.client.base && stored.monitor === monitor;
+    const bearers = [...(same ? [stored.token] : []), ...(token ? [token] : [])];
+    if (bearers.length === 0) throw new Error(`${this.file}: watch.token is not set (nor server.token in vigil.yml); the sentinel needs a bearer to subscribe`);
+    const subscriber = `sentinel:${this.name}:${store.instanceId()}${kind === 'done' ? ':done' : ''}`;
+    const ref = await this.client.subscribe(bearers, {
+      monitor,
+      subscriber,
+      capabilities: kind === 'watch' ? ['observe', 'act'] : ['observe'],
+      ...(kind === 'watch' ? (this.recipe.watch.filter ? { filter: this.recipe.watch.filter } : {}) : { filter: DoneLog.filter }),
+      from: kind === 'watch' ? 'head' : 'earliest',
+    });
+    store.saveSubscription({ recipe: this.name, kind, base: this.client.base, monitor, subscription: ref.id, token: ref.token });
+    return ref;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if (!this.sub) {
+          this.sub = await this.subscribe('watch');
+          this.doneLog = new DoneLog(this.client, await this.subscribe('done'), this.name);
+          this.readCursor = this.sub.cursor;
+          this.acked = this.sub.cursor;
+          this.queues.clear();
+          this.ctx.log(`sentinel ${this.name}: subscribed to ${this.recipe.watch.monitor} as ${this.sub.id} (cursor ${this.sub.cursor})`);
+        }
+        if (this.pendingCount() >= MAX_PENDING) {
+          await new Promise((r) => setTimeout(r, 200));
+          continue;
+        }
+        const page = await this.client.pull(this.sub, this.readCursor, { wait: 5, limit: 100, signal: this.abort.signal });
+        for (const o of page.observations) this.enqueue(o);
+        this.readCursor = Math.max(this.readCursor, page.next);
+        this.schedule();
+        await this.maybeAck();
+      } catch (error) {
+        if (this.stopped) break;
+        const code = codeOf(error);
+        this.ctx.log(`sentinel ${this.name}: ${(error as Error).message}; retrying`);
+        if (code === 'NOT_FOUND' || code === 'UNAUTHORIZED' || code === 'CURSOR_EXPIRED') this.sub = null;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+
+  private pendingCount(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.length;
+    return n;
+  }
+
+  private enqueue(o: Observation): void {
+    // The server's own bookkeeping (leases, subscriptions, …): reacting to it would feed on the sentinel's own leases.
+    if (serverOnlyTypes.has(o.type)) return;
+    if (o.subject === null || o.subject === undefined) {
+      this.ctx.log(`sentinel ${this.name}: observation ${o.id} has no subject; a sentinel leases subjects, so it is not acted on`);
+      return;
+    }
+    const q = this.queues.get(o.subject) ?? [];
+    if (q.some((x) => x.id === o.id)) return;
+    q.push(o);
+    this.queues.set(o.subject, q);
+    this.arrived.set(o.subject, this.ctx.clock.now());
+  }
+
+  private schedule(): void {
+    if (this.stopped || !this.sub || !this.doneLog) return;
+    this.ctx.clock.clearTimeout(this.retryTimer);
+    const now = this.ctx.clock.now();
+    const concurrency = this.recipe.concurrency ?? SENTINEL_DEFAULTS.concurrency;
+    const debounceMs = (this.recipe.debounce ?? SENTINEL_DEFAULTS.debounce) * 1000;
+    let wakeAt = Number.POSITIVE_INFINITY;
+    const paused = admit({ ...this.recipe, type: 'temporal', schedule: '* * * * *' }, this.ctx.store.temporal(`sentinel:${this.name}`), now, false);
+    for (const [subject, queue] of this.queues) {
+      if (queue.length === 0) {
+        this.queues.delete(subject);
+        continue;
+      }
+      if (this.active.has(subject)) continue;
+      const ready = Math.max(this.retryAt.get(subject) ?? 0, debounceMs > 0 ? (this.arrived.get(subject) ?? 0) + debounceMs : 0);
+      if (paused || ready > now || this.active.size >= concurrency) {
+        wakeAt = Math.min(wakeAt, paused || this.active.size >= concurrency ? now + 500 : ready);
+        continue;
+      }
+      this.active.set(subject, this.turn(subject, queue, debounceMs > 0));
+    }
+    if (wakeAt !== Number.POSITIVE_INFINITY) this.retryTimer = this.ctx.clock.setTimeout(() => this.schedule(), Math.max(10, wakeAt - now));
+  }
+
+  private async turn(subject: string, queue: Observation[], debounce: boolean): Promise<void> {
+    try {
+      const result = await reactTurn({ ctx: this.ctx, recipe: this.recipe, file: this.file, client: this.client, sub: this.sub!, doneLog: this.doneLog!, subject, queue, debounce });
+      if (result === 'held') this.retryAt.set(subject, this.ctx.clock.now() + 200);
+      else if (result === 'failed') this.retryAt.set(subject, this.ctx.clock.now() + 1000);
+      else if (result === 'dead_lettered') {
+        this.ctx.log(`sentinel ${this.name}: subject "${subject}" is dead-lettered; ${queue.length} observation(s) of it are dropped`);
+        for (const o of queue) this.doneLog!.add(Number(o.id));
+        queue.length = 0;
+      } else this.retryAt.delete(subject);
+    } catch (error) {
+      if (!this.stopped) this.ctx.log(`sentinel ${this.name}: subject "${subject}": ${(error as Error).message}; retrying`);
+      this.retryAt.set(subject, this.ctx.clock.now() + 1000);
+    } finally {
+      this.active.delete(subject);
+      if (!this.stopped) {
+        await this.maybeAck().catch((error: Error) => this.ctx.log(`sentinel ${this.name}: ack failed: ${error.message}`));
+        this.schedule();
+      }
+    }
+  }
+
+  /** Acknowledges up to the oldest observation still pending. */
+  private maybeAck(): Promise<void> {
+    this.ackChain = this.ackChain.then(() => this.ackNow());
+    return this.ackChain;
+  }
+
+  private async ackNow(): Promise<void> {
+    if (!this.sub) return;
+    let target = this.readCursor;
+    for (const q of this.queues.values()) for (const o of q) target = Math.min(target, Number(o.id));
+    if (target <= this.acked) return;
+    const sub = this.sub;
+    this.acked = target;
+    await this.client.ack(sub, target);
+    this.doneLog?.prune(target);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    this.ctx.clock.clearTimeout(this.retryTimer);
+    await this.loop;
+    await Promise.all(this.active.values());
+  }
+}

@@ -1,0 +1,102 @@
+// GET /ui (§19): the dashboard page, its script, and /ui/events, the live
+// view as server-sent events. It is mounted behind the same browser rules
+// as the API (origin and loopback Host), and /ui/events reads the bearer
+// token like every API call: without one it shows public monitors only.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { MonitorService } from '../service/service.ts';
+import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-door.ts';
+import type { HttpRequest, HttpResponse, StreamSink } from '../transport/http-types.ts';
+import { dashboardPage } from './page.ts';
+import { dashboardView } from './view.ts';
+
+export const uiPath = '/ui';
+/** How often an open dashboard looks for changes that wrote no observation (lease expiry, source state). */
+const tickMs = 1000;
+const maxViewers = 64;
+
+const security = {
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+export class Dashboard {
+  private readonly script = readFileSync(fileURLToPath(new URL('./static/app.mjs', import.meta.url)), 'utf8');
+  private viewers = 0;
+
+  constructor(private readonly service: MonitorService) {}
+
+  /** Answers /ui paths; undefined for every other path. */
+  mount(request: HttpRequest): Promise<HttpResponse> | undefined {
+    const path = request.path;
+    if (path !== uiPath && !path.startsWith(`${uiPath}/`)) return undefined;
+    return Promise.resolve(this.answer(request));
+  }
+
+  private answer(request: HttpRequest): HttpResponse {
+    if (request.method !== 'GET') {
+      return jsonResponse(404, { code: 'NOT_FOUND', error: `${request.path} answers GET only.` });
+    }
+    switch (request.path) {
+      case uiPath:
+      case `${uiPath}/`:
+        return { kind: 'full', status: 200, headers: { 'content-type': 'text/html; charset=utf-8', ...security }, body: dashboardPage() };
+      case `${uiPath}/app.mjs`:
+        return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script };
+      case `${uiPath}/events`:
+        return this.events(request);
+      default:
+        return jsonResponse(404, { code: 'NOT_FOUND', error: `No page ${request.path}; the dashboard is at ${uiPath}.` });
+    }
+  }
+
+  private events(request: HttpRequest): HttpResponse {
+    if (this.viewers >= maxViewers) {
+      return jsonResponse(429, { code: 'OVER_BUDGET', error: `At most ${maxViewers} dashboards may be open at once.` });
+    }
+    const caller = { bearer: bearerOf(request) };
+    const { service } = this;
+    return {
+      kind: 'stream',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
+      start: (sink: StreamSink) => {
+        this.viewers++;
+        let last = '';
+        let queued = false;
+        const send = () => {
+          queued = false;
+          if (sink.closed || service.isClosed) return;
+          const text = JSON.stringify(dashboardView(service, caller));
+          if (text === last) return;
+          last = text;
+          sink.write(`event: view\ndata: ${text}\n\n`);
+        };
+        // Coalesced: many commits in a burst make one view.
+        const soon = () => {
+          if (!queued) {
+            queued = true;
+            setTimeout(send, 100);
+          }
+        };
+        const stopRecorded = service.onRecorded(soon);
+        const tick = setInterval(send, tickMs);
+        sink.onClose(() => {
+          this.viewers--;
+          stopRecorded();
+          clearInterval(tick);
+        });
+        sink.write('retry: 2000\n\n');
+        send();
+      },
+    };
+  }
+}
+
+/** Adds the dashboard to the doors' extensions, ahead of any other mount (the cloud's /v1). */
+export function withDashboard(dashboard: Dashboard, extensions: DoorExtensions): DoorExtensions {
+  const other = extensions.mount;
+  return { ...extensions, mount: (request) => dashboard.mount(request) ?? other?.(request) };
+}

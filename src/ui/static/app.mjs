@@ -1,0 +1,150 @@
+// The dashboard's script (served as /ui/app.mjs). It reads /ui/events with
+// fetch, so the bearer token travels in the Authorization header as for any
+// API call, and redraws the views from each `view` event. Text is set with
+// textContent only: nothing the server relays is ever parsed as HTML.
+const tokenKey = 'vigil.dashboard.token';
+const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
+if (fromHash) {
+  sessionStorage.setItem(tokenKey, fromHash);
+  history.replaceState(null, '', location.pathname);
+}
+let token = sessionStorage.getItem(tokenKey) ?? '';
+let controller;
+const live = document.getElementById('live');
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v !== undefined && v !== null) node.setAttribute(k, String(v));
+  }
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(child === null || child === undefined ? '' : String(child)));
+  return node;
+}
+
+const pill = (state) => el('span', { class: `pill ${state}` }, state);
+const ago = (seconds) => (seconds === null || seconds === undefined ? '—' : seconds < 90 ? `${Math.round(seconds)} s` : `${Math.round(seconds / 60)} min`);
+const until = (iso) => {
+  if (!iso) return '—';
+  const s = Math.round((Date.parse(iso) - Date.now()) / 1000);
+  return s >= 0 ? `in ${s} s` : `${-s} s ago`;
+};
+
+function table(headers, rows, empty) {
+  if (rows.length === 0) return el('p', { class: 'empty' }, empty);
+  return el(
+    'table',
+    {},
+    el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h)))),
+    el('tbody', {}, ...rows.map((cells) => el('tr', {}, ...cells.map((c) => (c instanceof Node && c.nodeName === 'TD' ? c : el('td', {}, c)))))),
+  );
+}
+
+const num = (n) => el('td', { class: 'num' }, n ?? '—');
+
+const views = {
+  monitors: (v) =>
+    table(
+      ['Monitor', 'Status', 'Source', 'Head', 'Observations', 'Subscribers', 'Last source contact', 'Gaps'],
+      v.monitors.map((m) => [
+        el('td', { 'data-monitor': m.id }, el('strong', {}, m.name), el('br'), el('code', {}, m.id)),
+        pill(m.status),
+        el('span', {}, m.source, ' ', m.source_state ? pill(m.source_state) : '', m.source_error ? el('div', { class: 'gap' }, m.source_error) : ''),
+        num(m.head),
+        num(m.observations),
+        num(m.subscriptions),
+        ago(m.since_last_source_contact_s),
+        el('span', {}, ...m.gaps.map((g) => el('span', { class: 'gap' }, g))),
+      ]),
+      'No monitors visible to this token.',
+    ),
+  subscriptions: (v) =>
+    table(
+      ['Subscription', 'Monitor', 'Subscriber', 'State', 'Cursor', 'Lag', 'Last pull'],
+      v.subscriptions.map((s) => [el('code', {}, s.id), s.monitor, s.subscriber, pill(s.state), num(s.cursor), num(s.lag), s.last_pull ?? '—']),
+      'No subscriptions in memory for the monitors this token owns.',
+    ),
+  leases: (v) =>
+    table(
+      ['Monitor', 'Subject', 'State', 'Holder', 'Expires', 'Attempts'],
+      v.leases.map((l) => [l.monitor, el('code', {}, l.subject), pill(l.state), l.holder ?? '—', until(l.expires), num(l.attempts)]),
+      'No leases in memory for the monitors this token owns.',
+    ),
+  observations: (v) =>
+    table(
+      ['Time', 'Monitor', 'Seq', 'Type', 'Subject', 'Actor', 'Data'],
+      v.observations.map((o) => [o.time, o.monitor, num(o.seq), el('code', {}, o.type), o.subject ?? '—', o.actor, el('td', { class: 'data mono', title: JSON.stringify(o.data) }, JSON.stringify(o.data))]),
+      'No observations yet.',
+    ),
+  runs: (v) =>
+    table(
+      ['Time', 'Monitor', 'Run', 'Status', 'Data'],
+      v.runs.map((o) => [o.time, o.monitor, o.subject ?? '—', o.data?.payload?.status ?? o.data?.status ?? '—', el('td', { class: 'data mono' }, JSON.stringify(o.data))]),
+      'No recipe runs published to this server (vigil.yml server: {base, token}).',
+    ),
+  actors: (v) =>
+    table(
+      ['Kind', 'Actor', 'Monitor', 'Machine', 'State', 'Status'],
+      v.actors.map((a) => [a.kind, el('code', {}, a.key), a.monitor ?? '—', a.machine, pill(a.state), a.status]),
+      'No actors in memory.',
+    ),
+};
+
+function render(view) {
+  for (const [name, draw] of Object.entries(views)) {
+    const section = document.getElementById(name);
+    section.replaceChildren(draw(view));
+  }
+  live.textContent = `live · ${new Date(view.as_of).toLocaleTimeString()}${view.admin ? ' · admin' : ''}`;
+}
+
+function show(name) {
+  for (const button of document.querySelectorAll('nav button')) button.setAttribute('aria-selected', String(button.dataset.view === name));
+  for (const section of document.querySelectorAll('main section')) section.hidden = section.id !== name;
+}
+
+async function connect() {
+  controller?.abort();
+  controller = new AbortController();
+  const signal = controller.signal;
+  try {
+    const response = await fetch('/ui/events', { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
+    if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+    live.className = 'on';
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let end = buffer.indexOf('\n\n');
+      while (end !== -1) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const event = /^event: (.*)$/m.exec(frame)?.[1];
+        const data = frame
+          .split('\n')
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice(6))
+          .join('\n');
+        if (event === 'view') render(JSON.parse(data));
+        end = buffer.indexOf('\n\n');
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) return;
+    live.textContent = `disconnected (${error.message}); retrying`;
+  }
+  if (signal.aborted) return;
+  live.className = 'off';
+  setTimeout(connect, 2000);
+}
+
+for (const button of document.querySelectorAll('nav button')) button.addEventListener('click', () => show(button.dataset.view));
+document.getElementById('token-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  token = document.getElementById('token').value.trim();
+  sessionStorage.setItem(tokenKey, token);
+  document.getElementById('token').value = '';
+  connect();
+});
+connect();

@@ -1,0 +1,128 @@
+// What the dashboard shows (§19), for one caller: the monitors its token may
+// see (all of them with the admin token), their subscriptions with lag,
+// leases and expiry, recent observations, recipe runs, and every resident
+// actor of those monitors with its machine and current state. Built from
+// what the server holds in memory plus a few bounded reads.
+import { sourceStateOf } from '../machines/source-machine.ts';
+import { type Caller, canSee, isOwner } from '../service/access.ts';
+import type { Feed } from '../service/feed.ts';
+import type { MonitorService } from '../service/service.ts';
+import { stateDocument } from '../service/state-document.ts';
+import { lagOf } from '../service/subscription-operations.ts';
+import { secretMatches } from '../service/tokens.ts';
+
+const maxRows = 200;
+const recentPerMonitor = 20;
+const recentShown = 60;
+const runType = 'ai.vigil.recipe.run';
+
+const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+export function dashboardView(service: MonitorService, caller: Caller) {
+  const admin = service.options.adminToken !== undefined && secretMatches(caller.bearer, service.options.adminToken);
+  const feeds: Feed[] = [];
+  for (const feed of service.allFeeds()) if (admin || canSee(feed, caller)) feeds.push(feed);
+  const byKey = new Map(feeds.map((f) => [f.key, f]));
+  // Subscriptions and leases are shown to the owner (or the admin) of their monitor only.
+  const insider = new Set(feeds.filter((f) => admin || isOwner(f, caller)).map((f) => f.key));
+
+  const monitors = feeds.slice(0, maxRows).map((feed) => {
+    const state = stateDocument(service, feed);
+    const source = service.system.sources.isResident(feed.id) ? service.system.sources.get(feed.id) : undefined;
+    const snapshot = source?.getSnapshot();
+    return {
+      id: feed.id,
+      name: feed.definition.name,
+      status: feed.status,
+      source: feed.definition.source.kind,
+      source_state: snapshot ? sourceStateOf(snapshot.value) : null,
+      source_error: snapshot?.context.lastError ?? null,
+      head: state.head,
+      observations: state.counters.observations,
+      subscriptions: state.counters.subscriptions_active,
+      since_last_source_contact_s: state.ages.since_last_source_contact_s,
+      gaps: state.confidence.gaps,
+    };
+  });
+
+  const subscriptions = [];
+  for (const [id, actor] of service.system.subscriptions.entries()) {
+    if (subscriptions.length >= maxRows) break;
+    const snapshot = actor.getSnapshot();
+    const record = snapshot.context.subscription;
+    const feed = byKey.get(record.mkey);
+    if (!feed || !insider.has(record.mkey)) continue;
+    subscriptions.push({
+      id,
+      monitor: feed.id,
+      subscriber: record.subscriber,
+      state: stateName(snapshot.value),
+      cursor: record.cursor,
+      lag: lagOf(service, feed, record),
+      last_pull: record.last_pull,
+    });
+  }
+
+  const leases = [];
+  for (const [, actor] of service.system.leases.entries()) {
+    if (leases.length >= maxRows) break;
+    const snapshot = actor.getSnapshot();
+    const lease = snapshot.context.lease;
+    const feed = byKey.get(lease.mkey);
+    if (!feed || !insider.has(lease.mkey)) continue;
+    leases.push({
+      monitor: feed.id,
+      subject: lease.subject,
+      state: stateName(snapshot.value),
+      holder: lease.holder,
+      expires: lease.expiresMs === null ? null : new Date(lease.expiresMs).toISOString(),
+      attempts: lease.attempts,
+    });
+  }
+
+  const recent: Array<{ monitor: string; seq: number; type: string; subject: string | null; time: string; actor: string; data: unknown }> = [];
+  for (const feed of feeds.slice(0, maxRows)) {
+    const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
+    if (feed.committedHead === 0) continue;
+    for (const row of service.store.readFeed(feed.key, from, recentPerMonitor, [])) {
+      const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; provenance: { actor: string }; data: unknown };
+      recent.push({ monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.provenance.actor, data: o.data });
+    }
+  }
+  recent.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : b.seq - a.seq));
+
+  const visibleIds = new Set(feeds.map((f) => f.id));
+  const actors = [];
+  for (const [kind, key, actor] of service.system.residents()) {
+    if (actors.length >= maxRows * 2) break;
+    const snapshot = actor.getSnapshot() as { value: unknown; status: string; context: Record<string, unknown> };
+    const monitor = monitorOfActor(kind, key, snapshot.context, byKey);
+    if (!admin && (monitor === undefined || !visibleIds.has(monitor))) continue;
+    if (!admin && kind !== 'monitor' && kind !== 'source' && !feeds.some((f) => f.id === monitor && insider.has(f.key))) continue;
+    actors.push({
+      kind,
+      key,
+      monitor: monitor ?? null,
+      machine: (actor as { logic?: { config?: { id?: string } } }).logic?.config?.id ?? kind,
+      state: kind === 'source' ? sourceStateOf(snapshot.value) : stateName(snapshot.value),
+      status: snapshot.status,
+    });
+  }
+
+  return {
+    as_of: new Date(service.now()).toISOString(),
+    admin,
+    monitors,
+    subscriptions,
+    leases,
+    observations: recent.slice(0, recentShown),
+    runs: recent.filter((o) => o.type === runType).slice(0, 20),
+    actors,
+  };
+}
+
+function monitorOfActor(kind: string, key: string, context: Record<string, unknown>, byKey: Map<number, Feed>): string | undefined {
+  if (kind === 'monitor' || kind === 'source') return key;
+  const record = (context.subscription ?? context.lease) as { mkey?: number } | undefined;
+  return record?.mkey === undefined ? undefined : byKey.get(record.mkey)?.id;
+}

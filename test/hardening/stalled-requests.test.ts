@@ -1,0 +1,51 @@
+// Issue 15 point 4: a client that sends half a request and stops must not
+// hold a connection (and a file descriptor) for minutes. Both transports drop
+// stalled headers and stalled bodies within seconds, answering 408 where the
+// transport can.
+import { connect } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { transports } from '../support/server-process.ts';
+import { useServer } from '../http/fixtures.ts';
+
+/** Sends `text`, then nothing; resolves with what came back once the server closes (or the cap passes). */
+function stall(port: number, text: string, capMs: number): Promise<{ closedByServer: boolean; reply: string }> {
+  return new Promise((done) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    let reply = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (reply += d));
+    socket.on('error', () => {});
+    const cap = setTimeout(() => {
+      socket.destroy();
+      done({ closedByServer: false, reply });
+    }, capMs);
+    socket.on('close', () => {
+      clearTimeout(cap);
+      done({ closedByServer: true, reply });
+    });
+  });
+}
+
+// Generous: the bound is "seconds, not minutes" (it used to be 90-150 s on node:http).
+const capMs = 40_000;
+
+describe.each(transports)('stalled requests over %s', (transport) => {
+  const server = useServer({ transport });
+
+  it('drops a request whose headers never finish', async () => {
+    const result = await stall(server.server.port, 'GET /mp/v0/discover HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1', capMs);
+    expect(result.closedByServer).toBe(true);
+    if (transport === 'node') expect(result.reply).toMatch(/^HTTP\/1\.1 408/);
+  }, 60_000);
+
+  it('drops a request whose body stops half way, with 408 and the error body', async () => {
+    const result = await stall(
+      server.server.port,
+      'POST /mp/v0/monitors HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":',
+      capMs,
+    );
+    expect(result.closedByServer).toBe(true);
+    expect(result.reply).toMatch(/^HTTP\/1\.1 408/);
+    expect(result.reply).toMatch(/"code":"INVALID"/);
+  }, 60_000);
+});

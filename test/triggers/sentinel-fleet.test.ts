@@ -1,0 +1,44 @@
+// Three sentinel processes of one recipe on one monitor; 200 observations
+// over 50 subjects; one sentinel SIGKILLed in the middle of a reaction and
+// restarted. Reactions are counted from what the targets wrote.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Fleet, startFleet, until } from '../../bench/lib/sentinel-fleet.ts';
+
+let fleet: Fleet | null = null;
+
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = null;
+});
+
+// The sentinel to be killed works slowly, so the kill lands while its reaction runs, even on a loaded machine.
+const TARGET =
+  'echo x > "$OUT/started/$OBSERVATION_SEQ.$(basename "$PWD")"; case "$PWD" in *sentinel-1) sleep 2;; *) sleep 0.2;; esac; echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"';
+
+describe('sentinel fleet', () => {
+  it('runs exactly one reaction per observation across 3 sentinels, one killed mid-reaction and restarted', { timeout: 240_000 }, async () => {
+    fleet = await startFleet({ instances: 3, target: TARGET });
+    const f = fleet;
+    await until('the sentinels to subscribe', () => f.sentinels.every((s) => s.log().includes('subscribed to')));
+    const publishing = f.publishAll(200, 50, 10, 100);
+    // Kill sentinel 1 while one of its reactions is running.
+    await until('sentinel 1 to be mid-reaction', () => readdirSync(join(f.out, 'started')).some((n) => n.endsWith('.sentinel-1')));
+    await f.kill(1);
+    const seqs = await publishing;
+    f.start(1);
+    await until('200 reactions', () => f.reactions().length >= 200, 180_000);
+    await new Promise((r) => setTimeout(r, 2000)); // nothing more may come
+    const seen = f.reactions();
+    const repeated = seen.filter((seq, i) => seen.indexOf(seq) !== i);
+    expect(repeated, `repeated: ${repeated.join(', ')}\n${f.sentinels.map((s) => s.log()).join('\n----\n')}`).toEqual([]);
+    expect(seen).toHaveLength(200);
+    expect(new Set(seen).size).toBe(200);
+    expect([...seen].sort((a, b) => a - b)).toEqual([...seqs].sort((a, b) => a - b));
+    // The kill interrupted a reaction that the restarted sentinel ran again.
+    expect(f.sentinels[1]!.log()).toContain('was interrupted');
+    // Every sentinel took part.
+    for (let i = 0; i < 3; i++) expect(f.sentinels[i]!.log()).toMatch(/→ run \S+ succeeded/);
+  });
+});

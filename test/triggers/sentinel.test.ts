@@ -1,0 +1,77 @@
+// One sentinel daemon against a real server: the trigger variables a
+// reaction gets, reject and dead-letter on failure, debounce, and reactions
+// published back to the server as observations.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Fleet, startFleet, until } from '../../bench/lib/sentinel-fleet.ts';
+import { call, publish } from '../support/client.ts';
+
+let fleet: Fleet | null = null;
+
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = null;
+});
+
+async function one(target: string, recipe: Record<string, unknown> = {}, publishToServer = false): Promise<Fleet> {
+  fleet = await startFleet({ instances: 1, target, recipe, publishToServer });
+  const f = fleet;
+  await until('the sentinel to subscribe', () => f.sentinels[0]!.log().includes('subscribed to'));
+  return f;
+}
+
+const runsOf = (f: Fleet) => readdirSync(join(f.sentinels[0]!.root, '.vigil', 'runs')).map((id) => JSON.parse(readFileSync(join(f.sentinels[0]!.root, '.vigil', 'runs', id, 'run.json'), 'utf8')));
+
+describe('sentinel', () => {
+  it('gives the reaction MONITOR, OBSERVATION_* and data.vars, and records a run with its trigger', { timeout: 60_000 }, async () => {
+    const f = await one(
+      'printf "%s|%s|%s|%s|%s|%s\\n" "$MONITOR" "$OBSERVATION_SEQ" "$OBSERVATION_TYPE" "$OBSERVATION_SUBJECT" "$BRANCH" "$OBSERVATION_DATA" > "$OUT/vars.txt"; cp "$OBSERVATION_FILE" "$OUT/observation.json"; echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"',
+    );
+    const reply = await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'job-7', data: { ok: true, vars: { BRANCH: 'main' } } });
+    await until('the reaction', () => f.reactions().length === 1);
+    const [monitor, seq, type, subject, branch, data] = readFileSync(join(f.out, 'vars.txt'), 'utf8').trim().split('|');
+    expect({ monitor, seq, type, subject, branch }).toEqual({ monitor: f.monitor, seq: String(reply.body.seq), type: 'ci.build', subject: 'job-7', branch: 'main' });
+    expect(JSON.parse(data!)).toMatchObject({ ok: true, vars: { BRANCH: 'main' } });
+    expect(JSON.parse(readFileSync(join(f.out, 'observation.json'), 'utf8'))).toMatchObject({ id: String(reply.body.seq), subject: 'job-7' });
+    expect(runsOf(f)[0]).toMatchObject({ type: 'sentinel', trigger: `sentinel:react:${reply.body.seq}`, status: 'succeeded' });
+  });
+
+  it('rejects the lease when the reaction fails, retries, and stops when the fifth reject dead-letters the subject', { timeout: 90_000 }, async () => {
+    const f = await one('echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"; exit 1', { circuit_breaker_threshold: 0 });
+    await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'flaky' });
+    await until('the dead letter', () => f.sentinels[0]!.log().includes('is dead-lettered'), 60_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(f.reactions()).toHaveLength(5);
+    expect(runsOf(f).map((r) => r.status)).toEqual(['failed', 'failed', 'failed', 'failed', 'failed']);
+    // Other subjects still run.
+    await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'fine' });
+    await until('the other subject', () => f.reactions().length === 6);
+  });
+
+  it('with debounce, runs only the newest of a burst on one subject', { timeout: 60_000 }, async () => {
+    const f = await one('echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', { debounce: 1.5 });
+    const seqs: number[] = [];
+    for (let i = 0; i < 3; i++) seqs.push((await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'burst', data: { i } })).body.seq);
+    await until('the reaction', () => f.reactions().length >= 1);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(f.reactions()).toEqual([seqs[2]]);
+  });
+
+  it('publishes its reactions as observations when vigil.yml names a server', { timeout: 60_000 }, async () => {
+    const f = await one('echo hi', {}, true);
+    const reply = await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'job-1' });
+    await until('the reaction', () => f.sentinels[0]!.log().includes('succeeded'));
+    const cache = JSON.parse(readFileSync(join(f.sentinels[0]!.root, '.vigil', 'server-monitors.json'), 'utf8'));
+    const entry = Object.values(cache)[0] as { watch: { subscription: string; token: string } };
+    let observations: Array<{ type: string; data: { trigger?: string; status?: string } }> = [];
+    for (let i = 0; i < 50 && !observations.some((o) => o.data.status === 'succeeded'); i++) {
+      const page = await call(f.server.base, 'GET', `/subscriptions/${entry.watch.subscription}/pull?cursor=1&limit=100`, { token: entry.watch.token });
+      observations = page.body.observations;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const mine = observations.filter((o) => o.data.trigger === `sentinel:react:${reply.body.seq}`);
+    expect(mine.map((o) => o.data.status)).toEqual(['running', 'succeeded']);
+    expect(mine[0]!.type).toBe('ai.vigil.recipe.run');
+  });
+});
