@@ -3,7 +3,7 @@
 // non-zero exit fails the entry. The destructive-intent guard applies as to
 // prompts and build commands.
 import { createWatchdog, runSupervised } from '../process/process-group.ts';
-import { describeFinding, scanText } from '../preflight/destructive.ts';
+import { describeFinding, scanShell } from '../preflight/destructive.ts';
 import { substitute } from '../variables.ts';
 
 /** Runs the commands; returns why the entry fails, or null when all exited 0. */
@@ -17,7 +17,7 @@ export async function runPre(
   note: (line: string) => void,
 ): Promise<string | null> {
   for (const [i, raw] of commands.entries()) {
-    const findings = scanText(raw, `pre[${i}]`);
+    const findings = scanShell(raw, `pre[${i}]`, vars);
     if (findings.length > 0 && !allowDestructive)
       return `pre[${i}] refused: destructive intent (${findings.map(describeFinding).join('; ')}); set "allow_destructive_intents": true to run it`;
     const command = substitute(raw, vars).text;
