@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} in these strings is vigil's own variable syntax, substituted by the runner
 // adversarial recipes end to end: blue → red → judge rounds in one worktree,
 // verdict JSON, early stop, merge only when blue wins, invalid verdicts.
 import { existsSync, readFileSync } from 'node:fs';

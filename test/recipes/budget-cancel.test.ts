@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} in these strings is vigil's own variable syntax, substituted by the runner
 // Budgets (usage from the agents, limits on recipes and steps, over_budget,
 // usage.limit_reached) and cancellation of a composite run tree: every
 // agent's process group is killed and no record is left running.

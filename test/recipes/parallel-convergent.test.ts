@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} in these strings is vigil's own variable syntax, substituted by the runner
 // parallel and convergent recipes end to end: real git worktrees per child,
 // ordered merge-back, merge conflicts, fail_fast, scoring and the winner.
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} in these strings is vigil's own variable syntax, substituted by the runner
 // pipeline and compound recipes end to end: entry conditions, pre commands,
 // model and --from inside a pipeline; a layer DAG with a shared CIR scope.
 import { readFileSync } from 'node:fs';
