@@ -7,7 +7,7 @@ let project: Project;
 afterEach(() => project?.cleanup());
 
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i += 1) {
+  for (let i = 0; i < 600; i += 1) {
     if (check()) return;
     await new Promise((r) => setTimeout(r, 50));
   }
