@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
 import type { Cloud, CloudOptions } from './cloud/cloud.ts';
+import type { ClientLimitSettings } from './service/client-limits.ts';
 import { MonitorService } from './service/service.ts';
 import { defaultSourceKinds } from './sources/config.ts';
 import { SourceManager } from './sources/manager.ts';
@@ -26,6 +27,8 @@ export interface ServerOptions {
   readonly allowHosts?: readonly string[];
   readonly maxBodyBytes?: number;
   readonly heartbeatMs?: number;
+  /** Per-client-address limits for anonymous use (service/client-limits.ts). */
+  readonly clientLimits?: Partial<ClientLimitSettings>;
   readonly transport?: TransportChoice;
   readonly clock?: Clock;
   /** Doors added by other modules (SSE, JSON-RPC). */
@@ -69,6 +72,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     retireAfterMuteSeconds: options.retireAfterMuteSeconds,
     maxBodyBytes: options.maxBodyBytes,
+    clientLimits: options.clientLimits,
     heartbeatMs: options.heartbeatMs,
     log: options.log,
   });

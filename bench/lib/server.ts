@@ -27,6 +27,8 @@ export interface ServerSpec {
   readonly durable: boolean;
   /** Extra node flags for the server process (e.g. --cpu-prof). */
   readonly nodeFlags?: readonly string[];
+  /** Extra `vigil serve` flags (e.g. --inspect). */
+  readonly args?: readonly string[];
 }
 
 export async function startServer(spec: ServerSpec): Promise<BenchServer> {
@@ -43,6 +45,7 @@ export async function startServer(spec: ServerSpec): Promise<BenchServer> {
     spec.transport,
     `--allow-admin=${adminToken}`,
     ...(spec.durable ? ['--state', join(dir, 'state.db')] : []),
+    ...(spec.args ?? []),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: process.cwd() });
   let errors = '';

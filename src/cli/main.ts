@@ -28,7 +28,8 @@ forwardProductEvents();
 // stops, the command goes on (a run keeps recording its steps). Commands that
 // only print (watch) end themselves when their reader goes.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+  // EIO: the terminal itself is gone (SIGHUP).
+  if (error.code !== 'EPIPE' && error.code !== 'EIO' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
 });
 
 const cli = cac('vigil');

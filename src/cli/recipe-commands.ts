@@ -133,8 +133,8 @@ export function registerRecipeCommands(cli: CAC): void {
           process.stdout.write(renderRunTree(root, run.id, process.cwd()));
           return;
         }
-        // Child runs show under their parent (vigil runs <id>), not in the list.
-        const runs = listRuns(root).filter((r) => !r.parent);
+        // Children of composite runs (they have a role) show under their parent (vigil runs <id>), not in the list.
+        const runs = listRuns(root).filter((r) => !r.role);
         if (options.json) return void process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
         if (runs.length === 0) return void process.stdout.write(`no runs recorded in ${runsDir(root)}\n`);
         for (const r of runs) {

@@ -1,5 +1,6 @@
 // `vigil serve`: the HTTP, JSON-RPC and event-stream bindings under /mp/v0.
 import type { CAC } from 'cac';
+import { clientLimitNames, defaultClientLimits } from '../service/client-limits.ts';
 import { defaults } from '../service/defaults.ts';
 import { listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { type SourceFlags, sourceFlagHelp, sourceOptions } from './source-flags.ts';
@@ -16,6 +17,8 @@ interface ServeFlags extends SourceFlags {
   maxBody?: unknown;
   transport?: unknown;
   heartbeat?: unknown;
+  clientLimits?: unknown;
+  clientLimitsLoopback?: unknown;
   allowInsecureWebhooks?: unknown;
   edgeDomain?: unknown;
 }
@@ -27,6 +30,20 @@ function edgeDomainFlag(value: string | undefined): string | undefined {
     throw new UsageError(`--edge-domain takes a DNS name such as edge.example.com; got "${value}".`);
   }
   return domain;
+}
+
+/** `name=value,...` over the known limit names, each a whole number ≥ 1. */
+function clientLimitsFlag(text: string | undefined): Partial<Record<(typeof clientLimitNames)[number], number>> {
+  const out: Partial<Record<(typeof clientLimitNames)[number], number>> = {};
+  if (text === undefined) return out;
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [name = '', value = ''] = pair.split('=');
+    if (!(clientLimitNames as readonly string[]).includes(name)) {
+      throw new UsageError(`--client-limits: unknown limit "${name}"; known: ${clientLimitNames.join(', ')}`);
+    }
+    out[name as (typeof clientLimitNames)[number]] = wholeNumberFlag(`--client-limits ${name}`, value, 1, 1_000_000);
+  }
+  return out;
 }
 
 export function registerServeCommands(cli: CAC): void {
@@ -46,6 +63,8 @@ export function registerServeCommands(cli: CAC): void {
     .option('--heartbeat <seconds>', 'Idle time before an event stream sends a heartbeat', { default: 15 })
     .option('--allow-insecure-webhooks', 'Let webhooks target plain http on loopback and private addresses (local testing only)')
     .option('--edge-domain <domain>', 'Also serve each managed-edge worker at <name>.<domain> by Host header', { type: [String] })
+    .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
+    .option('--client-limits-loopback', 'Apply --client-limits to loopback clients too (off: local tools are not limited)')
     .option('--sources <kinds>', sourceFlagHelp.sources, { type: [String] })
     .option('--source-root <dir>', sourceFlagHelp.sourceRoot, { type: [String] })
     .option('--allow-shell-sources', sourceFlagHelp.allowShell)
@@ -65,6 +84,7 @@ export function registerServeCommands(cli: CAC): void {
         allowHosts: listFlag(flags.allowHost),
         maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
         heartbeatMs: wholeNumberFlag('--heartbeat', flags.heartbeat, 1, 3600) * 1000,
+        clientLimits: { ...clientLimitsFlag(stringFlag('--client-limits', flags.clientLimits)), loopback: flags.clientLimitsLoopback === true },
         transport: oneOfFlag('--transport', flags.transport, ['auto', 'uws', 'node'] as const, 'auto'),
         ...sourceOptions(flags, allowAdmin !== false),
         cloud: {

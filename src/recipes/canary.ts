@@ -1,11 +1,42 @@
-// The canary: a minimal call to the first step's backend before any step
-// runs, so a missing login, a dead endpoint or a hung CLI stops the run in
-// seconds instead of after the first real step times out.
+// The canary: a minimal call to each distinct backend of the run (backend,
+// auth profile and model) before any step runs, so a missing login, a dead
+// endpoint or a hung CLI stops the run in seconds instead of after a real
+// step times out.
 import { join } from 'node:path';
 import type { StepPool } from './pool/step-pool.ts';
 import type { BackendSpec, StepOutcome, VmSpec } from './pool/step-task.ts';
 
 export const CANARY_PROMPT = 'This is a connectivity check. Reply with the single word OK.';
+
+export interface CanaryTarget {
+  /** Says which backend this is, in messages. */
+  name: string;
+  /** Steps that share it (the first is named in messages). */
+  labels: string[];
+  backend: BackendSpec;
+  env: Record<string, string>;
+  vm: VmSpec | null;
+}
+
+/** One target per distinct backend, auth profile and model; a target is run in a VM when any of its steps is. */
+export function canaryTargets(
+  steps: Array<{ label: string; backendName: string; auth?: string; backend: BackendSpec; env: Record<string, string>; vm: VmSpec | null }>,
+): CanaryTarget[] {
+  const targets = new Map<string, CanaryTarget>();
+  for (const s of steps) {
+    const model = 'model' in s.backend ? s.backend.model : undefined;
+    const key = JSON.stringify([s.backendName, s.auth ?? null, model ?? null]);
+    const known = targets.get(key);
+    if (known) {
+      known.labels.push(s.label);
+      known.vm ??= s.vm;
+      continue;
+    }
+    const name = [`"${s.backendName}"`, model ? `model ${model}` : '', s.auth ? `auth ${s.auth}` : ''].filter(Boolean).join(', ');
+    targets.set(key, { name, labels: [s.label], backend: s.backend, env: s.env, vm: s.vm });
+  }
+  return [...targets.values()];
+}
 
 export async function runCanary(
   pool: StepPool,

@@ -33,6 +33,8 @@ export interface RecipeStep {
   gate?: 'review';
   gate_options?: string[];
   gate_action?: string;
+  /** Seconds a terminal prompt waits before gate_action applies. */
+  gate_timeout?: number;
   dir?: string;
   env?: Record<string, string>;
   vm?: boolean;

@@ -7,6 +7,8 @@ import { secretMatches, tokenMatches } from './tokens.ts';
 
 export interface Caller {
   readonly bearer?: string;
+  /** The client's network address (HTTP doors only), for per-client limits. */
+  readonly address?: string;
 }
 
 export const isOwner = (feed: Feed, caller: Caller) => tokenMatches(caller.bearer, feed.ownerTokenHash);

@@ -29,6 +29,7 @@ export function snapshot(service: MonitorService, _input: unknown, caller: Calle
         leases: service.system.leases.size,
       },
       pending_deadlines: service.system.deadlines.size,
+      client_limits: { ...service.clientLimits.settings, refusals_counted_not_stored: service.clientLimits.refusalsCounted },
       store: { path: service.store.path },
       health: { ok: !service.store.commits.failed, uptime_s: Math.round(process.uptime()) },
       memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },

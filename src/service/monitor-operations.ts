@@ -99,6 +99,7 @@ export function createMonitor(service: MonitorService, input: unknown, caller: C
     }
   }
   const id = body.id ?? `mon-${randomBytes(4).toString('hex')}`;
+  if (required === undefined) service.clientLimits.admitCreate(caller.address);
   if (service.feed(id)) throw new ProtocolError('DUPLICATE', `A monitor with id "${id}" already exists; choose another id.`);
   const capabilities = body.capabilities ?? ['observe'];
   const defaultGrant = body.default_grant ?? (['observe'] as Capability[]).filter((c) => capabilities.includes(c));

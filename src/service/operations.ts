@@ -1,6 +1,6 @@
 // Every operation of the protocol, by its JSON-RPC method name. Doors map
 // their routes, methods and tools onto this table and call `invoke`.
-import { asProtocolError, ProtocolError } from '../protocol/errors.ts';
+import { asProtocolError, type ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from './access.ts';
 import { isOwner } from './access.ts';
 import { compact, snapshot } from './admin-operations.ts';
@@ -101,13 +101,16 @@ export async function invoke(service: MonitorService, name: OperationName, input
     return renderReply(reply);
   } catch (thrown) {
     let error = asProtocolError(thrown, name);
-    if (operation.target && error.code !== 'NOT_FOUND' && error.code !== 'STORE_UNAVAILABLE' && error.code !== 'INTERNAL') {
+    if (operation.target && !unrecorded.has(error.code)) {
       error = recordRefusal(service, operation, input, options, error);
     }
     await service.settle().catch(() => {});
     throw error;
   }
 }
+
+/** Refusals that record nothing: unknown targets, a broken store, bugs, and rate limits (recording those is the abuse). */
+const unrecorded = new Set(['NOT_FOUND', 'STORE_UNAVAILABLE', 'INTERNAL', 'OVER_BUDGET']);
 
 function recordRefusal(
   service: MonitorService,
@@ -129,6 +132,10 @@ function recordRefusal(
   }
   if (!feed) return error;
   if (isOwner(feed, options.caller)) actor = feed.definition.owner;
+  if (actor === 'anonymous' && !service.clientLimits.mayRecordRefusal(options.caller.address)) {
+    service.countRejection(feed);
+    return error.with({ rejected_recorded: false });
+  }
   const seq = service.recordRejection(feed, error, options.raw ? options.raw() : input, actor);
   return error.with({ rejected_seq: seq });
 }

@@ -14,6 +14,7 @@ import { observationTypes } from '../protocol/vocabulary.ts';
 import { maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
 import type { LeaseRecord, LeaseRow, MonitorDefinition, SubscriptionRecord, SubscriptionRow } from '../store/records.ts';
 import { memoryPath, type Store } from '../store/store.ts';
+import { ClientLimits, type ClientLimitSettings, defaultClientLimits } from './client-limits.ts';
 import { defaults } from './defaults.ts';
 import { Feed } from './feed.ts';
 
@@ -33,6 +34,8 @@ export interface ServiceOptions {
   /** Receives the actors' inspection events (vigil serve --inspect). */
   readonly inspect?: (event: InspectionEvent) => void;
   readonly log?: (line: string) => void;
+  /** Per-client-address limits for anonymous use. */
+  readonly clientLimits?: Partial<ClientLimitSettings>;
 }
 
 
@@ -61,6 +64,7 @@ export class MonitorService {
   private readonly recordedListeners = new Set<(feed: Feed) => void>();
   /** New subscriptions left as rows (the resident cap was reached) whose rows are not committed yet. */
   private readonly unadmitted = new Map<string, SubscriptionRow>();
+  readonly clientLimits: ClientLimits;
   private nextMonitorKey = 1;
   private closed = false;
   /** Set by the live sources when the server runs them. */
@@ -77,6 +81,7 @@ export class MonitorService {
       registrationToken: options.registrationToken,
       adminToken: options.adminToken,
     };
+    this.clientLimits = new ClientLimits({ ...defaultClientLimits, ...options.clientLimits }, () => this.now());
     this.system = new RootSystem({
       clock: this.clock,
       rejectLimit: defaults.deliveryCountLimit,
@@ -259,6 +264,12 @@ export class MonitorService {
   }
 
   /** Records a refused write on the monitor it targeted (§5); returns its seq. */
+  /** A refusal counted on the monitor without a row (an anonymous client past its recording rate). */
+  countRejection(feed: Feed): void {
+    feed.stats.rejected++;
+    this.persistMonitor(feed);
+  }
+
   recordRejection(feed: Feed, error: ProtocolError, raw: unknown, actor: string): number {
     return this.append(
       feed,

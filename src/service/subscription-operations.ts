@@ -158,6 +158,7 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
     return { status: 201, body: () => ({ subscription: servedSubscription('live', record, lagOf(service, feed, record)), token: token.token }) };
   }
 
+  if (!privileged) service.clientLimits.admitSubscribe(caller.address);
   const head = feed.committedHead;
   if (typeof body.from === 'number' && body.from > head + 1) {
     throw invalid(`"from" may be at most head + 1 (${head + 1}); got ${body.from}.`, { field: 'from', head });

@@ -170,5 +170,6 @@ export function checkSource(source: SourceConfig, policy: SourcePolicy, isAdmin:
     if (value !== undefined) out[key] = value;
   }
   if (kind === 'file' || kind === 'log') confinedPath(policy.root, out.path as string, 'source.path');
+  if (kind === 'cir' && out.db !== undefined) confinedPath(policy.root, out.db as string, 'source.db');
   return out;
 }

@@ -3,6 +3,7 @@
 // machine, which defeats DNS rebinding. Allowed origins get CORS answers.
 // The sets are built once; the per-request function only reads.
 import { ProtocolError } from '../protocol/errors.ts';
+import { isLoopback } from '../service/loopback.ts';
 import type { FullResponse, HttpRequest } from './http-types.ts';
 
 export interface BrowserPolicy {
@@ -33,9 +34,7 @@ function hostIsWellFormed(host: string): boolean {
   return match[2] === undefined || (Number(match[2]) >= 1 && Number(match[2]) <= 65535);
 }
 
-export function isLoopback(address: string): boolean {
-  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
-}
+export { isLoopback };
 
 export function browserGuard(policy: BrowserPolicy): (request: HttpRequest) => Verdict {
   const anyOrigin = policy.allowOrigins.includes('*');

@@ -158,7 +158,7 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     if ('allowed' in match) {
       throw notFound(`${request.path} does not answer ${request.method}; it answers ${match.allowed.join(', ')}.`);
     }
-    const caller: Caller = { bearer: bearerOf(request) };
+    const caller: Caller = { bearer: bearerOf(request), address: request.remoteAddress };
     const { route: matched, params } = match;
     if (matched.input !== 'query') refuseQuery(request);
     if (matched.operation === 'rpc') {

@@ -76,7 +76,7 @@ async function handleCall(
     return isNotification ? undefined : envelopeError(replyId, -32602, 'Invalid params: "params" must be an object (the HTTP body plus path parameters).');
   }
   const { bearer, ...input } = (params ?? {}) as Record<string, unknown>;
-  const as: Caller = typeof bearer === 'string' ? { bearer } : caller;
+  const as: Caller = typeof bearer === 'string' ? { bearer, address: caller.address } : caller;
   const sent = JSON.stringify(input);
   try {
     const reply = await invoke(service, method, input, { caller: as, signal, raw: () => JSON.parse(sent), maxPageBytes });

@@ -17,7 +17,7 @@ export function requestTimedOut(): FullResponse & { body: string } {
     headers: { 'content-type': 'application/json; charset=utf-8' },
     body: JSON.stringify({
       code: 'INVALID',
-      error: `The request stopped arriving: no bytes for ${bodyIdleMs / 1000} s (headers must be complete within ${headersTimeoutMs / 1000} s, the whole request within ${requestTimeoutMs / 1000} s).`,
+      error: `The request stopped arriving before it was complete: headers must arrive within ${headersTimeoutMs / 1000} s, a body may not pause for ${bodyIdleMs / 1000} s, and the whole request must arrive within ${requestTimeoutMs / 1000} s.`,
     }),
   };
 }

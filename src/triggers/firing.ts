@@ -2,10 +2,11 @@
 // .vigil/runs/<id>/run.json with `trigger`, one step "target", output.txt,
 // a row in vigil.db, and, when a server is configured, observations that
 // show it in `vigil watch`.
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { newRunId, RunRecorder } from '../recipes/records/run-record.ts';
+import { newRunId, type RunJson, RunRecorder, readRunJson, runsDir } from '../recipes/records/run-record.ts';
+import { runOutput } from '../sdk/namespaces/run-recipe.ts';
 import { TRIGGER_DEFAULTS, type TriggerFields } from '../recipes/types/trigger-fields.ts';
 import type { Clock } from './clock.ts';
 import { runTarget, type TargetResult } from './target-runner.ts';
@@ -38,6 +39,21 @@ export interface FiringResult {
   status: 'succeeded' | 'failed';
   output: string;
   reason?: string;
+}
+
+/** The run a recipe-mode target started (its record names this firing as `parent`). */
+function childRun(projectRoot: string, parent: string): { run: RunJson; dir: string } | null {
+  const root = runsDir(projectRoot);
+  for (const id of readdirSync(root).sort().reverse()) {
+    if (id.slice(0, 15) < parent.slice(0, 15)) break; // ids start with their start time: older runs cannot be children
+    try {
+      const run = readRunJson(join(root, id));
+      if (run.parent === parent) return { run, dir: join(root, id) };
+    } catch {
+      // not a run folder, or one being written
+    }
+  }
+  return null;
 }
 
 export function workspaceOf(workspace: string | undefined, projectRoot: string): string {
@@ -94,7 +110,7 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
   store.addFiring({ run_id: runId, trigger: req.trigger, recipe: recipe.name, due_ms: req.dueMs, status: 'running', pid: null, started_ms: clock.now(), ended_ms: null, reason: null });
   req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status: 'running' });
 
-  const env: Record<string, string | undefined> = { ...recipe.env, ...req.env, VIGIL_TRIGGER: req.trigger, VIGIL_RUN_ID: runId };
+  const env: Record<string, string | undefined> = { ...recipe.env, ...req.env, VIGIL_TRIGGER: req.trigger, VIGIL_RUN_ID: runId, VIGIL_PARENT_RUN: runId };
   const spec = { mode, target: recipe.target, vars: { ...recipe.vars, ...triggerVars }, env, cwd: workspace, ttlSeconds: ttl };
   const onSpawn = (pid: number): void => store.setFiringPid(runId, pid);
   let result: TargetResult = await runTarget(spec, clock, onSpawn);
@@ -103,6 +119,14 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
     result = await runTarget(spec, clock, onSpawn);
   }
 
+  if (mode === 'recipe') {
+    // The output of a recipe target is its run's output, not the runner's progress lines.
+    const child = childRun(req.projectRoot, runId);
+    if (child) {
+      recorder.event({ type: 'target.run', run: child.run.id, status: child.run.status });
+      result = { ...result, output: runOutput(child.run, child.dir) };
+    }
+  }
   const status = result.status === 'succeeded' ? 'succeeded' : 'failed';
   writeFileSync(join(recorder.dir, 'output.txt'), result.output);
   writeFileSync(join(recorder.dir, 'steps', 'target.stderr.txt'), result.stderr);

@@ -4,6 +4,7 @@
 // token like every API call: without one it shows public monitors only.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { asProtocolError } from '../protocol/errors.ts';
 import type { MonitorService } from '../service/service.ts';
 import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-door.ts';
 import type { HttpRequest, HttpResponse, StreamSink } from '../transport/http-types.ts';
@@ -43,7 +44,7 @@ export class Dashboard {
       case uiPath:
       case `${uiPath}/`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/html; charset=utf-8', ...security }, body: dashboardPage() };
-      case `${uiPath}/app.mjs`:
+      case `${uiPath}/app.js`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script };
       case `${uiPath}/events`:
         return this.events(request);
@@ -69,7 +70,14 @@ export class Dashboard {
         const send = () => {
           queued = false;
           if (sink.closed || service.isClosed) return;
-          const text = JSON.stringify(dashboardView(service, caller));
+          let text: string;
+          try {
+            text = JSON.stringify(dashboardView(service, caller));
+          } catch (error) {
+            asProtocolError(error, 'the dashboard view'); // logs it with a request id
+            sink.end();
+            return;
+          }
           if (text === last) return;
           last = text;
           sink.write(`event: view\ndata: ${text}\n\n`);

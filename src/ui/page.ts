@@ -1,5 +1,7 @@
 // The dashboard's HTML and style. Everything it needs is served by this
-// server (no CDN): it works offline and under a strict content policy.
+// server (no CDN): it works offline and under a strict content policy. The
+// script is a classic one: a module script is fetched with an Origin header,
+// which the browser rules of the API would refuse.
 const style = `
 :root { color-scheme: light dark; --fg: #1c1f24; --muted: #5d6673; --line: #d9dde3; --bg: #fff; --panel: #f5f7fa; --ok: #1d7a3e; --warn: #a15c00; --bad: #b3261e; --accent: #2458d6; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6e9ee; --muted: #9aa4b2; --line: #343a44; --bg: #14171c; --panel: #1c2027; --ok: #4cc17a; --warn: #e3a33b; --bad: #f2675e; --accent: #7aa2ff; } }
@@ -28,13 +30,13 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-
 .pill.retired, .pill.stopped, .pill.dead_lettered, .pill.error { color: var(--bad); border-color: var(--bad); }
 .gap { color: var(--warn); font-size: 12px; margin-right: 6px; }
 .empty { color: var(--muted); padding: 16px 0; }
-.data { max-width: 520px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.data { max-width: 340px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 `;
 
 export function dashboardPage(): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Vigil dashboard</title><style>${style}</style></head>
+<title>Vigil dashboard</title><link rel="icon" href="data:,"><style>${style}</style></head>
 <body>
 <header>
   <h1>Vigil</h1>
@@ -57,6 +59,6 @@ export function dashboardPage(): string {
   <section id="runs" hidden></section>
   <section id="actors" hidden></section>
 </main>
-<script type="module" src="/ui/app.mjs"></script>
+<script src="/ui/app.js" defer></script>
 </body></html>`;
 }

@@ -85,8 +85,9 @@ export function dashboardView(service: MonitorService, caller: Caller) {
     const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
     if (feed.committedHead === 0) continue;
     for (const row of service.store.readFeed(feed.key, from, recentPerMonitor, [])) {
-      const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; provenance: { actor: string }; data: unknown };
-      recent.push({ monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.provenance.actor, data: o.data });
+      const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
+      const { provenance: _p, tags: _t, ...data } = o.data ?? {};
+      recent.push({ monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data });
     }
   }
   recent.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : b.seq - a.seq));
@@ -116,9 +117,15 @@ export function dashboardView(service: MonitorService, caller: Caller) {
     subscriptions,
     leases,
     observations: recent.slice(0, recentShown),
-    runs: recent.filter((o) => o.type === runType).slice(0, 20),
+    runs: latestPerRun(recent.filter((o) => o.type === runType)).slice(0, 20),
     actors,
   };
+}
+
+/** A run publishes `running` then its outcome: show each run once, as it stands now (newest first). */
+function latestPerRun<T extends { subject: string | null }>(newestFirst: T[]): T[] {
+  const seen = new Set<string | null>();
+  return newestFirst.filter((o) => !seen.has(o.subject) && seen.add(o.subject));
 }
 
 function monitorOfActor(kind: string, key: string, context: Record<string, unknown>, byKey: Map<number, Feed>): string | undefined {

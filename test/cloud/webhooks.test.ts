@@ -158,6 +158,11 @@ describe('deliveries', () => {
     const log = await call(server.url, 'GET', `/v1/webhooks/${hook.id}/deliveries`, { token: key });
     expect(log.body.deliveries[0]).toMatchObject({ status: 'failed', attempts: 6, response_code: 500, next_attempt_at: null });
     expect(r.received).toHaveLength(6);
+    // Finished deliveries are forgotten once older than the log's window.
+    const cloud = server.server.cloud!;
+    cloud.store.pruneDeliveries(new Date(Date.now() + 30 * 86_400_000).toISOString());
+    await cloud.store.settled();
+    expect((await call(server.url, 'GET', `/v1/webhooks/${hook.id}/deliveries`, { token: key })).body.deliveries).toEqual([]);
   });
 
   it('refuses an unknown event type and a non-object data', async () => {

@@ -8,10 +8,10 @@ import { dirname, resolve } from 'node:path';
 export function parseDirectives(text) {
   const d = {};
   for (const m of text.matchAll(/\b([A-Z_]+)(?:=(\S+))?/g)) {
-    if (['SLEEP_MS', 'TURNS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT'].includes(m[1]) && m[2] !== undefined) {
+    if (['SLEEP_MS', 'TURNS', 'ROUNDS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT'].includes(m[1]) && m[2] !== undefined) {
       if (m[1] === 'WRITE') d.WRITE = [...(d.WRITE ?? []), m[2]];
       else d[m[1]] = m[2];
-    } else if (['HANG', 'SILENT_HANG', 'FAIL'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
+    } else if (['HANG', 'SILENT_HANG', 'FAIL', 'TRANSIENT', 'ESCAPE'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
   }
   return d;
 }
@@ -42,7 +42,10 @@ export function applyWrites(d) {
 /** Starts a grandchild in our process group and records both pids, then never returns. */
 export async function hang(d, printFirst) {
   const child = spawn('sleep', ['1000'], { stdio: 'ignore' });
-  if (d.PIDFILE) writeFileSync(d.PIDFILE, JSON.stringify({ agent: process.pid, grandchild: child.pid }));
+  // ESCAPE: one more grandchild in a session of its own (setsid), out of our process group.
+  const escaped = d.ESCAPE ? spawn('sleep', ['1001'], { stdio: 'ignore', detached: true }) : null;
+  escaped?.unref();
+  if (d.PIDFILE) writeFileSync(d.PIDFILE, JSON.stringify({ agent: process.pid, grandchild: child.pid, ...(escaped ? { escaped: escaped.pid } : {}) }));
   if (printFirst) process.stdout.write(printFirst);
   // Ignore SIGTERM like a stuck program would; only SIGKILL ends us.
   process.on('SIGTERM', () => {});

@@ -13,6 +13,11 @@ const flag = (name) => {
 };
 const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 
+if (argv.includes('--help')) {
+  // FAKE_CLAUDE_EFFORT=1 plays a Claude Code recent enough to take --effort.
+  process.stdout.write(`Usage: claude [options] [prompt]\n  --model <model>\n${process.env.FAKE_CLAUDE_EFFORT === '1' ? '  --effort <level>  low, medium, high, max\n' : ''}`);
+  process.exit(0);
+}
 const prompt = await readStdin();
 log(process.env.FAKE_LOG, {
   agent: 'claude',
@@ -21,6 +26,7 @@ log(process.env.FAKE_LOG, {
   prompt,
   thinking: process.env.MAX_THINKING_TOKENS ?? null,
   auth: process.env.FAKE_AUTH_TOKEN ?? null,
+  sandbox: process.env.IS_SANDBOX ?? null,
   step: process.env.VIGIL_STEP ?? null,
   time: Date.now(),
 });
@@ -30,6 +36,11 @@ if (!argv.includes('-p') || flag('--output-format') !== 'stream-json') {
   process.exit(2);
 }
 
+// FAKE_ROOT=1 plays claude run by root: bypassPermissions is refused unless IS_SANDBOX=1.
+if (process.env.FAKE_ROOT === '1' && flag('--permission-mode') === 'bypassPermissions' && process.env.IS_SANDBOX !== '1') {
+  process.stderr.write('--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n');
+  process.exit(1);
+}
 const canary = prompt.includes('connectivity check');
 if (canary && process.env.FAKE_CANARY === 'fail') {
   process.stderr.write('fake claude: not logged in\n');

@@ -12,17 +12,31 @@ if (argv[0] !== 'exec' || !argv.includes('--json') || argv[argv.length - 1] !== 
   process.stderr.write('fake codex: expected exec --json … -\n');
   process.exit(2);
 }
-const d = parseDirectives(prompt.includes('connectivity check') ? '' : prompt);
-emit({ type: 'thread.started', thread_id: 'fake' });
-emit({ type: 'turn.started' });
-const items = Number(d.TURNS ?? '1');
-for (let i = 1; i <= items; i += 1) {
-  const last = i === items;
-  if (last) emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'agent_message', text: d.SAY ? `done ${d.SAY}` : 'done' } });
-  else emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'command_execution', command: `step ${i}` } });
+// codex-cli 0.169 removed --full-auto; clap refuses an unknown argument with exit 2.
+if (argv.includes('--full-auto')) {
+  process.stderr.write("error: unexpected argument '--full-auto' found\n\nUsage: codex exec [OPTIONS] [PROMPT]\n");
+  process.exit(2);
 }
-if (d.FAIL) {
-  emit({ type: 'turn.failed', error: { message: 'fake codex failure' } });
+if (prompt.includes('connectivity check') && process.env.FAKE_CODEX_CANARY === 'fail') {
+  process.stderr.write('error: not logged in; run codex login\n');
   process.exit(1);
 }
-emit({ type: 'turn.completed', usage: { input_tokens: 1, output_tokens: 1 } });
+const d = parseDirectives(prompt.includes('connectivity check') ? '' : prompt);
+emit({ type: 'thread.started', thread_id: 'fake' });
+// ROUNDS turns of TURNS completed items each; TRANSIENT adds a retried stream error.
+const rounds = Number(d.ROUNDS ?? '1');
+const items = Number(d.TURNS ?? '1');
+for (let round = 1; round <= rounds; round += 1) {
+  emit({ type: 'turn.started' });
+  if (d.TRANSIENT && round === 1) emit({ type: 'error', message: 'stream disconnected before completion; retrying 1/5 in 200ms' });
+  for (let i = 1; i <= items; i += 1) {
+    const last = i === items && round === rounds;
+    if (last) emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'agent_message', text: d.SAY ? `done ${d.SAY}` : 'done' } });
+    else emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'command_execution', command: `step ${i}` } });
+  }
+  if (d.FAIL) {
+    emit({ type: 'turn.failed', error: { message: 'fake codex failure' } });
+    process.exit(1);
+  }
+  emit({ type: 'turn.completed', usage: { input_tokens: 1, output_tokens: 1 } });
+}

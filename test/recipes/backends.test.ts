@@ -76,23 +76,37 @@ describe('claude backend', () => {
 });
 
 describe('codex backend', () => {
-  it('runs codex exec with JSON output, the prompt on stdin, and counts completed items as phases', async () => {
+  it('runs codex exec with JSON output and the flags of codex-cli 0.169, the prompt on stdin, and counts turns as phases', async () => {
     project = makeProject({ claude: false, codex: true });
     project.recipe({
       name: 'cx',
       steps: [
         { label: 'ok', args: ['TURNS=3 SAY=FIN'], model: 'gpt-5-codex', effort: 'high', permission_mode: 'acceptEdits', completion_keyword: 'FIN', depends_on: [] },
-        { label: 'long', args: ['TURNS=4'], max_phases: 2, depends_on: [] },
+        { label: 'turns', args: ['ROUNDS=2 TURNS=5'], max_phases: 2, depends_on: [] },
+        { label: 'long', args: ['ROUNDS=3'], max_phases: 2, depends_on: [] },
+        { label: 'flaky', args: ['TRANSIENT ROUNDS=2'], depends_on: [] },
       ],
     });
     const r = await runVigil(project, ['sequence', 'cx']);
     expect(r.code).toBe(1);
     const call = project.logEntries().find((e) => e.step === 'ok')!;
-    expect(call.argv).toEqual(['exec', '--json', '--skip-git-repo-check', '--model', 'gpt-5-codex', '-c', 'model_reasoning_effort="high"', '--full-auto', '-']);
+    expect(call.argv).toEqual(['exec', '--json', '--skip-git-repo-check', '--model', 'gpt-5-codex', '-c', 'model_reasoning_effort="high"', '--sandbox', 'workspace-write', '-']);
     expect(call.prompt).toBe('TURNS=3 SAY=FIN');
     const run = lastRun(project);
-    expect(stepOf(run, 'ok')).toMatchObject({ status: 'succeeded', phases: 3, backend: 'codex' });
+    expect(stepOf(run, 'ok')).toMatchObject({ status: 'succeeded', phases: 1, backend: 'codex' });
+    // Ten completed items in two turns are two phases, within max_phases 2.
+    expect(stepOf(run, 'turns')).toMatchObject({ status: 'succeeded', phases: 2 });
     expect(stepOf(run, 'long').reason).toBe('max_phases (2) reached before the agent finished');
+    // One transient error event (a retried stream) does not fail the step.
+    expect(stepOf(run, 'flaky')).toMatchObject({ status: 'succeeded', phases: 2 });
+  });
+
+  it('says why codex exited: its last words on stderr', async () => {
+    project = makeProject({ claude: false, codex: true });
+    project.recipe({ name: 'old', canary: false, steps: [{ label: 'a', args: ['--full-auto', 'hello there'] }] });
+    const r = await runVigil(project, ['sequence', 'old']);
+    expect(r.code).toBe(1);
+    expect(stepOf(lastRun(project), 'a').reason).toBe("codex exited with code 2: error: unexpected argument '--full-auto' found");
   });
 });
 

@@ -1,6 +1,6 @@
 // Shared by the live-source tests: an in-process server with fast backoff,
 // and reading what a source wrote through the API, as a user would.
-import { startServer, type RunningServer } from '../../src/server.ts';
+import { type RunningServer, startServer } from '../../src/server.ts';
 import { call, createMonitor, subscribe } from '../support/client.ts';
 
 export interface SourceServer {

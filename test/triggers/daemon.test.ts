@@ -130,3 +130,22 @@ describe('vigil daemon', () => {
     expect(vigil(s, ['recipe', 'list']).stderr).toContain('schedule: "61 * * * *" is not a cron expression');
   });
 });
+
+describe('recipe-mode targets', () => {
+  it('temporal fire of a recipe target returns the run output, and the child run names its trigger and parent', { timeout: 90_000 }, async () => {
+    const { chmodSync, writeFileSync } = await import('node:fs');
+    const agent = `${s.root}/agent.sh`;
+    writeFileSync(agent, '#!/bin/sh\necho "report for $TOPIC"\n');
+    chmodSync(agent, 0o755);
+    writeFileSync(`${s.root}/vigil.yml`, `providers:\n  sh:\n    type: custom\n    command: ${agent}\n`);
+    s.recipe({ name: 'report', canary: false, steps: [{ label: 'write', backend: 'sh', args: [] }] });
+    s.recipe({ name: 'nightly', type: 'temporal', schedule: '0 3 * * *', mode: 'recipe', target: 'report', vars: { TOPIC: 'billing' } });
+    const out = vigil(s, ['temporal', 'fire', 'nightly', '--json']);
+    expect(out.code, out.stderr).toBe(0);
+    const fired = JSON.parse(out.stdout);
+    expect(fired).toMatchObject({ status: 'succeeded', output: 'report for billing\n' });
+    const runs = JSON.parse(vigil(s, ['runs', '--json']).stdout) as Array<{ id: string; recipe: string; trigger?: string; parent?: string }>;
+    const child = runs.find((r) => r.recipe === 'report');
+    expect(child).toMatchObject({ trigger: 'temporal:nightly', parent: fired.run_id });
+  });
+});

@@ -16,6 +16,9 @@ export interface WorkerInfo {
   modified_on: string;
 }
 
+/** Each worker is a workerd process while it runs: a key may hold this many. */
+export const maxWorkersPerKey = 50;
+
 const workerName = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const secretName = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
@@ -72,6 +75,9 @@ export class ManagedEdge {
     const crons = checkCrons(input.crons);
     if (typeof script !== 'string' || script.trim().length === 0) throw invalid('"script" must be the bundled worker module as text.', { field: 'script' });
     const existing = this.owned(key, name, true);
+    if (!existing && this.store.workersOf(key.id).length >= maxWorkersPerKey) {
+      throw invalid(`This API key already has ${maxWorkersPerKey} workers, the most one key may hold; delete one first.`, { field: 'name' });
+    }
     const bindings = existing ? (JSON.parse(existing.secrets) as Record<string, string>) : {};
     // Started before it is stored: a script workerd refuses is never deployed.
     await this.runtimes.replace(name, { script, bindings }).catch((error: unknown) => {

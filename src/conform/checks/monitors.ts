@@ -47,7 +47,7 @@ export const monitorChecks = [
     for (const value of ['fortnight', 'secret', 'pigeon', 'dance']) ensure(invalid.some((i) => String(i).includes(value)), `invalid lacks ${value}: ${excerpt(invalid)}`);
     ensure(body.known && typeof body.known === 'object', 'no known vocabularies in the reply');
     refused(await ctx.http.get(`/monitors/${id}`), 404, 'NOT_FOUND', 'GET after the refused create (nothing stored)');
-    accepted(await ctx.http.post('/monitors', { id, horizon: 'week', visibility: 'shared', source: { kind: 'http' }, capabilities: ['observe', 'act'] }), 201, 'create with valid values');
+    accepted(await ctx.http.post('/monitors', { id, horizon: 'week', visibility: 'shared', source: { kind: 'log' }, capabilities: ['observe', 'act'] }), 201, 'create with valid values');
   }),
 
   check('§3', 'MP-3-served-fields', 'a served monitor has every §3 field; head is the highest seq', async (ctx) => {

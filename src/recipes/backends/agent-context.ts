@@ -11,6 +11,8 @@ export interface SpawnRequest {
   env?: Record<string, string>;
   /** Receives stdout; everything is also appended to the step's output unless `quiet`. */
   onStdout?(chunk: Buffer): void;
+  /** Receives stderr (always appended to the step's output too). */
+  onStderr?(chunk: Buffer): void;
   quiet?: boolean;
   /** Stops the program early (its group is killed). */
   abort?: AbortSignal;
@@ -32,12 +34,31 @@ export type AgentResult =
 
 export type Backend = (ctx: AgentContext) => Promise<AgentResult>;
 
-/** The failure for a program that was killed or exited non-zero, or null when it exited 0. */
-export function processFailure(r: SupervisedResult, what: string, phases: number): AgentResult | null {
+/** The last few KiB a program wrote to stderr, to say why it exited. */
+export class StderrTail {
+  private text = '';
+  push(chunk: Buffer): void {
+    this.text = (this.text + chunk.toString('utf8')).slice(-4096);
+  }
+  /** The last line that reads like the reason (an error, a refusal), else the last line; cut to 300 characters. */
+  lastLine(): string {
+    const lines = this.text.split('\n').map((l) => l.trim()).filter(Boolean);
+    const reason = [...lines].reverse().find((l) => /error|cannot|can't|refus|denied|not allowed|invalid|unexpected|must/i.test(l));
+    return (reason ?? lines.at(-1) ?? '').slice(0, 300);
+  }
+  get all(): string {
+    return this.text;
+  }
+}
+
+/** The failure for a program that was killed or exited non-zero, or null when it exited 0; `why` is what it said last. */
+export function processFailure(r: SupervisedResult, what: string, phases: number, why = ''): AgentResult | null {
   if (r.spawnError) return { ok: false, phases, exitCode: null, reason: r.spawnError };
   if (r.killedBy) return { ok: false, phases, exitCode: r.exitCode, reason: `${what} killed (${r.killedBy})`, killedBy: r.killedBy };
-  if (r.exitCode !== 0)
-    return { ok: false, phases, exitCode: r.exitCode, reason: `${what} exited with ${r.exitCode === null ? `signal ${r.signal}` : `code ${r.exitCode}`}` };
+  if (r.exitCode !== 0) {
+    const how = `${what} exited with ${r.exitCode === null ? `signal ${r.signal}` : `code ${r.exitCode}`}`;
+    return { ok: false, phases, exitCode: r.exitCode, reason: why ? `${how}: ${why}` : how };
+  }
   return null;
 }
 

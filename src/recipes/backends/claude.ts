@@ -1,15 +1,32 @@
 // Claude Code in print mode with stream-json output. The prompt goes on
 // stdin; a phase is an assistant turn. max_phases → --max-turns, model →
-// --model, permission_mode → --permission-mode, effort → the thinking budget
-// (MAX_THINKING_TOKENS), which is how Claude Code takes it.
-import { type AgentContext, type AgentResult, num, processFailure } from './agent-context.ts';
+// --model, permission_mode → --permission-mode, effort → --effort where the
+// installed CLI has it, else the thinking budget (MAX_THINKING_TOKENS).
+// Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1: a `vm`
+// step is a sandbox, so it gets IS_SANDBOX=1.
+import { spawnSync } from 'node:child_process';
+import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
 import { StreamLines } from './stream-lines.ts';
+
+const effortSupport = new Map<string, boolean>();
+
+/** Whether this claude takes `--effort` (asked once per executable, from its --help). */
+export function claudeHasEffortFlag(command: string): boolean {
+  let known = effortSupport.get(command);
+  if (known === undefined) {
+    const help = spawnSync(command, ['--help'], { encoding: 'utf8', timeout: 10_000, input: '' });
+    known = /--effort\b/.test(`${help.stdout ?? ''}${help.stderr ?? ''}`);
+    effortSupport.set(command, known);
+  }
+  return known;
+}
 
 export const EFFORT_THINKING_TOKENS: Record<string, string> = { low: '4000', medium: '10000', high: '31999', max: '63999' };
 
-export function claudeArgs(spec: { model?: string; permissionMode?: string; extraArgs: string[] }, maxPhases: number): string[] {
+export function claudeArgs(spec: { model?: string; permissionMode?: string; extraArgs: string[]; effort?: string }, maxPhases: number, effortFlag = false): string[] {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--max-turns', String(maxPhases)];
   if (spec.model) args.push('--model', spec.model);
+  if (spec.effort && effortFlag) args.push('--effort', spec.effort);
   if (spec.permissionMode) args.push('--permission-mode', spec.permissionMode);
   return [...args, ...spec.extraArgs.filter((a) => a !== '-p' && a !== '--print')];
 }
@@ -61,18 +78,22 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
     }
   });
   const env: Record<string, string> = {};
-  if (spec.effort) env.MAX_THINKING_TOKENS = EFFORT_THINKING_TOKENS[spec.effort] ?? '10000';
+  const effortFlag = spec.effort !== undefined && claudeHasEffortFlag(spec.command);
+  if (spec.effort && !effortFlag) env.MAX_THINKING_TOKENS = EFFORT_THINKING_TOKENS[spec.effort] ?? '10000';
+  if (ctx.task.vm) env.IS_SANDBOX = '1';
+  const stderr = new StderrTail();
   const r = await ctx.spawn({
     command: spec.command,
-    args: claudeArgs(spec, ctx.task.maxPhases),
+    args: claudeArgs(spec, ctx.task.maxPhases, effortFlag),
     stdin: ctx.task.prompt,
     env,
     quiet: true,
     onStdout: (chunk) => lines.push(chunk),
+    onStderr: (chunk) => stderr.push(chunk),
   });
   lines.end();
   const final = result as StreamEvent | null;
-  const failure = processFailure(r, 'claude', phases);
+  const failure = processFailure(r, 'claude', phases, whyClaudeExited(stderr, spec.permissionMode, ctx.task.vm !== null));
   // A killed or unstartable agent is reported as such; otherwise the result event says most.
   if (failure && (r.killedBy || r.spawnError || !final)) return failure;
   if (!final) return { ok: false, phases, exitCode: r.exitCode, reason: 'claude ended without a result event' };
@@ -85,4 +106,13 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   if (keyword && !text.includes(keyword))
     return { ok: false, phases, exitCode: r.exitCode, reason: `the agent finished without the completion keyword "${keyword}"` };
   return { ok: true, phases, exitCode: r.exitCode };
+}
+
+/** What claude said last, with the way out when it refused bypassPermissions as root. */
+function whyClaudeExited(stderr: StderrTail, permissionMode: string | undefined, vm: boolean): string {
+  const said = stderr.lastLine();
+  if (permissionMode === 'bypassPermissions' && !vm && /root|sudo/i.test(stderr.all)) {
+    return `${said || 'it refused to run'} (Claude Code refuses bypassPermissions as root outside a sandbox: set "vm": true on the step, which runs it in bubblewrap with IS_SANDBOX=1, or run vigil as another user)`;
+  }
+  return said;
 }

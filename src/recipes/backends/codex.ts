@@ -1,7 +1,9 @@
 // Codex in exec mode with JSON-lines output (`codex exec --json -`, prompt on
-// stdin). Every completed item (message, command, file change) is a phase;
-// past max_phases the step is stopped.
-import { type AgentContext, type AgentResult, num, processFailure } from './agent-context.ts';
+// stdin). A phase is a turn (turn.started); past max_phases the step is
+// stopped. codex-cli 0.169 has no --full-auto: acceptEdits is
+// `--sandbox workspace-write`. An `error` event is often transient (a stream
+// retry): it fails nothing by itself; turn.failed or a non-zero exit does.
+import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
 import { StreamLines } from './stream-lines.ts';
 
 export function codexArgs(spec: { model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }): string[] {
@@ -9,7 +11,7 @@ export function codexArgs(spec: { model?: string; effort?: string; permissionMod
   if (spec.model) args.push('--model', spec.model);
   if (spec.effort) args.push('-c', `model_reasoning_effort="${spec.effort === 'max' ? 'high' : spec.effort}"`);
   if (spec.permissionMode === 'bypassPermissions') args.push('--dangerously-bypass-approvals-and-sandbox');
-  else if (spec.permissionMode === 'acceptEdits') args.push('--full-auto');
+  else if (spec.permissionMode === 'acceptEdits') args.push('--sandbox', 'workspace-write');
   return [...args, ...spec.extraArgs, '-'];
 }
 
@@ -27,8 +29,10 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
   let phases = 0;
   let text = '';
   let failed: string | null = null;
+  let lastError = '';
   let overLimit = false;
   const controller = new AbortController();
+  const stderr = new StderrTail();
   const lines = new StreamLines((line) => {
     let event: CodexEvent;
     try {
@@ -37,37 +41,45 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
       ctx.write(`${line}\n`);
       return;
     }
-    if (event.type === 'item.completed') {
+    if (event.type === 'turn.started') {
       phases += 1;
+      if (phases > ctx.task.maxPhases) {
+        if (!overLimit) controller.abort();
+        overLimit = true;
+        return;
+      }
       ctx.phase(phases);
+    } else if (event.type === 'item.completed') {
       if (event.item?.type === 'agent_message' && event.item.text) {
         text += `${event.item.text}\n`;
         ctx.write(`${event.item.text}\n`);
       } else if (event.item?.type === 'command_execution') ctx.write(`[command ${event.item.command ?? ''}]\n`);
-      if (phases > ctx.task.maxPhases && !overLimit) {
-        overLimit = true;
-        controller.abort();
-      }
     } else if (event.type === 'turn.completed' && event.usage) {
       ctx.usage({ input_tokens: num(event.usage.input_tokens), output_tokens: num(event.usage.output_tokens), usd: null, model: spec.model ?? null });
-    } else if (event.type === 'turn.failed' || event.type === 'error') {
-      failed = event.error?.message ?? event.message ?? 'codex reported an error';
+    } else if (event.type === 'turn.failed') {
+      failed = event.error?.message ?? event.message ?? 'codex reported a failed turn';
+    } else if (event.type === 'error') {
+      lastError = event.error?.message ?? event.message ?? 'codex reported an error';
+      ctx.write(`[codex error: ${lastError}]\n`);
     }
   });
   const r = await ctx.spawn({
     command: spec.command,
-    args: codexArgs(spec), stdin: ctx.task.prompt,
+    args: codexArgs(spec),
+    stdin: ctx.task.prompt,
     quiet: true,
     abort: controller.signal,
     onStdout: (c) => lines.push(c),
+    onStderr: (c) => stderr.push(c),
   });
   lines.end();
-  if (overLimit) return { ok: false, phases, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
-  const failure = processFailure(r, 'codex', phases);
+  const done = Math.min(phases, ctx.task.maxPhases);
+  if (overLimit) return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
+  const failure = processFailure(r, 'codex', done, failed ?? (stderr.lastLine() || lastError));
   if (failure) return failure;
-  if (failed) return { ok: false, phases, exitCode: r.exitCode, reason: failed };
+  if (failed) return { ok: false, phases: done, exitCode: r.exitCode, reason: failed };
   const keyword = ctx.task.completionKeyword;
   if (keyword && !text.includes(keyword))
-    return { ok: false, phases, exitCode: r.exitCode, reason: `the agent finished without the completion keyword "${keyword}"` };
-  return { ok: true, phases, exitCode: r.exitCode };
+    return { ok: false, phases: done, exitCode: r.exitCode, reason: `the agent finished without the completion keyword "${keyword}"` };
+  return { ok: true, phases: done, exitCode: r.exitCode };
 }

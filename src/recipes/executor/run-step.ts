@@ -84,7 +84,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
           const options = step.gate_options ?? [...STEP_DEFAULTS.gate_options];
           const defaultAction = step.gate_action ?? null;
           setStep(label, { status: 'awaiting_gate', gate: { options, default_action: defaultAction } });
-          const choice = await ctx.gates.decide({ runId: prep.runId, runDir: ctx.runDir, label, dir: ws.dir, options, defaultAction, signal });
+          const choice = await ctx.gates.decide({ runId: prep.runId, runDir: ctx.runDir, label, dir: ws.dir, options, defaultAction, timeoutSeconds: step.gate_timeout, signal });
           if (!choice) {
             final = { status: 'cancelled', reason: 'cancelled at the review gate' };
             break;

@@ -3,6 +3,8 @@
 // terminal) or with `vigil gate <run-id> <label> <option>` from anywhere,
 // which drops an answer file into the run record. A run without a terminal
 // applies `gate_action` at once; with neither, it waits for `vigil gate`.
+// With a terminal, `gate_timeout` seconds without an answer apply
+// `gate_action` too, so an unattended terminal does not hold the run.
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -29,6 +31,8 @@ export interface GateRequest {
   dir: string;
   options: string[];
   defaultAction: string | null;
+  /** Seconds to wait for an answer before defaultAction applies (a terminal prompt too). */
+  timeoutSeconds?: number;
   signal: AbortSignal;
 }
 
@@ -75,6 +79,20 @@ export class GateKeeper {
 
   private async race(req: GateRequest, fileAbort: AbortController): Promise<GateChoice | null> {
     const promptAbort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const fromTimeout =
+      req.defaultAction && req.timeoutSeconds !== undefined
+        ? new Promise<GateChoice>((resolveTimeout) => {
+            const choice = req.defaultAction!;
+            const seconds = req.timeoutSeconds!;
+            timer = setTimeout(() => {
+              this.io.output.write(`\nno answer within gate_timeout (${seconds} s): applying gate_action "${choice}"\n`);
+              promptAbort.abort();
+              fileAbort.abort();
+              resolveTimeout({ choice, by: 'gate_action' });
+            }, seconds * 1000);
+          })
+        : new Promise<never>(() => {});
     const fromFile = this.waitForFile(req, fileAbort.signal).then((c) => {
       promptAbort.abort();
       return c;
@@ -83,8 +101,13 @@ export class GateKeeper {
       if (c) fileAbort.abort();
       return c;
     });
-    const first = await Promise.race([fromFile, fromPrompt.then((c) => c ?? fromFile)]);
-    return first;
+    try {
+      // A cancelled run answers nothing (null), even with a timeout pending.
+      const orTimeout = (c: GateChoice | null) => (c !== null || req.signal.aborted ? c : fromTimeout);
+      return await Promise.race([fromTimeout, fromFile.then(orTimeout), fromPrompt.then((c) => c ?? fromFile.then(orTimeout))]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private prompt(req: GateRequest, signal: AbortSignal): Promise<GateChoice | null> {

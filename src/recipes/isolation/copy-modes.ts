@@ -1,34 +1,27 @@
 // transfer_mode "mirror" and "rsync": the step works in a copy of the
 // workspace (without .git and .vigil);
-// when it succeeds the copy is mirrored back (new, changed and deleted
-// files). The copies live under the system temp directory (a copy cannot
-// sit inside what it copies). "mirror" copies with Node's fs, "rsync" with the rsync program.
-// Concurrent steps that touch the same file: the last one back wins; use
-// "worktree" when that matters.
+// when it succeeds, the step's own changes (new, changed and deleted files
+// against its starting snapshot, see copy-back.ts) come back; files others
+// changed meanwhile are kept, and a file both changed is a reported
+// conflict. The copies live under the system temp directory (a copy cannot
+// sit inside what it copies). "mirror" copies with Node's fs, "rsync" with
+// the rsync program.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { RunRefusedError } from '../errors.ts';
+import { describeConflicts, planCopyBack, snapshot } from './copy-back.ts';
 import { findOnPath } from '../preflight/which.ts';
 import type { Isolation, MergeOutcome, StepWorkspace } from './isolation.ts';
 
 const SKIP = new Set(['.git', '.vigil']);
 
-function listFiles(root: string, dir = root, out = new Set<string>()): Set<string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (dir === root && SKIP.has(entry.name)) continue;
-    if (entry.isDirectory()) listFiles(root, path, out);
-    else out.add(relative(root, path));
-  }
-  return out;
-}
-
-function rsync(args: string[]): Promise<void> {
+function rsync(args: string[], input?: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
-    execFile('rsync', args, (error, _out, stderr) => (error ? reject(new Error(`rsync failed: ${stderr}`)) : resolvePromise()));
+    const child = execFile('rsync', args, (error, _out, stderr) => (error ? reject(new Error(`rsync failed: ${stderr}`)) : resolvePromise()));
+    if (input !== undefined) child.stdin?.end(input);
   });
 }
 
@@ -52,30 +45,33 @@ export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string,
     async prepare(label: string, relDir: string): Promise<StepWorkspace> {
       const copy = join(base, runId, label);
       mkdirSync(copy, { recursive: true });
+      // Taken before copying: a change made during the copy counts as the workspace's own.
+      const workspaceStart = snapshot(workspace);
       if (mode === 'rsync') await rsync(['-a', '--exclude=/.git', '--exclude=/.vigil', `${workspace}/`, `${copy}/`]);
       else cpSync(workspace, copy, { recursive: true, filter, preserveTimestamps: true });
-      const before = listFiles(copy);
+      const copyStart = snapshot(copy);
       const dir = join(copy, relDir);
       mkdirSync(dir, { recursive: true });
       return {
         dir,
         root: copy,
         async bringBack(): Promise<MergeOutcome> {
-          if (mode === 'rsync') {
-            // --checksum: a same-size edit within the same second must not be missed.
-            await rsync(['-a', '--checksum', '--delete', '--exclude=/.git', '--exclude=/.vigil', `${copy}/`, `${workspace}/`]);
-            return { result: 'merged' };
+          const plan = planCopyBack(copy, workspace, copyStart, workspaceStart);
+          if (plan.copy.length > 0) {
+            if (mode === 'rsync') await rsync(['-a', '--files-from=-', '--from0', `${copy}/`, `${workspace}/`], `${plan.copy.join('\0')}\0`);
+            else
+              for (const rel of plan.copy) {
+                mkdirSync(dirname(join(workspace, rel)), { recursive: true });
+                cpSync(join(copy, rel), join(workspace, rel), { preserveTimestamps: true });
+              }
           }
-          const after = listFiles(copy);
-          for (const rel of after) {
-            const src = join(copy, rel);
-            const dst = join(workspace, rel);
-            if (!existsSync(dst) || !readFileSync(dst).equals(readFileSync(src))) cpSync(src, dst, { preserveTimestamps: true });
-          }
-          for (const rel of before) if (!after.has(rel)) rmSync(join(workspace, rel), { force: true });
-          return { result: 'merged' };
+          for (const rel of plan.remove) rmSync(join(workspace, rel), { force: true });
+          if (plan.conflicts.length > 0) return { result: 'conflict', detail: describeConflicts(plan.conflicts, copy) };
+          return { result: plan.copy.length + plan.remove.length > 0 ? 'merged' : 'nothing-to-merge' };
         },
-        async dispose(): Promise<void> {
+        async dispose(conflict: boolean): Promise<void> {
+          // After a conflict the step's versions stay where the report says they are.
+          if (conflict) return;
           rmSync(copy, { recursive: true, force: true });
         },
       };

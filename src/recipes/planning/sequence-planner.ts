@@ -33,6 +33,8 @@ export const sequencePlanner: Planner<Recipe> = {
       const options = s.gate_options ?? ['approve', 'reject'];
       if (s.gate_action !== undefined && !options.includes(s.gate_action))
         problems.push(`steps[${i}] ("${s.label}").gate_action: "${s.gate_action}" is not one of gate_options: ${options.join(', ')}`);
+      if (s.gate_timeout !== undefined && s.gate_action === undefined)
+        problems.push(`steps[${i}] ("${s.label}").gate_timeout: needs gate_action, the option it applies when the time is up`);
       if ((s.gate_options || s.gate_action) && s.gate !== 'review')
         problems.push(`steps[${i}] ("${s.label}"): gate_options and gate_action need "gate": "review"`);
     });

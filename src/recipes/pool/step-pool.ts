@@ -6,6 +6,7 @@ import { getMaxListeners, setMaxListeners } from 'node:events';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { killGroup, terminateGroup } from '../process/process-group.ts';
+import { runMarkerPrefix, signalTree } from '../process/process-tree.ts';
 import type { MainMessage, StepOutcome, StepTask, WorkerMessage } from './step-task.ts';
 
 export type StepTaskInput = Omit<StepTask, 'port'>;
@@ -85,9 +86,11 @@ export class StepPool {
   }
 
   /** Kills every process group still known; safe to call from an exit handler. */
+  /** Kills every program this run started: their groups, and what left them (setsid, daemons). */
   killAll(): void {
     for (const pid of this.liveGroups) killGroup(pid, 'SIGKILL');
     this.liveGroups.clear();
+    signalTree(null, runMarkerPrefix(), 'SIGKILL', true);
   }
 
   async close(): Promise<void> {

@@ -43,6 +43,7 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
         ...(req.stdin !== undefined ? { stdin: req.stdin } : {}),
         onOutput: (chunk, stream) => {
           if (stream === 'stdout') req.onStdout?.(chunk);
+          else req.onStderr?.(chunk);
           if (stream === 'stderr' || !req.quiet) write(chunk);
         },
         onSpawn: (pid) => post({ type: 'spawned', pid }),

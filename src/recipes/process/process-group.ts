@@ -3,8 +3,11 @@
 // (SIGTERM, then SIGKILL after a grace period). When the program exits on its
 // own, whatever it left behind in its group is killed too. Piscina's own
 // abort would only end the worker thread and orphan the group, so the runner
-// never relies on it.
+// never relies on it. Programs that leave the group (setsid) are found by
+// process-tree.ts: their session, ancestry and VIGIL_SUPERVISOR marker.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { runMarkerPrefix, signalTree, supervisorVar, terminateTree } from './process-tree.ts';
 
 export type KillReason = 'timeout' | 'inactivity' | 'cancel';
 
@@ -72,9 +75,10 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
   return new Promise((resolvePromise) => {
     let killedBy: KillReason | null = null;
     let settled = false;
+    const marker = `${runMarkerPrefix()}${randomBytes(6).toString('hex')}`;
     const child = spawn(run.command, run.args, {
       cwd: run.cwd,
-      env: run.env,
+      env: { ...run.env, [supervisorVar]: marker },
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -89,7 +93,7 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
     const kill = (reason: KillReason): void => {
       if (killedBy || pid === undefined) return;
       killedBy = reason;
-      void terminateGroup(pid, run.graceMs ?? 1000);
+      void terminateTree(pid, marker, run.graceMs ?? 1000);
     };
     const onAbort = (): void => kill('cancel');
     const timer = setInterval(() => {
@@ -115,8 +119,8 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
     child.stdin.on('error', () => {}); // the agent may exit without reading its prompt
     child.stdin.end(run.stdin ?? '');
     child.on('exit', (code, signal) => {
-      // Whatever the program left running in its group goes with it.
-      killGroup(pid, 'SIGKILL');
+      // Whatever the program left running goes with it: its group, and what left the group.
+      signalTree(pid, marker, 'SIGKILL');
       run.onExit?.(pid);
       // Let the pipes drain; the group is dead, so they close promptly.
       const done = () => finish({ exitCode: code, signal, killedBy });

@@ -88,7 +88,7 @@ export interface RunJson {
   resumed_from: string | null;
   from_label: string | null;
   reason?: string;
-  /** The composite run this one is a child of, and its role there. */
+  /** The run that started this one (a composite whose child it is, or a trigger's firing), and its role in a composite. */
   parent?: string | null;
   role?: string | null;
   /** Child runs of a composite run, in the order they were started or listed. */

@@ -43,8 +43,10 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
     vars: Object.keys(node.vars),
     resumed_from: null,
     from_label: null,
-    parent: node.parent?.id ?? null,
+    parent: node.parent?.id ?? rt.req.env.VIGIL_PARENT_RUN ?? null,
     role: node.role,
+    // Started by a temporal firing or sentinel reaction (src/triggers): named in the record.
+    ...(!node.parent && rt.req.env.VIGIL_TRIGGER ? { trigger: rt.req.env.VIGIL_TRIGGER } : {}),
     children: [],
     ...(recipe.budget ? { budget: recipe.budget } : {}),
     steps: [],

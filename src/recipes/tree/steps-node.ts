@@ -5,7 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { runCanary } from '../canary.ts';
+import { canaryTargets, runCanary } from '../canary.ts';
 import { agentStatePaths, childEnv, createStepRunner } from '../executor/run-step.ts';
 import { executePlan } from '../executor/step-executor.ts';
 import { createCopyIsolation, createNoIsolation } from '../isolation/copy-modes.ts';
@@ -27,11 +27,6 @@ async function createIsolation(prep: PreparedRun): Promise<Isolation> {
   if (mode === 'worktree') return createWorktreeIsolation(prep.workspace, prep.runId, prep.found.file);
   if (mode === 'mirror' || mode === 'rsync') return createCopyIsolation(mode, prep.workspace, prep.projectRoot, prep.runId, prep.found.file);
   return createNoIsolation(prep.workspace);
-}
-
-function canaryKey(prep: PreparedRun, label: string): string {
-  const s = prep.steps.get(label)!;
-  return JSON.stringify([s.backendName, s.backend.kind, 'command' in s.backend ? s.backend.command : '', s.vm]);
 }
 
 export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<NodeResult> {
@@ -65,8 +60,10 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     vars: Object.keys(node.vars),
     resumed_from: prep.resume?.previous.id ?? null,
     from_label: node.from ?? null,
-    parent: node.parent?.id ?? null,
+    parent: node.parent?.id ?? rt.req.env.VIGIL_PARENT_RUN ?? null,
     role: node.role,
+    // Started by a temporal firing or sentinel reaction (src/triggers): named in the record.
+    ...(!node.parent && rt.req.env.VIGIL_TRIGGER ? { trigger: rt.req.env.VIGIL_TRIGGER } : {}),
     ...(recipe.budget ? { budget: recipe.budget } : {}),
     steps: prep.plan.steps.map((p): StepRecord => {
       const s = prep.steps.get(p.label)!;
@@ -119,36 +116,45 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
 
   try {
     for (const [label, status] of prep.resume?.preset ?? []) setStep(label, { status, reason: `succeeded in run ${prep.resume!.previous.id}` });
-    const first = prep.plan.steps.find((s) => !prep.resume?.preset.has(s.label));
-    if (recipe.canary !== false && first) {
-      const s = prep.steps.get(first.label)!;
-      const key = canaryKey(prep, first.label);
-      let check = rt.canaries.get(key);
-      if (!check) {
-        rt.view.note(`canary: checking backend "${s.backendName}" of step "${first.label}"…`);
-        check = runCanary(
-          rt.pool,
-          {
-            backend: s.backend,
-            cwd: prep.workspace,
-            env: childEnv(rt.req.env, s.env, prep.runId, 'canary', recorder.dir),
-            timeoutSeconds: recipe.canary_timeout ?? STEP_DEFAULTS.canary_timeout,
-            runDir: recorder.dir,
-            vm: s.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [prep.workspace, ...agentStatePaths()] } : null,
-          },
-          signal,
-        );
-        rt.canaries.set(key, check);
-      }
-      const canary = await check;
-      if (signal.aborted) {
-        for (const p of prep.plan.steps) if (!prep.resume?.preset.has(p.label)) setStep(p.label, { status: 'cancelled', reason: 'not started: the run was cancelled' });
-        return finish('cancelled', 'cancelled before the first step');
-      }
-      if (!canary.ok) {
-        rt.stderr.write(`vigil: canary for backend "${s.backendName}" failed: ${canary.reason}; no step was started\n`);
-        for (const p of prep.plan.steps) if (!prep.resume?.preset.has(p.label)) setStep(p.label, { status: 'skipped', reason: 'canary failed' });
-        return finish('failed', `canary failed: ${canary.reason}`);
+    const toRun = prep.plan.steps.filter((p) => !prep.resume?.preset.has(p.label));
+    if (recipe.canary !== false && toRun.length > 0) {
+      const vmOf = (vm: boolean) => (vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [prep.workspace, ...agentStatePaths()] } : null);
+      const targets = canaryTargets(
+        toRun.map(({ step }) => {
+          const s = prep.steps.get(step.label)!;
+          return { label: step.label, backendName: s.backendName, auth: step.auth, backend: s.backend, env: s.env, vm: vmOf(s.vm) };
+        }),
+      );
+      for (const target of targets) {
+        // Once per backend in the whole tree: a hundred children of one backend check it once.
+        const key = JSON.stringify([target.name, target.backend, target.vm !== null]);
+        let check = rt.canaries.get(key);
+        if (!check) {
+          rt.view.note(`canary: checking backend ${target.name} of step "${target.labels[0]}"…`);
+          check = runCanary(
+            rt.pool,
+            {
+              backend: target.backend,
+              cwd: prep.workspace,
+              env: childEnv(rt.req.env, target.env, prep.runId, 'canary', recorder.dir),
+              timeoutSeconds: recipe.canary_timeout ?? STEP_DEFAULTS.canary_timeout,
+              runDir: recorder.dir,
+              vm: target.vm,
+            },
+            signal,
+          );
+          rt.canaries.set(key, check);
+        }
+        const canary = await check;
+        if (signal.aborted) {
+          for (const p of toRun) setStep(p.label, { status: 'cancelled', reason: 'not started: the run was cancelled' });
+          return finish('cancelled', 'cancelled before the first step');
+        }
+        if (!canary.ok) {
+          rt.stderr.write(`vigil: canary for backend ${target.name} failed: ${canary.reason}; no step was started (it serves steps ${target.labels.join(', ')})\n`);
+          for (const p of toRun) setStep(p.label, { status: 'skipped', reason: 'canary failed' });
+          return finish('failed', `canary failed: ${canary.reason}`);
+        }
       }
     }
 

@@ -1,6 +1,7 @@
 // Each live kind's watcher, by kind. A watcher sets itself up, reports
 // through its SourceRun and tears down when the run's signal aborts.
 import type { SourceRun } from '../run.ts';
+import { runCir } from './cir.ts';
 import { runFeed } from './feed.ts';
 import { runFile } from './file.ts';
 import { runFormula } from './formula.ts';
@@ -19,4 +20,5 @@ export const runners: Record<string, SourceRunner> = {
   log: runLog,
   shell: runShell,
   formula: runFormula,
+  cir: runCir,
 };

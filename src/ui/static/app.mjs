@@ -1,4 +1,4 @@
-// The dashboard's script (served as /ui/app.mjs). It reads /ui/events with
+// The dashboard's script (served as /ui/app.js, a classic script). It reads /ui/events with
 // fetch, so the bearer token travels in the Authorization header as for any
 // API call, and redraws the views from each `view` event. Text is set with
 // textContent only: nothing the server relays is ever parsed as HTML.

@@ -1,0 +1,38 @@
+// Claude Code: --effort where the installed CLI has it, IS_SANDBOX=1 in vm
+// steps, and a reason that says why it exited.
+import { afterEach, describe, expect, it } from 'vitest';
+import { findOnPath } from '../../src/recipes/preflight/which.ts';
+import { lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
+
+let project: Project;
+afterEach(() => project?.cleanup());
+
+describe('claude backend flags', () => {
+  it('passes effort as --effort when the installed claude has that flag', async () => {
+    project = makeProject();
+    project.recipe({ name: 'eff', canary: false, steps: [{ label: 'a', args: ['do it'], effort: 'max' }] });
+    const r = await runVigil(project, ['sequence', 'eff'], { FAKE_CLAUDE_EFFORT: '1' });
+    expect(r.code, r.stderr).toBe(0);
+    const call = project.logEntries().find((e) => e.step === 'a')!;
+    expect((call.argv as string[]).join(' ')).toContain('--effort max');
+    expect(call.thinking).toBeNull();
+  });
+
+  it('says why claude exited when it refuses bypassPermissions as root', async () => {
+    project = makeProject();
+    project.recipe({ name: 'root', canary: false, steps: [{ label: 'a', args: ['do it'], permission_mode: 'bypassPermissions' }] });
+    const r = await runVigil(project, ['sequence', 'root'], { FAKE_ROOT: '1' });
+    expect(r.code).toBe(1);
+    const reason = stepOf(lastRun(project), 'a').reason as string;
+    expect(reason).toContain('claude exited with code 1: --dangerously-skip-permissions cannot be used with root/sudo privileges');
+    expect(reason).toContain('set "vm": true on the step');
+  });
+
+  it.runIf(findOnPath('bwrap') !== null)('sets IS_SANDBOX=1 for claude in a vm step, so bypassPermissions works as root', async () => {
+    project = makeProject();
+    project.recipe({ name: 'boxed', canary: false, steps: [{ label: 'a', args: ['do it'], permission_mode: 'bypassPermissions', vm: true }] });
+    const r = await runVigil(project, ['sequence', 'boxed'], { FAKE_ROOT: '1' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(project.logEntries().find((e) => e.step === 'a')!.sandbox).toBe('1');
+  });
+});

@@ -1,0 +1,78 @@
+// `--inspect` (§19): a receiver from @statelyai/inspect connects to the
+// inspector relay and sees the actors of a monitor, a subscription, a lease
+// and a source arrive, with their state transitions.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningServer, startServer } from '../../src/server.ts';
+import { call } from '../support/client.ts';
+
+let server: RunningServer;
+let base: string;
+beforeAll(async () => {
+  server = await startServer({ port: 0, inspectPort: 0, cloud: false, log: () => undefined });
+  base = `${server.url}/mp/v0`;
+});
+afterAll(() => server.close());
+
+async function until<T>(check: () => T | undefined, what: string): Promise<T> {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((d) => setTimeout(d, 100));
+  }
+}
+
+describe('vigil serve --inspect', () => {
+  it('streams monitor, subscription, lease and source actors and their transitions', async () => {
+    expect(server.inspectUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    const events: StatelyInspectionEvent[] = [];
+    const receiver = createWebSocketReceiver({ server: server.inspectUrl! });
+    receiver.subscribe((event) => events.push(event));
+    await new Promise((d) => setTimeout(d, 300));
+
+    const target = createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((d) => target.listen(0, '127.0.0.1', d));
+    const created = await call(base, 'POST', '/monitors', {
+      body: { id: 'inspected', capabilities: ['observe', 'act'], source: { kind: 'http', url: `http://127.0.0.1:${(target.address() as AddressInfo).port}/`, interval_s: 1 } },
+    });
+    const owner = created.body.owner_token;
+    await call(base, 'POST', '/monitors/inspected/observations', { token: owner, body: { type: 'work.item', subject: 'task-1' } });
+    const sub = await call(base, 'POST', '/subscriptions', { token: owner, body: { monitor: 'inspected', subscriber: 'agent:w', capabilities: ['act'] } });
+    const claimed = await call(base, 'POST', `/subscriptions/${sub.body.subscription.id}/leases/claim`, { token: sub.body.token, body: { subject: 'task-1' } });
+    expect(claimed.status).toBe(201);
+    await call(base, 'POST', '/monitors/inspected/pause', { token: owner, body: { reason: 'inspected' } });
+
+    const names = () => new Set(events.filter((e) => e.type === '@xstate.actor').map((e) => (e as { name: string }).name));
+    await until(() => {
+      const seen = names();
+      return ['monitor:inspected', `subscription:${sub.body.subscription.id}`, 'lease:inspected:task-1', 'source:inspected'].every((n) => seen.has(n))
+        ? true
+        : undefined;
+    }, 'the four actors');
+
+    const sessionOf = (name: string) => (events.find((e) => e.type === '@xstate.actor' && (e as { name: string }).name === name) as { sessionId: string }).sessionId;
+    const statesOf = (name: string) =>
+      events.filter((e) => e.type === '@xstate.snapshot' && e.sessionId === sessionOf(name)).map((e) => JSON.stringify((e as { snapshot: { value: unknown } }).snapshot.value));
+    await until(() => (statesOf('monitor:inspected').includes('"paused"') ? true : undefined), 'the monitor pausing');
+    await until(() => (statesOf('lease:inspected:task-1').includes('"held"') ? true : undefined), 'the lease being held');
+    await until(() => (statesOf('source:inspected').some((s) => s.includes('watching')) ? true : undefined), 'the source watching');
+    // Events name what happened to each actor.
+    const leaseEvents = events.filter((e) => e.type === '@xstate.event' && e.sessionId === sessionOf('lease:inspected:task-1'));
+    expect(leaseEvents.map((e) => (e as { event: { type: string } }).event.type)).toContain('CLAIM');
+    // Token hashes never reach the inspector.
+    expect(JSON.stringify(events)).not.toMatch(/tokenHash/);
+    target.closeAllConnections();
+    await new Promise((d) => target.close(d));
+  });
+
+  it('serves a page that opens the Stately inspector, and never opens a browser itself', async () => {
+    const page = await fetch(server.inspectUrl!.replace('ws://', 'http://'));
+    const html = await page.text();
+    expect(html).toContain('https://stately.ai/inspect');
+    expect(html).toContain("new WebSocket('ws://' + location.host)");
+  });
+});
