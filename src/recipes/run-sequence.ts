@@ -52,7 +52,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   const { threads, perThread } = StepPool.sizeFor(treeConcurrency(tree));
   const pool = new StepPool(threads, perThread);
   const cancel = new AbortController();
-  setMaxListeners(0, cancel.signal);
+  setMaxListeners(100_000, cancel.signal);
   const live = new Set<RunRecorder>();
   const killAll = (): void => pool.killAll();
   process.on('exit', killAll);

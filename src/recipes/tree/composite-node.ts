@@ -58,7 +58,8 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
 
   const controller = new AbortController();
   // Every child and step listens to this signal: as many listeners as the run has at once is no leak.
-  setMaxListeners(0, controller.signal);
+  // (Not 0 for unlimited: Node 20's getMaxListeners throws on a signal set to 0.)
+  setMaxListeners(100_000, controller.signal);
   const onParentAbort = (): void => controller.abort();
   if (node.signal.aborted) controller.abort();
   else node.signal.addEventListener('abort', onParentAbort, { once: true });

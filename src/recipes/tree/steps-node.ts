@@ -93,7 +93,8 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
 
   const controller = new AbortController();
   // Every child and step listens to this signal: as many listeners as the run has at once is no leak.
-  setMaxListeners(0, controller.signal);
+  // (Not 0 for unlimited: Node 20's getMaxListeners throws on a signal set to 0.)
+  setMaxListeners(100_000, controller.signal);
   const onParentAbort = (): void => controller.abort();
   if (node.signal.aborted) controller.abort();
   else node.signal.addEventListener('abort', onParentAbort, { once: true });
@@ -127,7 +128,9 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
       );
       for (const target of targets) {
         // Once per backend in the whole tree: a hundred children of one backend check it once.
-        const key = JSON.stringify([target.name, target.backend, target.vm !== null]);
+        // A custom program's canary runs without the step's args, so they do not make another backend.
+        const backend = target.backend.kind === 'custom' ? { ...target.backend, args: [] } : target.backend;
+        const key = JSON.stringify([target.name, backend, target.vm !== null]);
         let check = rt.canaries.get(key);
         if (!check) {
           rt.view.note(`canary: checking backend ${target.name} of step "${target.labels[0]}"…`);
