@@ -3,9 +3,12 @@
 // verdict JSON, early stop, merge only when blue wins, invalid verdicts.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { git, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
 import { type Project, runVigil } from './helpers.ts';
+
+// Each test runs many real processes (a loaded machine makes that slow).
+vi.setConfig({ testTimeout: 180_000 });
 
 let project: Project;
 afterEach(() => project?.cleanup());

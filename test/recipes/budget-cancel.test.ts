@@ -4,9 +4,12 @@
 // agent's process group is killed and no record is left running.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { allRuns, childRuns, makeShProject, rootRun, shRecipe } from './composite-helpers.ts';
 import { isAlive, type Project, runVigil, startVigil } from './helpers.ts';
+
+// Each test runs many real processes (a loaded machine makes that slow).
+vi.setConfig({ testTimeout: 180_000 });
 
 let project: Project;
 afterEach(() => project?.cleanup());

@@ -3,9 +3,12 @@
 // model and --from inside a pipeline; a layer DAG with a shared CIR scope.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { childRuns, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
 import { type Project, runVigil } from './helpers.ts';
+
+// Each test runs many real processes (a loaded machine makes that slow).
+vi.setConfig({ testTimeout: 180_000 });
 
 let project: Project;
 afterEach(() => project?.cleanup());

@@ -73,7 +73,10 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
         ctx.annotateChild(run.role, { merge: 'failed', detail: (error as Error).message }, 'failed');
       }
     }
-    await run.ws.dispose(conflict).catch((e: Error) => ctx.say(`could not remove the copy of child ${i}: ${e.message}`));
+    // Work done before a cancel is not merged, but kept on its branch.
+    const unmerged = run.result.status === 'succeeded' && ctx.signal.aborted;
+    if (unmerged) ctx.annotateChild(run.role, { merge: 'not merged: the run was cancelled', branch: `vigil/${ctx.runId}/${i}` });
+    await run.ws.dispose(conflict || unmerged).catch((e: Error) => ctx.say(`could not remove the copy of child ${i}: ${e.message}`));
   }
 
   const lines = runs.map((run, i) => {
