@@ -2,6 +2,7 @@
 // it, checks its backend with the canary (once per backend in the tree), and
 // runs its plan on the shared step pool. Used for the root run and for every
 // child of a composite run alike.
+import { runEventSink, stepEvents } from '../../sdk/run-events.ts';
 import { setMaxListeners } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -101,8 +102,12 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller);
   const signal = controller.signal;
 
+  // Ledger entries and plugin hooks (src/sdk/run-events.ts).
+  const events = runEventSink(prep.projectRoot, rt.req.env, (l) => rt.stderr.write(`${l}\n`));
+  events('run.start', { run: prep.runId, recipe: recipe.name, type: prep.plan.type, ...(node.parent ? { parent: node.parent.id } : {}) });
   const setStep = (label: string, patch: Partial<StepRecord>, _note?: string): void => {
     recorder.updateStep(label, patch);
+    for (const [event, data] of stepEvents(prep.runId, recorder.step(label), patch)) events(event, data);
     if (patch.status) {
       const { label: _l, output: _o, needs: _n, prompt_files: _p, ...state } = recorder.step(label);
       rt.publisher?.publish(STEP_TYPE, `${prep.runId}/${label}`, { run: prep.runId, recipe: recipe.name, label, ...state });
@@ -112,7 +117,9 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     node.signal.removeEventListener('abort', onParentAbort);
     budget.dispose();
     const over = budget.reachedHereOrAbove();
-    return finishNode(rt, recorder, over && status !== 'succeeded' ? 'over_budget' : status, reason, lastStepOutput(recorder.run, recorder.dir));
+    const final = over && status !== 'succeeded' ? 'over_budget' : status;
+    events('run.end', { run: prep.runId, recipe: recipe.name, status: final });
+    return finishNode(rt, recorder, final, reason, lastStepOutput(recorder.run, recorder.dir));
   };
 
   try {
