@@ -65,8 +65,8 @@ export class SourceManager implements SourceHooks {
   }
 
   private start(feed: Feed, source: SourceConfig): void {
-    const runner = runners[source.kind];
-    if (!runner) return;
+    const load = runners[source.kind];
+    if (!load) return;
     const { service } = this;
     const root = this.options.root;
     const logic = sourceMachine.provide({
@@ -76,8 +76,8 @@ export class SourceManager implements SourceHooks {
           const run = new SourceRun(service, feed, source, root, controller, (event) => {
             if (!controller.signal.aborted) sendBack(event);
           });
-          Promise.resolve()
-            .then(() => runner(run))
+          load()
+            .then((runner) => runner(run))
             .catch((error: unknown) => run.fail(error));
           return () => controller.abort();
         }),
