@@ -94,11 +94,13 @@ const root = project();
 try {
   const start = await startup(root);
   const base = await baseline(root, fanout);
+  const single = await runVigil(root, 'one');
   const wide = await runVigil(root, 'wide');
   const flat = await runVigil(root, 'flat');
   const per = (ms: number) => (ms - base - start) / children;
   const rows = [
     ['agents alone (baseline)', `${base.toFixed(0)} ms`, '-', '-'],
+    ['one recipe of 1 step (RSS baseline)', `${single.ms.toFixed(0)} ms`, `${single.peakMb.toFixed(0)} MB`, '-'],
     [`parallel ${children} children × 1 step, fanout ${fanout}`, `${wide.ms.toFixed(0)} ms`, `${wide.peakMb.toFixed(0)} MB`, `${per(wide.ms).toFixed(1)} ms`],
     [`sequence of ${children} steps in one wave`, `${flat.ms.toFixed(0)} ms`, `${flat.peakMb.toFixed(0)} MB`, `${per(flat.ms).toFixed(1)} ms`],
   ];

@@ -35,7 +35,7 @@ export class StepPool {
 
   /** Threads and steps per thread for `concurrency` steps at once. */
   static sizeFor(concurrency: number): { threads: number; perThread: number } {
-    const perThread = 32;
+    const perThread = 64;
     const threads = Math.min(2, Math.max(1, Math.ceil(concurrency / perThread)));
     return { threads, perThread: Math.max(1, Math.ceil(concurrency / threads)) };
   }
