@@ -96,6 +96,13 @@ return seen;`,
     expect(h.stderr).toContain('memory limit');
   });
 
+  it('caps sleep at 30000 ms silently: a two-minute sleep ends well inside a 90 s timeout', async () => {
+    project.script('nap.js', 'await sleep(120000); await sleep(-5); await sleep("x"); return "awake";');
+    const r = await vigil(project, ['script', 'run', 'nap', '--timeout', '90']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lastJson(r)).toBe('awake');
+  });
+
   it('calls a real stdio MCP server from .mcp.json: started at its first call only, closed when the script ends', async () => {
     const used = join(project.root, 'used.pid');
     const unused = join(project.root, 'unused.pid');
