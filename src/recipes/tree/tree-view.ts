@@ -46,6 +46,7 @@ export class TreeView {
   private readonly runs: RunNodeView[] = [];
   private drawn = 0;
   private paused = false;
+  private stopped = false;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -71,11 +72,16 @@ export class TreeView {
       recorder,
       parent,
     };
-    // Children are drawn right after their parent's subtree.
+    // Children are drawn under their parent, in the parent's order of children (index order, not start order).
     let at = this.runs.length;
     if (parent) {
+      const order = (n: RunNodeView): number => (parent.recorder.run.children ?? []).findIndex((c) => c.run_id === n.id);
       at = this.runs.indexOf(parent) + 1;
-      while (at < this.runs.length && this.isUnder(this.runs[at]!, parent)) at += 1;
+      while (at < this.runs.length && this.isUnder(this.runs[at]!, parent)) {
+        const sibling = this.runs[at]!;
+        if (sibling.parent === parent && order(sibling) > order(node)) break;
+        at += 1;
+      }
     }
     this.runs.splice(at, 0, node);
     for (const e of this.pendingEvents(recorder)) this.onEvent(node, e);
@@ -118,7 +124,7 @@ export class TreeView {
   /** A line of its own: above the live tree, on stdout, or on stderr in json mode. */
   note(line: string): void {
     if (this.mode === 'json') return void this.err.write(`${line}\n`);
-    if (this.mode === 'plain') return void this.out.write(`${line}\n`);
+    if (this.mode === 'plain' || this.stopped) return void this.out.write(`${line}\n`);
     this.clear();
     this.out.write(`${line}\n`);
     this.draw();
@@ -137,9 +143,12 @@ export class TreeView {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    if (this.mode === 'tty') {
+    if (this.mode === 'tty' && !this.stopped) {
       this.paused = false;
       this.draw();
+      // The final tree stays on screen; later lines go below it.
+      this.drawn = 0;
+      this.stopped = true;
     }
   }
 
@@ -150,7 +159,7 @@ export class TreeView {
   }
 
   private draw(): void {
-    if (this.mode !== 'tty' || this.paused) return;
+    if (this.mode !== 'tty' || this.paused || this.stopped) return;
     const now = Date.now();
     const lines: string[] = [];
     const width = Math.max(20, (this.out.columns || 120) - 1);
