@@ -117,3 +117,32 @@ describe('--json', () => {
     expect(events.at(-1)).toMatchObject({ type: 'run.ended', run: root.id, status: 'succeeded' });
   });
 });
+
+describe('usage from the agent CLIs', () => {
+  it("counts Claude Code's result event (total_cost_usd, usage) and ends the run over_budget at the recipe's usd", async () => {
+    project = makeShProject({ git: false });
+    project.recipe({
+      name: 'claude-costs',
+      canary: false,
+      budget: { usd: 0.25 },
+      env: { FAKE_COST: '0.125' },
+      steps: ['a', 'b', 'c'].map((label) => ({ label, args: ['TURNS=2'], backend: 'claude' })),
+    });
+    const r = await runVigil(project, ['sequence', 'claude-costs']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.status).toBe('over_budget');
+    expect(run.usage).toMatchObject({ usd: 0.25, input_tokens: 40, output_tokens: 20 });
+    expect(run.steps.find((s) => s.label === 'c')!.status).toBe('cancelled');
+  });
+
+  it("counts Codex's turn.completed usage against a step's token budget", async () => {
+    project = makeShProject({ git: false, codex: true });
+    project.recipe({ name: 'codex-tokens', canary: false, steps: [{ label: 'a', args: ['ROUNDS=6'], backend: 'codex', max_phases: 10, budget: { tokens: 4 } }] });
+    const r = await runVigil(project, ['sequence', 'codex-tokens']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.steps[0]).toMatchObject({ status: 'killed', killed_by: 'budget' });
+    expect(run.usage!.input_tokens + run.usage!.output_tokens).toBeGreaterThanOrEqual(4);
+  });
+});

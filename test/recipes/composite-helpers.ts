@@ -11,8 +11,8 @@ export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-export function makeShProject(options: { git?: boolean } = {}): Project {
-  const project = makeProject();
+export function makeShProject(options: { git?: boolean; codex?: boolean } = {}): Project {
+  const project = makeProject({ codex: options.codex === true });
   const agent = join(project.root, '.fakes', 'sh-agent.sh');
   copyFileSync(join(fakesDir, 'sh-agent.sh'), agent);
   chmodSync(agent, 0o755);

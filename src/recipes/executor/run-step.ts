@@ -70,7 +70,8 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
       for (;;) {
         const outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget);
         const overBudget = budget?.reached();
-        if (overBudget && outcome.status !== 'succeeded') {
+        // A limit reached is the step's end even if the agent finished before it was killed.
+        if (overBudget) {
           final = { status: 'killed', killed_by: 'budget', phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: overBudget };
           break;
         }
