@@ -88,6 +88,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       allowShell: options.sources?.allowShell ?? false,
       minBackoffMs: options.sources?.minBackoffMs,
       maxBackoffMs: options.sources?.maxBackoffMs,
+      log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     }).attach();
     const dashboard = new Dashboard(service);
     if (options.cloud !== false) {

@@ -17,6 +17,7 @@ export interface SourceManagerOptions extends SourcePolicy {
   /** First backoff delay after a failure (doubles up to maxBackoffMs). */
   readonly minBackoffMs?: number;
   readonly maxBackoffMs?: number;
+  readonly log?: (line: string) => void;
 }
 
 export class SourceManager implements SourceHooks {
@@ -52,6 +53,9 @@ export class SourceManager implements SourceHooks {
   changed(feed: Feed): void {
     const source = feed.definition.source;
     const wanted = feed.status === 'active' && isLive(source) && this.enabled(source.kind);
+    if (feed.status === 'active' && isLive(source) && !wanted && !this.running.has(feed.id)) {
+      this.options.log?.(`vigil: monitor ${feed.id} has a ${source.kind} source, which this server does not run (see --sources); it is not watched`);
+    }
     const current = this.running.get(feed.id);
     const config = JSON.stringify(source);
     if (wanted && current === config) return;

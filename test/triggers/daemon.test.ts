@@ -24,6 +24,16 @@ afterEach(async () => {
   s.cleanup();
 });
 
+/** No firing of the project is running (a firing started before a change may still be finishing). */
+function idle(root: string): boolean {
+  const store = TriggerStore.open(root);
+  try {
+    return store.runningFirings().length === 0;
+  } finally {
+    store.close();
+  }
+}
+
 function daemon(): Running {
   const d = startDaemon(s);
   daemons.push(d);
@@ -64,8 +74,8 @@ describe('vigil daemon', () => {
     s.recipe(every('late', { target: 'echo changed >> late.txt' }));
     await waitFor('the changed recipe to fire', () => s.read('late.txt').includes('changed'), 10_000);
     unlinkSync(file);
-    await waitFor('the removal to be seen', () => d.log().includes('temporal late: removed'), 10_000);
-    await new Promise((r) => setTimeout(r, 300)); // a firing already started may still finish
+    await waitFor('the removal to be seen', () => d.log().includes('temporal late: removed'), 20_000);
+    await waitFor('a firing already started to end', () => idle(s.root), 30_000);
     const count = lines(s.read('late.txt')).length;
     await new Promise((r) => setTimeout(r, 2500));
     expect(lines(s.read('late.txt')).length).toBe(count);
@@ -77,7 +87,7 @@ describe('vigil daemon', () => {
     await waitFor('a firing', () => lines(s.read('tick.txt')).length >= 1);
     expect(vigil(s, ['temporal', 'disable', 'tick']).stdout).toBe('temporal tick disabled\n');
     await waitFor('the daemon to see it', () => d.log().includes('temporal tick: disabled'), 20_000);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('a firing started before to end', () => idle(s.root), 30_000);
     const count = lines(s.read('tick.txt')).length;
     await new Promise((r) => setTimeout(r, 2500));
     expect(lines(s.read('tick.txt')).length).toBe(count);
