@@ -12,7 +12,6 @@ import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './tran
 import type { HttpTransport } from './transport/http-types.ts';
 import { createTransport, type TransportChoice } from './transport/select-transport.ts';
 import { Dashboard, withDashboard } from './ui/dashboard.ts';
-import { startInspector } from './ui/inspector.ts';
 
 export interface ServerOptions {
   readonly host?: string;
@@ -62,7 +61,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const host = options.host ?? '127.0.0.1';
   const adminToken =
     options.allowAdmin === true ? `vga_${randomBytes(24).toString('base64url')}` : options.allowAdmin || undefined;
-  const inspector = options.inspectPort === undefined ? undefined : await startInspector({ port: options.inspectPort, host });
+  // Loaded only with --inspect: nothing of the inspector is paid for otherwise.
+  const inspector =
+    options.inspectPort === undefined ? undefined : await (await import('./ui/inspector.ts')).startInspector({ port: options.inspectPort, host });
   const store = Store.open({ path: options.state ?? memoryPath });
   const service = new MonitorService({
     inspect: inspector?.inspect,
@@ -87,6 +88,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       allowShell: options.sources?.allowShell ?? false,
       minBackoffMs: options.sources?.minBackoffMs,
       maxBackoffMs: options.sources?.maxBackoffMs,
+      log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     }).attach();
     const dashboard = new Dashboard(service);
     if (options.cloud !== false) {

@@ -40,6 +40,8 @@ export interface FleetOptions {
   leaseSeconds?: number;
   /** More recipe fields (debounce, filter, …). */
   recipe?: Record<string, unknown>;
+  /** watch.filter of the recipe. */
+  filter?: Record<string, unknown>;
   /** Publish the daemons' firings and reactions to the same server (vigil.yml `server`). */
   publishToServer?: boolean;
 }
@@ -58,7 +60,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     const recipe = {
       name: 'react',
       type: 'sentinel',
-      watch: { monitor, base: server.url, token: ownerToken },
+      watch: { monitor, base: server.url, token: ownerToken, ...(options.filter ? { filter: options.filter } : {}) },
       mode: 'command',
       target: options.target,
       vars: { OUT: out },

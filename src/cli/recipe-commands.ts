@@ -3,7 +3,7 @@
 // and an exit code (2 for bad input, 1 for a refused or failed run, 130 when
 // cancelled).
 import { existsSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import type { CAC } from 'cac';
 import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
 import { gateAnswerFile, writeGateAnswer } from '../recipes/gates/gate.ts';
@@ -11,6 +11,7 @@ import { discoverRecipes, findProjectRoot } from '../recipes/loading/discovery.t
 import { recipeSchemaPath } from '../recipes/loading/recipe-schema.ts';
 import { recipeTypeDef, recipeTypeDefs } from '../recipes/types/registry.ts';
 import { readRunJson, runsDir } from '../recipes/records/run-record.ts';
+import { renderRunTree } from '../recipes/records/run-tree.ts';
 import { listRuns, processAlive } from '../recipes/records/runs-list.ts';
 import { systemVault } from '../recipes/vault.ts';
 
@@ -42,11 +43,12 @@ function command(cli: CAC, raw: string, description: string) {
 }
 
 export function registerRecipeCommands(cli: CAC): void {
-  command(cli, 'sequence <name>', 'Run a recipe of agent steps (ordered by depends_on and wave)')
+  command(cli, 'sequence <name>', 'Run a recipe of any runnable type: sequence, pipeline, compound, parallel, adversarial, convergent')
     .option('--var <NAME=value>', 'Set a variable for prompts and steps (repeatable; overrides recipe env and the environment)')
     .option('--backend <name>', 'Backend for steps without their own: claude, codex, or a provider from vigil.yml')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
     .option('--run <run-id>', 'With --from: resume this run instead of the latest one')
+    .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view')
     .example((name) => `  $ ${name} sequence refactor --var TARGET=src/api --backend claude`)
     .action(async (name: string, options: Record<string, unknown>) => {
       try {
@@ -70,6 +72,7 @@ export function registerRecipeCommands(cli: CAC): void {
             stdout: process.stdout,
             stderr: process.stderr,
             interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+            json: options.json === true,
           },
         );
         process.exit(code);
@@ -127,19 +130,20 @@ export function registerRecipeCommands(cli: CAC): void {
           if (!existsSync(join(dir, 'run.json'))) throw new RecipeInputError(`runs: no run "${runId}" in ${runsDir(root)} (see "vigil runs")`);
           const run = readRunJson(dir);
           if (options.json) return void process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
-          process.stdout.write(`run ${run.id}  recipe ${run.recipe}  ${run.status}  started ${run.started}${run.reason ? `  (${run.reason})` : ''}\n`);
-          for (const s of run.steps) {
-            const out = s.output_file ? `  output ${relative(process.cwd(), join(dir, s.output_file))}` : '';
-            process.stdout.write(`  ${s.label.padEnd(20)} ${s.status.padEnd(13)} phases ${s.phases}${s.reason ? `  ${s.reason}` : ''}${out}\n`);
-          }
+          process.stdout.write(renderRunTree(root, run.id, process.cwd()));
           return;
         }
-        const runs = listRuns(root);
+        // Children of composite runs (they have a role) show under their parent (vigil runs <id>), not in the list.
+        const runs = listRuns(root).filter((r) => !r.role);
         if (options.json) return void process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
         if (runs.length === 0) return void process.stdout.write(`no runs recorded in ${runsDir(root)}\n`);
         for (const r of runs) {
           const ok = r.steps.filter((s) => s.status === 'succeeded' || s.status === 'reused').length;
-          process.stdout.write(`${r.id}  ${r.recipe.padEnd(20)} ${r.shownStatus.padEnd(11)} ${ok}/${r.steps.length} steps ok  started ${r.started}\n`);
+          const kids = r.children ?? [];
+          const summary = r.children
+            ? `${kids.filter((c) => c.status === 'succeeded').length}/${kids.length} children ok`
+            : `${ok}/${r.steps.length} steps ok`;
+          process.stdout.write(`${r.id}  ${r.recipe.padEnd(20)} ${r.shownStatus.padEnd(11)} ${summary}  started ${r.started}\n`);
         }
       } catch (error) {
         fail(error);

@@ -3,8 +3,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultSourceKinds, liveKinds } from '../sources/config.ts';
-import { defaultInspectPort } from '../ui/inspector.ts';
 import { listFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
+
+/** The Stately inspector relay's port when --inspect names none. */
+export const defaultInspectPort = 8131;
 
 export interface SourceFlags {
   sources?: unknown;

@@ -33,6 +33,19 @@ export interface RunRequest {
   vault: VaultReader;
 }
 
+/** What a parent run decides for a child run (src/recipes/tree/). */
+export interface RunOverrides {
+  found: FoundRecipe;
+  /** Variables at --var priority (the parent's, then the child's own and its built-ins), instead of --var flags. */
+  vars: Record<string, string>;
+  /** Absolute directory replacing the recipe's workspace. */
+  workspace?: string;
+  /** Replaces the model of every step. */
+  model?: string;
+  /** Environment for every step on top of its variables (VIGIL_CIR_SCOPE, LAYER_*_OUTPUT). */
+  env?: Record<string, string>;
+}
+
 export interface PreparedStep {
   rendered: RenderedStep;
   backendName: string;
@@ -67,14 +80,18 @@ export function resolveWorkspace(found: FoundRecipe, projectRoot: string): strin
   return path;
 }
 
-export function prepareRun(req: RunRequest): PreparedRun {
+export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const projectRoot = findProjectRoot(req.cwd);
   const config = loadWorkspaceConfig(projectRoot);
-  const found = findRecipe(projectRoot, req.name);
+  let found = over?.found ?? findRecipe(projectRoot, req.name);
+  if (over?.model && found.recipe.steps) {
+    const model = over.model;
+    found = { ...found, recipe: { ...found.recipe, steps: found.recipe.steps.map((s) => ({ ...s, model })) } };
+  }
   const { recipe, file } = found;
   const plan = planRecipe(recipe, file);
-  const workspace = resolveWorkspace(found, projectRoot);
-  const cliVars = parseVarFlags(req.vars);
+  const workspace = over?.workspace ?? resolveWorkspace(found, projectRoot);
+  const cliVars = over?.vars ?? parseVarFlags(req.vars);
   const vars = resolveVariables(recipe.env, req.env, cliVars);
   const resume = req.from ? resumePoint(projectRoot, recipe.name, plan, req.from, req.run) : null;
   if (req.run && !req.from) throw new RecipeInputError('--run needs --from <label> (the step to resume from)');
@@ -136,7 +153,7 @@ export function prepareRun(req: RunRequest): PreparedRun {
     const auth = authEnv(step, config, req.vault, file);
     const vm = step.vm ?? recipe.vm ?? false;
     if (vm) vmLabels.push(step.label);
-    steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...vars, ...r.env, ...auth }, vm });
+    steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...vars, ...r.env, ...auth, ...(over?.env ?? {}) }, vm });
   }
   const vmSpec = vmLabels.length > 0 ? { bwrap: requireBubblewrap(vmLabels, file) } : null;
   return {

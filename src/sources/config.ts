@@ -2,8 +2,8 @@
 // their defaults, and the opt-in rules (enabled kinds, --source-root, the
 // shell flag and the admin token). Bad input is a 400 naming the field.
 import { existsSync, realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { parse as parseExpression } from 'mathjs';
 import { invalid, ProtocolError } from '../protocol/errors.ts';
 
 export const liveKinds = ['shell', 'http', 'file', 'log', 'ws', 'feed', 'cir', 'formula'] as const;
@@ -68,6 +68,10 @@ const status: FieldCheck = (value, field) => {
   }
   return value;
 };
+
+// mathjs takes seconds to load: only a formula source pays for it.
+const require = createRequire(import.meta.url);
+const parseExpression = (raw: string): unknown => (require('mathjs') as typeof import('mathjs')).parse(raw);
 
 const expression: FieldCheck = (value, field) => {
   const raw = text(true, 2000)(value, field) as string;

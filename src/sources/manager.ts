@@ -17,6 +17,7 @@ export interface SourceManagerOptions extends SourcePolicy {
   /** First backoff delay after a failure (doubles up to maxBackoffMs). */
   readonly minBackoffMs?: number;
   readonly maxBackoffMs?: number;
+  readonly log?: (line: string) => void;
 }
 
 export class SourceManager implements SourceHooks {
@@ -52,6 +53,9 @@ export class SourceManager implements SourceHooks {
   changed(feed: Feed): void {
     const source = feed.definition.source;
     const wanted = feed.status === 'active' && isLive(source) && this.enabled(source.kind);
+    if (feed.status === 'active' && isLive(source) && !wanted && !this.running.has(feed.id)) {
+      this.options.log?.(`vigil: monitor ${feed.id} has a ${source.kind} source, which this server does not run (see --sources); it is not watched`);
+    }
     const current = this.running.get(feed.id);
     const config = JSON.stringify(source);
     if (wanted && current === config) return;
@@ -65,8 +69,8 @@ export class SourceManager implements SourceHooks {
   }
 
   private start(feed: Feed, source: SourceConfig): void {
-    const runner = runners[source.kind];
-    if (!runner) return;
+    const load = runners[source.kind];
+    if (!load) return;
     const { service } = this;
     const root = this.options.root;
     const logic = sourceMachine.provide({
@@ -76,8 +80,8 @@ export class SourceManager implements SourceHooks {
           const run = new SourceRun(service, feed, source, root, controller, (event) => {
             if (!controller.signal.aborted) sendBack(event);
           });
-          Promise.resolve()
-            .then(() => runner(run))
+          load()
+            .then((runner) => runner(run))
             .catch((error: unknown) => run.fail(error));
           return () => controller.abort();
         }),

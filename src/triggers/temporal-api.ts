@@ -3,7 +3,9 @@
 // TemporalEntry. enable/disable write vigil.db; a running daemon reads it
 // within a second. fire runs the target here and now, whatever the schedule,
 // circuit or enabled state, and is recorded like any firing.
+import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
 import { discoverRecipes, findProjectRoot } from '../recipes/loading/discovery.ts';
+import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
 import { RecipeInputError } from '../recipes/errors.ts';
 import type { TemporalRecipe } from '../recipes/types/temporal/index.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -140,9 +142,20 @@ export class TemporalApi {
     const store = TriggerStore.open(this.projectRoot);
     // The firing's own ttl is capped by the call's timeout, so the target is killed when the call gives up.
     const capped = { ...recipe, ttl: Math.min(recipe.ttl ?? 600, timeoutMs / 1000), on_ttl_expire: (recipe.ttl ?? 600) * 1000 >= timeoutMs ? ('fail' as const) : recipe.on_ttl_expire };
+    const log = options.log ?? (() => {});
+    // Like the daemon's firings, a manual one shows in `vigil watch` when vigil.yml names a server.
+    const server = loadWorkspaceConfig(this.projectRoot).server;
+    const publisher = server ? await ServerPublisher.connect(server, this.projectRoot, log) : null;
     try {
       const result = await fireTemporal(
-        { projectRoot: this.projectRoot, store, clock: this.clock, env: this.env, log: options.log ?? (() => {}) },
+        {
+          projectRoot: this.projectRoot,
+          store,
+          clock: this.clock,
+          env: this.env,
+          log,
+          ...(publisher ? { publish: (type: string, subject: string, data: Record<string, unknown>) => publisher.publish(type, subject, data) } : {}),
+        },
         capped,
         file,
         this.clock.now(),
@@ -151,6 +164,7 @@ export class TemporalApi {
         throw new TemporalTimeoutError(`temporal.fire("${name}") did not finish within ${timeoutMs} ms; its target was killed (run ${result.runId})`);
       return result;
     } finally {
+      await publisher?.flush();
       store.close();
     }
   }

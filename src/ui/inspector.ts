@@ -10,7 +10,6 @@ import { createWebSocketInspector } from '@statelyai/inspect';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
 
-export const defaultInspectPort = 8131;
 /** Events replayed to a client that connects late (the inspector rebuilds its view from them). */
 const replayEvents = 2000;
 

@@ -71,4 +71,13 @@ if (d.FAIL) {
   emit({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: turns, result: 'fake failure' });
   process.exit(1);
 }
-emit({ type: 'result', subtype: 'success', is_error: false, num_turns: turns, result: d.SAY ? `all done ${d.SAY}` : 'all done' });
+// Usage as Claude Code reports it (FAKE_COST dollars per run, 10 input and 5 output tokens per turn).
+emit({
+  type: 'result',
+  subtype: 'success',
+  is_error: false,
+  num_turns: turns,
+  result: d.SAY ? `all done ${d.SAY}` : 'all done',
+  total_cost_usd: Number(process.env.FAKE_COST ?? '0'),
+  usage: { input_tokens: 10 * turns, output_tokens: 5 * turns },
+});

@@ -7,7 +7,7 @@ let project: Project;
 afterEach(() => project?.cleanup());
 
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i += 1) {
+  for (let i = 0; i < 600; i += 1) {
     if (check()) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -15,8 +15,12 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 describe('cancellation', () => {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    it(`${signal} cancels every running step, kills their process groups, records them cancelled and exits 130`, async () => {
+  for (const [signal, exit] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 143],
+  ] as const) {
+    it(`${signal} cancels every running step, kills their process groups, records them cancelled and exits ${exit}`, async () => {
       project = makeProject();
       const pidfiles = ['a', 'b'].map((l) => join(project.root, `${l}.pids`));
       project.recipe({
@@ -33,7 +37,7 @@ describe('cancellation', () => {
       const pids = pidfiles.map((f) => JSON.parse(readFileSync(f, 'utf8')) as { agent: number; grandchild: number });
       run.child.kill(signal);
       const result = await run.done;
-      expect(result.code).toBe(130);
+      expect(result.code).toBe(exit);
       for (const p of pids) {
         expect(isAlive(p.agent)).toBe(false);
         expect(isAlive(p.grandchild)).toBe(false);

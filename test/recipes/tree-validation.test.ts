@@ -80,3 +80,19 @@ describe('whole-tree validation', () => {
     expect(run.stderr).toContain('sequences[0].from: recipe "seq" has no step "nope"; steps: a');
   });
 });
+
+describe('examples/recipes', () => {
+  it('has one valid example per composite type', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { checkRecipeSchema } = await import('../../src/recipes/loading/recipe-schema.ts');
+    const dir = join(import.meta.dirname, '..', '..', 'examples', 'recipes');
+    const types = new Set<string>();
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+      const doc = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { type: string };
+      expect(checkRecipeSchema(doc), file).toEqual([]);
+      types.add(doc.type);
+    }
+    for (const t of ['pipeline', 'compound', 'parallel', 'adversarial', 'convergent']) expect(types).toContain(t);
+  });
+});

@@ -1,9 +1,12 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CirStore } from '../../src/cir/store.ts';
 import { onEvent, type VigilEvent } from '../../src/events/channel.ts';
 import { makeSdkProject, type SdkProject, vigil } from './helpers.ts';
+
+// Each test runs the real CLI several times; on a loaded machine one start takes seconds.
+vi.setConfig({ testTimeout: 300_000 });
 
 let project: SdkProject;
 beforeEach(() => {

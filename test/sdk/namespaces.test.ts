@@ -1,8 +1,11 @@
 // Every local namespace called from real scripts run by the real CLI.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { lastJson, makeSdkProject, repoRoot, type SdkProject, vigil } from './helpers.ts';
+
+// Each test runs the real CLI several times; on a loaded machine one start takes seconds.
+vi.setConfig({ testTimeout: 300_000 });
 
 let project: SdkProject;
 beforeEach(() => {
@@ -70,12 +73,16 @@ describe('sdk namespaces from scripts', () => {
     project.file('vigil.yml', `providers:\n  fake:\n    type: custom\n    command: ${agent}\n`);
     project.file('.vigil/recipes/slow.json', JSON.stringify({ name: 'slow', canary: false, steps: [{ label: 'wait', backend: 'fake', args: ['HANG'] }] }));
     project.script('slow.js', `return sdk.sequence.run('slow');`);
-    const r = await vigil(project, ['script', 'run', 'slow', '--timeout', '4']);
+    const r = await vigil(project, ['script', 'run', 'slow', '--timeout', '30']);
     expect(r.code).toBe(124);
     const runs = join(project.root, '.vigil', 'runs');
     let status = '';
-    for (let i = 0; i < 100; i += 1) {
-      const id = readdirSync(runs)[0]!;
+    for (let i = 0; i < 600; i += 1) {
+      const id = existsSync(runs) ? readdirSync(runs)[0] : undefined;
+      if (!id) {
+        await new Promise((res) => setTimeout(res, 200));
+        continue;
+      }
       status = JSON.parse(readFileSync(join(runs, id, 'run.json'), 'utf8')).status;
       if (status !== 'running') break;
       await new Promise((res) => setTimeout(res, 200));

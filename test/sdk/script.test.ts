@@ -1,7 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { lastJson, makeSdkProject, repoRoot, type SdkProject, vigil } from './helpers.ts';
+
+// Each test runs the real CLI several times; on a loaded machine one start takes seconds.
+vi.setConfig({ testTimeout: 300_000 });
 
 let project: SdkProject;
 beforeEach(() => {
@@ -93,6 +96,13 @@ return seen;`,
     expect(h.stderr).toContain('memory limit');
   });
 
+  it('caps sleep at 30000 ms silently: a two-minute sleep ends well inside a 90 s timeout', async () => {
+    project.script('nap.js', 'await sleep(120000); await sleep(-5); await sleep("x"); return "awake";');
+    const r = await vigil(project, ['script', 'run', 'nap', '--timeout', '90']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lastJson(r)).toBe('awake');
+  });
+
   it('calls a real stdio MCP server from .mcp.json: started at its first call only, closed when the script ends', async () => {
     const used = join(project.root, 'used.pid');
     const unused = join(project.root, 'unused.pid');
@@ -124,7 +134,7 @@ return { a: a.content[0].text, b: b.content[0].text, unknown };`,
     expect(out.unknown).toContain('configured: echo, idle');
     expect(existsSync(unused)).toBe(false);
     const pid = Number(readFileSync(used, 'utf8'));
-    for (let i = 0; i < 50 && alive(pid); i += 1) await new Promise((res) => setTimeout(res, 100));
+    for (let i = 0; i < 300 && alive(pid); i += 1) await new Promise((res) => setTimeout(res, 100));
     expect(alive(pid)).toBe(false);
   });
 });

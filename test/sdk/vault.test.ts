@@ -1,7 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeSdkProject, type SdkProject, vigil } from './helpers.ts';
+
+// Each test runs the real CLI several times; on a loaded machine one start takes seconds.
+vi.setConfig({ testTimeout: 300_000 });
 
 let project: SdkProject;
 beforeEach(() => {

@@ -24,6 +24,16 @@ afterEach(async () => {
   s.cleanup();
 });
 
+/** No firing of the project is running (a firing started before a change may still be finishing). */
+function idle(root: string): boolean {
+  const store = TriggerStore.open(root);
+  try {
+    return store.runningFirings().length === 0;
+  } finally {
+    store.close();
+  }
+}
+
 function daemon(): Running {
   const d = startDaemon(s);
   daemons.push(d);
@@ -40,7 +50,7 @@ const every = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe('vigil daemon', () => {
-  it('fires an every-second schedule, and refuses a second daemon naming the first', async () => {
+  it('fires an every-second schedule, and refuses a second daemon naming the first', { timeout: 90_000 }, async () => {
     s.recipe(every('tick'));
     const d = daemon();
     await waitFor('three firings', () => lines(s.read('tick.txt')).length >= 3);
@@ -56,7 +66,7 @@ describe('vigil daemon', () => {
     expect(existsSync(`${s.root}/.vigil/daemon.lock`)).toBe(false);
   });
 
-  it('picks up a recipe file added, changed and removed while it runs', async () => {
+  it('picks up a recipe file added, changed and removed while it runs', { timeout: 90_000 }, async () => {
     const d = daemon();
     await waitFor('the daemon to start', () => d.log().includes('running for'));
     const file = s.recipe(every('late'));
@@ -64,20 +74,20 @@ describe('vigil daemon', () => {
     s.recipe(every('late', { target: 'echo changed >> late.txt' }));
     await waitFor('the changed recipe to fire', () => s.read('late.txt').includes('changed'), 10_000);
     unlinkSync(file);
-    await waitFor('the removal to be seen', () => d.log().includes('temporal late: removed'), 10_000);
-    await new Promise((r) => setTimeout(r, 300)); // a firing already started may still finish
+    await waitFor('the removal to be seen', () => d.log().includes('temporal late: removed'), 20_000);
+    await waitFor('a firing already started to end', () => idle(s.root), 30_000);
     const count = lines(s.read('late.txt')).length;
     await new Promise((r) => setTimeout(r, 2500));
     expect(lines(s.read('late.txt')).length).toBe(count);
   });
 
-  it('disable and enable from another process take effect in the running daemon', async () => {
+  it('disable and enable from another process take effect in the running daemon', { timeout: 90_000 }, async () => {
     s.recipe(every('tick'));
     const d = daemon();
     await waitFor('a firing', () => lines(s.read('tick.txt')).length >= 1);
     expect(vigil(s, ['temporal', 'disable', 'tick']).stdout).toBe('temporal tick disabled\n');
-    await waitFor('the daemon to see it', () => d.log().includes('temporal tick: disabled'), 5_000);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('the daemon to see it', () => d.log().includes('temporal tick: disabled'), 20_000);
+    await waitFor('a firing started before to end', () => idle(s.root), 30_000);
     const count = lines(s.read('tick.txt')).length;
     await new Promise((r) => setTimeout(r, 2500));
     expect(lines(s.read('tick.txt')).length).toBe(count);
@@ -85,7 +95,7 @@ describe('vigil daemon', () => {
     await waitFor('firings again', () => lines(s.read('tick.txt')).length > count, 10_000);
   });
 
-  it('after kill -9 mid-firing, the firing is recorded interrupted, its target is gone, and the schedule resumes', async () => {
+  it('after kill -9 mid-firing, the firing is recorded interrupted, its target is gone, and the schedule resumes', { timeout: 90_000 }, async () => {
     s.recipe(every('slow', { schedule: '*/2 * * * * *', target: 'echo start >> slow.txt; sleep 3; echo end >> slow.txt' }));
     const d = daemon();
     await waitFor('a firing to start', () => lines(s.read('slow.txt')).length >= 1);
@@ -105,7 +115,7 @@ describe('vigil daemon', () => {
     expect(vigil(s, ['runs']).stdout).toContain('interrupted');
   });
 
-  it('temporal fire prints the output, exits 1 on failure, and names unknown recipes', async () => {
+  it('temporal fire prints the output, exits 1 on failure, and names unknown recipes', { timeout: 90_000 }, async () => {
     s.recipe(every('hello', { target: 'echo "hi $NAME"', vars: { NAME: 'there' } }));
     s.recipe(every('broken', { target: 'echo oops >&2; exit 4' }));
     const ok = vigil(s, ['temporal', 'fire', 'hello']);
@@ -119,7 +129,7 @@ describe('vigil daemon', () => {
     expect(vigil(s, ['temporal', 'frob']).stderr).toContain('unknown action "frob"');
   });
 
-  it('refuses an invalid temporal recipe naming the field', async () => {
+  it('refuses an invalid temporal recipe naming the field', { timeout: 90_000 }, async () => {
     s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x', shedule: 'typo' });
     const out = vigil(s, ['recipe', 'list']);
     expect(out.stderr).toContain('shedule');

@@ -14,8 +14,8 @@ afterEach(async () => {
   fleet = null;
 });
 
-async function one(target: string, recipe: Record<string, unknown> = {}, publishToServer = false): Promise<Fleet> {
-  fleet = await startFleet({ instances: 1, target, recipe, publishToServer });
+async function one(target: string, recipe: Record<string, unknown> = {}, publishToServer = false, filter?: Record<string, unknown>): Promise<Fleet> {
+  fleet = await startFleet({ instances: 1, target, recipe, publishToServer, ...(filter ? { filter } : {}) });
   const f = fleet;
   await until('the sentinel to subscribe', () => f.sentinels[0]!.log().includes('subscribed to'));
   return f;
@@ -47,6 +47,16 @@ describe('sentinel', () => {
     // Other subjects still run.
     await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'fine' });
     await until('the other subject', () => f.reactions().length === 6);
+  });
+
+  it('filters on types the monitor has not received yet, reacting only to those', { timeout: 60_000 }, async () => {
+    const f = await one('echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', {}, false, { types: ['ci.build.failed', 'deploy.*'] });
+    await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build.passed', subject: 'a' });
+    const failed = (await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build.failed', subject: 'b' })).body.seq;
+    const deploy = (await publish(f.server.base, f.monitor, f.ownerToken, { type: 'deploy.done', subject: 'c' })).body.seq;
+    await until('two reactions', () => f.reactions().length >= 2);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(f.reactions().sort((a, b) => a - b)).toEqual([failed, deploy]);
   });
 
   it('with debounce, runs only the newest of a burst on one subject', { timeout: 60_000 }, async () => {

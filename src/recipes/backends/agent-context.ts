@@ -1,7 +1,7 @@
 // What a backend gets to run a step inside a pool worker: the task, the
 // shared watchdog, a way to start supervised programs (sandboxed when the
 // step asks for a VM) and to report phases and output.
-import type { StepTask } from '../pool/step-task.ts';
+import type { StepTask, UsageReport } from '../pool/step-task.ts';
 import type { SupervisedResult, Watchdog } from '../process/process-group.ts';
 
 export interface SpawnRequest {
@@ -23,6 +23,8 @@ export interface AgentContext {
   watchdog: Watchdog;
   write(text: string | Buffer): void;
   phase(n: number): void;
+  /** Reports usage (tokens, dollars) of a model call; budgets are enforced from it. */
+  usage(u: UsageReport): void;
   spawn(request: SpawnRequest): Promise<SupervisedResult>;
 }
 
@@ -58,6 +60,11 @@ export function processFailure(r: SupervisedResult, what: string, phases: number
     return { ok: false, phases, exitCode: r.exitCode, reason: why ? `${how}: ${why}` : how };
   }
   return null;
+}
+
+/** A number from a usage field, or 0. */
+export function num(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
 export function keywordHint(keyword: string | undefined): string {

@@ -5,7 +5,7 @@
 // Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1: a `vm`
 // step is a sandbox, so it gets IS_SANDBOX=1.
 import { spawnSync } from 'node:child_process';
-import { type AgentContext, type AgentResult, processFailure, StderrTail } from './agent-context.ts';
+import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
 import { StreamLines } from './stream-lines.ts';
 
 const effortSupport = new Map<string, boolean>();
@@ -37,6 +37,8 @@ interface StreamEvent {
   is_error?: boolean;
   result?: string;
   num_turns?: number;
+  total_cost_usd?: number;
+  usage?: { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
   message?: { content?: Array<{ type?: string; text?: string; name?: string }> };
 }
 
@@ -65,6 +67,13 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
       }
     } else if (event.type === 'result') {
       result = event;
+      const u = event.usage ?? {};
+      ctx.usage({
+        input_tokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens),
+        output_tokens: num(u.output_tokens),
+        usd: typeof event.total_cost_usd === 'number' ? num(event.total_cost_usd) : null,
+        model: spec.model ?? null,
+      });
       if (event.result) text += `${event.result}\n`;
     }
   });

@@ -3,7 +3,7 @@
 // stopped. codex-cli 0.169 has no --full-auto: acceptEdits is
 // `--sandbox workspace-write`. An `error` event is often transient (a stream
 // retry): it fails nothing by itself; turn.failed or a non-zero exit does.
-import { type AgentContext, type AgentResult, processFailure, StderrTail } from './agent-context.ts';
+import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
 import { StreamLines } from './stream-lines.ts';
 
 export function codexArgs(spec: { model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }): string[] {
@@ -20,6 +20,7 @@ interface CodexEvent {
   item?: { type?: string; text?: string; command?: string };
   error?: { message?: string };
   message?: string;
+  usage?: { input_tokens?: number; cached_input_tokens?: number; output_tokens?: number };
 }
 
 export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
@@ -53,6 +54,8 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
         text += `${event.item.text}\n`;
         ctx.write(`${event.item.text}\n`);
       } else if (event.item?.type === 'command_execution') ctx.write(`[command ${event.item.command ?? ''}]\n`);
+    } else if (event.type === 'turn.completed' && event.usage) {
+      ctx.usage({ input_tokens: num(event.usage.input_tokens), output_tokens: num(event.usage.output_tokens), usd: null, model: spec.model ?? null });
     } else if (event.type === 'turn.failed') {
       failed = event.error?.message ?? event.message ?? 'codex reported a failed turn';
     } else if (event.type === 'error') {

@@ -4,7 +4,35 @@
 // keyword or max_phases is reached. Without a completion keyword one
 // successful phase completes the step. The step's model, effort,
 // permission_mode and completion keyword reach it as VIGIL_* variables.
-import { type AgentContext, type AgentResult, processFailure } from './agent-context.ts';
+import { type AgentContext, type AgentResult, num, processFailure } from './agent-context.ts';
+
+const USAGE_LINE = /^USAGE (\{.*\})\s*$/;
+
+/**
+ * A custom agent reports usage by printing lines `USAGE {"input_tokens":…,"output_tokens":…,"usd":…}`,
+ * read as they come so that a budget stops it mid-phase.
+ */
+function usageReader(ctx: AgentContext, model: string | null): (chunk: Buffer | null) => void {
+  let pending = '';
+  return (chunk) => {
+    pending += chunk === null ? '\n' : chunk.toString();
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) reportUsageLine(ctx, line, model);
+  };
+}
+
+function reportUsageLine(ctx: AgentContext, line: string, model: string | null): void {
+  const m = USAGE_LINE.exec(line);
+  if (m) {
+    try {
+      const u = JSON.parse(m[1]!) as Record<string, unknown>;
+      ctx.usage({ input_tokens: num(u.input_tokens), output_tokens: num(u.output_tokens), usd: typeof u.usd === 'number' ? num(u.usd) : null, model: typeof u.model === 'string' ? u.model : model });
+    } catch {
+      // not JSON after all: ordinary output
+    }
+  }
+}
 
 export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
   const spec = ctx.task.backend;
@@ -14,6 +42,7 @@ export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
   for (let phase = 1; phase <= ctx.task.maxPhases; phase += 1) {
     ctx.phase(phase);
     let out = '';
+    const readUsage = usageReader(ctx, spec.model ?? null);
     const r = await ctx.spawn({
       command: spec.command,
       args: spec.args,
@@ -28,8 +57,10 @@ export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
       },
       onStdout: (chunk) => {
         out += chunk.toString();
+        readUsage(chunk);
       },
     });
+    readUsage(null);
     const failure = processFailure(r, `${spec.provider} (phase ${phase})`, phase);
     if (failure) return failure;
     last = r.exitCode;

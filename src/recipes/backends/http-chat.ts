@@ -4,7 +4,7 @@
 // completion keyword one reply completes the step. The watchdog applies:
 // the call is aborted at the deadline, after the inactivity limit, or on
 // cancellation.
-import { type AgentContext, type AgentResult, keywordHint } from './agent-context.ts';
+import { type AgentContext, type AgentResult, keywordHint, num } from './agent-context.ts';
 
 interface Message {
   role: 'user' | 'assistant';
@@ -41,7 +41,15 @@ async function callModel(ctx: AgentContext, messages: Message[]): Promise<string
     const json = JSON.parse(text) as {
       choices?: Array<{ message?: { content?: string } }>;
       content?: Array<{ type?: string; text?: string }>;
+      usage?: { prompt_tokens?: number; completion_tokens?: number; input_tokens?: number; output_tokens?: number };
     };
+    if (json.usage)
+      ctx.usage({
+        input_tokens: num(json.usage.prompt_tokens) + num(json.usage.input_tokens),
+        output_tokens: num(json.usage.completion_tokens) + num(json.usage.output_tokens),
+        usd: null,
+        model: spec.model,
+      });
     const reply =
       spec.api === 'anthropic'
         ? (json.content ?? []).filter((c) => c.type === 'text').map((c) => c.text ?? '').join('')

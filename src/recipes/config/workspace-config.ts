@@ -35,6 +35,8 @@ export interface WorkspaceConfig {
   /** The cloud API (src/cloud on a vigil serve); clients fall back to server.base. */
   api_url?: string;
   edge_domain?: string;
+  /** model → dollars per million input and output tokens (budgets, when a backend reports no cost). */
+  prices?: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
 }
 
 const require = createRequire(import.meta.url);
@@ -72,5 +74,6 @@ function stripUndefined(config: Omit<WorkspaceConfig, 'file'>): Partial<Workspac
   if (config.server !== undefined) out.server = config.server;
   if (config.api_url !== undefined) out.api_url = config.api_url;
   if (config.edge_domain !== undefined) out.edge_domain = config.edge_domain;
+  if (config.prices !== undefined) out.prices = config.prices;
   return out;
 }

@@ -10,10 +10,10 @@ import { gateVerdict } from '../gates/gate.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
 import type { PlannedStep } from '../planning/plan.ts';
 import type { StepPool } from '../pool/step-pool.ts';
-import type { StepOutcome } from '../pool/step-task.ts';
+import type { StepOutcome, UsageReport } from '../pool/step-task.ts';
 import type { PreparedRun } from '../prepare-run.ts';
 import type { StepRecord } from '../records/run-record.ts';
-import { STEP_DEFAULTS } from '../types.ts';
+import { type RecipeStep, STEP_DEFAULTS } from '../types.ts';
 import type { FinalStatus } from './step-executor.ts';
 
 export interface StepRunnerContext {
@@ -28,6 +28,8 @@ export interface StepRunnerContext {
   setStep(label: string, patch: Partial<StepRecord>, note?: string): void;
   note(label: string, note: string): void;
   say(line: string): void;
+  /** Budgets of steps (and the runs around them); absent: no budget is kept. */
+  budgets?: StepBudgets;
   /** Work around each step (the recipe's `cir` block): extra environment before, captures after. */
   hooks?: StepHooks;
 }
@@ -37,10 +39,26 @@ export interface StepHooks {
   after(label: string, succeeded: boolean, output: string): Promise<number>;
 }
 
+/** A step's budget while it runs: its own cancellation, the usage it reports, and whether a limit stopped it. */
+export interface StepBudget {
+  signal: AbortSignal;
+  usage(report: UsageReport): void;
+  /** Why a budget stopped the step, or null. */
+  reached(): string | null;
+  /** Ends the step's scope; returns its usage for the record. */
+  end(): { input_tokens: number; output_tokens: number; usd: number };
+}
+
+export interface StepBudgets {
+  begin(label: string, step: RecipeStep, runSignal: AbortSignal): StepBudget;
+}
+
 export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep, signal: AbortSignal) => Promise<FinalStatus> {
   const { prep, setStep } = ctx;
-  return async (planned: PlannedStep, signal: AbortSignal): Promise<FinalStatus> => {
+  return async (planned: PlannedStep, runSignal: AbortSignal): Promise<FinalStatus> => {
     const { label, step } = planned;
+    const budget = ctx.budgets?.begin(label, step, runSignal);
+    const signal = budget?.signal ?? runSignal;
     const outputRel = join('steps', `${label}.log`);
     setStep(label, { status: 'running', started: new Date().toISOString(), output_file: outputRel });
     // The final state is recorded once, with the end time and the output, in `finally`.
@@ -50,7 +68,13 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
       const extraEnv = ctx.hooks?.before(label) ?? {};
       ws = await ctx.isolation.prepare(label, step.dir ?? '.');
       for (;;) {
-        const outcome = await runOnPool(ctx, planned, ws, signal, extraEnv);
+        const outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget);
+        const overBudget = budget?.reached();
+        // A limit reached is the step's end even if the agent finished before it was killed.
+        if (overBudget) {
+          final = { status: 'killed', killed_by: 'budget', phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: overBudget };
+          break;
+        }
         if (outcome.status !== 'succeeded') {
           const killed = outcome.status === 'killed' ? { killed_by: `watchdog:${outcome.killedBy}` as const } : {};
           final = { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed };
@@ -93,9 +117,15 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
       final = { status: 'failed', reason: (error as Error).message };
     } finally {
       if (ws) await ws.dispose(final.status === 'conflict').catch((e: Error) => ctx.say(`could not remove the isolated copy of "${label}": ${e.message}`));
+      const usage = budget?.end();
       setStep(
         label,
-        { ...final, ended: new Date().toISOString(), ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold) },
+        {
+          ...final,
+          ended: new Date().toISOString(),
+          ...(usage ? { usage } : {}),
+          ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold),
+        },
         final.status === 'succeeded' ? '' : final.reason,
       );
     }
@@ -120,7 +150,14 @@ function readOutput(path: string): string {
   }
 }
 
-function runOnPool(ctx: StepRunnerContext, planned: PlannedStep, ws: StepWorkspace, signal: AbortSignal, extraEnv: Record<string, string>): Promise<StepOutcome> {
+function runOnPool(
+  ctx: StepRunnerContext,
+  planned: PlannedStep,
+  ws: StepWorkspace,
+  signal: AbortSignal,
+  extraEnv: Record<string, string>,
+  budget: StepBudget | undefined,
+): Promise<StepOutcome> {
   const { prep } = ctx;
   const { label, step } = planned;
   const prepared = prep.steps.get(label)!;
@@ -143,6 +180,7 @@ function runOnPool(ctx: StepRunnerContext, planned: PlannedStep, ws: StepWorkspa
     (m) => {
       if (m.type === 'phase' && ctx.step(label).status === 'running') ctx.setStep(label, { phase: m.phase });
       else if (m.type === 'building') ctx.note(label, 'build_command');
+      else if (m.type === 'usage') budget?.usage(m.usage);
     },
     signal,
   );

@@ -17,14 +17,27 @@ export class StepPool {
   /** Abort listeners this pool holds on each caller's signal. */
   private readonly listening = new Map<AbortSignal, number>();
 
-  constructor(maxThreads: number) {
+  /**
+   * A thread supervises many steps at once (a step mostly waits on its agent's
+   * process), so a wide run needs few threads: each costs a V8 isolate and a
+   * loaded TypeScript worker.
+   */
+  constructor(maxThreads: number, tasksPerThread = 1) {
     this.piscina = new Piscina({
       filename: new URL('./worker-entry.mjs', import.meta.url).href,
       // Start every thread up front: a thread loads the TypeScript worker, which takes a moment.
       minThreads: Math.max(1, maxThreads),
       maxThreads: Math.max(1, maxThreads),
+      concurrentTasksPerWorker: Math.max(1, tasksPerThread),
       idleTimeout: 30_000,
     });
+  }
+
+  /** Threads and steps per thread for `concurrency` steps at once. */
+  static sizeFor(concurrency: number): { threads: number; perThread: number } {
+    const perThread = 64;
+    const threads = Math.min(2, Math.max(1, Math.ceil(concurrency / perThread)));
+    return { threads, perThread: Math.max(1, Math.ceil(concurrency / threads)) };
   }
 
   run(input: StepTaskInput, onMessage: (m: WorkerMessage) => void, signal: AbortSignal): Promise<StepOutcome> {

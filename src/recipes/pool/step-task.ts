@@ -39,7 +39,16 @@ export type WorkerMessage =
   | { type: 'spawned'; pid: number }
   | { type: 'exited'; pid: number }
   | { type: 'phase'; phase: number }
-  | { type: 'building' };
+  | { type: 'building' }
+  | { type: 'usage'; usage: UsageReport };
+
+/** Usage a backend reported for one call: tokens, and dollars when the backend knows them (else priced from vigil.yml). */
+export interface UsageReport {
+  input_tokens: number;
+  output_tokens: number;
+  usd: number | null;
+  model: string | null;
+}
 
 export type MainMessage = { type: 'cancel' };
 

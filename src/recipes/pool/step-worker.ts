@@ -52,7 +52,14 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
       { ...watchdog, signal },
     );
   };
-  const ctx: AgentContext = { task, watchdog, write, phase: (phase) => post({ type: 'phase', phase }), spawn };
+  const ctx: AgentContext = {
+    task,
+    watchdog,
+    write,
+    phase: (phase) => post({ type: 'phase', phase }),
+    usage: (usage) => post({ type: 'usage', usage }),
+    spawn,
+  };
   try {
     let result: AgentResult = await backends[task.backend.kind](ctx);
     if (result.ok && task.buildCommand && task.kind === 'step') {

@@ -17,7 +17,30 @@ export type StepStatus =
   | 'cancelled'
   | 'reused';
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted' | 'over_budget';
+
+/** One child run of a composite run (or an entry that did not run: `skipped`, `conflict` after a failed merge-back). */
+export interface ChildRecord {
+  role: string;
+  name: string;
+  run_id: string | null;
+  status: RunStatus | 'pending' | 'skipped' | 'conflict';
+  started: string | null;
+  ended: string | null;
+  vars: Record<string, string>;
+  workspace: string | null;
+  reason?: string;
+  /** Type-specific facts: merge result and branch, verdict, score. */
+  result?: Record<string, unknown>;
+}
+
+export interface UsageRecord {
+  input_tokens: number;
+  output_tokens: number;
+  usd: number;
+  /** Usage per step label (of this run only; children have their own records). */
+  by_step: Record<string, { input_tokens: number; output_tokens: number; usd: number }>;
+}
 
 export interface GateRecord {
   options: string[];
@@ -43,7 +66,8 @@ export interface StepRecord {
   output_bytes: number;
   prompt_files: string[];
   reason?: string;
-  killed_by?: 'watchdog:timeout' | 'watchdog:inactivity';
+  killed_by?: 'watchdog:timeout' | 'watchdog:inactivity' | 'budget';
+  usage?: { input_tokens: number; output_tokens: number; usd: number };
   gate?: GateRecord;
   merge?: { branch: string; result: 'merged' | 'nothing-to-merge' | 'conflict'; detail?: string };
 }
@@ -64,10 +88,17 @@ export interface RunJson {
   resumed_from: string | null;
   from_label: string | null;
   reason?: string;
+  /** The run that started this one (a composite whose child it is, or a trigger's firing), and its role in a composite. */
+  parent?: string | null;
+  role?: string | null;
+  /** Child runs of a composite run, in the order they were started or listed. */
+  children?: ChildRecord[];
+  usage?: UsageRecord;
+  budget?: { usd?: number; tokens?: number; minutes?: number };
+  /** output.txt in the run folder, when the run produced an output. */
+  output_file?: string | null;
   /** What started the run: `temporal:<name>` or `sentinel:<name>:<seq>`; absent for runs started by hand. */
   trigger?: string;
-  /** The run that started this one (a trigger's firing, a composite). */
-  parent?: string;
   steps: StepRecord[];
 }
 
@@ -120,6 +151,27 @@ export class RunRecorder {
     Object.assign(this.step(label), patch);
     this.flush();
     this.event({ type: 'step.changed', step: label, ...stripOutput(patch), ...(event ?? {}) });
+  }
+
+  /** Applies a change to the run itself (usage, output) and rewrites run.json. */
+  updateRun(patch: Partial<RunJson>): void {
+    Object.assign(this.run, patch);
+    this.flush();
+  }
+
+  /** Adds or changes a child of a composite run, by role. */
+  updateChild(role: string, patch: Partial<ChildRecord> & { name?: string }): ChildRecord {
+    if (!this.run.children) this.run.children = [];
+    const children = this.run.children;
+    let child = children.find((c) => c.role === role);
+    if (!child) {
+      child = { role, name: patch.name ?? '', run_id: null, status: 'pending', started: null, ended: null, vars: {}, workspace: null };
+      children.push(child);
+    }
+    Object.assign(child, patch);
+    this.flush();
+    this.event({ type: 'child.changed', role, ...patch });
+    return child;
   }
 
   finish(status: RunStatus, reason?: string): void {

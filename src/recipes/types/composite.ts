@@ -22,6 +22,8 @@ export interface ChildRequest {
   env?: Record<string, string>;
   /** Shell commands run in the child's workspace before it starts; the first non-zero exit fails the child. */
   pre?: string[];
+  /** Cancels this child (and not its siblings), e.g. fail_fast. */
+  signal?: AbortSignal;
 }
 
 export interface ChildResult {
@@ -44,10 +46,12 @@ export interface CompositeContext {
   /** Environment passed to every child (the run's own inherited env, e.g. a CIR scope). */
   readonly inheritedEnv: Record<string, string>;
   runChild(req: ChildRequest): Promise<ChildResult>;
+  /** Lists children that will run (pending), so the record shows them in order before they start. */
+  planChildren(children: Array<{ role: string; name: string; vars: Record<string, string> }>): void;
   /** Records a child that will not run (a pipeline entry whose `on` does not hold). */
-  skipChild(role: string, name: string, reason: string): void;
-  /** Records extra facts about a child already run (merge result, score, verdict). */
-  annotateChild(runId: string, patch: Record<string, unknown>): void;
+  skipChild(role: string, name: string, reason: string, status?: 'skipped' | 'cancelled'): void;
+  /** Records extra facts about a child already run (merge result, score, verdict), and a status that overrides its run's (conflict). */
+  annotateChild(role: string, patch: Record<string, unknown>, status?: 'conflict' | 'failed'): void;
   /** A copy of this run's workspace: a git worktree on branch vigil/<run id>/<label>, else a mirror copy. */
   isolate(label: string): Promise<StepWorkspace>;
   say(line: string): void;

@@ -1,7 +1,8 @@
 // The ledger: `.vigil/ledger.jsonl` of the project, append-only, one JSON
 // entry per line. Each entry's `prev` is the SHA-256 (hex) of the previous
-// line's exact text (64 zeros for the first), so editing, removing or
-// reordering a line breaks the chain at that point. Entries record run
+// line's exact text (64 zeros for the first), and `hash` is the SHA-256 of
+// the entry's own fields, so an edited line is named itself and removing or
+// reordering lines breaks the chain where it happened. Entries record run
 // starts and ends, step ends, gate answers and vault writes — never a
 // secret value.
 import { createHash } from 'node:crypto';
@@ -17,6 +18,7 @@ export interface LedgerEntry {
   kind: string;
   data: Record<string, unknown>;
   prev: string;
+  hash: string;
 }
 
 export interface LedgerVerdict {
@@ -54,7 +56,8 @@ export function appendLedger(projectRoot: string, kind: string, data: Record<str
         seq = existing.length + 1;
       }
     }
-    const entry: LedgerEntry = { seq, at: new Date().toISOString(), kind, data, prev: last === undefined ? GENESIS : sha256(last) };
+    const body = { seq, at: new Date().toISOString(), kind, data, prev: last === undefined ? GENESIS : sha256(last) };
+    const entry: LedgerEntry = { ...body, hash: sha256(JSON.stringify(body)) };
     appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
     return entry;
   });
@@ -70,6 +73,8 @@ export function verifyLedger(projectRoot: string): LedgerVerdict {
     } catch {
       return { valid: false, entries: all.length, broken: { line: i + 1, reason: 'not valid JSON' } };
     }
+    const { hash, ...body } = entry;
+    if (hash !== sha256(JSON.stringify(body))) return { valid: false, entries: all.length, broken: { line: i + 1, reason: 'its content does not match its hash (the line was edited)' } };
     if (entry.prev !== prev) {
       return { valid: false, entries: all.length, broken: { line: i + 1, reason: `prev ${String(entry.prev).slice(0, 12)}… does not match the hash of line ${i} (${prev.slice(0, 12)}…)` } };
     }

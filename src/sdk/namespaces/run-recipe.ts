@@ -32,7 +32,7 @@ function runOf(projectRoot: string, pid: number): { run: RunJson; dir: string } 
   for (const id of readdirSync(root).sort().reverse()) {
     try {
       const run = readRunJson(join(root, id));
-      if (run.pid === pid) return { run, dir: join(root, id) };
+      if (run.pid === pid && !run.role) return { run, dir: join(root, id) };
     } catch {
       // a run being written
     }

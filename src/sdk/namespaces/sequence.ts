@@ -24,7 +24,8 @@ export function sequenceArgs(ctx: SdkContext, name: string, options: SequenceRun
     }
   }
   if (o.backend) args.push('--backend', String(o.backend));
-  if (o.model) args.push('--model', String(o.model));
+  // `vigil sequence` has no model override yet; refusing beats silently running another model.
+  if (o.model) throw invalid('model', 'is not supported by the runner yet; set "model" on the recipe steps (or use a pipeline entry\'s model)');
   if (o.startFrom !== undefined && o.startFrom !== null) {
     const steps = (findRecipe(ctx.projectRoot, name).recipe.steps ?? []) as Array<{ label: string }>;
     if (!Number.isInteger(o.startFrom) || o.startFrom < 1 || o.startFrom > steps.length) {

@@ -57,14 +57,31 @@ export class SentinelWorker {
       monitor,
       subscriber,
       capabilities: kind === 'watch' ? ['observe', 'act'] : ['observe'],
-      ...(kind === 'watch' ? (this.recipe.watch.filter ? { filter: this.recipe.watch.filter } : {}) : { filter: DoneLog.filter }),
+      ...(kind === 'watch' ? { filter: this.serverFilter() } : { filter: DoneLog.filter }),
       from: kind === 'watch' ? 'head' : 'earliest',
     });
     store.saveSubscription({ recipe: this.name, kind, base: this.client.base, monitor, subscription: ref.id, token: ref.token });
     return ref;
   }
 
+  /**
+   * The recipe's filter without `types`: a monitor refuses a type it has not received yet, and a
+   * sentinel is usually set up before the first observation it waits for. Types are matched here.
+   */
+  private serverFilter(): Record<string, unknown> {
+    const { types: _types, ...rest } = this.recipe.watch.filter ?? {};
+    return rest;
+  }
+
+  private typeMatches(type: string): boolean {
+    const wanted = this.recipe.watch.filter?.types;
+    if (wanted === undefined) return true;
+    const list = (Array.isArray(wanted) ? wanted : [wanted]).map(String);
+    return list.some((t) => (t.endsWith('*') ? type.startsWith(t.slice(0, -1)) : type === t));
+  }
+
   private async run(): Promise<void> {
+    let lastProblem = '';
     while (!this.stopped) {
       try {
         if (!this.sub) {
@@ -79,6 +96,7 @@ export class SentinelWorker {
           await new Promise((r) => setTimeout(r, 200));
           continue;
         }
+        lastProblem = '';
         const page = await this.client.pull(this.sub, this.readCursor, { wait: 5, limit: 100, signal: this.abort.signal });
         for (const o of page.observations) this.enqueue(o);
         this.readCursor = Math.max(this.readCursor, page.next);
@@ -87,7 +105,10 @@ export class SentinelWorker {
       } catch (error) {
         if (this.stopped) break;
         const code = codeOf(error);
-        this.ctx.log(`sentinel ${this.name}: ${(error as Error).message}; retrying`);
+        // Said once per distinct problem, not once per retry.
+        const problem = (error as Error).message;
+        if (problem !== lastProblem) this.ctx.log(`sentinel ${this.name}: ${problem}; retrying every second`);
+        lastProblem = problem;
         if (code === 'NOT_FOUND' || code === 'UNAUTHORIZED' || code === 'CURSOR_EXPIRED') this.sub = null;
         await new Promise((r) => setTimeout(r, 1000));
       }
@@ -102,7 +123,7 @@ export class SentinelWorker {
 
   private enqueue(o: Observation): void {
     // The server's own bookkeeping (leases, subscriptions, …): reacting to it would feed on the sentinel's own leases.
-    if (serverOnlyTypes.has(o.type)) return;
+    if (serverOnlyTypes.has(o.type) || !this.typeMatches(o.type)) return;
     if (o.subject === null || o.subject === undefined) {
       this.ctx.log(`sentinel ${this.name}: observation ${o.id} has no subject; a sentinel leases subjects, so it is not acted on`);
       return;

@@ -89,7 +89,9 @@ const views = {
     ),
 };
 
+let lastView;
 function render(view) {
+  lastView = view;
   for (const [name, draw] of Object.entries(views)) {
     const section = document.getElementById(name);
     section.replaceChildren(draw(view));
@@ -145,6 +147,10 @@ document.getElementById('token-form').addEventListener('submit', (event) => {
   token = document.getElementById('token').value.trim();
   sessionStorage.setItem(tokenKey, token);
   document.getElementById('token').value = '';
-  connect();
+  // Expiry countdowns move even when nothing on the server changed.
+setInterval(() => lastView && render(lastView), 1000);
+connect();
 });
+// Expiry countdowns move even when nothing on the server changed.
+setInterval(() => lastView && render(lastView), 1000);
 connect();

@@ -2,7 +2,7 @@
 import type { Recipe } from '../../types.ts';
 import type { RecipeTypeDef } from '../registry.ts';
 import { typeSchemaFile } from '../schema-path.ts';
-import { runCompound } from './run.ts';
+import { layerPlan, runCompound } from './run.ts';
 
 function check(recipe: Recipe): string[] {
   const problems: string[] = [];
@@ -18,6 +18,10 @@ function check(recipe: Recipe): string[] {
       else if (!seen.has(dep)) problems.push(`layers[${i}] ("${l.name}").depends_on: unknown layer "${dep}"; layers: ${[...seen.keys()].join(', ')}`);
     }
   });
+  if (problems.length === 0) {
+    const { cycle } = layerPlan(layers);
+    if (cycle) problems.push(`layers.depends_on: dependency cycle ${cycle.join(' → ')} (a layer without depends_on waits for the one before it)`);
+  }
   return problems;
 }
 

@@ -1,5 +1,98 @@
-import type { CompositeContext, CompositeOutcome } from '../composite.ts';
+// parallel: one child run of `recipe` per variable set, at most `fanout` at
+// once, each in its own copy of the workspace (a git worktree on branch
+// vigil/<run id>/<index>, else a mirror copy; transfer_mode "none" shares
+// it). Succeeded children are merged back one at a time in index order; a
+// conflicting merge is aborted and that child is `conflict`, its branch kept.
+// fail_fast cancels the others at the first failure. Output: one line per child.
+import type { StepWorkspace } from '../../isolation/isolation.ts';
+import type { ChildResult, CompositeContext, CompositeOutcome } from '../composite.ts';
+import { forEachLimited } from '../text-results.ts';
 
-export async function runParallel(_ctx: CompositeContext): Promise<CompositeOutcome> {
-  return { status: 'failed', output: '', reason: 'not implemented' };
+interface ChildRun {
+  role: string;
+  ws: StepWorkspace | null;
+  result: ChildResult;
+  merge?: string;
+}
+
+export async function runParallel(ctx: CompositeContext): Promise<CompositeOutcome> {
+  const recipe = ctx.found.recipe;
+  const sets = recipe.vars ?? [];
+  const name = recipe.recipe!;
+  const count = sets.length;
+  const failFast = new AbortController();
+  const runs: Array<ChildRun | undefined> = new Array(count);
+  ctx.planChildren(sets.map((vars, i) => ({ role: `child ${i}`, name, vars })));
+
+  await forEachLimited(
+    count,
+    Math.min(recipe.fanout ?? 4, 64),
+    () => ctx.signal.aborted || failFast.signal.aborted,
+    async (i) => {
+      const role = `child ${i}`;
+      let ws: StepWorkspace | null = null;
+      try {
+        ws = await ctx.isolate(String(i));
+      } catch (error) {
+        ctx.skipChild(role, name, `could not make its copy of the workspace: ${(error as Error).message}`, 'cancelled');
+        runs[i] = { role, ws: null, result: { runId: null, status: 'failed', output: '', outputFile: '', reason: (error as Error).message } };
+        if (recipe.fail_fast) failFast.abort();
+        return;
+      }
+      const result = await ctx.runChild({
+        role,
+        name,
+        vars: { ...sets[i]!, PARALLEL_INDEX: String(i), PARALLEL_COUNT: String(count) },
+        workspace: ws.dir,
+        signal: failFast.signal,
+      });
+      runs[i] = { role, ws, result };
+      if (result.status !== 'succeeded' && recipe.fail_fast && !failFast.signal.aborted) {
+        ctx.say(`child ${i} ${result.status}; fail_fast: cancelling the other children`);
+        failFast.abort();
+      }
+    },
+  );
+
+  // Merge back in index order, then remove the copies (a conflicting child keeps its branch).
+  for (const [i, run] of runs.entries()) {
+    if (!run) {
+      ctx.skipChild(`child ${i}`, name, ctx.signal.aborted ? 'not started: the run was cancelled' : 'not started: fail_fast after a failure', 'cancelled');
+      continue;
+    }
+    if (!run.ws) continue;
+    let conflict = false;
+    if (run.result.status === 'succeeded' && !ctx.signal.aborted) {
+      try {
+        const m = await run.ws.bringBack();
+        conflict = m.result === 'conflict';
+        run.merge = m.result;
+        ctx.annotateChild(run.role, { merge: m.result, ...(m.branch ? { branch: m.branch } : {}), ...(m.detail ? { detail: m.detail } : {}) }, conflict ? 'conflict' : undefined);
+      } catch (error) {
+        run.merge = 'failed';
+        ctx.annotateChild(run.role, { merge: 'failed', detail: (error as Error).message }, 'failed');
+      }
+    }
+    // Work done before a cancel is not merged, but kept on its branch.
+    const unmerged = run.result.status === 'succeeded' && ctx.signal.aborted;
+    if (unmerged) ctx.annotateChild(run.role, { merge: 'not merged: the run was cancelled', branch: `vigil/${ctx.runId}/${i}` });
+    await run.ws.dispose(conflict || unmerged).catch((e: Error) => ctx.say(`could not remove the copy of child ${i}: ${e.message}`));
+  }
+
+  const lines = runs.map((run, i) => {
+    const vars = Object.entries(sets[i] ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    if (!run) return `child ${i}\tcancelled\t${vars}`;
+    const status = run.merge === 'conflict' ? 'conflict' : run.merge === 'failed' ? 'failed' : run.result.status;
+    return `child ${i}\t${status}\t${vars}\t${run.result.runId ?? '-'}${run.merge ? `\t${run.merge}` : ''}`;
+  });
+  const output = `${lines.join('\n')}\n`;
+  if (ctx.signal.aborted) return { status: 'cancelled', output, reason: 'cancelled' };
+  const bad = runs.map((r, i) => [r, i] as const).filter(([r]) => r?.result.status !== 'succeeded' || r.merge === 'conflict' || r.merge === 'failed');
+  if (bad.length > 0) {
+    const what = bad.map(([r, i]) => `child ${i} ${!r ? 'cancelled' : r.merge === 'conflict' ? 'conflict' : r.merge === 'failed' ? 'merge failed' : r.result.status}`);
+    return { status: 'failed', output, reason: what.join(', ') };
+  }
+  return { status: 'succeeded', output };
 }

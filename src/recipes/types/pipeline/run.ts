@@ -1,5 +1,51 @@
+// pipeline: entries run in order, one at a time. `on: success` (default)
+// runs an entry only while every earlier entry that ran succeeded, `failure`
+// only after one failed, `always` always; the others are recorded skipped.
+// The pipeline fails when any entry that ran failed. Output: the last
+// entry's that ran.
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { CompositeContext, CompositeOutcome } from '../composite.ts';
 
-export async function runPipeline(_ctx: CompositeContext): Promise<CompositeOutcome> {
-  return { status: 'failed', output: '', reason: 'not implemented' };
+function entryWorkspace(w: string | undefined, projectRoot: string): string | undefined {
+  if (!w) return undefined;
+  if (w === '~') return homedir();
+  if (w.startsWith('~/')) return join(homedir(), w.slice(2));
+  return isAbsolute(w) ? w : resolve(projectRoot, w);
+}
+
+export async function runPipeline(ctx: CompositeContext): Promise<CompositeOutcome> {
+  const entries = ctx.found.recipe.sequences ?? [];
+  let failed: string | null = null;
+  let output = '';
+  for (const [i, entry] of entries.entries()) {
+    const role = `entry ${i + 1}`;
+    if (ctx.signal.aborted) {
+      ctx.skipChild(role, entry.name, 'not started: the run was cancelled', 'cancelled');
+      continue;
+    }
+    const on = entry.on ?? 'success';
+    if (on === 'success' && failed) {
+      ctx.skipChild(role, entry.name, `on: success, but ${failed}`);
+      continue;
+    }
+    if (on === 'failure' && !failed) {
+      ctx.skipChild(role, entry.name, 'on: failure, and no earlier entry failed');
+      continue;
+    }
+    const workspace = entryWorkspace(entry.workspace, ctx.projectRoot);
+    const r = await ctx.runChild({
+      role,
+      name: entry.name,
+      vars: entry.vars ?? {},
+      ...(workspace ? { workspace } : {}),
+      ...(entry.model ? { model: entry.model } : {}),
+      ...(entry.from ? { from: entry.from } : {}),
+      ...(entry.pre ? { pre: entry.pre } : {}),
+    });
+    output = r.output;
+    if (r.status !== 'succeeded') failed ??= `${role} ("${entry.name}") ${r.status}`;
+  }
+  if (ctx.signal.aborted) return { status: 'cancelled', output, reason: 'cancelled' };
+  return failed ? { status: 'failed', output, reason: failed } : { status: 'succeeded', output };
 }

@@ -1,0 +1,166 @@
+// A run of a composite recipe (pipeline, compound, parallel, adversarial,
+// convergent): its own record with `children`, its own budget scope and
+// cancellation (a child of its parent's), and a CompositeContext through
+// which the type's runner starts child runs and isolated copies.
+import { setMaxListeners } from 'node:events';
+import { existsSync, mkdirSync } from 'node:fs';
+import { relative } from 'node:path';
+import { RecipeInputError } from '../errors.ts';
+import { createCopyIsolation } from '../isolation/copy-modes.ts';
+import { git } from '../isolation/git.ts';
+import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
+import { createWorktreeIsolation } from '../isolation/worktree.ts';
+import { resolveWorkspace } from '../prepare-run.ts';
+import { newRunId, RunRecorder, type RunStatus } from '../records/run-record.ts';
+import type { CompositeContext, CompositeOutcome, CompositeRunner } from '../types/composite.ts';
+import { runBudget } from './budgets.ts';
+import { runPre } from './pre-commands.ts';
+import { finishNode } from './finish.ts';
+import { runNode } from './run-node.ts';
+import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
+
+async function isGitRepo(dir: string): Promise<boolean> {
+  return (await git(dir, ['rev-parse', '--verify', 'HEAD'])).code === 0;
+}
+
+export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runner: CompositeRunner): Promise<NodeResult> {
+  const { recipe, file } = node.found;
+  if (node.from) throw new RecipeInputError(`--from ${node.from}: recipe "${recipe.name}" is a ${recipe.type} recipe; set "from" on an entry of a pipeline instead`);
+  const workspace = node.workspace ?? resolveWorkspace(node.found, rt.projectRoot);
+  const runId = newRunId();
+  const recorder = new RunRecorder(rt.projectRoot, {
+    id: runId,
+    recipe: recipe.name,
+    recipe_file: file,
+    type: recipe.type ?? 'sequence',
+    status: 'running',
+    pid: process.pid,
+    started: new Date().toISOString(),
+    ended: null,
+    project_root: rt.projectRoot,
+    workspace,
+    transfer_mode: recipe.transfer_mode ?? 'none',
+    vars: Object.keys(node.vars),
+    resumed_from: null,
+    from_label: null,
+    parent: node.parent?.id ?? rt.req.env.VIGIL_PARENT_RUN ?? null,
+    role: node.role,
+    // Started by a temporal firing or sentinel reaction (src/triggers): named in the record.
+    ...(!node.parent && rt.req.env.VIGIL_TRIGGER ? { trigger: rt.req.env.VIGIL_TRIGGER } : {}),
+    children: [],
+    ...(recipe.budget ? { budget: recipe.budget } : {}),
+    steps: [],
+  });
+  rt.live.add(recorder);
+  node.onStart?.(runId, workspace);
+  rt.view.addRun(recorder, node.parent?.id ?? null, node.role);
+  if (!node.parent) rt.view.note(`run ${runId} of ${recipe.type} recipe "${recipe.name}"; record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
+
+  const controller = new AbortController();
+  // Every child and step listens to this signal: as many listeners as the run has at once is no leak.
+  // (Not 0 for unlimited: Node 20's getMaxListeners throws on a signal set to 0.)
+  setMaxListeners(100_000, controller.signal);
+  const onParentAbort = (): void => controller.abort();
+  if (node.signal.aborted) controller.abort();
+  else node.signal.addEventListener('abort', onParentAbort, { once: true });
+  const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller);
+  const self = { id: runId, recorder, budget };
+
+  let isolation: Promise<Isolation> | null = null;
+  const isolate = async (label: string): Promise<StepWorkspace> => {
+    isolation ??= (async () => {
+      if (recipe.transfer_mode === 'none') return { mode: 'none', recover: async () => [], prepare: async () => sharedCopy(workspace) } as Isolation;
+      if (await isGitRepo(workspace)) return createWorktreeIsolation(workspace, runId, file);
+      return createCopyIsolation(recipe.transfer_mode === 'rsync' ? 'rsync' : 'mirror', workspace, rt.projectRoot, runId, file);
+    })();
+    return (await isolation).prepare(label, '.');
+  };
+
+  const ctx: CompositeContext = {
+    runId,
+    runDir: recorder.dir,
+    found: node.found,
+    workspace,
+    projectRoot: rt.projectRoot,
+    signal: controller.signal,
+    inheritedEnv: node.env,
+    isolate,
+    say: (line) => rt.view.note(line),
+    planChildren(children) {
+      for (const c of children) recorder.updateChild(c.role, { name: c.name, status: 'pending', vars: c.vars });
+    },
+    skipChild(role, name, reason, status = 'skipped') {
+      recorder.updateChild(role, { name, status, reason });
+    },
+    annotateChild(role, patch, status) {
+      const child = recorder.run.children?.find((c) => c.role === role);
+      if (child) recorder.updateChild(role, { result: { ...(child.result ?? {}), ...patch }, ...(status ? { status } : {}) });
+    },
+    async runChild(req) {
+      const found = rt.tree.byName.get(req.name)!;
+      const vars = { ...node.vars, ...req.vars };
+      recorder.updateChild(req.role, { name: req.name, status: 'pending', vars: req.vars, workspace: req.workspace ?? null });
+      const signal = req.signal ? AbortSignal.any([controller.signal, req.signal]) : controller.signal;
+      if (signal.aborted) {
+        recorder.updateChild(req.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });
+        return { runId: null, status: 'cancelled', output: '', outputFile: '', reason: 'not started: the run was cancelled' };
+      }
+      if (req.pre?.length) {
+        const cwd = req.workspace ?? resolveWorkspace(found, rt.projectRoot);
+        const allow = recipe.allow_destructive_intents === true;
+        const failed = await runPre(req.pre, cwd, vars, rt.req.env, allow, signal, (l) => rt.view.note(`${req.role}: ${l}`));
+        if (failed) {
+          recorder.updateChild(req.role, { status: 'failed', reason: failed, started: new Date().toISOString(), ended: new Date().toISOString() });
+          return { runId: null, status: 'failed', output: '', outputFile: '', reason: failed };
+        }
+      }
+      let result: NodeResult;
+      try {
+        result = await runNode(rt, {
+          found,
+          parent: self,
+          role: req.role,
+          vars,
+          env: { ...node.env, ...(req.env ?? {}) },
+          signal,
+          ...(req.workspace ? { workspace: req.workspace } : {}),
+          ...(req.model ? { model: req.model } : {}),
+          ...(req.from ? { from: req.from } : {}),
+          onStart: (childId) => recorder.updateChild(req.role, { run_id: childId, status: 'running', started: new Date().toISOString() }),
+        });
+      } catch (error) {
+        const reason = (error as Error).message;
+        recorder.updateChild(req.role, { status: 'failed', reason, ended: new Date().toISOString() });
+        return { runId: null, status: 'failed', output: '', outputFile: '', reason };
+      }
+      recorder.updateChild(req.role, { status: result.status, ended: new Date().toISOString(), ...(result.reason ? { reason: result.reason } : {}) });
+      return result;
+    },
+  };
+
+  let outcome: CompositeOutcome;
+  try {
+    outcome = await runner(ctx);
+  } catch (error) {
+    outcome = { status: 'failed', output: '', reason: (error as Error).message };
+  }
+  node.signal.removeEventListener('abort', onParentAbort);
+  budget.dispose();
+  for (const c of recorder.run.children ?? [])
+    if (c.status === 'pending' || c.status === 'running') recorder.updateChild(c.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });
+  let status: RunStatus = outcome.status;
+  let reason = outcome.reason;
+  const over = budget.reachedHereOrAbove() ?? (recorder.run.children ?? []).some((c) => c.status === 'over_budget');
+  if (over && status !== 'succeeded') {
+    status = 'over_budget';
+    reason ??= 'a budget was reached';
+  } else if (controller.signal.aborted && status !== 'succeeded') status = 'cancelled';
+  return finishNode(rt, recorder, status, reason, outcome.output);
+}
+
+/** transfer_mode "none" on a composite: children share the workspace on purpose. */
+function sharedCopy(workspace: string): StepWorkspace {
+  if (!existsSync(workspace)) mkdirSync(workspace, { recursive: true });
+  return { dir: workspace, root: workspace, bringBack: async () => ({ result: 'nothing-to-merge' }), dispose: async () => {} };
+}
+

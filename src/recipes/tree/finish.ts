@@ -1,0 +1,15 @@
+// The end of any run of the tree: final status and reason in run.json, the
+// output in output.txt, a line for the person watching, the server told.
+import { RUN_TYPE } from '../publish/server-publisher.ts';
+import type { RunRecorder, RunStatus } from '../records/run-record.ts';
+import { writeOutput } from './output.ts';
+import type { NodeResult, TreeRuntime } from './runtime.ts';
+
+export function finishNode(rt: TreeRuntime, recorder: RunRecorder, status: RunStatus, reason: string | undefined, output: string): NodeResult {
+  const outputFile = writeOutput(recorder.dir, output);
+  recorder.updateRun({ output_file: 'output.txt' });
+  recorder.finish(status, reason);
+  rt.live.delete(recorder);
+  rt.publisher?.publish(RUN_TYPE, recorder.run.id, { recipe: recorder.run.recipe, status, reason: reason ?? null, parent: recorder.run.parent ?? null });
+  return { runId: recorder.run.id, status, output, outputFile, ...(reason ? { reason } : {}) };
+}

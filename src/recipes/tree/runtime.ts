@@ -1,0 +1,61 @@
+// What every run of one `vigil sequence` invocation shares — the root run
+// and all its descendants: one step pool, one view, one gate keeper, one
+// server publisher, the loaded tree of recipes, and the canaries already
+// passed. And what a parent asks of a child run, and gets back.
+import type { BudgetScope } from '../budget/budget-scope.ts';
+import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import type { GateKeeper } from '../gates/gate.ts';
+import type { RecipeTree } from '../loading/recipe-tree.ts';
+import type { StepPool } from '../pool/step-pool.ts';
+import type { RunRequest } from '../prepare-run.ts';
+import type { ServerPublisher } from '../publish/server-publisher.ts';
+import type { RunRecorder, RunStatus } from '../records/run-record.ts';
+import type { FoundRecipe } from '../types.ts';
+import type { TreeView } from './tree-view.ts';
+
+export interface TreeRuntime {
+  req: RunRequest;
+  projectRoot: string;
+  config: WorkspaceConfig;
+  tree: RecipeTree;
+  pool: StepPool;
+  view: TreeView;
+  gates: GateKeeper;
+  publisher: ServerPublisher | null;
+  stderr: NodeJS.WriteStream;
+  /** Canary results by backend, so a hundred children of one backend check it once. */
+  canaries: Map<string, Promise<{ ok: true } | { ok: false; reason: string }>>;
+  /** Every run recorder still running, so a forced exit can close them all. */
+  live: Set<RunRecorder>;
+}
+
+export interface NodeParent {
+  id: string;
+  recorder: RunRecorder;
+  budget: BudgetScope;
+}
+
+export interface NodeRequest {
+  found: FoundRecipe;
+  parent: NodeParent | null;
+  role: string | null;
+  /** Variables at --var priority for this run (the root: the --var flags). */
+  vars: Record<string, string>;
+  workspace?: string;
+  model?: string;
+  from?: string;
+  run?: string;
+  /** Environment inherited by every step below (VIGIL_CIR_SCOPE). */
+  env: Record<string, string>;
+  signal: AbortSignal;
+  /** Called with the run id as soon as the run record exists. */
+  onStart?(runId: string, workspace: string): void;
+}
+
+export interface NodeResult {
+  runId: string;
+  status: RunStatus;
+  output: string;
+  outputFile: string;
+  reason?: string;
+}

@@ -1,0 +1,74 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} in these strings is vigil's own variable syntax, substituted by the runner
+// adversarial recipes end to end: blue → red → judge rounds in one worktree,
+// verdict JSON, early stop, merge only when blue wins, invalid verdicts.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { git, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
+import { type Project, runVigil } from './helpers.ts';
+
+// Each test runs many real processes (a loaded machine makes that slow).
+vi.setConfig({ testTimeout: 180_000 });
+
+let project: Project;
+afterEach(() => project?.cleanup());
+
+function contest(project: Project, judgeScript: string, rounds = 3): void {
+  shRecipe(project, 'builder', 'echo "v${ROUND}" > impl.txt; echo "built v${ROUND}; red said: $$(cat \'${RED_OUTPUT}\' 2>/dev/null)"');
+  shRecipe(project, 'attacker', 'echo "attack on $$(cat impl.txt) after reading ${BLUE_OUTPUT}"');
+  shRecipe(project, 'judge', judgeScript);
+  project.recipe({ name: 'duel', type: 'adversarial', rounds, blue: { recipe: 'builder' }, red: { recipe: 'attacker' }, judge: { recipe: 'judge', vars: { STRICT: 'yes' } } });
+}
+
+describe('adversarial', () => {
+  it('runs blue, red and judge per round, stops at done, and merges the contest back when blue wins', async () => {
+    project = makeShProject();
+    contest(
+      project,
+      'if [ ${ROUND} = 1 ]; then echo \'thinking {"winner": "red", "reason": "v1 breaks"}\'; else echo \'{"winner":"blue","reason":"v2 holds","score":9,"done":true}\'; fi',
+    );
+    const r = await runVigil(project, ['sequence', 'duel']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const run = rootRun(project);
+    expect(run.children!.map((c) => c.role)).toEqual(['blue round 1', 'red round 1', 'judge round 1', 'blue round 2', 'red round 2', 'judge round 2']);
+    expect(run.children![2]!.result).toMatchObject({ verdict: { winner: 'red', reason: 'v1 breaks' } });
+    expect(outputOf(project, run)).toContain('round 1: red — v1 breaks\nround 2: blue (score 9) — v2 holds');
+    expect(readFileSync(join(project.root, 'impl.txt'), 'utf8')).toBe('v2\n');
+    expect(git(project.root, 'log', '-1', '--format=%s')).toContain(`vigil ${run.id}: merge step contest`);
+  });
+
+  it('passes the other sides\' latest outputs as BLUE_OUTPUT, RED_OUTPUT and JUDGE_OUTPUT', async () => {
+    project = makeShProject();
+    contest(project, 'echo "judge saw: $$(cat ${BLUE_OUTPUT}) / $$(cat ${RED_OUTPUT}) strict=${STRICT}"; echo \'{"winner":"blue","reason":"fine","done":true}\'');
+    const r = await runVigil(project, ['sequence', 'duel']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const run = rootRun(project);
+    const judge = JSON.parse(readFileSync(join(project.root, '.vigil', 'runs', run.children![2]!.run_id!, 'output.txt'), 'utf8').split('\n').at(-2)!);
+    expect(judge.winner).toBe('blue');
+    const judgeOut = readFileSync(join(project.root, '.vigil', 'runs', run.children![2]!.run_id!, 'output.txt'), 'utf8');
+    expect(judgeOut).toContain('judge saw: built v1; red said:  / attack on v1 after reading /');
+    expect(judgeOut).toContain('strict=yes');
+  });
+
+  it('fails without merging when red wins the last round', async () => {
+    project = makeShProject();
+    contest(project, 'echo \'{"winner":"red","reason":"still broken"}\'', 2);
+    const r = await runVigil(project, ['sequence', 'duel']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.children).toHaveLength(6);
+    expect(run.reason).toContain('the last verdict (round 2) went to red: still broken');
+    expect(existsSync(join(project.root, 'impl.txt'))).toBe(false);
+    expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('fails the round naming what is wrong with an invalid verdict', async () => {
+    project = makeShProject();
+    contest(project, 'echo \'{"winner":"purple","reason":"?"}\'');
+    const r = await runVigil(project, ['sequence', 'duel']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.reason).toContain('round 1: the judge "judge" gave no valid verdict: verdict.winner: "purple" is not allowed; allowed: "blue", "red", "draw"');
+    expect(run.children!.at(-1)!.status).toBe('failed');
+  });
+});

@@ -1,0 +1,148 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} in these strings is vigil's own variable syntax, substituted by the runner
+// Budgets (usage from the agents, limits on recipes and steps, over_budget,
+// usage.limit_reached) and cancellation of a composite run tree: every
+// agent's process group is killed and no record is left running.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { allRuns, childRuns, makeShProject, rootRun, shRecipe } from './composite-helpers.ts';
+import { isAlive, type Project, runVigil, startVigil } from './helpers.ts';
+
+// Each test runs many real processes (a loaded machine makes that slow).
+vi.setConfig({ testTimeout: 180_000 });
+
+let project: Project;
+afterEach(() => project?.cleanup());
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 300; i += 1) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+// Prints usage every 100 ms and records its pid (children run in worktrees: the pid goes to the project root); never finishes on its own.
+const SPENDER = 'echo $$$$ > ${ROOT}/pid-${PARALLEL_INDEX}.txt; while true; do echo \'USAGE {"input_tokens":400,"output_tokens":100,"usd":0.05}\'; sleep 0.1; done';
+
+describe('budgets', () => {
+  it('stops a parallel run whose children together reach the recipe budget: over_budget, exit 1, usage recorded, event emitted', async () => {
+    project = makeShProject();
+    shRecipe(project, 'spend', SPENDER, { env: { ROOT: project.root } });
+    project.recipe({ name: 'costly', type: 'parallel', recipe: 'spend', budget: { usd: 0.5 }, vars: [{ A: '1' }, { A: '2' }] });
+    const r = await runVigil(project, ['sequence', 'costly']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.status).toBe('over_budget');
+    expect(run.usage!.usd).toBeGreaterThanOrEqual(0.5);
+    expect(run.usage!.input_tokens).toBeGreaterThan(0);
+    for (const child of childRuns(project, run)) {
+      expect(child.status).toBe('over_budget');
+      expect(child.steps[0]!.killed_by).toBe('budget');
+      expect(child.steps[0]!.usage!.usd).toBeGreaterThan(0);
+    }
+    for (const i of ['0', '1']) expect(isAlive(Number(readFileSync(join(project.root, `pid-${i}.txt`), 'utf8')))).toBe(false);
+    const events = readFileSync(join(project.root, '.vigil', 'runs', run.id, 'events.jsonl'), 'utf8');
+    expect(events).toContain('"type":"usage.limit_reached"');
+    expect(r.stdout).toMatch(/budget reached: run \S+ \("costly"\) used \$0\.5\d* of \$0\.5 \(usd\)/);
+  });
+
+  it('prices tokens from vigil.yml when the agent reports no cost, and enforces a step token budget', async () => {
+    project = makeShProject({ git: false });
+    project.yml(
+      `${readFileSync(join(project.root, 'vigil.yml'), 'utf8')}prices:\n  tiny-1: { input_per_mtok: 1000, output_per_mtok: 2000 }\n`,
+    );
+    shRecipe(project, 'tokens', 'echo \'USAGE {"input_tokens":300,"output_tokens":200}\'; sleep 0.3; echo \'USAGE {"input_tokens":300,"output_tokens":200}\'; sleep 30', {}, { model: 'tiny-1', budget: { tokens: 800 } });
+    const r = await runVigil(project, ['sequence', 'tokens']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.status).toBe('over_budget');
+    expect(run.steps[0]).toMatchObject({ status: 'killed', killed_by: 'budget' });
+    expect(run.steps[0]!.reason).toContain('used 1000 tokens of 800 tokens (tokens)');
+    // 600 input tokens at $1000/M and 400 output at $2000/M.
+    expect(run.usage).toMatchObject({ input_tokens: 600, output_tokens: 400, usd: 1.4 });
+    expect(run.usage!.by_step.work).toMatchObject({ usd: 1.4 });
+  });
+
+  it('a minutes budget ends the run over_budget', async () => {
+    project = makeShProject({ git: false });
+    shRecipe(project, 'slow', 'sleep 30', { budget: { minutes: 0.02 } });
+    const r = await runVigil(project, ['sequence', 'slow']);
+    expect(r.code).toBe(1);
+    expect(rootRun(project).status).toBe('over_budget');
+    expect(rootRun(project).reason).toContain('(minutes)');
+  });
+});
+
+describe('cancelling a composite run', () => {
+  for (const [signal, exit] of [
+    ['SIGINT', 130],
+    ['SIGHUP', 143],
+  ] as const) {
+    it(`${signal} kills every child's agent group and leaves no record running (exit ${exit})`, async () => {
+      project = makeShProject();
+      shRecipe(project, 'hang', 'echo $$$$ > ${ROOT}/pid-${PARALLEL_INDEX}.txt; sleep 60 & wait', { env: { ROOT: project.root } });
+      project.recipe({ name: 'wide', type: 'parallel', recipe: 'hang', fanout: 3, vars: [{ A: '0' }, { A: '1' }, { A: '2' }, { A: '3' }] });
+      const run = startVigil(project, ['sequence', 'wide']);
+      const pidFiles = [0, 1, 2].map((i) => join(project.root, `pid-${i}.txt`));
+      await until(() => pidFiles.every((f) => existsSync(f) && readFileSync(f, 'utf8').trim() !== ''), 'three children to start');
+      const pids = pidFiles.map((f) => Number(readFileSync(f, 'utf8')));
+      run.child.kill(signal);
+      const result = await run.done;
+      expect(result.code).toBe(exit);
+      for (const pid of pids) expect(isAlive(pid)).toBe(false);
+      const records = allRuns(project);
+      expect(records.filter((r) => r.status === 'running')).toEqual([]);
+      const root = rootRun(project);
+      expect(root.status).toBe('cancelled');
+      expect(root.children!.map((c) => c.status)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
+      const listed = await runVigil(project, ['runs', root.id]);
+      expect(listed.stdout).toContain(`run ${root.id}  parallel "wide"  cancelled`);
+    });
+  }
+});
+
+describe('--json', () => {
+  it('prints every event of every run of the tree as one JSON object per line', async () => {
+    project = makeShProject({ git: false });
+    shRecipe(project, 'one', 'echo hi');
+    project.recipe({ name: 'p', type: 'pipeline', sequences: [{ name: 'one' }, { name: 'one' }] });
+    const r = await runVigil(project, ['sequence', 'p', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; run: string });
+    const root = rootRun(project);
+    expect(events[0]).toMatchObject({ type: 'run.started', run: root.id });
+    expect(events.filter((e) => e.type === 'run.started')).toHaveLength(3);
+    expect(events.filter((e) => e.type === 'step.changed').length).toBeGreaterThanOrEqual(4);
+    expect(events.at(-1)).toMatchObject({ type: 'run.ended', run: root.id, status: 'succeeded' });
+  });
+});
+
+describe('usage from the agent CLIs', () => {
+  it("counts Claude Code's result event (total_cost_usd, usage) and ends the run over_budget at the recipe's usd", async () => {
+    project = makeShProject({ git: false });
+    project.recipe({
+      name: 'claude-costs',
+      canary: false,
+      budget: { usd: 0.25 },
+      env: { FAKE_COST: '0.125' },
+      steps: ['a', 'b', 'c'].map((label) => ({ label, args: ['TURNS=2'], backend: 'claude' })),
+    });
+    const r = await runVigil(project, ['sequence', 'claude-costs']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.status).toBe('over_budget');
+    expect(run.usage).toMatchObject({ usd: 0.25, input_tokens: 40, output_tokens: 20 });
+    expect(run.steps.find((s) => s.label === 'c')!.status).toBe('cancelled');
+  });
+
+  it("counts Codex's turn.completed usage against a step's token budget", async () => {
+    project = makeShProject({ git: false, codex: true });
+    project.recipe({ name: 'codex-tokens', canary: false, steps: [{ label: 'a', args: ['ROUNDS=6'], backend: 'codex', max_phases: 10, budget: { tokens: 4 } }] });
+    const r = await runVigil(project, ['sequence', 'codex-tokens']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.steps[0]).toMatchObject({ status: 'killed', killed_by: 'budget' });
+    expect(run.usage!.input_tokens + run.usage!.output_tokens).toBeGreaterThanOrEqual(4);
+  });
+});

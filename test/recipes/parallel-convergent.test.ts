@@ -1,0 +1,113 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} in these strings is vigil's own variable syntax, substituted by the runner
+// parallel and convergent recipes end to end: real git worktrees per child,
+// ordered merge-back, merge conflicts, fail_fast, scoring and the winner.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { childRuns, git, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
+import { type Project, runVigil } from './helpers.ts';
+
+// Each test runs many real processes (a loaded machine makes that slow).
+vi.setConfig({ testTimeout: 180_000 });
+
+let project: Project;
+afterEach(() => project?.cleanup());
+
+describe('parallel', () => {
+  it('runs one child per variable set in its own worktree and merges them back in index order', async () => {
+    project = makeShProject();
+    shRecipe(project, 'one', 'echo "${NAME} ${PARALLEL_INDEX}/${PARALLEL_COUNT} $$(git branch --show-current)" > out-${NAME}.txt; echo made ${NAME}');
+    project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', fanout: 2, vars: [{ NAME: 'a' }, { NAME: 'b' }, { NAME: 'c' }] });
+    const r = await runVigil(project, ['sequence', 'fan']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const run = rootRun(project);
+    expect(run.status).toBe('succeeded');
+    expect(run.children!.map((c) => [c.role, c.status, c.vars.NAME])).toEqual([
+      ['child 0', 'succeeded', 'a'],
+      ['child 1', 'succeeded', 'b'],
+      ['child 2', 'succeeded', 'c'],
+    ]);
+    for (const [i, name] of ['a', 'b', 'c'].entries()) {
+      const text = readFileSync(join(project.root, `out-${name}.txt`), 'utf8');
+      expect(text).toBe(`${name} ${i}/3 vigil/${run.id}/${i}\n`);
+    }
+    for (const child of childRuns(project, run)) expect(child.parent).toBe(run.id);
+    // Merged one at a time, in index order.
+    const merges = git(project.root, 'log', '--format=%s', '--merges').trim().split('\n').reverse();
+    expect(merges).toEqual([0, 1, 2].map((i) => `vigil ${run.id}: merge step ${i}`));
+    expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+    expect(outputOf(project, run)).toMatch(/^child 0\tsucceeded\tNAME=a/m);
+    const tree = await runVigil(project, ['runs', run.id]);
+    expect(tree.stdout).toMatch(/child 2: run \S+ {2}sequence "one" {2}succeeded/);
+  });
+
+  it('aborts a conflicting merge, marks that child conflict, keeps its branch and fails the run', async () => {
+    project = makeShProject();
+    shRecipe(project, 'edit', 'echo "${NAME}" > README.md');
+    project.recipe({ name: 'clash', type: 'parallel', recipe: 'edit', vars: [{ NAME: 'first' }, { NAME: 'second' }] });
+    const r = await runVigil(project, ['sequence', 'clash']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.status).toBe('failed');
+    expect(run.children![0]!.status).toBe('succeeded');
+    expect(run.children![1]!.status).toBe('conflict');
+    expect(run.children![1]!.result).toMatchObject({ merge: 'conflict', branch: `vigil/${run.id}/1` });
+    expect(readFileSync(join(project.root, 'README.md'), 'utf8')).toBe('first\n');
+    expect(git(project.root, 'branch', '--list', `vigil/${run.id}/1`)).toContain(`vigil/${run.id}/1`);
+    expect(git(project.root, 'status', '--porcelain').trim()).toBe('');
+    expect(run.reason).toContain('child 1 conflict');
+  });
+
+  it('fail_fast cancels the other children at the first failure', async () => {
+    project = makeShProject();
+    shRecipe(project, 'maybe', 'if [ "${PARALLEL_INDEX}" = 0 ]; then exit 3; fi; sleep 30');
+    project.recipe({ name: 'ff', type: 'parallel', recipe: 'maybe', fanout: 2, fail_fast: true, vars: [{ A: '0' }, { A: '1' }, { A: '2' }, { A: '3' }] });
+    const r = await runVigil(project, ['sequence', 'ff']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.children!.map((c) => c.status)).toEqual(['failed', 'cancelled', 'cancelled', 'cancelled']);
+    for (const child of childRuns(project, run)) expect(child.status).not.toBe('running');
+  });
+
+  it('uses a mirror copy per child when the workspace is not a git repository', async () => {
+    project = makeShProject({ git: false });
+    shRecipe(project, 'one', 'echo ${NAME} > got-${NAME}.txt; test ! -e got-other.txt');
+    project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', vars: [{ NAME: 'x' }, { NAME: 'y' }] });
+    const r = await runVigil(project, ['sequence', 'fan']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(join(project.root, 'got-x.txt'), 'utf8')).toBe('x\n');
+    expect(readFileSync(join(project.root, 'got-y.txt'), 'utf8')).toBe('y\n');
+  });
+});
+
+describe('convergent', () => {
+  it('scores every strategy in its own copy and merges the best one back', async () => {
+    project = makeShProject();
+    // Strategy 2 writes the best answer; the scorer reads it from CANDIDATE_DIR.
+    shRecipe(project, 'solve', 'echo $$(( ${STRATEGY} * (4 - ${STRATEGY}) )) > answer.txt');
+    shRecipe(project, 'score', 'echo "looked at ${CANDIDATE_DIR}"; echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"');
+    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 3 });
+    const r = await runVigil(project, ['sequence', 'race']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const run = rootRun(project);
+    expect(readFileSync(join(project.root, 'answer.txt'), 'utf8')).toBe('4\n');
+    expect(outputOf(project, run)).toContain('winner: strategy 2 (score 4)');
+    const s2 = run.children!.find((c) => c.role === 'strategy 2')!;
+    expect(s2.result).toMatchObject({ score: 4, winner: true, merge: 'merged' });
+    expect(git(project.root, 'branch', '--list', 'vigil/*').trim()).toBe('');
+    expect(existsSync(join(project.root, '.vigil', 'worktrees', run.id, 'strategy-1'))).toBe(false);
+  });
+
+  it('fails when no candidate gets a valid score, saying why', async () => {
+    project = makeShProject();
+    shRecipe(project, 'solve', 'echo ${STRATEGY} > answer.txt');
+    shRecipe(project, 'score', 'echo "I like it"');
+    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 2 });
+    const r = await runVigil(project, ['sequence', 'race']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.reason).toBe('no candidate got a valid score');
+    expect(outputOf(project, run)).toContain('SCORE: <number>');
+    expect(existsSync(join(project.root, 'answer.txt'))).toBe(false);
+  });
+});
