@@ -2,7 +2,7 @@
 import type { CAC } from 'cac';
 import { sdkContext } from '../sdk/context.ts';
 import { healthNamespace } from '../sdk/namespaces/health.ts';
-import { deliver } from '../sdk/namespaces/notify.ts';
+import { deliver, publishNotice } from '../sdk/namespaces/notify.ts';
 import { VigilError } from '../sdk/errors.ts';
 import { printJson, runSdkCommand, sdkCommand } from './sdk-command.ts';
 
@@ -10,8 +10,10 @@ export function registerNotifyCommands(cli: CAC): void {
   sdkCommand(cli, 'notify <title> <message>', 'Show a desktop notification (or a line on stderr where there is no desktop); never fails')
     .option('--json', 'Print where it was delivered as JSON')
     .action((title: string, message: string, options: { json?: boolean }) =>
-      runSdkCommand(() => {
-        const r = deliver(sdkContext({ workspace: process.cwd() }), String(title), String(message));
+      runSdkCommand(async () => {
+        const ctx = sdkContext({ workspace: process.cwd() });
+        const r = deliver(ctx, String(title), String(message));
+        await publishNotice(ctx, String(title), String(message), r.delivered);
         if (options.json) printJson(r);
       }),
     );

@@ -1,14 +1,20 @@
 // sdk.notify and `vigil notify`: a desktop notification where the OS has one
 // (notify-send with a session bus, osascript on macOS), else a line on
-// stderr. Never throws: a notification is never worth failing a script.
+// stderr; and, when vigil.yml names a server, an `ai.vigil.notify`
+// observation (at most 5 s spent on it). Never throws: a notification is
+// never worth failing a script.
 import { spawnSync } from 'node:child_process';
 import { findOnPath } from '../../recipes/preflight/which.ts';
+import { loadWorkspaceConfig } from '../../recipes/config/workspace-config.ts';
+import { ServerPublisher } from '../../recipes/publish/server-publisher.ts';
+import { NOTIFY_TYPE } from '../../triggers/notify.ts';
 import type { SdkContext } from '../context.ts';
 
 export function notifyNamespace(ctx: SdkContext) {
   return {
-    send(title: string, message: string): void {
-      deliver(ctx, title, message);
+    async send(title: string, message: string): Promise<void> {
+      const shown = deliver(ctx, title, message);
+      await publishNotice(ctx, String(title ?? '').slice(0, 200), String(message ?? '').slice(0, 2000), shown.delivered);
     },
   };
 }
@@ -34,4 +40,19 @@ export function deliver(ctx: SdkContext, title: unknown, message: unknown): { de
         // nothing left to try
       }
       return { delivered: 'stderr' };
+}
+
+export async function publishNotice(ctx: SdkContext, title: string, body: string, delivered: string): Promise<void> {
+  try {
+    const server = loadWorkspaceConfig(ctx.projectRoot).server;
+    if (!server) return;
+    const work = (async () => {
+      const publisher = await ServerPublisher.connect(server, ctx.projectRoot, () => {});
+      publisher?.publish(NOTIFY_TYPE, title || 'notify', { title, body, delivered });
+      await publisher?.flush();
+    })();
+    await Promise.race([work, new Promise((r) => setTimeout(r, 5000).unref())]);
+  } catch {
+    // the desktop or stderr line was shown; the server copy is best effort
+  }
 }
