@@ -12,6 +12,20 @@ import type { Isolation, MergeOutcome, StepWorkspace } from './isolation.ts';
 
 const IDENTITY = { GIT_AUTHOR_NAME: 'vigil', GIT_AUTHOR_EMAIL: 'vigil@localhost', GIT_COMMITTER_NAME: 'vigil', GIT_COMMITTER_EMAIL: 'vigil@localhost' };
 
+// Concurrent `git worktree add`s of one repository race on .git/worktrees
+// ("failed to read .git/worktrees/<name>/commondir"): they run one at a time.
+// Merges and worktree changes of one repository share the queue.
+const repoQueues = new Map<string, Promise<unknown>>();
+function oneAtATime<T>(repo: string, work: () => Promise<T>): Promise<T> {
+  const next = (repoQueues.get(repo) ?? Promise.resolve()).then(work);
+  const settled = next.catch(() => {});
+  repoQueues.set(repo, settled);
+  void settled.then(() => {
+    if (repoQueues.get(repo) === settled) repoQueues.delete(repo);
+  });
+  return next;
+}
+
 export async function createWorktreeIsolation(workspace: string, runId: string, file: string): Promise<Isolation> {
   const top = await git(workspace, ['rev-parse', '--show-toplevel']);
   if (top.code !== 0)
@@ -30,10 +44,9 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
   const commitEnv = hasIdentity ? undefined : IDENTITY;
   const base = join(repo, '.vigil', 'worktrees');
   const relWorkspace = relative(repo, resolve(workspace));
-  let mergeQueue: Promise<unknown> = Promise.resolve();
 
   const removeWorktree = async (path: string, branch: string | null): Promise<void> => {
-    await git(repo, ['worktree', 'remove', '--force', path]);
+    await oneAtATime(repo, () => git(repo, ['worktree', 'remove', '--force', path]));
     rmSync(path, { recursive: true, force: true });
     if (branch) await git(repo, ['branch', '-D', branch]);
   };
@@ -59,17 +72,14 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
       const branch = `vigil/${runId}/${label}`;
       mkdirSync(join(base, runId), { recursive: true });
       // Start from the workspace as it is now, so a step sees what the steps it depends on merged.
-      await gitOk(repo, ['worktree', 'add', '-b', branch, path, 'HEAD']);
+      await oneAtATime(repo, () => gitOk(repo, ['worktree', 'add', '-b', branch, path, 'HEAD']));
       const dir = join(path, relWorkspace, relDir);
       mkdirSync(dir, { recursive: true });
       return {
         dir,
         root: path,
-        bringBack: () => {
-          const next = mergeQueue.then(() => mergeBack(repo, path, branch, label, runId, commitEnv));
-          mergeQueue = next.catch(() => {});
-          return next;
-        },
+        // One merge at a time, and never while a worktree is being added or removed.
+        bringBack: () => oneAtATime(repo, () => mergeBack(repo, path, branch, label, runId, commitEnv)),
         dispose: (conflict: boolean) => removeWorktree(path, conflict ? null : branch),
       };
     },
