@@ -53,7 +53,17 @@ function rssKb(pid: number): number {
   }
 }
 
-async function runVigil(root: string, name: string): Promise<{ ms: number; peakMb: number; code: number | null }> {
+/** CPU time (user + system, ms) the process used so far, from /proc (100 ticks a second). */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+async function runVigil(root: string, name: string): Promise<{ ms: number; peakMb: number; cpu: number; code: number | null }> {
   const started = performance.now();
   const child = spawn(process.execPath, [cli, 'sequence', name], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
@@ -61,13 +71,15 @@ async function runVigil(root: string, name: string): Promise<{ ms: number; peakM
     err += c.toString();
   });
   let peak = 0;
+  let cpu = 0;
   const timer = setInterval(() => {
     peak = Math.max(peak, rssKb(child.pid!));
+    cpu = Math.max(cpu, cpuMs(child.pid!));
   }, 20);
   const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   clearInterval(timer);
   if (code !== 0) throw new Error(`vigil sequence ${name} exited ${code}: ${err}`);
-  return { ms: performance.now() - started, peakMb: peak / 1024, code };
+  return { ms: performance.now() - started, peakMb: peak / 1024, cpu, code };
 }
 
 /** The agents alone: `children` runs of the agent, `limit` at a time. */
@@ -98,15 +110,18 @@ try {
   const wide = await runVigil(root, 'wide');
   const flat = await runVigil(root, 'flat');
   const per = (ms: number) => (ms - base - start) / children;
+  // The runner's own CPU per step, beyond what a one-step run costs: what the load on the machine does not inflate.
+  const cpuPer = (cpu: number) => (cpu - single.cpu) / children;
   const rows = [
     ['agents alone (baseline)', `${base.toFixed(0)} ms`, '-', '-'],
-    ['one recipe of 1 step (RSS baseline)', `${single.ms.toFixed(0)} ms`, `${single.peakMb.toFixed(0)} MB`, '-'],
-    [`parallel ${children} children × 1 step, fanout ${fanout}`, `${wide.ms.toFixed(0)} ms`, `${wide.peakMb.toFixed(0)} MB`, `${per(wide.ms).toFixed(1)} ms`],
-    [`sequence of ${children} steps in one wave`, `${flat.ms.toFixed(0)} ms`, `${flat.peakMb.toFixed(0)} MB`, `${per(flat.ms).toFixed(1)} ms`],
+    ['one recipe of 1 step (RSS baseline)', `${single.ms.toFixed(0)} ms`, `${single.peakMb.toFixed(0)} MB`, '-', `${single.cpu} ms total`],
+    [`parallel ${children} children × 1 step, fanout ${fanout}`, `${wide.ms.toFixed(0)} ms`, `${wide.peakMb.toFixed(0)} MB`, `${per(wide.ms).toFixed(1)} ms`, `${cpuPer(wide.cpu).toFixed(1)} ms`],
+    [`sequence of ${children} steps in one wave`, `${flat.ms.toFixed(0)} ms`, `${flat.peakMb.toFixed(0)} MB`, `${per(flat.ms).toFixed(1)} ms`, `${cpuPer(flat.cpu).toFixed(1)} ms`],
   ];
   process.stdout.write(`CLI start (vigil recipe list): ${start.toFixed(0)} ms, subtracted from both runs\n`);
-  process.stdout.write(`${'run'.padEnd(46)} ${'wall'.padStart(9)} ${'peak RSS'.padStart(9)} ${'overhead/step'.padStart(14)}\n`);
-  for (const r of rows) process.stdout.write(`${r[0]!.padEnd(46)} ${r[1]!.padStart(9)} ${r[2]!.padStart(9)} ${r[3]!.padStart(14)}\n`);
+  process.stdout.write(`${'run'.padEnd(46)} ${'wall'.padStart(9)} ${'peak RSS'.padStart(9)} ${'overhead/step'.padStart(14)} ${'runner CPU/step'.padStart(16)}\n`);
+  for (const r of rows) process.stdout.write(`${r[0]!.padEnd(46)} ${r[1]!.padStart(9)} ${r[2]!.padStart(9)} ${r[3]!.padStart(14)} ${(r[4] ?? '-').padStart(16)}\n`);
+  process.stdout.write(`load average now: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} on ${(await import('node:os')).cpus().length} cores\n`);
   process.stdout.write(`parallel / sequence: wall ×${(wide.ms / flat.ms).toFixed(2)}, RSS ×${(wide.peakMb / flat.peakMb).toFixed(2)} (goals: RSS < 250 MB, overhead < 20 ms/step; indicative, shared machine)\n`);
 } finally {
   rmSync(root, { recursive: true, force: true });

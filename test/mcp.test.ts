@@ -13,7 +13,6 @@ import { seedToolNames } from './support/seed-tools.ts';
 
 const toolNames = seedToolNames;
 
-// biome-ignore lint/suspicious/noExplicitAny: reply bodies are checked by the assertions themselves
 type Body = Record<string, any>;
 
 interface Session {

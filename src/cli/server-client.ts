@@ -13,6 +13,7 @@ export class UnreachableError extends Error {
 
 export interface ServerClient {
   readonly base: string;
+  // biome-ignore lint/suspicious/noExplicitAny: a server reply is JSON the commands read field by field
   request<T = any>(method: 'GET' | 'POST', path: string, options?: { token?: string; body?: unknown; signal?: AbortSignal }): Promise<T>;
 }
 
@@ -37,6 +38,7 @@ export function serverClient(base: string): ServerClient {
         throw new UnreachableError(`cannot reach ${root}: ${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}`);
       }
       const text = await response.text();
+      // biome-ignore lint/suspicious/noExplicitAny: parsed JSON from the server
       let body: any;
       try {
         body = text ? JSON.parse(text) : {};

@@ -1,6 +1,6 @@
 // `vigil watch` against a real server: escaping, the stored cursor, a reader
 // that goes away, --once with --wait, and giving up on an absent server.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, subscribe } from '../support/client.ts';
 import { repoRoot, type ServerProcess, stablePort, startServerProcess, vigilArgs } from '../support/server-process.ts';
@@ -11,7 +11,17 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const vigil = (args: string[]) => spawnSync(process.execPath, vigilArgs(args), { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 });
+/** Runs the CLI without blocking this process: a blocked event loop would reuse keep-alive sockets the server has closed. */
+function vigil(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, vigilArgs(args), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.once('close', (status) => done({ status, stdout, stderr }));
+  });
+}
 
 async function fixture(subjects: Array<string | null>) {
   const { id, ownerToken } = await createMonitor(server.base, { visibility: 'public' });
@@ -33,29 +43,29 @@ describe('vigil watch', () => {
   it('escapes what publishers wrote: a newline in a subject cannot forge a line', async () => {
     const forged = 'job-1\n999 demo.fake ok tier=src origin=human actor=human:admin {}';
     const f = await fixture([forged, 'plain-subject', 'with space']);
-    const r = vigil([...f.args, '--catch-up', '--once', '--wait', '0']);
+    const r = await vigil([...f.args, '--catch-up', '--once', '--wait', '0']);
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.split('\n').filter(Boolean);
     expect(lines).toHaveLength(3);
     expect(lines[0]).toContain(JSON.stringify(forged));
     expect(lines[1]).toMatch(new RegExp(`^\\d+ demo\\.n plain-subject tier=unverified origin=agent actor=agent:owner monitor=${f.id} time=\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z \\{`));
     expect(lines[2]).toContain(' "with space" ');
-  });
+  }, 120_000);
 
   it('without --catch-up it neither moves the stored cursor nor writes a subscribed record', async () => {
     const f = await fixture(['a', 'b']);
     const before = { cursor: await f.storedCursor(), records: await f.subscribedRecords() };
     for (let i = 0; i < 2; i++) {
-      const r = vigil([...f.args, '--once', '--wait', '0']);
+      const r = await vigil([...f.args, '--once', '--wait', '0']);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain('stay unacknowledged (--catch-up prints them)');
     }
     expect(await f.storedCursor()).toBe(before.cursor);
     expect(await f.subscribedRecords()).toBe(before.records);
-    const caught = vigil([...f.args, '--catch-up', '--once', '--wait', '0']);
+    const caught = await vigil([...f.args, '--catch-up', '--once', '--wait', '0']);
     expect(caught.stdout.split('\n').filter(Boolean).map((l) => l.split(' ')[2])).toEqual(['a', 'b']);
-  });
+  }, 120_000);
 
   it('a reader that stops reading (watch | head) ends it quietly, acknowledging no more than was written', async () => {
     const f = await fixture(Array.from({ length: 400 }, (_, i) => `s${i}`));
@@ -90,12 +100,12 @@ describe('vigil watch', () => {
 
   it('--retry-for gives up with exit 1 when the server stays unreachable', async () => {
     const port = await stablePort();
-    const r = vigil(['watch', '--base', `http://127.0.0.1:${port}`, '--subscription', 'sub-x', '--token', 'vgs_x', '--retry-for', '1']);
+    const r = await vigil(['watch', '--base', `http://127.0.0.1:${port}`, '--subscription', 'sub-x', '--token', 'vgs_x', '--retry-for', '1']);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('retrying for 1 s');
     expect(r.stderr).toContain(`gave up after 1 s: cannot reach http://127.0.0.1:${port}/mp/v0`);
-    const bad = vigil(['watch', '--subscription', 'sub-x', '--token', 'vgs_x', '--retry-for', 'soon']);
+    const bad = await vigil(['watch', '--subscription', 'sub-x', '--token', 'vgs_x', '--retry-for', 'soon']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--retry-for');
-  });
+  }, 120_000);
 });

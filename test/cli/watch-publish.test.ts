@@ -49,7 +49,7 @@ describe('vigil publish and vigil watch', () => {
     } finally {
       await server.stop();
     }
-  });
+  }, 120_000);
 
   it('watch prints one line per observation and keeps going through a server restart without loss or repeats', async () => {
     const state = join(tempDir(), 'watch.db');

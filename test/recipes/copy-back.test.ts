@@ -1,8 +1,8 @@
 // transfer_mode mirror and rsync bring back only what the step changed:
 // files that a concurrent step created meanwhile survive, and a file both
 // changed differently is a reported conflict.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findOnPath } from '../../src/recipes/preflight/which.ts';
 import { lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
@@ -37,7 +37,11 @@ describe('copy-back of mirror and rsync steps', () => {
       expect(slow.status).toBe('conflict');
       expect(slow.reason).toContain('changed in the workspace while the step ran, and differently by the step: shared.txt');
       expect(r.code).toBe(1);
-      expect(existsSync(join(project.root, 'shared.txt'))).toBe(true);
+      // The step's version is kept where the report says.
+      const kept = /the step's are in (\S+) \(until the next run\)/.exec(slow.reason ?? '')![1]!;
+      expect(readFileSync(join(kept, 'shared.txt'), 'utf8')).toBe('from slow\n');
+      rmSync(dirname(kept), { recursive: true, force: true });
+      rmdirSync(dirname(dirname(kept)));
     }, 90_000);
   }
 });

@@ -30,7 +30,8 @@ describe('signals and escaped children', () => {
     const pids = readPids(pidfile);
     run.child.kill('SIGHUP');
     const result = await run.done;
-    expect(result.code).toBe(130);
+    // SIGHUP cancels like SIGTERM (recipes-and-sdk.md §0): 143.
+    expect(result.code).toBe(143);
     await until(() => allDead(pids), 'the agent, its grandchild and the escaped one to die');
     expect(lastRun(project).status).toBe('cancelled');
     expect(stepOf(lastRun(project), 'a').status).toBe('cancelled');

@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { RunRefusedError } from '../errors.ts';
 import { describeConflicts, planCopyBack, snapshot } from './copy-back.ts';
@@ -73,6 +73,14 @@ export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string,
           // After a conflict the step's versions stay where the report says they are.
           if (conflict) return;
           rmSync(copy, { recursive: true, force: true });
+          // The run's folder and the project's, once nothing else is in them.
+          for (const dir of [join(base, runId), base]) {
+            try {
+              rmdirSync(dir);
+            } catch {
+              break; // another step's copy is still there
+            }
+          }
         },
       };
     },

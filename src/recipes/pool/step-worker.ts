@@ -27,7 +27,11 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
   });
   const fd = openSync(task.outputFile, 'a');
   const watchdog = createWatchdog(task.timeoutMs, task.inactivityMs, cancel.signal);
+  // A thread runs many steps: once this step's file is closed its descriptor
+  // may already belong to another step's file, so late output is dropped.
+  let closed = false;
   const write = (text: string | Buffer): void => {
+    if (closed) return;
     if (typeof text === 'string') writeSync(fd, text);
     else writeSync(fd, text);
   };
@@ -79,6 +83,7 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
   } catch (error) {
     return { status: 'failed', phases: 0, exitCode: null, reason: `internal error: ${(error as Error).message}` };
   } finally {
+    closed = true;
     closeSync(fd);
     task.port.close();
   }

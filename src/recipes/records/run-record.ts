@@ -149,14 +149,17 @@ export class RunRecorder {
   /** Applies a change to a step, rewrites run.json and appends an event. */
   updateStep(label: string, patch: Partial<StepRecord>, event?: Record<string, unknown>): void {
     Object.assign(this.step(label), patch);
-    this.flush();
+    // A new status is written at once (vigil gate and watchers read it); a phase can wait a moment.
+    if (patch.status !== undefined) this.flush();
+    else this.flushSoon();
     this.event({ type: 'step.changed', step: label, ...stripOutput(patch), ...(event ?? {}) });
   }
 
-  /** Applies a change to the run itself (usage, output) and rewrites run.json. */
-  updateRun(patch: Partial<RunJson>): void {
+  /** Applies a change to the run itself (usage, output) and rewrites run.json, at once or within a moment. */
+  updateRun(patch: Partial<RunJson>, soon = false): void {
     Object.assign(this.run, patch);
-    this.flush();
+    if (soon) this.flushSoon();
+    else this.flush();
   }
 
   /** Adds or changes a child of a composite run, by role. */
@@ -169,7 +172,8 @@ export class RunRecorder {
       children.push(child);
     }
     Object.assign(child, patch);
-    this.flush();
+    // A wide composite changes its children hundreds of times: one rewrite per moment, not per change.
+    this.flushSoon();
     this.event({ type: 'child.changed', role, ...patch });
     return child;
   }
@@ -188,7 +192,16 @@ export class RunRecorder {
     for (const l of this.listeners) l(line);
   }
 
+  private timer: NodeJS.Timeout | null = null;
+
+  /** Rewrites run.json within 50 ms, once for all the changes made meanwhile. */
+  flushSoon(): void {
+    this.timer ??= setTimeout(() => this.flush(), 50);
+  }
+
   flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     writeJsonAtomic(join(this.dir, 'run.json'), this.run);
   }
 }

@@ -40,7 +40,7 @@ export function runBudget(rt: TreeRuntime, recorder: RunRecorder, parent: Budget
       limitReached(rt, recorder, null, reached);
       controller.abort();
     },
-    (usage: Usage) => recorder.updateRun({ usage: { ...record, ...usage, by_step: record.by_step } }),
+    (usage: Usage) => recorder.updateRun({ usage: { ...record, ...usage, by_step: record.by_step } }, true),
   );
 }
 

@@ -7,7 +7,7 @@ import type { NodeResult, TreeRuntime } from './runtime.ts';
 
 export function finishNode(rt: TreeRuntime, recorder: RunRecorder, status: RunStatus, reason: string | undefined, output: string): NodeResult {
   const outputFile = writeOutput(recorder.dir, output);
-  recorder.updateRun({ output_file: 'output.txt' });
+  recorder.updateRun({ output_file: 'output.txt' }, true);
   recorder.finish(status, reason);
   rt.live.delete(recorder);
   rt.publisher?.publish(RUN_TYPE, recorder.run.id, { recipe: recorder.run.recipe, status, reason: reason ?? null, parent: recorder.run.parent ?? null });
