@@ -30,7 +30,7 @@ describe('signals and escaped children', () => {
     const pids = readPids(pidfile);
     run.child.kill('SIGHUP');
     const result = await run.done;
-    // Like SIGTERM: the terminal went away, the run was ended from outside.
+    // SIGHUP cancels like SIGTERM (recipes-and-sdk.md §0): 143.
     expect(result.code).toBe(143);
     await until(() => allDead(pids), 'the agent, its grandchild and the escaped one to die');
     expect(lastRun(project).status).toBe('cancelled');
@@ -52,7 +52,7 @@ describe('signals and escaped children', () => {
     await until(() => allDead(pids), 'every process of the step to die');
     const record = lastRun(project);
     expect(record.status).toBe('cancelled');
-    expect(record.reason).toBe('forced by a second SIGINT');
+    expect(record.reason).toBe('killed by a second SIGINT');
     expect(record.steps.map((s) => s.status)).not.toContain('running');
   }, 60_000);
 

@@ -34,7 +34,8 @@ export function makeSdkProject(): SdkProject {
     home,
     file,
     script: (name, body) => file(join('.vigil', 'scripts', name), body),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    // Retried: a CLI child that is still exiting may write a last file while the folder goes.
+    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }),
   };
 }
 

@@ -31,6 +31,10 @@ export function compileScript(source: string, file: string): string {
     });
     return out.code;
   } catch (error) {
-    throw new VigilError('INVALID_ARGUMENT', `${file}: ${(error as Error).message.replace(/^Transform failed with \d+ errors?:\n/, '')}`, { field: 'script' });
+    // esbuild counts the wrapper's first line: give the line of the file.
+    const message = (error as Error).message
+      .replace(/^Transform failed with \d+ errors?:\n/, '')
+      .replace(/:(\d+):(\d+): /g, (_m, line: string, col: string) => `:${Math.max(1, Number(line) - 1)}:${col}: `);
+    throw new VigilError('INVALID_ARGUMENT', `${file}: ${message}`, { field: 'script' });
   }
 }
