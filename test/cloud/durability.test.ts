@@ -1,7 +1,7 @@
 // A pending delivery survives kill -9 of the server: the receiver is down,
 // the first attempt fails, the server is killed, and after a restart the
 // retry arrives, signed, with the same webhook-id.
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
@@ -29,6 +29,31 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
   }
 }
 
+/** Pids of the workerd processes whose parent is `parent` (read from /proc). */
+function workerdChildren(parent: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return stat.includes('(workerd)') && ppid === parent;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 describe('delivery durability', () => {
   it('a delivery pending at kill -9 is retried after the restart, and a deployed worker comes back', { timeout: 120_000 }, async () => {
     const state = join(dir, 'state.db');
@@ -49,7 +74,12 @@ describe('delivery durability', () => {
     const log = () => call(server!.url, 'GET', `/v1/webhooks/${hook.id}/deliveries`, { token: key }).then((r) => r.body.deliveries);
     const failed = await until(log, (d) => d[0]?.attempts >= 1);
     expect(failed[0]).toMatchObject({ status: 'pending', attempts: 1, error: expect.stringContaining('ECONNREFUSED') });
+    expect((await fetch(`${server.url}/edge/keeper/`)).status).toBe(200);
+    const workerd = workerdChildren(server.child.pid!);
+    expect(workerd.length).toBeGreaterThan(0);
     await server.kill();
+    // The killed server's workerd processes do not outlive it.
+    await until(async () => workerd.filter(alive), (left) => left.length === 0, 10_000);
 
     receiver = await startReceiver(secret, receiverPort);
     server = await startServerProcess({ state, args, transport: 'node' });

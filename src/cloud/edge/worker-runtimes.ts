@@ -3,6 +3,7 @@
 // with dispatchFetch and the answer turned back into a plain reply.
 import type { Miniflare } from 'miniflare';
 import type { FullResponse, HttpRequest } from '../../transport/http-types.ts';
+import { guardWorkerdChildren } from './workerd-guard.ts';
 
 export interface WorkerSource {
   script: string;
@@ -94,5 +95,6 @@ async function start(source: WorkerSource): Promise<Miniflare> {
     await mf.dispose().catch(() => {});
     throw error;
   }
+  guardWorkerdChildren();
   return mf;
 }
