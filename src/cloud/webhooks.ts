@@ -8,17 +8,12 @@ import type { ApiKeyTable, CloudStore, WebhookTable } from './cloud-store.ts';
 import { deliveryView, type DeliveryView } from './delivery-queue.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
 import { checkResolvedHost, checkWebhookUrl } from './url-policy.ts';
+import type { WebhookRegistration } from './wire-types.ts';
 
 export const minSecretLength = 16;
 export const maxRegistrationsPerKey = 10_000;
 
-export interface WebhookRegistration {
-  id: string;
-  event: string;
-  url: string;
-  active: 'true' | 'false';
-  created_at: string;
-}
+export type { WebhookRegistration } from './wire-types.ts';
 
 const registrationOf = (row: WebhookTable): WebhookRegistration => ({
   id: row.id,

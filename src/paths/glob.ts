@@ -1,5 +1,6 @@
-// Minimal glob matching for ratchet and plugin rules: `**` any path part(s),
-// `*` within one part, `?` one character, `{a,b}` alternatives.
+// Glob matching shared by ratchet rules, plugin includes and file sources:
+// `**` any path part(s), `*` within one part, `?` one character, `{a,b}`
+// alternatives (chokidar 4 no longer expands globs itself).
 export function globToRegExp(glob: string): RegExp {
   let re = '';
   for (let i = 0; i < glob.length; i += 1) {

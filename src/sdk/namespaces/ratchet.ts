@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join, relative, resolve } from 'node:path';
 import type { SdkContext } from '../context.ts';
 import { invalid, VigilError } from '../errors.ts';
-import { globToRegExp } from './glob.ts';
+import { globToRegExp } from '../../paths/glob.ts';
 
 export interface RatchetRule {
   name: string;

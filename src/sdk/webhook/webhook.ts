@@ -4,20 +4,9 @@ import { eventTypes } from '../../events/channel.ts';
 import { cloudCall, cloudTarget } from '../cloud-target.ts';
 import type { SdkContext } from '../context.ts';
 import { invalid } from '../errors.ts';
+import type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
 
-export interface WebhookRegistration {
-  id: string;
-  event: string;
-  url: string;
-  active: 'true' | 'false';
-  created_at: string;
-}
-
-export interface WebhookTestResult {
-  delivered: boolean;
-  response_code?: number;
-  error?: string;
-}
+export type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
 
 const text = (value: unknown, field: string): string => {
   if (typeof value !== 'string' || value.length === 0) throw invalid(field, `must be non-empty text; got ${JSON.stringify(value ?? null)}`);

@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import { watch } from 'chokidar';
 import { confinedPath } from '../config.ts';
-import { globToRegExp } from '../glob.ts';
+import { globToRegExp } from '../../paths/glob.ts';
 import type { SourceRun } from '../run.ts';
 
 interface FileCursor {

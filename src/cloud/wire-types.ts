@@ -1,0 +1,16 @@
+// The seed's webhook shapes as they travel on the wire: the server renders
+// them and the SDK client returns them, so both import them from here.
+
+export interface WebhookRegistration {
+  id: string;
+  event: string;
+  url: string;
+  active: 'true' | 'false';
+  created_at: string;
+}
+
+export interface WebhookTestResult {
+  delivered: boolean;
+  response_code?: number;
+  error?: string;
+}
