@@ -2,7 +2,8 @@
 // recipe of the project and user folders, reloads within 2 s when recipe
 // files change, keeps its state in .vigil/vigil.db and, after a kill -9,
 // marks what was running as interrupted (its processes died with it) and
-// carries on from the stored schedule and subscription cursors.
+// carries on from the stored schedule and subscription cursors. It also runs
+// the project's queued dispatch jobs.
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
 import { discoverRecipes } from '../recipes/loading/discovery.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
@@ -11,6 +12,7 @@ import type { SentinelRecipe } from '../recipes/types/sentinel/index.ts';
 import type { TemporalRecipe } from '../recipes/types/temporal/index.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { acquireDaemonLock } from './daemon-lock.ts';
+import { type DispatchRunner, startDispatchRunner } from './dispatch-runner.ts';
 import type { Publish } from './firing.ts';
 import { watchRecipes, type RecipeWatch } from './recipe-watch.ts';
 import { SentinelSet } from './sentinel/sentinel-set.ts';
@@ -32,6 +34,7 @@ export class Daemon {
   private watch: RecipeWatch | null = null;
   private poll: NodeJS.Timeout | undefined;
   private publisher: ServerPublisher | null = null;
+  private dispatch: DispatchRunner | null = null;
 
   private constructor(
     readonly projectRoot: string,
@@ -67,6 +70,7 @@ export class Daemon {
     daemon.watch = watchRecipes(options.projectRoot, (why) => daemon.reload(why, false));
     await daemon.watch.ready;
     daemon.poll = setInterval(() => daemon.temporal.refreshEnabled(), options.pollMs ?? 500);
+    daemon.dispatch = startDispatchRunner(options.projectRoot, env, log);
     return daemon;
   }
 
@@ -82,6 +86,7 @@ export class Daemon {
 
   async stop(): Promise<void> {
     clearInterval(this.poll);
+    await this.dispatch?.stop();
     await this.watch?.close();
     this.temporal.stop();
     await this.sentinels.stop();
