@@ -32,9 +32,17 @@ function asList(value: unknown): string[] {
 function optionalString(value: unknown, flag: string): string | undefined {
   if (value === undefined) return undefined;
   // cac turns numeric-looking values into numbers; labels and ids are text.
-  if (typeof value === 'number') return String(value);
+  if (typeof value === 'number') {
+    // …and an empty value into 0: tell `--model ''` apart from `--model 0` by the raw arguments.
+    if (givenEmpty(flag)) throw new RecipeInputError(`${flag} needs a value`);
+    return String(value);
+  }
   if (typeof value !== 'string' || value === '') throw new RecipeInputError(`${flag} needs a value`);
   return value;
+}
+
+function givenEmpty(flag: string, argv: readonly string[] = process.argv): boolean {
+  return argv.some((arg, i) => arg === `${flag}=` || (arg === flag && argv[i + 1] === ''));
 }
 
 /** A command whose own help shows its description (cac prints it only in the global help). */
@@ -46,6 +54,7 @@ export function registerRecipeCommands(cli: CAC): void {
   command(cli, 'sequence <name>', 'Run a recipe of any runnable type: sequence, pipeline, compound, parallel, adversarial, convergent')
     .option('--var <NAME=value>', 'Set a variable for prompts and steps (repeatable; overrides recipe env and the environment)')
     .option('--backend <name>', 'Backend for steps without their own: claude, codex, or a provider from vigil.yml')
+    .option('--model <id>', 'Model for every step of the run (and of every child run), replacing the recipe\'s')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
     .option('--run <run-id>', 'With --from: resume this run instead of the latest one')
     .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view')
@@ -63,6 +72,7 @@ export function registerRecipeCommands(cli: CAC): void {
             vault: systemVault,
             ...definedOnly({
               backend: optionalString(options.backend, '--backend'),
+              model: optionalString(options.model, '--model'),
               from: optionalString(options.from, '--from'),
               run: optionalString(options.run, '--run'),
             }),

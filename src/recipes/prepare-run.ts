@@ -26,6 +26,8 @@ export interface RunRequest {
   name: string;
   vars: string[];
   backend?: string;
+  /** Replaces the model of every step of the whole tree (a pipeline entry's own model still wins below it). */
+  model?: string;
   from?: string;
   run?: string;
   cwd: string;

@@ -101,6 +101,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       vars,
       env: {},
       signal: cancel.signal,
+      ...(req.model ? { model: req.model } : {}),
       ...(req.from ? { from: req.from } : {}),
       ...(req.run ? { run: req.run } : {}),
       onStart: (runId) => publisher?.publish(RUN_TYPE, runId, { recipe: tree.root.recipe.name, status: 'running' }),

@@ -124,7 +124,8 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
           env: { ...node.env, ...(req.env ?? {}) },
           signal,
           ...(req.workspace ? { workspace: req.workspace } : {}),
-          ...(req.model ? { model: req.model } : {}),
+          // An entry's own model wins; otherwise the model this composite was given (vigil sequence --model) goes down.
+          ...((req.model ?? node.model) ? { model: req.model ?? node.model } : {}),
           ...(req.from ? { from: req.from } : {}),
           onStart: (childId) => recorder.updateChild(req.role, { run_id: childId, status: 'running', started: new Date().toISOString() }),
         });

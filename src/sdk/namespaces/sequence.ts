@@ -24,8 +24,10 @@ export function sequenceArgs(ctx: SdkContext, name: string, options: SequenceRun
     }
   }
   if (o.backend) args.push('--backend', String(o.backend));
-  // `vigil sequence` has no model override yet; refusing beats silently running another model.
-  if (o.model) throw invalid('model', 'is not supported by the runner yet; set "model" on the recipe steps (or use a pipeline entry\'s model)');
+  if (o.model !== undefined && o.model !== null) {
+    if (typeof o.model !== 'string' || o.model.length === 0) throw invalid('model', 'must be a model id');
+    args.push('--model', o.model);
+  }
   if (o.startFrom !== undefined && o.startFrom !== null) {
     const steps = (findRecipe(ctx.projectRoot, name).recipe.steps ?? []) as Array<{ label: string }>;
     if (!Number.isInteger(o.startFrom) || o.startFrom < 1 || o.startFrom > steps.length) {
