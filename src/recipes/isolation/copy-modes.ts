@@ -58,7 +58,9 @@ export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string,
         async bringBack(): Promise<MergeOutcome> {
           const plan = planCopyBack(copy, workspace, copyStart, workspaceStart);
           if (plan.copy.length > 0) {
-            if (mode === 'rsync') await rsync(['-a', '--files-from=-', '--from0', `${copy}/`, `${workspace}/`], `${plan.copy.join('\0')}\0`);
+            // --ignore-times: the plan already lists exactly the changed files, and rsync's size+mtime
+            // check would skip one edited within the same second to the same size.
+            if (mode === 'rsync') await rsync(['-a', '--ignore-times', '--files-from=-', '--from0', `${copy}/`, `${workspace}/`], `${plan.copy.join('\0')}\0`);
             else
               for (const rel of plan.copy) {
                 mkdirSync(dirname(join(workspace, rel)), { recursive: true });
