@@ -1,11 +1,16 @@
 // Claude Code: --effort where the installed CLI has it, IS_SANDBOX=1 in vm
 // steps, and a reason that says why it exited.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findOnPath } from '../../src/recipes/preflight/which.ts';
 import { lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
+
+const hasBwrap = findOnPath('bwrap') !== null;
+if (!hasBwrap) console.warn(`${import.meta.filename}: the VM isolation test skips: bubblewrap (bwrap) is not installed; scripts/install-bubblewrap.sh installs it`);
 
 describe('claude backend flags', () => {
   it('passes effort as --effort when the installed claude has that flag', async () => {
@@ -28,11 +33,14 @@ describe('claude backend flags', () => {
     expect(reason).toContain('set "vm": true on the step');
   });
 
-  it.runIf(findOnPath('bwrap') !== null)('sets IS_SANDBOX=1 for claude in a vm step, so bypassPermissions works as root', async () => {
+  it.runIf(hasBwrap)('sets IS_SANDBOX=1 for claude in a vm step, so bypassPermissions works as root', async () => {
     project = makeProject();
     project.recipe({ name: 'boxed', canary: false, steps: [{ label: 'a', args: ['do it'], permission_mode: 'bypassPermissions', vm: true }] });
-    const r = await runVigil(project, ['sequence', 'boxed'], { FAKE_ROOT: '1' });
+    // Inside the sandbox only the workspace is writable, so the fake logs there.
+    const inside = join(project.root, 'fake-log.jsonl');
+    const r = await runVigil(project, ['sequence', 'boxed'], { FAKE_ROOT: '1', FAKE_LOG: inside });
     expect(r.code, r.stderr).toBe(0);
-    expect(project.logEntries().find((e) => e.step === 'a')!.sandbox).toBe('1');
+    const entries = readFileSync(inside, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(entries.find((e) => e.step === 'a')!.sandbox).toBe('1');
   });
 });

@@ -10,6 +10,9 @@ afterEach(() => project?.cleanup());
 
 const nothingRan = () => expect(project.logEntries().filter((e) => e.step && e.canary === null)).toEqual([]);
 
+const hasBwrap = findOnPath('bwrap') !== null;
+if (!hasBwrap) console.warn(`${import.meta.filename}: the VM isolation test skips: bubblewrap (bwrap) is not installed; scripts/install-bubblewrap.sh installs it`);
+
 describe('refusals before anything runs', () => {
   it('lists every missing binary, environment variable and vault key at once', async () => {
     project = makeProject();
@@ -114,7 +117,7 @@ describe('refusals before anything runs', () => {
     nothingRan();
   });
 
-  it.runIf(findOnPath('bwrap') !== null)('with bubblewrap, runs the agent and build command sandboxed: only the workspace is writable', async () => {
+  it.runIf(hasBwrap)('with bubblewrap, runs the agent and build command sandboxed: only the workspace is writable', async () => {
     project = makeProject();
     const outside = mkdtempSync(join(tmpdir(), 'vigil-outside-'));
     try {
