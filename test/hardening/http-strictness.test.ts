@@ -24,6 +24,7 @@ describe.each(transports)('HTTP strictness over %s', (transport) => {
 
   // uWebSockets.js 20.30 drops such a request in its own parser (silent close after its idle
   // timeout) before any hook runs: the one framing case still unmatched there.
+  if (transport === 'uws') console.warn('http-strictness: the non-numeric Content-Length case skips on uws: uWebSockets.js 20.30 closes such a request in its own parser, before any hook runs');
   it.skipIf(transport === 'uws')('refuses a Content-Length that is not a number', async () => {
     const reply = await rawExchange(server.server.port, 'POST /mp/v0/monitors HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2x\r\nConnection: close', ['{}']);
     expect(reply.status).toBe(400);
