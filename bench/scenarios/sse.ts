@@ -1,0 +1,86 @@
+// 3 SSE fan-out: 10,000 open streams on one monitor, 100 observations
+// published open loop, publish → delivery on the last stream measured by
+// separate reader processes (bench/clients/sse.ts).
+import { type LoadChild, startChild } from '../lib/children.ts';
+import type { BenchContext } from '../lib/context.ts';
+import { client, json } from '../lib/http.ts';
+import { fmt, log, type Transport } from '../lib/report.ts';
+import { startServer } from '../lib/server.ts';
+import { createMonitor, head, subscribeMany } from '../lib/setup.ts';
+import { nowMs, round, sleep, summary } from '../lib/stats.ts';
+
+const readerProcesses = 4;
+
+interface SseResult {
+  opened: number;
+  failures: number;
+  deliveries: number;
+  complete: number;
+  lastArrival: number;
+  worst: Array<[number, number]>;
+  lastStream: number[];
+}
+
+export async function sseScenario(ctx: BenchContext, transport: Transport): Promise<void> {
+  const { report, size } = ctx;
+  const server = await startServer({ transport, durable: true, nodeFlags: ctx.nodeFlags });
+  try {
+    const owner = await createMonitor(server.request, 'bench-sse');
+    const subs = await subscribeMany(server.request, 'bench-sse', owner, size.streams, 16);
+    const cursor = (await head(server.request, 'bench-sse', owner)) + 1;
+    await sleep(500);
+    const m0 = await server.memory();
+    const per = Math.ceil(size.streams / readerProcesses);
+    const children: Array<LoadChild<SseResult>> = Array.from({ length: readerProcesses }, (_, i) =>
+      startChild<SseResult>('sse', { base: server.base, streams: subs.slice(i * per, (i + 1) * per), cursor, expected: size.events, timeoutMs: 60_000 }),
+    );
+    await Promise.race([Promise.all(children.map((c) => c.ready)), Promise.all(children.map((c) => c.result))]);
+    await sleep(500);
+    const m1 = await server.memory();
+    log(`SSE ${transport}: heap ${round(m0.heapUsed / 2 ** 20)} → ${round(m1.heapUsed / 2 ** 20)} MB, resident subscription actors ${m0.residentSubscriptions} → ${m1.residentSubscriptions}`);
+    for (const c of children) c.go();
+    await sleep(300);
+    const cpu0 = server.cpuSeconds();
+    // Open loop: one publish every 10 ms whether or not the previous one was answered.
+    const publisher = client(server.base, 16);
+    const first = nowMs();
+    const published: Array<Promise<unknown>> = [];
+    for (let i = 0; i < size.events; i++) {
+      const wait = first + i * 10 - nowMs();
+      if (wait > 0) await sleep(wait);
+      published.push(json(publisher, 'POST', '/monitors/bench-sse/observations', { type: 'bench.fanout', subject: 'f', data: { sent: nowMs(), i } }, owner));
+    }
+    await Promise.all(published);
+    const results = await Promise.all(children.map((c) => c.result));
+    const serverCpu = server.cpuSeconds() - cpu0;
+    const total = (k: 'opened' | 'deliveries' | 'complete') => results.reduce((a, r) => a + r[k], 0);
+    const opened = total('opened');
+    const deliveries = total('deliveries');
+    const worst = new Map<number, number>();
+    for (const r of results) for (const [sent, l] of r.worst) worst.set(sent, Math.max(worst.get(sent) ?? 0, l));
+    const lastArrival = Math.max(...results.map((r) => r.lastArrival));
+    const spanS = (lastArrival - first) / 1000;
+    const latest = summary([...worst.values()]);
+    const perStream = (m1.rss - m0.rss) / Math.max(1, opened);
+    const scenario = '3 SSE';
+    log(`SSE ${transport}: ${opened} streams open, ${total('complete')} received all ${size.events}, ${deliveries} deliveries`);
+    if (total('complete') < opened) report.note(`SSE ${transport}: only ${total('complete')} of ${opened} streams received all ${size.events} observations within 60 s`);
+    if (opened < size.streams) report.note(`SSE ${transport}: ${opened} of ${size.streams} streams opened`);
+    report.add(transport, { scenario, figure: `publish → last stream's delivery, p50 (${fmt(size.streams)} streams)`, value: latest.p50, unit: 'ms' });
+    report.add(transport, { scenario, figure: `publish → last stream's delivery, p99`, value: latest.p99, unit: 'ms', target: 'p99 < 250 ms', met: latest.p99 < 250 });
+    report.add(transport, { scenario, figure: 'deliveries per second', value: deliveries / spanS, unit: 'deliveries/s' });
+    report.add(transport, { scenario, figure: 'server CPU per delivery', value: (serverCpu * 1e6) / Math.max(1, deliveries), unit: 'µs' });
+    report.add(transport, {
+      scenario,
+      figure: 'server memory per open stream (RSS delta / streams)',
+      value: perStream / 1024,
+      unit: 'KB',
+      baseline: { name: 'RSS before the streams opened', value: m0.rss / 2 ** 20, unit: 'MB' },
+      ratio: round(m1.rss / m0.rss, 2),
+      target: '< 4 KB per stream',
+      met: perStream < 4096,
+    });
+  } finally {
+    await server.stop();
+  }
+}
