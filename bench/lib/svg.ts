@@ -88,11 +88,12 @@ function chart(c: Chart, dx: number, dy: number): string {
   return out.join('\n');
 }
 
-/** Charts side by side with a caption line under them. */
+/** Charts side by side with a caption line under them; the titles and caption are also the SVG's title. */
 export function renderCharts(charts: Chart[], caption: string): string {
   const total = width * charts.length;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${total}" height="${height + 30}" viewBox="0 0 ${total} ${height + 30}" font-family="sans-serif" font-size="12">`,
+    `<title>${escapeXml(`${charts.map((c) => c.title).join('; ')}. ${caption}`)}</title>`,
     `<rect width="100%" height="100%" fill="white"/>`,
     ...charts.map((c, i) => chart(c, i * width, 0)),
     `<text x="${total / 2}" y="${height + 18}" text-anchor="middle" font-size="11" fill="#444">${escapeXml(caption)}</text>`,
