@@ -1,0 +1,123 @@
+// `npx tsx bench/profiles/profile.ts <label> [publish,discover,lease,sse] [--seconds 8] [--streams 10000]`
+// Runs one scenario at a time against a `vigil serve --cpu-prof` server and
+// keeps only the samples taken while the measured load ran (the profile's
+// clock and process.hrtime are both CLOCK_MONOTONIC), then writes
+// bench/profiles/<label>/<scenario>.{svg,folded,json}: a flame graph, its
+// folded stacks and the CPU µs per request by area (see flame.ts).
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runChildren, startChild } from '../lib/children.ts';
+import { client, json } from '../lib/http.ts';
+import { type BenchServer, startServer } from '../lib/server.ts';
+import { createMonitor, subscribe, subscribeMany, head, type Sub } from '../lib/setup.ts';
+import { nowMs, round, sleep } from '../lib/stats.ts';
+import { breakdown, type CpuProfile, flameSvg, folded, windowed } from './flame.ts';
+
+const argv = process.argv.slice(2);
+const label = argv[0] ?? 'scratch';
+const scenarios = (argv[1] && !argv[1].startsWith('--') ? argv[1] : 'discover,publish,lease,sse').split(',');
+const option = (name: string, fallback: number) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(argv[i + 1]) : fallback;
+};
+const seconds = option('seconds', 8);
+const streams = option('streams', 10_000);
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+interface Window {
+  readonly from: number;
+  readonly to: number;
+  readonly requests: number;
+  readonly unit: string;
+  readonly cpuSeconds: number;
+  readonly extra: Record<string, number>;
+}
+
+async function closedLoop(server: BenchServer, mode: string, extra: (i: number) => Record<string, unknown>): Promise<Window> {
+  const cpu0 = server.cpuSeconds();
+  const from = monotonicUs();
+  const results = await runChildren<{ ok: number; wins: number; failed: number; elapsedMs: number }>(
+    'load',
+    (i) => ({ base: server.base, mode, concurrency: 25, durationMs: seconds * 1000, ...extra(i) }),
+    2,
+  );
+  const to = monotonicUs();
+  const requests = results.reduce((a, r) => a + r.ok + r.wins, 0);
+  const rate = results.reduce((a, r) => a + r.ok, 0) / (Math.max(...results.map((r) => r.elapsedMs)) / 1000);
+  return { from, to, requests, unit: 'request', cpuSeconds: server.cpuSeconds() - cpu0, extra: { rate: round(rate), failed: results.reduce((a, r) => a + r.failed, 0) } };
+}
+
+async function discover(server: BenchServer): Promise<Window> {
+  return closedLoop(server, 'discover', () => ({}));
+}
+
+async function publish(server: BenchServer): Promise<Window> {
+  const owner = await createMonitor(server.request, 'profile-publish');
+  return closedLoop(server, 'publish', () => ({ monitor: 'profile-publish', token: owner }));
+}
+
+async function lease(server: BenchServer): Promise<Window> {
+  const owner = await createMonitor(server.request, 'profile-lease', ['observe', 'act']);
+  await json(server.request, 'POST', '/monitors/profile-lease/observations', { observations: Array.from({ length: 100 }, (_, i) => ({ type: 'bench.work', subject: `s${i}`, data: {} })) }, owner);
+  const workers: Sub[] = [];
+  for (let i = 0; i < 50; i++) workers.push(await subscribe(server.request, 'profile-lease', owner, `agent:worker-${i}`, { capabilities: ['observe', 'act'] }));
+  return closedLoop(server, 'lease', (i) => ({ subscriptions: workers.slice(i * 25, (i + 1) * 25), subjects: 100 }));
+}
+
+/** 100 observations, one every 10 ms, to `streams` open event streams; the window is first publish → last arrival. */
+async function sse(server: BenchServer): Promise<Window> {
+  const owner = await createMonitor(server.request, 'profile-sse');
+  const subs = await subscribeMany(server.request, 'profile-sse', owner, streams, 16);
+  const cursor = (await head(server.request, 'profile-sse', owner)) + 1;
+  const per = Math.ceil(streams / 4);
+  const children = Array.from({ length: 4 }, (_, i) => startChild<{ deliveries: number; lastArrival: number }>('sse', { base: server.base, streams: subs.slice(i * per, (i + 1) * per), cursor, expected: 100, timeoutMs: 60_000 }));
+  await Promise.all(children.map((c) => c.ready));
+  await sleep(500);
+  for (const c of children) c.go();
+  await sleep(300);
+  const publisher = client(server.base, 16);
+  const cpu0 = server.cpuSeconds();
+  const from = monotonicUs();
+  const first = nowMs();
+  const sent: Array<Promise<unknown>> = [];
+  for (let i = 0; i < 100; i++) {
+    const wait = first + i * 10 - nowMs();
+    if (wait > 0) await sleep(wait);
+    sent.push(json(publisher, 'POST', '/monitors/profile-sse/observations', { type: 'bench.fanout', subject: 'f', data: { sent: nowMs(), i } }, owner));
+  }
+  await Promise.all(sent);
+  const results = await Promise.all(children.map((c) => c.result));
+  const lastArrival = Math.max(...results.map((r) => r.lastArrival));
+  // The server's work ended at the last arrival at the latest.
+  const to = from + Math.round((lastArrival - first) * 1000);
+  const deliveries = results.reduce((a, r) => a + r.deliveries, 0);
+  return { from, to, requests: deliveries, unit: 'delivery', cpuSeconds: server.cpuSeconds() - cpu0, extra: { deliveries, spanMs: round(lastArrival - first) } };
+}
+
+const run: Record<string, (s: BenchServer) => Promise<Window>> = { discover, publish, lease, sse };
+const outDir = join('bench/profiles', label);
+mkdirSync(outDir, { recursive: true });
+for (const name of scenarios) {
+  const profileDir = mkdtempSync(join(tmpdir(), 'vigil-profile-'));
+  const server = await startServer({ transport: 'uws', durable: true, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+  let window: Window;
+  try {
+    window = await run[name]!(server);
+  } finally {
+    await server.stop();
+  }
+  const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`the server wrote no profile in ${profileDir}`);
+  const profile = windowed(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as CpuProfile, window.from, window.to);
+  rmSync(profileDir, { recursive: true, force: true });
+  const stacks = folded(profile);
+  const areas = breakdown(stacks, window.requests);
+  const cpuUs = round((window.cpuSeconds * 1e6) / window.requests, 2);
+  const title = `${name} (${label}): ${window.requests} ${window.unit}s, server CPU ${cpuUs} µs per ${window.unit} (utime+stime), profiled main thread ${areas.totalUs} µs`;
+  writeFileSync(join(outDir, `${name}.folded`), `${[...stacks].map(([stack, us]) => `${stack} ${Math.round(us)}`).join('\n')}\n`);
+  writeFileSync(join(outDir, `${name}.svg`), flameSvg(stacks, title));
+  writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify({ scenario: name, label, ...window, cpuUsPerUnit: cpuUs, areas }, null, 2)}\n`);
+  console.log(`\n${title}\n${JSON.stringify(window.extra)}`);
+  for (const a of areas.rows) console.log(`  ${a.area.padEnd(44)} ${String(a.us).padStart(7)} µs  ${String(a.share).padStart(5)} %`);
+}
