@@ -2,9 +2,10 @@
 // one transaction at the end of the turn, and every request that queued (or
 // read) something waits for that transaction before it is answered. Under
 // load that is one commit for many requests, never one per request.
-import type { SqlDriver } from './sql-driver.ts';
+import type { SqlDriver, SqlStatement } from './sql-driver.ts';
 
 type Write = () => void;
+const noParams: readonly unknown[] = [];
 
 export class GroupCommit {
   private ordered: Write[] = [];
@@ -16,7 +17,14 @@ export class GroupCommit {
   private readonly committedListeners: Array<() => void> = [];
   private readonly failedListeners: Array<(error: unknown) => void> = [];
 
-  constructor(private readonly driver: SqlDriver) {}
+  // Prepared once: exec() parses its SQL on every call, twice per commit.
+  private readonly begin: SqlStatement;
+  private readonly commit: SqlStatement;
+
+  constructor(private readonly driver: SqlDriver) {
+    this.begin = driver.prepare('BEGIN IMMEDIATE');
+    this.commit = driver.prepare('COMMIT');
+  }
 
   /** Queues a write that must run in order with other ordered writes. */
   append(write: Write): void {
@@ -73,11 +81,11 @@ export class GroupCommit {
       return;
     }
     try {
-      this.driver.exec('BEGIN IMMEDIATE');
+      this.begin.run(noParams);
       try {
         for (const write of ordered) write();
         for (const write of latest.values()) write();
-        this.driver.exec('COMMIT');
+        this.commit.run(noParams);
       } catch (error) {
         try {
           this.driver.exec('ROLLBACK');

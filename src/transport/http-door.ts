@@ -52,19 +52,22 @@ export function bearerOf(request: HttpRequest): string | undefined {
   return match?.[1];
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Reads a JSON request body: empty means {}, anything unreadable is a clear 400. */
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) return {};
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    text = strictUtf8.decode(body);
   } catch {
     throw invalid('The request body is not valid UTF-8 text.');
   }
-  if (text.trim() === '') return {};
   try {
     return JSON.parse(text);
   } catch (error) {
+    // Only whitespace is not a JSON text, and means the same as no body.
+    if (text.trim() === '') return {};
     throw invalid(`The request body is not valid JSON: ${(error as Error).message}.`);
   }
 }
@@ -176,7 +179,10 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     }
     const reply: Reply = await invoke(service, matched.operation, input, {
       caller,
-      signal: request.signal,
+      // A getter: the transport builds the AbortController only when an operation (a waiting pull) asks.
+      get signal() {
+        return request.signal;
+      },
       splitCommas: matched.input === 'query',
       raw: () => (matched.input === 'body' ? parseJsonBody(request.body) : extra),
     });

@@ -63,8 +63,21 @@ function loadNativeUws(abi: string): UwsProbe {
   }
 }
 
+// A client's address is parsed once, not on every request of its keep-alive connection.
+const normalizedAddresses = new Map<string, string>();
+
 /** uWS prints every IPv6 address in full ("0000:...:ffff:7f00:0001"); give the usual short form. */
 export function normalizeRemoteAddress(text: string): string {
+  let known = normalizedAddresses.get(text);
+  if (known === undefined) {
+    known = normalizeAddress(text);
+    if (normalizedAddresses.size >= 1024) normalizedAddresses.delete(normalizedAddresses.keys().next().value!);
+    normalizedAddresses.set(text, known);
+  }
+  return known;
+}
+
+function normalizeAddress(text: string): string {
   if (!text.includes(':')) return text;
   try {
     const canonical = new SocketAddress({ address: text, family: 'ipv6' }).address;
@@ -78,8 +91,15 @@ const decoder = new TextDecoder();
 // uWS frames these itself; passing them through would duplicate them.
 const framingHeaders = new Set(['content-length', 'transfer-encoding']);
 
+const statusLines = new Map<number, string>();
+
 function statusLine(status: number): string {
-  return `${status} ${STATUS_CODES[status] ?? 'OK'}`;
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = `${status} ${STATUS_CODES[status] ?? 'OK'}`;
+    statusLines.set(status, line);
+  }
+  return line;
 }
 
 function writeHead(res: Uws.HttpResponse, status: number, headers: Readonly<Record<string, string>>): void {

@@ -16,9 +16,19 @@ function fakeDriver() {
       if (sql === 'COMMIT' || sql === 'ROLLBACK') inTransaction = false;
       executed.push(sql);
     },
-    prepare: () => {
-      throw new Error('not used');
-    },
+    // The group commit prepares its BEGIN and COMMIT once; running them is executing them.
+    prepare: (sql) => ({
+      run: () => {
+        driver.exec(sql);
+        return { changes: 0 };
+      },
+      all: () => {
+        throw new Error('not used');
+      },
+      get: () => {
+        throw new Error('not used');
+      },
+    }),
     close() {},
   };
   return { driver, executed, abort: () => (inTransaction = false) };
