@@ -18,6 +18,8 @@ export interface ServerOptions {
   readonly port?: number;
   /** SQLite state file; in memory when absent. */
   readonly state?: string;
+  /** A postgres:// URL: this server is one node of a cluster on that database (protocol.md §20). */
+  readonly store?: string;
   readonly registrationToken?: string;
   readonly retireAfterMuteSeconds?: number;
   /** true: enabled with a generated token; a string: enabled with that token. */
@@ -64,7 +66,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   // Loaded only with --inspect: nothing of the inspector is paid for otherwise.
   const inspector =
     options.inspectPort === undefined ? undefined : await (await import('./ui/inspector.ts')).startInspector({ port: options.inspectPort, host });
-  const store = Store.open({ path: options.state ?? memoryPath });
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const cluster = options.store === undefined ? undefined : await (await import('./cluster/cluster-node.ts')).ClusterNode.open(options.store, log);
+  // A cluster node's SQLite is a replica in memory; PostgreSQL holds the state.
+  const store = Store.open({ path: cluster ? memoryPath : (options.state ?? memoryPath), commits: cluster?.commitQueue });
   const service = new MonitorService({
     inspect: inspector?.inspect,
     store,
@@ -77,6 +82,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     heartbeatMs: options.heartbeatMs,
     log: options.log,
   });
+  try {
+    await cluster?.attach(service);
+  } catch (error) {
+    service.close();
+    await cluster?.close();
+    throw error;
+  }
   let transport: HttpTransport & { fallbackReason?: string };
   let port: number;
   let cloud: Cloud | undefined;
@@ -112,6 +124,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     sources?.close();
     await cloud?.close();
     service.close();
+    await cluster?.close();
     inspector?.close();
     throw error;
   }
@@ -131,7 +144,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         sources?.close();
         await transport.close();
         await cloud?.close();
+        await service.settle().catch(() => {});
         service.close();
+        await cluster?.close();
         await inspector?.close();
       })();
       return closing;

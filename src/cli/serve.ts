@@ -1,5 +1,6 @@
 // `vigil serve`: the HTTP, JSON-RPC and event-stream bindings under /mp/v0.
 import type { CAC } from 'cac';
+import { isPostgresUrl, redactedUrl } from '../store/postgres/url.ts';
 import { clientLimitNames, defaultClientLimits } from '../service/client-limits.ts';
 import { defaults } from '../service/defaults.ts';
 import { listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
@@ -9,6 +10,7 @@ interface ServeFlags extends SourceFlags {
   port?: unknown;
   host?: unknown;
   state?: unknown;
+  store?: unknown;
   registrationToken?: unknown;
   retireAfterMute?: unknown;
   allowAdmin?: unknown;
@@ -46,12 +48,23 @@ function clientLimitsFlag(text: string | undefined): Partial<Record<(typeof clie
   return out;
 }
 
+/** --store (or VIGIL_STORE): a postgres:// URL; the SQLite stores need no flag. */
+function storeFlag(value: string | undefined, hasState: boolean): string | undefined {
+  if (value === undefined) return undefined;
+  if (!isPostgresUrl(value)) {
+    throw new UsageError(`--store takes a PostgreSQL URL such as postgres://user@host:5432/vigil; got "${value.slice(0, 80)}". Without it the state is SQLite (--state <file>, or in memory).`);
+  }
+  if (hasState) throw new UsageError('--store and --state are exclusive: --state is a SQLite file, --store a PostgreSQL database.');
+  return value;
+}
+
 export function registerServeCommands(cli: CAC): void {
   cli
     .command('serve', 'Serve the HTTP, JSON-RPC and event-stream bindings under /mp/v0')
     .option('--port <n>', 'Listening port', { default: 8130 })
     .option('--host <addr>', 'Listening address', { default: '127.0.0.1' })
     .option('--state <file>', 'Keep monitors, subscriptions, leases and observations in this SQLite file ("~" is home; default: in memory)', { type: [String] })
+    .option('--store <url>', 'Keep all state in PostgreSQL (postgres://…; also VIGIL_STORE): several nodes on one database serve as one server', { type: [String] })
     .option('--registration-token <token>', 'Require this token to create a monitor; such monitors are attested', { type: [String] })
     .option('--retire-after-mute <seconds>', 'Retire a subscription that has not pulled for this long', {
       default: defaults.retireAfterMuteSeconds,
@@ -77,6 +90,7 @@ export function registerServeCommands(cli: CAC): void {
         port: wholeNumberFlag('--port', flags.port, 0, 65535),
         host: stringFlag('--host', flags.host) ?? '127.0.0.1',
         state: stringFlag('--state', flags.state),
+        store: storeFlag(stringFlag('--store', flags.store) ?? (process.env.VIGIL_STORE || undefined), flags.state !== undefined),
         registrationToken: stringFlag('--registration-token', flags.registrationToken),
         retireAfterMuteSeconds: wholeNumberFlag('--retire-after-mute', flags.retireAfterMute, 1, 315360000),
         allowAdmin,
@@ -112,7 +126,7 @@ export function registerServeCommands(cli: CAC): void {
       }
       process.stdout.write(`vigil: dashboard at ${server.url}/ui\n`);
       process.stdout.write(
-        `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.state ?? 'in memory'}, pid ${process.pid})\n`,
+        `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.store ? `${redactedUrl(options.store)}, node ${server.service.cluster?.node.id}` : (options.state ?? 'in memory')}, pid ${process.pid})\n`,
       );
       const stop = () => {
         void server.close().then(() => process.exit(0));

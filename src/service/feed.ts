@@ -46,7 +46,8 @@ export class Feed {
 
   constructor(
     readonly key: number,
-    readonly actor: MonitorActor,
+    /** Replaced when a cluster node reloads the monitor from the database. */
+    public actor: MonitorActor,
     public ownerTokenHash: string,
     public subscribeTokenHash: string | null,
     readonly stats: FeedStats,

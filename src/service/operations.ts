@@ -1,5 +1,6 @@
 // Every operation of the protocol, by its JSON-RPC method name. Doors map
 // their routes, methods and tools onto this table and call `invoke`.
+import { isClusterConflict } from '../cluster/conflict.ts';
 import { asProtocolError, type ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from './access.ts';
 import { isOwner } from './access.ts';
@@ -93,18 +94,27 @@ export function isOperation(name: string): name is OperationName {
  * (unless that monitor is not visible to the caller), and the reply waits
  * until everything the operation changed is durable.
  */
-export async function invoke(service: MonitorService, name: OperationName, input: unknown, options: InvokeOptions): Promise<Reply> {
+export function invoke(service: MonitorService, name: OperationName, input: unknown, options: InvokeOptions): Promise<Reply> {
+  if (service.cluster) return service.cluster.run(name, input, () => invokeOnce(service, name, input, options));
+  return invokeOnce(service, name, input, options);
+}
+
+async function invokeOnce(service: MonitorService, name: OperationName, input: unknown, options: InvokeOptions): Promise<Reply> {
   const operation: Operation = operations[name];
   try {
     const reply = await operation.run(service, input, options);
     await service.settle();
     return renderReply(reply);
   } catch (thrown) {
+    // A cluster node lost a race for the monitor: the whole operation runs again (src/cluster).
+    if (isClusterConflict(thrown)) throw thrown;
     let error = asProtocolError(thrown, name);
     if (operation.target && !unrecorded.has(error.code)) {
       error = recordRefusal(service, operation, input, options, error);
     }
-    await service.settle().catch(() => {});
+    await service.settle().catch((settleError: unknown) => {
+      if (isClusterConflict(settleError)) throw settleError;
+    });
     throw error;
   }
 }

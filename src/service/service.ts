@@ -6,6 +6,7 @@ import { type Clock, systemClock } from '../actors/clock.ts';
 import { leaseKey, RootSystem } from '../actors/root-system.ts';
 import { leaseStateOf } from '../machines/lease-machine.ts';
 import { subscriptionStateOf } from '../machines/subscription-machine.ts';
+import { isClusterConflict } from '../cluster/conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
 import { type ObservationDraft, type Observation, observationOf } from '../protocol/observation.ts';
 import { serverPrincipal } from '../protocol/principal.ts';
@@ -17,6 +18,15 @@ import { memoryPath, type Store } from '../store/store.ts';
 import { ClientLimits, type ClientLimitSettings, defaultClientLimits } from './client-limits.ts';
 import { defaults } from './defaults.ts';
 import { Feed } from './feed.ts';
+import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
+
+/** A node of a cluster (src/cluster): runs each operation against fresh state and names the node. */
+export interface ClusterNodeHooks {
+  readonly node: { readonly id: string; readonly store: 'postgres' };
+  run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T>;
+  /** Catches up on the monitor a subscription belongs to (before a stream opens). */
+  refreshSubscription(id: string): Promise<void>;
+}
 
 export interface ServiceOptions {
   readonly store: Store;
@@ -69,6 +79,10 @@ export class MonitorService {
   private closed = false;
   /** Set by the live sources when the server runs them. */
   sources: SourceHooks | undefined;
+  /** Set when this server is one node of a cluster on PostgreSQL. */
+  cluster: ClusterNodeHooks | undefined;
+  /** Keys handed out by the cluster's database, used before local ones. */
+  readonly reservedMonitorKeys: number[] = [];
 
   constructor(options: ServiceOptions) {
     this.store = options.store;
@@ -172,7 +186,19 @@ export class MonitorService {
   }
 
   allocateMonitorKey(): number {
-    return this.nextMonitorKey++;
+    return this.reservedMonitorKeys.shift() ?? this.nextMonitorKey++;
+  }
+
+  /** Replaces what memory holds of a monitor by its stored rows (a cluster node catching up), and wakes its readers. */
+  reloadMonitor(update: ReloadedMonitor): Feed {
+    const feed = reloadMonitor(this, {
+      register: (f) => this.register(f),
+      setSubscriber: (mkey, subscriber, id) => this.subscriberIds.set(subscriberKey(mkey, subscriber), id),
+    }, update);
+    feed.committedHead = feed.stats.head;
+    feed.notify();
+    for (const listener of this.recordedListeners) listener(feed);
+    return feed;
   }
 
   addFeed(feed: Feed): void {
@@ -365,6 +391,7 @@ export class MonitorService {
     try {
       await this.store.settled();
     } catch (error) {
+      if (isClusterConflict(error)) throw error;
       throw new ProtocolError(
         'STORE_UNAVAILABLE',
         `The state file cannot be written (${(error as Error).message}); the change was not stored. Free disk space or fix the file's permissions, then restart the server.`,

@@ -36,7 +36,16 @@ export interface StoreOptions {
   /** A file path (a leading "~" is the home directory) or ":memory:". */
   readonly path: string;
   readonly driver?: 'auto' | 'better-sqlite3' | 'node:sqlite';
+  /** Replaces the group commit (a cluster commits each batch to PostgreSQL first: src/cluster). */
+  readonly commits?: (driver: SqlDriver, store: Store) => CommitQueue;
 }
+
+/** What the service needs from a group commit. */
+export type CommitQueue = Pick<GroupCommit, 'append' | 'put' | 'settled' | 'hasPending' | 'failed' | 'onCommitted' | 'onFailed' | 'flush'>;
+
+export type CapturedKind = 'monitor' | 'observation' | 'subject' | 'contradiction' | 'subscription' | 'lease' | 'compact';
+/** Sees every row a commit writes, with the statement's parameters (a cluster writes the same rows to PostgreSQL). */
+export type RowCapture = (kind: CapturedKind, mkey: number, params: readonly unknown[]) => void;
 
 export function resolveStatePath(path: string): string {
   if (path === memoryPath) return path;
@@ -65,7 +74,9 @@ function placeholders<Row>(columns: readonly (keyof Row & string)[]): Row {
 
 export class Store {
   readonly path: string;
-  readonly commits: GroupCommit;
+  readonly commits: CommitQueue;
+  /** Set by a cluster's commit queue while it runs a batch. */
+  capture: RowCapture | undefined;
   /** The connection, for modules that keep their own tables in this database (src/cloud). */
   readonly driver: SqlDriver;
   private readonly lock: StateLock | undefined;
@@ -98,7 +109,7 @@ export class Store {
       if (this.path === memoryPath || error instanceof StateLockedError) throw error;
       throw new Error(`cannot open the state file ${this.path}: ${(error as Error).message}`, { cause: error });
     }
-    this.commits = new GroupCommit(this.driver);
+    this.commits = options.commits ? options.commits(this.driver, this) : new GroupCommit(this.driver);
     this.dynamic = new StatementCache(this.driver);
     this.q = this.prepareStatements();
   }
@@ -272,7 +283,7 @@ export class Store {
     const key = read().key;
     this.commits.put(`m:${key}`, () => {
       const row = read();
-      this.q.upsertMonitor.run([
+      const params = [
         row.key,
         row.definition.id,
         row.status,
@@ -280,29 +291,47 @@ export class Store {
         row.ownerTokenHash,
         row.subscribeTokenHash,
         JSON.stringify(row.stats),
-      ]);
+      ];
+      this.q.upsertMonitor.run(params);
+      this.capture?.('monitor', row.key, params);
     });
   }
 
   appendObservation(row: ObservationRow): void {
-    this.commits.append(() => this.q.insertObservation.run(observationColumns.map((c) => row[c])));
+    this.commits.append(() => {
+      const params = observationColumns.map((c) => row[c]);
+      this.q.insertObservation.run(params);
+      this.capture?.('observation', row.mkey, params);
+    });
   }
 
   addSubject(mkey: number, subject: string): void {
-    this.commits.append(() => this.q.addSubject.run([mkey, subject]));
+    this.commits.append(() => {
+      this.q.addSubject.run([mkey, subject]);
+      this.capture?.('subject', mkey, [mkey, subject]);
+    });
   }
 
   addContradiction(mkey: number, seq: number, subject: string | null): void {
-    this.commits.append(() => this.q.addContradiction.run([mkey, seq, subject]));
+    this.commits.append(() => {
+      this.q.addContradiction.run([mkey, seq, subject]);
+      this.capture?.('contradiction', mkey, []);
+    });
   }
 
   /** Closes the contradictions on `subject` recorded before `beforeSeq`. */
   resolveContradictionsOf(mkey: number, subject: string, beforeSeq: number): void {
-    this.commits.append(() => this.q.resolveContradictionsOf.run([mkey, subject, beforeSeq]));
+    this.commits.append(() => {
+      this.q.resolveContradictionsOf.run([mkey, subject, beforeSeq]);
+      this.capture?.('contradiction', mkey, []);
+    });
   }
 
   resolveContradiction(mkey: number, seq: number): void {
-    this.commits.append(() => this.q.resolveContradiction.run([mkey, seq]));
+    this.commits.append(() => {
+      this.q.resolveContradiction.run([mkey, seq]);
+      this.capture?.('contradiction', mkey, []);
+    });
   }
 
   // Rows are read only when the batch commits: a timer that fires while an
@@ -310,7 +339,7 @@ export class Store {
   putSubscription(id: string, read: () => SubscriptionRow): void {
     this.commits.put(`s:${id}`, () => {
       const { state, record } = read();
-      this.q.upsertSubscription.run([
+      const params = [
         record.id,
         record.mkey,
         record.subscriber,
@@ -319,19 +348,26 @@ export class Store {
         record.cursor,
         state === 'live' ? record.lastActivityMs + record.muteMs : null,
         JSON.stringify(record),
-      ]);
+      ];
+      this.q.upsertSubscription.run(params);
+      this.capture?.('subscription', record.mkey, params);
     });
   }
 
   putLease(mkey: number, subject: string, read: () => LeaseRow): void {
     this.commits.put(`l:${mkey}:${subject}`, () => {
       const { state, record } = read();
-      this.q.upsertLease.run([mkey, subject, state, state === 'held' ? record.expiresMs : null, JSON.stringify(record)]);
+      const params = [mkey, subject, state, state === 'held' ? record.expiresMs : null, JSON.stringify(record)];
+      this.q.upsertLease.run(params);
+      this.capture?.('lease', mkey, params);
     });
   }
 
   compact(mkey: number, uptoSeq: number): void {
-    this.commits.append(() => this.q.compact.run([mkey, uptoSeq]));
+    this.commits.append(() => {
+      this.q.compact.run([mkey, uptoSeq]);
+      this.capture?.('compact', mkey, [mkey, uptoSeq]);
+    });
   }
 
   settled(): Promise<void> {

@@ -15,8 +15,18 @@ export function createSseDoor(service: MonitorService) {
   const framed = new WeakMap<object, string>();
   return async (request: HttpRequest, subscription: string, caller: Caller, query: Record<string, unknown>): Promise<HttpResponse> => {
     // Refusals happen before the stream starts, as ordinary JSON errors.
-    const stream = openFeedStream(service, subscription, query, caller, request.headers['last-event-id']);
-    await service.settle();
+    const open = async () => {
+      const opened = openFeedStream(service, subscription, query, caller, request.headers['last-event-id']);
+      try {
+        await service.settle();
+      } catch (error) {
+        opened.close();
+        throw error;
+      }
+      return opened;
+    };
+    // A cluster node catches up on the subscription's monitor first, and opens again after a lost race.
+    const stream = service.cluster ? await service.cluster.run('feeds/stream', { subscription }, open) : await open();
     return {
       kind: 'stream',
       status: 200,

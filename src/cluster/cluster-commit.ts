@@ -1,0 +1,169 @@
+// The group commit of a cluster node. A batch is applied to the node's local
+// SQLite replica inside a transaction, captured, and written to PostgreSQL;
+// the local transaction commits only when PostgreSQL has committed, so an
+// acknowledged write is always in the database. One batch is in flight at a
+// time; writes queued meanwhile form the next batch.
+//
+// A batch that lost a race (ClusterConflictError) is rolled back locally and
+// its monitors are reloaded from the database; a queued batch computed on the
+// same stale memory is refused as well, and the requests in both run again.
+import type { SqlDriver } from '../store/sql-driver.ts';
+import { CapturedBatch } from '../store/postgres/captured-batch.ts';
+import type { CommitQueue, Store } from '../store/store.ts';
+import { ClusterConflictError, isClusterConflict } from './conflict.ts';
+
+type Write = () => void;
+
+export interface ClusterCommitHooks {
+  /** Writes the batch to PostgreSQL (rejects with ClusterConflictError when a monitor moved). */
+  commit(batch: CapturedBatch): Promise<void>;
+  /** Reloads these monitors from the database, dropping what memory holds of them. */
+  reload(mkeys: ReadonlySet<number>): Promise<void>;
+}
+
+export class ClusterCommit implements CommitQueue {
+  private ordered: Write[] = [];
+  private latest = new Map<string, Write>();
+  private pending: Promise<void> | undefined;
+  private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+  private inFlight: Promise<void> | undefined;
+  private readonly idleWaiters: Array<() => void> = [];
+  /** Monitors whose memory changed after the queued writes were computed: the next batch touching them is refused. */
+  private refused = new Set<number>();
+  private readonly committedListeners: Array<() => void> = [];
+  private readonly failedListeners: Array<(error: unknown) => void> = [];
+
+  constructor(
+    private readonly driver: SqlDriver,
+    private readonly store: Store,
+    private readonly hooks: ClusterCommitHooks,
+  ) {}
+
+  append(write: Write): void {
+    this.ordered.push(write);
+    this.schedule();
+  }
+
+  put(key: string, write: Write): void {
+    this.latest.delete(key);
+    this.latest.set(key, write);
+    this.schedule();
+  }
+
+  settled(): Promise<void> {
+    return this.pending ?? this.inFlight ?? Promise.resolve();
+  }
+
+  get hasPending(): boolean {
+    return this.pending !== undefined;
+  }
+
+  /** A cluster node never stops writing for good: a failed batch is refused and its monitors reloaded. */
+  get failed(): unknown {
+    return undefined;
+  }
+
+  onCommitted(listener: () => void): void {
+    this.committedListeners.push(listener);
+  }
+
+  onFailed(listener: (error: unknown) => void): void {
+    this.failedListeners.push(listener);
+  }
+
+  /** A batch is in flight: the local replica has an open transaction. */
+  get busy(): boolean {
+    return this.inFlight !== undefined;
+  }
+
+  /** Resolves when no batch is in flight (the local replica has no open transaction). */
+  idle(): Promise<void> {
+    if (!this.inFlight) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Memory of this monitor was replaced: writes queued before now were computed on the old state. */
+  invalidate(mkey: number): void {
+    if (this.pending) this.refused.add(mkey);
+  }
+
+  flush(): void {
+    const settle = this.settle;
+    if (!settle || this.inFlight) return;
+    const writes = [...this.ordered, ...this.latest.values()];
+    this.ordered = [];
+    this.latest = new Map();
+    this.pending = undefined;
+    this.settle = undefined;
+    const refused = this.refused;
+    this.refused = new Set();
+    const batch = new CapturedBatch();
+    this.driver.exec('BEGIN IMMEDIATE');
+    try {
+      this.store.capture = (kind, mkey, params) => batch.add(kind, mkey, params);
+      for (const write of writes) write();
+    } catch (error) {
+      this.driver.exec('ROLLBACK');
+      this.track(this.finish(settle, error, batch.touched));
+      return;
+    } finally {
+      this.store.capture = undefined;
+    }
+    const stale = [...batch.touched].filter((mkey) => refused.has(mkey));
+    if (stale.length > 0) {
+      this.driver.exec('ROLLBACK');
+      this.track(this.finish(settle, new ClusterConflictError(batch.touched, 'the monitor was reloaded while this batch was queued'), batch.touched));
+      return;
+    }
+    if (batch.empty) {
+      this.driver.exec('COMMIT');
+      void this.finish(settle, undefined, batch.touched);
+      return;
+    }
+    const committed = this.hooks.commit(batch).then(
+      () => {
+        this.driver.exec('COMMIT');
+        return undefined;
+      },
+      (error: unknown) => {
+        this.driver.exec('ROLLBACK');
+        return error ?? new Error('commit failed');
+      },
+    );
+    this.track(committed.then((error) => this.finish(settle, error, batch.touched)));
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight = work.finally(() => {
+      this.inFlight = undefined;
+      for (const waiter of this.idleWaiters.splice(0)) waiter();
+      if (this.settle) this.flush();
+    });
+  }
+
+  private async finish(settle: NonNullable<ClusterCommit['settle']>, error: unknown, touched: ReadonlySet<number>): Promise<void> {
+    if (error === undefined) {
+      settle.resolve();
+      for (const listener of this.committedListeners) listener();
+    } else {
+      settle.reject(error);
+      // Memory of these monitors is ahead of the database: reload it (which refuses whatever was queued on it).
+      try {
+        await this.hooks.reload(touched);
+      } catch (reloadError) {
+        for (const mkey of touched) this.refused.add(mkey);
+        for (const listener of this.failedListeners) listener(reloadError);
+      }
+      if (!isClusterConflict(error)) for (const listener of this.failedListeners) listener(error);
+    }
+  }
+
+  private schedule(): void {
+    if (this.pending) return;
+    this.pending = new Promise<void>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    this.pending.catch(() => {});
+    setImmediate(() => this.flush());
+  }
+}

@@ -1,0 +1,203 @@
+// One `vigil serve` node of a cluster on PostgreSQL (protocol.md §20). The
+// database is the authority; the node's service runs on a local SQLite
+// replica that is caught up on a monitor before every operation on it, and
+// every batch it writes is checked in PostgreSQL against the monitor's
+// change counter (src/store/postgres/pg-store.ts). A lost race reloads the
+// monitor and runs the operation again. Wakes come by LISTEN/NOTIFY; a
+// monitor's timers are armed by the holder of its advisory lock (ownership.ts).
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ProtocolError } from '../protocol/errors.ts';
+import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
+import type { FeedStats, MonitorDefinition, MonitorStatus } from '../store/records.ts';
+import type { CapturedBatch } from '../store/postgres/captured-batch.ts';
+import { type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
+import { type MonitorDelta, PgStore } from '../store/postgres/pg-store.ts';
+import type { SqlDriver } from '../store/sql-driver.ts';
+import type { Store } from '../store/store.ts';
+import { ClusterCommit } from './cluster-commit.ts';
+import { isClusterConflict } from './conflict.ts';
+import { ChangeListener } from './change-listener.ts';
+import { Ownership } from './ownership.ts';
+import { ReplicaWriter } from './replica-writer.ts';
+
+const maxAttempts = 50;
+type SyncMode = 'delta' | 'reload' | 'takeover';
+
+export class ClusterNode implements ClusterNodeHooks {
+  readonly node: { readonly id: string; readonly store: 'postgres' };
+  readonly pg: PgStore;
+  private service!: MonitorService;
+  private replica!: ReplicaWriter;
+  private queue!: ClusterCommit;
+  /** The rev of each monitor that memory and the local replica hold. */
+  private readonly known = new Map<number, number>();
+  private readonly subscriptionMonitors = new Map<string, number>();
+  private readonly syncing = new Map<number, Promise<void>>();
+  private listener: ChangeListener | undefined;
+  private ownership: Ownership | undefined;
+
+  private constructor(
+    private readonly connection: PgConnection,
+    private readonly log: (line: string) => void,
+  ) {
+    this.node = { id: `node-${randomBytes(4).toString('hex')}`, store: 'postgres' };
+    this.pg = new PgStore(connection);
+  }
+
+  static async open(url: string, log: (line: string) => void): Promise<ClusterNode> {
+    return new ClusterNode(await openPostgres(url), log);
+  }
+
+  /** The store's commit queue (passed to Store.open before the service exists). */
+  readonly commitQueue = (driver: SqlDriver, store: Store): ClusterCommit => {
+    this.queue = new ClusterCommit(driver, store, { commit: (batch) => this.commit(batch), reload: (mkeys) => this.reload(mkeys) });
+    return this.queue;
+  };
+
+  async attach(service: MonitorService): Promise<void> {
+    this.service = service;
+    this.replica = new ReplicaWriter(service.store.driver);
+    service.cluster = this;
+    this.listener = await ChangeListener.start(this.connection, (mkey, rev) => this.changed(mkey, rev), () => this.resyncKnown(), this.log);
+    this.ownership = await Ownership.start(this.connection, {
+      acquired: (mkey) => this.sync(mkey, 'takeover'),
+      log: this.log,
+    });
+  }
+
+  /** Runs one operation on fresh state; a batch that lost a race runs again. */
+  async run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      await this.refreshFor(operation, input);
+      if (operation === 'monitors/create' && this.service.reservedMonitorKeys.length === 0) {
+        this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
+      }
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!isClusterConflict(error)) throw error;
+        if (tries >= maxAttempts) {
+          throw new ProtocolError('STORE_UNAVAILABLE', `Other nodes kept changing this monitor; the change was not stored after ${maxAttempts} attempts. Try again.`, {}, { cause: error });
+        }
+        // Spread the retries of nodes that keep colliding.
+        await sleep(Math.random() * Math.min(50, tries * 2));
+      }
+    }
+  }
+
+  async refreshSubscription(id: string): Promise<void> {
+    let mkey = this.subscriptionMonitors.get(id);
+    if (mkey === undefined) {
+      mkey = await this.pg.monitorOfSubscription(id);
+      if (mkey === undefined) return;
+      this.subscriptionMonitors.set(id, mkey);
+    }
+    const rev = await this.pg.revOf(mkey);
+    if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
+  }
+
+  private async refreshFor(operation: string, input: unknown): Promise<void> {
+    const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+    if (operation === 'monitors/list' || operation === 'admin/snapshot' || (operation === 'admin/compact' && typeof fields.monitor !== 'string')) {
+      return this.resyncKnown(true);
+    }
+    const monitorId = operation === 'feeds/subscribe' || operation === 'admin/compact' ? fields.monitor : operation.startsWith('monitors/') ? fields.id : undefined;
+    if (typeof monitorId === 'string') {
+      const row = await this.pg.monitorById(monitorId);
+      if (row && row.rev !== this.known.get(row.key)) await this.sync(row.key, 'delta');
+      return;
+    }
+    if (typeof fields.subscription === 'string') await this.refreshSubscription(fields.subscription);
+  }
+
+  /** Catches up on every monitor this node holds (all of them when `everything`). */
+  private async resyncKnown(everything = false): Promise<void> {
+    for (const { key, rev } of await this.pg.allRevs()) {
+      if ((everything || this.known.has(key)) && rev !== this.known.get(key)) await this.sync(key, 'delta');
+    }
+  }
+
+  private changed(mkey: number, rev: number): void {
+    const known = this.known.get(mkey);
+    if (known === undefined || known >= rev) return;
+    this.sync(mkey, 'delta').catch((error) => this.log(`vigil: cannot catch up on monitor ${mkey}: ${(error as Error).message}`));
+  }
+
+  private async commit(batch: CapturedBatch): Promise<void> {
+    const revs = await this.pg.commit(batch, this.known, (mkey) => this.replica.contradictionsOf(mkey));
+    for (const [mkey, rev] of revs) this.known.set(mkey, rev);
+    for (const [id, params] of batch.subscriptions) this.subscriptionMonitors.set(id, params[1] as number);
+  }
+
+  private async reload(mkeys: ReadonlySet<number>): Promise<void> {
+    for (const mkey of mkeys) await this.syncNow(mkey, 'reload');
+  }
+
+  /** Catches up on one monitor; syncs of one monitor run one after another. */
+  private sync(mkey: number, mode: SyncMode): Promise<void> {
+    const previous = this.syncing.get(mkey) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(() => this.syncNow(mkey, mode));
+    this.syncing.set(mkey, next);
+    void next.finally(() => {
+      if (this.syncing.get(mkey) === next) this.syncing.delete(mkey);
+    }).catch(() => {});
+    return next;
+  }
+
+  private async syncNow(mkey: number, mode: SyncMode): Promise<void> {
+    for (;;) {
+      const since = mode === 'takeover' ? 0 : (this.known.get(mkey) ?? 0);
+      const delta = await this.pg.delta(mkey, since, this.replica.head(mkey));
+      // Nothing may be written to the replica while a batch holds its transaction open.
+      if (mode !== 'reload') while (this.queue.busy) await this.queue.idle();
+      if (!delta) return;
+      const known = this.known.get(mkey);
+      if (known !== undefined && delta.monitor.rev < known) {
+        if (mode === 'delta') return; // this node's own commit is newer than what was read
+        continue;
+      }
+      if (mode === 'delta' && known === delta.monitor.rev) return;
+      this.apply(mkey, delta, mode);
+      return;
+    }
+  }
+
+  private apply(mkey: number, delta: MonitorDelta, mode: SyncMode): void {
+    const m = delta.monitor;
+    const stats = JSON.parse(m.stats) as FeedStats;
+    this.replica.apply(delta, stats.retention_floor);
+    this.queue.invalidate(mkey);
+    this.known.set(mkey, m.rev);
+    for (const s of delta.subscriptions) this.subscriptionMonitors.set(s.id, mkey);
+    this.service.reloadMonitor({
+      row: {
+        key: m.key,
+        status: m.status as MonitorStatus,
+        definition: JSON.parse(m.definition) as MonitorDefinition,
+        ownerTokenHash: m.owner_token_hash,
+        subscribeTokenHash: m.subscribe_token_hash,
+        stats,
+      },
+      contradictions: delta.contradictions,
+      changed:
+        mode === 'delta'
+          ? { subscriptions: delta.subscriptions, leases: delta.leases.map((l) => `${mkey}:${l.subject}`) }
+          : 'all',
+    });
+    if (this.ownership?.owns(mkey)) this.armTimers(mkey, delta);
+  }
+
+  /** The lock holder wakes the monitor's leases and subscriptions when their deadlines come. */
+  private armTimers(mkey: number, delta: MonitorDelta): void {
+    const system = this.service.system;
+    for (const l of delta.leases) if (l.state === 'held' && l.expires_ms !== null) system.wakeLeaseAt(`${mkey}:${l.subject}`, l.expires_ms);
+    for (const s of delta.subscriptions) if (s.state === 'live' && s.mute_deadline_ms !== null) system.wakeSubscriptionAt(s.id, s.mute_deadline_ms);
+  }
+
+  async close(): Promise<void> {
+    await this.ownership?.close();
+    await this.listener?.close();
+    await this.connection.close();
+  }
+}

@@ -1,0 +1,83 @@
+// Which node runs a monitor's timers: the one holding the monitor's advisory
+// lock on its own PostgreSQL session. Every second each node tries to take
+// the locks nobody holds; a node that dies loses its session and with it its
+// locks, so another node takes its monitors within about a second.
+import type pg from 'pg';
+import type { PgConnection } from '../store/postgres/pg-connection.ts';
+
+/** The advisory lock namespace of monitor timers (first key of the two-key form). */
+const lockClass = 0x7669;
+const intervalMs = 1000;
+
+export interface OwnershipHooks {
+  /** The lock of this monitor was just taken: catch up on it and arm its timers. */
+  acquired(mkey: number): Promise<void>;
+  log(line: string): void;
+}
+
+export class Ownership {
+  private readonly owned = new Set<number>();
+  private session: pg.Client | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private running: Promise<void> | undefined;
+
+  private constructor(
+    private readonly connection: PgConnection,
+    private readonly hooks: OwnershipHooks,
+  ) {}
+
+  static async start(connection: PgConnection, hooks: OwnershipHooks): Promise<Ownership> {
+    const ownership = new Ownership(connection, hooks);
+    await ownership.tick();
+    ownership.timer = setInterval(() => void ownership.tick(), intervalMs);
+    ownership.timer.unref();
+    return ownership;
+  }
+
+  owns(mkey: number): boolean {
+    return this.owned.has(mkey);
+  }
+
+  private tick(): Promise<void> {
+    this.running ??= this.takeFree().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async takeFree(): Promise<void> {
+    if (this.closed) return;
+    try {
+      if (!this.session) {
+        const session = await this.connection.session();
+        const lost = () => {
+          if (this.session !== session) return;
+          // The locks went with the session: another node may hold them now.
+          this.session = undefined;
+          this.owned.clear();
+        };
+        session.on('error', lost);
+        session.on('end', lost);
+        this.session = session;
+      }
+      const { rows } = await this.session.query<{ key: number }>(
+        'select key from monitors where not (key = any($2::bigint[])) and pg_try_advisory_lock($1, key::int)',
+        [lockClass, [...this.owned]],
+      );
+      for (const { key } of rows) {
+        this.owned.add(key);
+        await this.hooks.acquired(key).catch((error) => this.hooks.log(`vigil: cannot take over monitor ${key}: ${(error as Error).message}`));
+      }
+    } catch (error) {
+      if (!this.closed) this.hooks.log(`vigil: monitor ownership check failed: ${(error as Error).message}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.running?.catch(() => {});
+    await this.session?.end().catch(() => {});
+  }
+}

@@ -1,0 +1,57 @@
+// Replaces what memory holds of one monitor by its stored rows: used by a
+// cluster node when the database moved on (another node wrote) or when a
+// batch of this node was refused. The rows are already in the local store;
+// actors that changed are dropped and come back from their rows on next use.
+import type { MonitorRow } from '../store/records.ts';
+import { Feed } from './feed.ts';
+import type { MonitorService } from './service.ts';
+
+export interface ReloadedMonitor {
+  readonly row: MonitorRow;
+  readonly contradictions: ReadonlyArray<{ seq: number; subject: string | null }>;
+  /** Subscriptions and leases whose rows changed ("all": every one of this monitor, e.g. after a refused batch). */
+  readonly changed: { subscriptions: ReadonlyArray<{ id: string; subscriber: string }>; leases: readonly string[] } | 'all';
+}
+
+export interface ReloadAccess {
+  register(feed: Feed): void;
+  setSubscriber(mkey: number, subscriber: string, id: string): void;
+}
+
+export function reloadMonitor(service: MonitorService, access: ReloadAccess, update: ReloadedMonitor): Feed {
+  const { row } = update;
+  let feed = service.feedByKey(row.key);
+  const system = service.system;
+  if (!feed) {
+    feed = new Feed(row.key, system.addMonitor(row.status, row.definition), row.ownerTokenHash, row.subscribeTokenHash, row.stats);
+    access.register(feed);
+  } else {
+    if (feed.status !== row.status || feed.definition.version !== row.definition.version || feed.definition.updated !== row.definition.updated) {
+      system.monitors.evict(row.definition.id);
+      feed.actor = system.addMonitor(row.status, row.definition);
+    }
+    feed.ownerTokenHash = row.ownerTokenHash;
+    feed.subscribeTokenHash = row.subscribeTokenHash;
+    const stats = feed.stats as unknown as Record<string, unknown>;
+    for (const key of Object.keys(stats)) delete stats[key];
+    Object.assign(stats, row.stats);
+  }
+  feed.openContradictions.clear();
+  for (const c of update.contradictions) feed.openContradictions.set(c.seq, c.subject);
+  const prefix = `${row.key}:`;
+  if (update.changed === 'all') {
+    for (const [id, actor] of [...system.subscriptions.entries()]) {
+      if (actor.getSnapshot().context.subscription.mkey === row.key) system.subscriptions.evict(id);
+    }
+    for (const key of [...system.leases.keys()]) if (key.startsWith(prefix)) system.leases.evict(key);
+    for (const s of service.store.subscribers()) if (s.mkey === row.key) access.setSubscriber(s.mkey, s.subscriber, s.id);
+  } else {
+    for (const s of update.changed.subscriptions) {
+      system.subscriptions.evict(s.id);
+      access.setSubscriber(row.key, s.subscriber, s.id);
+    }
+    for (const key of update.changed.leases) system.leases.evict(key);
+  }
+  feed.liveSubscriptions = service.store.liveSubscriptionCounts().get(row.key) ?? 0;
+  return feed;
+}

@@ -1,0 +1,182 @@
+// The PostgreSQL side of a cluster: one write transaction per batch, checked
+// against each monitor's change counter, and the reads a node needs to catch
+// up on a monitor. The database arbitrates: a batch whose monitor moved
+// since the node read it is refused whole (ClusterConflictError).
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { ClusterConflictError } from '../../cluster/conflict.ts';
+import type { CapturedBatch } from './captured-batch.ts';
+import type { PgConnection } from './pg-connection.ts';
+import type { PgDatabase, PgLeaseRow, PgMonitorRow, PgSubscriptionRow } from './pg-tables.ts';
+
+export const changesChannel = 'vigil_changes';
+
+export interface MonitorDelta {
+  readonly monitor: PgMonitorRow;
+  readonly observations: ReadonlyArray<PgDatabase['observations']>;
+  readonly subjects: ReadonlyArray<{ subject: string }>;
+  readonly contradictions: ReadonlyArray<{ seq: number; subject: string | null }>;
+  readonly subscriptions: readonly PgSubscriptionRow[];
+  readonly leases: readonly PgLeaseRow[];
+}
+
+const observationColumns = ['mkey', 'seq', 'type', 'subject', 'actor', 'tier', 'origin', 'horizon', 'time', 'source_ref', 'body'] as const;
+const insertChunk = 500;
+
+function zip<K extends string>(columns: readonly K[], params: readonly unknown[]): Record<K, unknown> {
+  return Object.fromEntries(columns.map((c, i) => [c, params[i] ?? null])) as Record<K, unknown>;
+}
+
+export class PgStore {
+  readonly db: Kysely<PgDatabase>;
+
+  constructor(readonly connection: PgConnection) {
+    this.db = connection.db;
+  }
+
+  /**
+   * Writes a batch in one transaction. `known` is the rev this node last read per monitor
+   * (absent: a monitor this node creates). Returns each touched monitor's new rev.
+   */
+  async commit(
+    batch: CapturedBatch,
+    known: ReadonlyMap<number, number>,
+    contradictionsOf: (mkey: number) => Array<{ seq: number; subject: string | null }>,
+  ): Promise<Map<number, number>> {
+    const revs = new Map<number, number>();
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        // Monitors in key order: two batches never wait on each other's rows in a cycle.
+        for (const mkey of [...batch.touched].sort((a, b) => a - b)) {
+          const rev = await this.claimMonitor(trx, batch, mkey, known.get(mkey));
+          if (rev === undefined) throw new ClusterConflictError(batch.touched);
+          revs.set(mkey, rev);
+        }
+        for (let i = 0; i < batch.observations.length; i += insertChunk) {
+          const rows = batch.observations.slice(i, i + insertChunk).map((p) => zip(observationColumns, p));
+          await trx.insertInto('observations').values(rows as never).execute();
+        }
+        if (batch.subjects.length > 0) {
+          const rows = batch.subjects.map(([mkey, subject]) => ({ mkey: mkey as number, subject: subject as string, rev: revs.get(mkey as number)! }));
+          await trx.insertInto('subjects').values(rows).onConflict((oc) => oc.doNothing()).execute();
+        }
+        for (const mkey of batch.contradictions) {
+          await trx.deleteFrom('contradictions').where('mkey', '=', mkey).execute();
+          const rows = contradictionsOf(mkey).map((c) => ({ mkey, seq: c.seq, subject: c.subject }));
+          if (rows.length > 0) await trx.insertInto('contradictions').values(rows).execute();
+        }
+        for (const p of batch.subscriptions.values()) {
+          const row = { ...zip(['id', 'mkey', 'subscriber', 'state', 'token_hash', 'cursor', 'mute_deadline_ms', 'record'] as const, p), rev: revs.get(p[1] as number)! };
+          await trx
+            .insertInto('subscriptions')
+            .values(row as PgSubscriptionRow)
+            .onConflict((oc) =>
+              oc.column('id').doUpdateSet((eb) => ({
+                state: eb.ref('excluded.state'),
+                token_hash: eb.ref('excluded.token_hash'),
+                cursor: eb.ref('excluded.cursor'),
+                mute_deadline_ms: eb.ref('excluded.mute_deadline_ms'),
+                record: eb.ref('excluded.record'),
+                rev: eb.ref('excluded.rev'),
+              })),
+            )
+            .execute();
+        }
+        for (const p of batch.leases.values()) {
+          const row = { ...zip(['mkey', 'subject', 'state', 'expires_ms', 'record'] as const, p), rev: revs.get(p[0] as number)! };
+          await trx
+            .insertInto('leases')
+            .values(row as PgLeaseRow)
+            .onConflict((oc) =>
+              oc.columns(['mkey', 'subject']).doUpdateSet((eb) => ({
+                state: eb.ref('excluded.state'),
+                expires_ms: eb.ref('excluded.expires_ms'),
+                record: eb.ref('excluded.record'),
+                rev: eb.ref('excluded.rev'),
+              })),
+            )
+            .execute();
+        }
+        for (const [mkey, upto] of batch.compactions) {
+          await trx.deleteFrom('observations').where('mkey', '=', mkey as number).where('seq', '<=', upto as number).execute();
+        }
+        // Delivered on commit only: a rolled-back batch wakes nobody.
+        const payload = [...revs].map(([mkey, rev]) => `${mkey}:${rev}`).join(',');
+        await sql`select pg_notify(${changesChannel}, ${payload})`.execute(trx);
+      });
+    } catch (error) {
+      if (error instanceof ClusterConflictError) throw error;
+      // A unique key taken by another node (a monitor id, a seq, a subscriber) is the same race.
+      if ((error as { code?: string }).code === '23505') throw new ClusterConflictError(batch.touched, (error as Error).message, { cause: error });
+      throw error;
+    }
+    return revs;
+  }
+
+  /** Moves the monitor's rev (and head) under its row lock; undefined when another node got there first. */
+  private async claimMonitor(trx: Transaction<PgDatabase>, batch: CapturedBatch, mkey: number, knownRev: number | undefined): Promise<number | undefined> {
+    const params = batch.monitors.get(mkey);
+    const seqs = batch.seqs.get(mkey);
+    const fields = params
+      ? { id: params[1] as string, status: params[2] as string, definition: params[3] as string, owner_token_hash: params[4] as string, subscribe_token_hash: params[5] as string | null, stats: params[6] as string }
+      : undefined;
+    if (knownRev === undefined) {
+      if (!fields || (seqs && seqs.first !== 1)) return undefined;
+      const inserted = await trx
+        .insertInto('monitors')
+        .values({ key: mkey, ...fields, head: seqs?.last ?? 0, rev: 1 })
+        .onConflict((oc) => oc.doNothing())
+        .returning('rev')
+        .executeTakeFirst();
+      return inserted?.rev;
+    }
+    let update = trx
+      .updateTable('monitors')
+      .set((eb) => ({ ...fields, rev: eb('rev', '+', 1), ...(seqs ? { head: seqs.last } : {}) }))
+      .where('key', '=', mkey)
+      .where('rev', '=', knownRev);
+    // The seq counter: appends continue exactly at the stored head, so no seq is skipped or taken twice.
+    if (seqs) update = update.where('head', '=', seqs.first - 1);
+    const updated = await update.returning('rev').executeTakeFirst();
+    return updated?.rev;
+  }
+
+  async nextMonitorKey(): Promise<number> {
+    const { rows } = await sql<{ key: number }>`select nextval('monitor_keys')::bigint as key`.execute(this.db);
+    return Number(rows[0]!.key);
+  }
+
+  async revOf(mkey: number): Promise<number | undefined> {
+    return (await this.db.selectFrom('monitors').select('rev').where('key', '=', mkey).executeTakeFirst())?.rev;
+  }
+
+  async monitorById(id: string): Promise<{ key: number; rev: number } | undefined> {
+    return this.db.selectFrom('monitors').select(['key', 'rev']).where('id', '=', id).executeTakeFirst();
+  }
+
+  async allRevs(): Promise<Array<{ key: number; rev: number }>> {
+    return this.db.selectFrom('monitors').select(['key', 'rev']).orderBy('key').execute();
+  }
+
+  async monitorOfSubscription(id: string): Promise<number | undefined> {
+    return (await this.db.selectFrom('subscriptions').select('mkey').where('id', '=', id).executeTakeFirst())?.mkey;
+  }
+
+  /** What changed on a monitor since `sinceRev`, and its observations after `afterSeq`, read in one snapshot. */
+  async delta(mkey: number, sinceRev: number, afterSeq: number): Promise<MonitorDelta | undefined> {
+    return this.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const monitor = await trx.selectFrom('monitors').selectAll().where('key', '=', mkey).executeTakeFirst();
+        if (!monitor) return undefined;
+        const [observations, subjects, contradictions, subscriptions, leases] = await Promise.all([
+          trx.selectFrom('observations').selectAll().where('mkey', '=', mkey).where('seq', '>', afterSeq).orderBy('seq').execute(),
+          trx.selectFrom('subjects').select('subject').where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
+          trx.selectFrom('contradictions').select(['seq', 'subject']).where('mkey', '=', mkey).execute(),
+          trx.selectFrom('subscriptions').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
+          trx.selectFrom('leases').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
+        ]);
+        return { monitor, observations, subjects, contradictions, subscriptions, leases };
+      });
+  }
+}
