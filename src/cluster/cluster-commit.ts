@@ -104,7 +104,10 @@ export class ClusterCommit implements CommitQueue {
       for (const write of writes) write();
     } catch (error) {
       this.driver.exec('ROLLBACK');
-      this.track(this.finish(settle, error, batch.touched));
+      // A row read from memory that a reload replaced under the queued write (a subscription created in a
+      // refused batch): the same lost race, so the requests run again on the reloaded state.
+      const lost = new Set([...batch.touched, ...refused]);
+      this.track(this.finish(settle, refused.size > 0 ? new ClusterConflictError(lost, (error as Error).message, { cause: error }) : error, lost));
       return;
     } finally {
       this.store.capture = undefined;

@@ -1,0 +1,147 @@
+// Three real `vigil serve` nodes on one PostgreSQL database behave as one
+// server (protocol.md §20): seq without gaps across nodes, one lease holder,
+// cross-node wakes, timers taken over from a killed node, and no acknowledged
+// write lost when a node is killed under load.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
+import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
+import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+
+const unavailable = await postgresUnavailable();
+if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
+
+describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL database', () => {
+  let database: TestDatabase;
+  let nodes: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+
+  afterEach(async () => {
+    await Promise.all(nodes.map((n) => n.kill()));
+    nodes = [];
+  });
+
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  async function startNodes(count = 3): Promise<ServerProcess[]> {
+    nodes = await Promise.all(Array.from({ length: count }, () => startServerProcess({ args: ['--store', database.url] })));
+    return nodes;
+  }
+
+  it('names each node in discover', async () => {
+    const [a, b] = await startNodes(2);
+    const ids = await Promise.all([a!, b!].map(async (n) => (await call(n.base, 'GET', '/discover')).body.node));
+    expect(ids[0].store).toBe('postgres');
+    expect(ids[0].id).not.toBe(ids[1].id);
+  });
+
+  it('numbers concurrent publishes spread over the nodes without gaps or duplicates', async () => {
+    const all = await startNodes();
+    const monitor = await createMonitor(all[0]!.base, {});
+    const replies = await Promise.all(
+      Array.from({ length: 150 }, (_, i) => publish(all[i % 3]!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: `s${i}` })),
+    );
+    expect(replies.filter((r) => r.status !== 201).map((r) => r.body)).toEqual([]);
+    const seqs = replies.map((r) => r.body.seq as number).sort((x, y) => x - y);
+    expect(new Set(seqs).size).toBe(150);
+    const sub = await subscribe(all[2]!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
+    for (const node of all) {
+      const read = await replayAll(node.base, sub);
+      expect(read.map((o) => Number(o.id))).toEqual(Array.from({ length: read.length }, (_, i) => i + 1));
+      expect(read.filter((o) => o.type === 'test.item')).toHaveLength(150);
+    }
+  });
+
+  it('gives one lease to exactly one of 50 claims spread over the nodes', async () => {
+    const all = await startNodes();
+    const monitor = await createMonitor(all[0]!.base, { capabilities: ['observe', 'act'] });
+    await publish(all[1]!.base, monitor.id, monitor.ownerToken, { type: 'test.task', subject: 'job-1' });
+    const subs = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        subscribe(all[i % 3]!.base, { monitor: monitor.id, subscriber: `agent:w${i}`, capabilities: ['observe', 'act'] }, monitor.ownerToken),
+      ),
+    );
+    const claims = await Promise.all(
+      subs.map((s, i) => call(all[i % 3]!.base, 'POST', `/subscriptions/${s.id}/leases/claim`, { body: { subject: 'job-1' }, token: s.token })),
+    );
+    const statuses = claims.map((c) => c.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(49);
+    const winner = claims.find((c) => c.status === 201)!.body.lease.holder;
+    for (const c of claims.filter((r) => r.status === 409)) expect(c.body.holder).toBe(winner);
+  });
+
+  it('wakes a long-poll on node B when node A publishes', async () => {
+    const [a, b] = await startNodes(2);
+    const monitor = await createMonitor(a!.base, {});
+    const sub = await subscribe(b!.base, { monitor: monitor.id, subscriber: 'agent:waiter', from: 'head' }, monitor.ownerToken);
+    const waiting = call(b!.base, 'GET', `/subscriptions/${sub.id}/pull?wait=20`, { token: sub.token });
+    await new Promise((r) => setTimeout(r, 300));
+    const published = await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.wake', subject: 'x' });
+    const page = await waiting;
+    expect(page.status).toBe(200);
+    expect(page.body.observations.map((o: { id: string }) => Number(o.id))).toContain(published.body.seq);
+  });
+
+  it('expires a lease claimed through node A after A is killed with SIGKILL', async () => {
+    const [a, b, c] = await startNodes();
+    const monitor = await createMonitor(a!.base, { capabilities: ['observe', 'act'] });
+    await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.task', subject: 'job-2' });
+    const sub = await subscribe(a!.base, { monitor: monitor.id, subscriber: 'agent:holder', capabilities: ['observe', 'act'] }, monitor.ownerToken);
+    const claim = await call(a!.base, 'POST', `/subscriptions/${sub.id}/leases/claim`, { body: { subject: 'job-2', lease_duration_seconds: 3 }, token: sub.token });
+    expect(claim.status).toBe(201);
+    const expires = Date.parse(claim.body.expires);
+    await a!.kill();
+    const reader = await subscribe(b!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
+    let expired: any;
+    for (let i = 0; i < 100 && !expired; i++) {
+      const read = await replayAll(c!.base, reader);
+      expired = read.find((o) => o.type === 'ai.vigil.monitor.lease' && o.data.payload.action === 'expired');
+      if (!expired) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(expired, 'a surviving node recorded the expiry').toBeDefined();
+    expect(expired.data.payload.holder).toBe(`sub:${sub.id}`);
+    // Recorded at the expiry, not at some later request: the survivors' timer fired.
+    expect(Date.parse(expired.time)).toBeGreaterThanOrEqual(expires);
+    const again = await call(b!.base, 'POST', `/subscriptions/${reader.id}/leases/claim`, { body: { subject: 'job-2' }, token: reader.token });
+    expect(again.status).toBe(403); // the reader holds no act capability: the lease itself is free
+  });
+
+  it('keeps every acknowledged write when one node is killed under mixed load', async () => {
+    const all = await startNodes();
+    const monitor = await createMonitor(all[0]!.base, { capabilities: ['observe', 'act'] });
+    const acknowledged: number[] = [];
+    let stop = false;
+    const writer = async (node: ServerProcess, k: number) => {
+      for (let i = 0; !stop; i++) {
+        try {
+          const reply = await publish(node.base, monitor.id, monitor.ownerToken, { type: 'test.load', subject: `w${k}-${i}` });
+          if (reply.status === 201) acknowledged.push(reply.body.seq);
+        } catch {
+          // The killed node's connections fail: those writes were never acknowledged.
+        }
+      }
+    };
+    const reader = async (node: ServerProcess) => {
+      const sub = await subscribe(node.base, { monitor: monitor.id, subscriber: `agent:r${node.port}` }, monitor.ownerToken);
+      while (!stop) await call(node.base, 'GET', `/subscriptions/${sub.id}/pull?limit=100`, { token: sub.token }).catch(() => {});
+    };
+    const load = [...all.flatMap((n, k) => [writer(n, k * 2), writer(n, k * 2 + 1)]), ...all.map(reader)];
+    await new Promise((r) => setTimeout(r, 1500));
+    await all[0]!.kill();
+    await new Promise((r) => setTimeout(r, 1500));
+    stop = true;
+    await Promise.allSettled(load);
+    expect(acknowledged.length).toBeGreaterThan(0);
+    const sub = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:audit' }, monitor.ownerToken);
+    const stored = await replayAll(all[2]!.base, sub);
+    const seqs = stored.map((o) => Number(o.id));
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    const present = new Set(seqs);
+    expect(acknowledged.filter((s) => !present.has(s))).toEqual([]);
+  });
+});
