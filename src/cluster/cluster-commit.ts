@@ -30,7 +30,8 @@ export class ClusterCommit implements CommitQueue {
   private readonly idleWaiters: Array<() => void> = [];
   /** Monitors whose memory changed after the queued writes were computed: the next batch touching them is refused. */
   private refused = new Set<number>();
-  private readonly committedListeners: Array<() => void> = [];
+  /** Called with the highest seq each monitor of the batch committed. */
+  private readonly committedListeners: Array<(heads: ReadonlyMap<number, number>) => void> = [];
   private readonly failedListeners: Array<(error: unknown) => void> = [];
 
   constructor(
@@ -63,7 +64,7 @@ export class ClusterCommit implements CommitQueue {
     return undefined;
   }
 
-  onCommitted(listener: () => void): void {
+  onCommitted(listener: (heads: ReadonlyMap<number, number>) => void): void {
     this.committedListeners.push(listener);
   }
 
@@ -120,7 +121,7 @@ export class ClusterCommit implements CommitQueue {
     }
     if (batch.empty) {
       this.driver.exec('COMMIT');
-      void this.finish(settle, undefined, batch.touched);
+      void this.finish(settle, undefined, batch.touched, batch);
       return;
     }
     const committed = this.hooks.commit(batch).then(
@@ -133,7 +134,7 @@ export class ClusterCommit implements CommitQueue {
         return error ?? new Error('commit failed');
       },
     );
-    this.track(committed.then((error) => this.finish(settle, error, batch.touched)));
+    this.track(committed.then((error) => this.finish(settle, error, batch.touched, batch)));
   }
 
   private track(work: Promise<void>): void {
@@ -144,10 +145,11 @@ export class ClusterCommit implements CommitQueue {
     });
   }
 
-  private async finish(settle: NonNullable<ClusterCommit['settle']>, error: unknown, touched: ReadonlySet<number>): Promise<void> {
+  private async finish(settle: NonNullable<ClusterCommit['settle']>, error: unknown, touched: ReadonlySet<number>, batch?: CapturedBatch): Promise<void> {
     if (error === undefined) {
       settle.resolve();
-      for (const listener of this.committedListeners) listener();
+      const heads = new Map([...(batch?.seqs ?? [])].map(([mkey, range]) => [mkey, range.last]));
+      for (const listener of this.committedListeners) listener(heads);
     } else {
       settle.reject(error);
       // Memory of these monitors is ahead of the database: reload it (which refuses whatever was queued on it).

@@ -157,7 +157,11 @@ export class ClusterNode implements ClusterNodeHooks {
         if (mode === 'delta') return; // this node's own commit is newer than what was read
         continue;
       }
-      if (mode === 'delta' && known === delta.monitor.rev) return;
+      if (mode !== 'reload' && known === delta.monitor.rev) {
+        // Memory is current: a takeover only arms the timers (reloading would drop actors that open streams hold).
+        if (mode === 'takeover') this.armTimers(mkey, delta);
+        return;
+      }
       this.apply(mkey, delta, mode);
       return;
     }

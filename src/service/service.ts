@@ -109,7 +109,7 @@ export class MonitorService {
       inspect: options.inspect,
       actorFailed: (kind, key, error) => this.log(`vigil: ${kind} actor ${key} failed and will be restored from the store: ${String(error)}`),
     }, options.residentActors);
-    this.store.commits.onCommitted(() => this.afterCommit());
+    this.store.commits.onCommitted((heads?: ReadonlyMap<number, number>) => (heads ? this.afterClusterCommit(heads) : this.afterCommit()));
     this.store.commits.onFailed((error) =>
       this.log(
         `vigil: cannot write the state file ${this.store.path} (${error instanceof Error ? error.message : String(error)}); nothing more is stored and requests are refused with 503 STORE_UNAVAILABLE until the server is restarted`,
@@ -375,6 +375,25 @@ export class MonitorService {
     this.system.trim();
     for (const feed of feeds) {
       feed.committedHead = feed.stats.head;
+      feed.notify();
+      for (const listener of this.recordedListeners) listener(feed);
+    }
+  }
+
+  /**
+   * A cluster node's batch committed while the next one may already be queued: only the
+   * batch's own seqs become readable, and actors are trimmed only when nothing is queued.
+   */
+  private afterClusterCommit(heads: ReadonlyMap<number, number>): void {
+    if (!this.store.commits.hasPending) {
+      this.appendedSinceCommit.clear();
+      this.unadmitted.clear();
+      this.system.trim();
+    }
+    for (const [mkey, head] of heads) {
+      const feed = this.feedsByKey.get(mkey);
+      if (!feed || head <= feed.committedHead) continue;
+      feed.committedHead = head;
       feed.notify();
       for (const listener of this.recordedListeners) listener(feed);
     }
