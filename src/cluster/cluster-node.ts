@@ -189,7 +189,7 @@ export class ClusterNode implements ClusterNodeHooks {
           ? { subscriptions: delta.subscriptions, leases: delta.leases.map((l) => `${mkey}:${l.subject}`) }
           : 'all',
     });
-    if (this.ownership?.owns(mkey)) this.armTimers(mkey, delta);
+    if (mode === 'takeover' || this.ownership?.owns(mkey)) this.armTimers(mkey, delta);
   }
 
   /** The lock holder wakes the monitor's leases and subscriptions when their deadlines come. */
