@@ -22,7 +22,10 @@ const stores: Array<[string, StoreUnderTest, boolean]> = [
     (() => {
       let args: string[] | undefined;
       return {
-        open: async () => (args ??= ['--state', `${tempDir()}/state.db`]),
+        open: async () => {
+          args ??= ['--state', `${tempDir()}/state.db`];
+          return args;
+        },
         close: async () => {
           args = undefined;
         },
@@ -35,7 +38,10 @@ const stores: Array<[string, StoreUnderTest, boolean]> = [
     (() => {
       let database: TestDatabase | undefined;
       return {
-        open: async () => ['--store', (database ??= await createTestDatabase()).url],
+        open: async () => {
+          database ??= await createTestDatabase();
+          return ['--store', database.url];
+        },
         close: async () => {
           await database?.drop();
           database = undefined;
