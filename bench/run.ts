@@ -57,15 +57,29 @@ mkdirSync('bench/results', { recursive: true });
 log(`${quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpu}, Node ${machine.node}, load ${loadBefore.join(' ')}; transports ${transports.join(', ')}`);
 
 const extra: Record<string, unknown> = {};
-if (wanted('publish')) for (const t of transports) await publishScenario(ctx, t);
-if (wanted('sse')) for (const t of transports) await sseScenario(ctx, t);
-if (wanted('lease')) {
-  const redis = await redisRate(ctx);
-  for (const t of transports) await leaseScenario(ctx, t, redis);
+let failures = 0;
+/** A scenario that fails is reported and the run goes on with the next. */
+async function attempt(name: string, run: () => Promise<unknown>): Promise<void> {
+  try {
+    const out = await run();
+    if (out !== undefined) extra[name] = out;
+  } catch (error) {
+    failures++;
+    log(`${name} failed: ${(error as Error).stack ?? error}`);
+    ctx.report.note(`${name} FAILED: ${(error as Error).message}`);
+  }
 }
-if (wanted('memory')) extra.memory = await memoryScenario(ctx);
+if (wanted('publish')) for (const t of transports) await attempt(`publish ${t}`, () => publishScenario(ctx, t));
+if (wanted('sse')) for (const t of transports) await attempt(`sse ${t}`, () => sseScenario(ctx, t));
+if (wanted('lease')) {
+  await attempt('lease', async () => {
+    const redis = await redisRate(ctx);
+    for (const t of transports) await attempt(`lease ${t}`, () => leaseScenario(ctx, t, redis));
+  });
+}
+if (wanted('memory')) await attempt('memory', () => memoryScenario(ctx));
 // A full run replaces the committed curves; a quick run's go next to its JSON.
-if (wanted('scaling')) extra.scaling = await scalingScenario(ctx, quick ? `bench/results/scaling-${stamp}.svg` : 'bench/scaling.svg');
+if (wanted('scaling')) await attempt('scaling', () => scalingScenario(ctx, quick ? `bench/results/scaling-${stamp}.svg` : 'bench/scaling.svg'));
 const loadAfter = loadAvg();
 const minutes = round((Date.now() - started.getTime()) / 60_000, 1);
 
@@ -78,3 +92,4 @@ const file = `bench/results/${stamp}.json`;
 const results = { started: started.toISOString(), minutes, quick, transports, machine, load: { before: loadBefore, after: loadAfter }, rows: ctx.report.rows, notes: ctx.report.notes, summary: ctx.report.summary(), ...extra };
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`results: ${file}`);
+if (failures > 0) process.exitCode = 1;
