@@ -78,14 +78,14 @@ export class Report {
     return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.map(line)].join('\n');
   }
 
-  /** One line: how many targets were met, missed and not judged, naming the missed ones. */
+  /** How many targets were met, missed and not judged, then a line per missed one. */
   summary(): string {
     const judged = this.rows.filter((r) => r.target !== undefined);
     const met = judged.filter((r) => r.met === true);
     const missed = judged.filter((r) => r.met === false);
     const open = judged.length - met.length - missed.length;
-    const names = missed.map((r) => `${r.scenario}: ${r.figure} (${r.target})`);
-    return `targets: ${met.length} met, ${missed.length} missed${open ? `, ${open} not judged in this run` : ''}${names.length ? ` — missed: ${names.join('; ')}` : ''}`;
+    const names = missed.map((r) => `\n  missed: ${r.scenario}, ${r.figure} (${r.target})`);
+    return `targets: ${met.length} met, ${missed.length} missed${open ? `, ${open} not judged in this run` : ''}${names.join('')}`;
   }
 }
 

@@ -38,7 +38,9 @@ function chart(c: Chart, dx: number, dy: number): string {
   const plotW = width - margin.left - margin.right;
   const plotH = height - margin.top - margin.bottom;
   const [lo, hi] = [Math.log10(Math.min(...c.xs)), Math.log10(Math.max(...c.xs))];
-  const x = (v: number) => margin.left + (hi === lo ? plotW / 2 : ((Math.log10(v) - lo) / (hi - lo)) * plotW);
+  // Points are inset from the axes so that their labels clear the tick labels.
+  const inset = 28;
+  const x = (v: number) => margin.left + inset + (hi === lo ? (plotW - 2 * inset) / 2 : ((Math.log10(v) - lo) / (hi - lo)) * (plotW - 2 * inset));
   const top = { left: 0, right: 0 };
   for (const s of c.series) top[s.axis] = Math.max(top[s.axis], ...s.values.filter(Number.isFinite));
   // Headroom above the highest point for its label.
@@ -75,7 +77,11 @@ function chart(c: Chart, dx: number, dy: number): string {
     out.push(`<polyline fill="none" stroke="${s.colour}" stroke-width="2"${dash} points="${points.map(([a, b]) => `${a.toFixed(1)},${b.toFixed(1)}`).join(' ')}"/>`);
     for (const [i, [a, b]] of points.entries()) {
       out.push(`<circle cx="${a.toFixed(1)}" cy="${b.toFixed(1)}" r="3.5" fill="${s.colour}"/>`);
-      out.push(`<text x="${a.toFixed(1)}" y="${(b - 8).toFixed(1)}" text-anchor="middle" font-size="10" fill="${s.colour}">${short(s.values[i]!)}</text>`);
+      // The upper of the series at this x is labelled above its point, the others below (unless that leaves the plot).
+      const others = c.series.filter((o) => o !== s).map((o) => y(o.values[i]!, o.axis));
+      const upper = others.every((o) => !(o < b));
+      const ly = upper || b + 16 > margin.top + plotH ? b - 8 : b + 16;
+      out.push(`<text x="${a.toFixed(1)}" y="${ly.toFixed(1)}" text-anchor="middle" font-size="10" fill="${s.colour}">${short(s.values[i]!)}</text>`);
     }
   }
   c.series.forEach((s, i) => {

@@ -23,6 +23,7 @@ export interface ScalingPoint {
 }
 
 export async function scalingScenario(ctx: BenchContext, svgFile: string): Promise<ScalingPoint[]> {
+  const commit = currentCommit();
   const server = await startServer({ transport: 'uws', durable: true, nodeFlags: ctx.nodeFlags });
   const points: ScalingPoint[] = [];
   try {
@@ -42,7 +43,7 @@ export async function scalingScenario(ctx: BenchContext, svgFile: string): Promi
     for (const c of connectionPoints) byConnections.push(await measure('by connections', c, 1));
     const byMonitors = [];
     for (const m of monitorPoints) byMonitors.push(await measure('by monitors', 50, m));
-    writeFileSync(svgFile, scalingSvg(byConnections, byMonitors, ctx.quick));
+    writeFileSync(svgFile, scalingSvg(byConnections, byMonitors, `commit ${commit}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${os.loadavg()[0]!.toFixed(1)}${ctx.quick ? ', --quick' : ''}`));
     ctx.report.note(`scaling curves written to ${svgFile}`);
   } finally {
     await server.stop();
@@ -50,16 +51,20 @@ export async function scalingScenario(ctx: BenchContext, svgFile: string): Promi
   return points;
 }
 
-function scalingSvg(byConnections: ScalingPoint[], byMonitors: ScalingPoint[], quick: boolean): string {
+function currentCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function scalingSvg(byConnections: ScalingPoint[], byMonitors: ScalingPoint[], when: string): string {
   const series = (points: ScalingPoint[]): Series[] => [
     { name: 'publish rate', unit: 'obs/s', values: points.map((p) => p.rate), axis: 'left', colour: '#1f77b4' },
     { name: 'p99 latency', unit: 'ms', values: points.map((p) => p.p99), axis: 'right', colour: '#d62728', dashed: true },
   ];
-  let commit = 'unknown commit';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {}
-  const caption = `vigil serve (uWS, durable state), closed-loop clients on loopback, ${os.cpus().length} cores shared; commit ${commit}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${quick ? ', --quick' : ''}`;
+  const caption = `vigil serve (uWS, durable state), closed-loop clients on loopback, ${os.cpus().length} cores shared; ${when}`;
   return renderCharts(
     [
       { title: 'Publish vs concurrent connections (1 monitor)', xLabel: 'connections', xs: byConnections.map((p) => p.connections), series: series(byConnections) },
