@@ -23,6 +23,8 @@ const option = (name: string, fallback: number) => {
 };
 const seconds = option('seconds', 8);
 const streams = option('streams', 10_000);
+// --cpu-only: no profiler, just the server's CPU per unit (for A/B runs on a busy machine).
+const cpuOnly = argv.includes('--cpu-only');
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 interface Window {
@@ -39,7 +41,7 @@ async function closedLoop(server: BenchServer, mode: string, extra: (i: number) 
   const from = monotonicUs();
   const results = await runChildren<{ ok: number; wins: number; failed: number; elapsedMs: number }>(
     'load',
-    (i) => ({ base: server.base, mode, concurrency: 25, durationMs: seconds * 1000, ...extra(i) }),
+    (i) => ({ base: server.base, mode, concurrency: 25, durationMs: seconds * 1000, offset: i * 25, ...extra(i) }),
     2,
   );
   const to = monotonicUs();
@@ -54,7 +56,7 @@ async function discover(server: BenchServer): Promise<Window> {
 
 async function publish(server: BenchServer): Promise<Window> {
   const owner = await createMonitor(server.request, 'profile-publish');
-  return closedLoop(server, 'publish', () => ({ monitor: 'profile-publish', token: owner }));
+  return closedLoop(server, 'publish', () => ({ targets: [{ monitor: 'profile-publish', token: owner }] }));
 }
 
 async function lease(server: BenchServer): Promise<Window> {
@@ -100,12 +102,17 @@ const outDir = join('bench/profiles', label);
 mkdirSync(outDir, { recursive: true });
 for (const name of scenarios) {
   const profileDir = mkdtempSync(join(tmpdir(), 'vigil-profile-'));
-  const server = await startServer({ transport: 'uws', durable: true, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+  const server = await startServer({ transport: 'uws', durable: true, nodeFlags: cpuOnly ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
   let window: Window;
   try {
     window = await run[name]!(server);
   } finally {
     await server.stop();
+  }
+  if (cpuOnly) {
+    rmSync(profileDir, { recursive: true, force: true });
+    console.log(`${name}: ${window.requests} ${window.unit}s, server CPU ${round((window.cpuSeconds * 1e6) / window.requests, 2)} µs per ${window.unit} ${JSON.stringify(window.extra)}`);
+    continue;
   }
   const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`the server wrote no profile in ${profileDir}`);

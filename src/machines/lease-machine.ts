@@ -52,6 +52,24 @@ const refusal = (code: 'LEASE_HELD' | 'LEASE_LOST' | 'DEAD_LETTERED', context: L
   },
 });
 
+const heldBy = (lease: LeaseRecord, holder: string, now: number) =>
+  lease.holder === holder && lease.expiresMs !== null && now < lease.expiresMs;
+const lapsedAt = (lease: LeaseRecord, now: number) => lease.expiresMs !== null && now >= lease.expiresMs;
+
+/**
+ * The refusal a CLAIM gets from the machine when it changes nothing: the
+ * lease is held by another holder and has not lapsed, or it is dead-lettered.
+ * Undefined when the claim must go to the actor. Most claims under contention
+ * are refused, and deciding that here costs no actor transition.
+ */
+export function claimRefusal(state: LeaseState, lease: LeaseRecord, holder: string, now: number): Extract<LeaseOutcome, { ok: false }> | undefined {
+  if (state === 'held' && !heldBy(lease, holder, now) && !lapsedAt(lease, now)) {
+    return { ok: false, code: 'LEASE_HELD', holder: lease.holder, expiresMs: lease.expiresMs };
+  }
+  if (state === 'dead_lettered') return { ok: false, code: 'DEAD_LETTERED', holder: lease.holder, expiresMs: lease.expiresMs };
+  return undefined;
+}
+
 export const leaseMachine = setup({
   types: {
     context: {} as LeaseContext,
@@ -141,9 +159,8 @@ export const leaseMachine = setup({
   },
   guards: {
     storedAs: ({ context }, params: { state: LeaseState }) => context.restoredAs === params.state,
-    heldByCaller: ({ context, event }) =>
-      context.lease.holder === event.holder && context.lease.expiresMs !== null && event.now < context.lease.expiresMs,
-    lapsed: ({ context, event }) => context.lease.expiresMs !== null && event.now >= context.lease.expiresMs,
+    heldByCaller: ({ context, event }) => heldBy(context.lease, event.holder, event.now),
+    lapsed: ({ context, event }) => lapsedAt(context.lease, event.now),
     completedByCaller: ({ context, event }) => context.lease.completedBy === event.holder,
     lastReject: ({ context }) => context.lease.rejects + 1 >= context.rejectLimit,
     expiredAtRestore: ({ context }) =>

@@ -37,7 +37,12 @@ export class ProtocolError extends Error {
   readonly extra: Readonly<Record<string, unknown>>;
 
   constructor(code: ErrorCode, message: string, extra: Record<string, unknown> = {}, options?: ErrorOptions) {
+    // A refusal is an answer, not a fault: capturing its stack was a tenth of a
+    // refused lease claim. Failures of the server itself keep theirs.
+    const stackLimit = Error.stackTraceLimit;
+    if (code !== 'INTERNAL' && code !== 'STORE_UNAVAILABLE') Error.stackTraceLimit = 0;
     super(message, options);
+    Error.stackTraceLimit = stackLimit;
     this.code = code;
     this.extra = extra;
   }

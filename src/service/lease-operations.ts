@@ -2,7 +2,7 @@
 // lease machine decides every outcome; this module checks who is asking,
 // records the `lease` observation and makes the change durable.
 import { leaseKey, type LeaseActor } from '../actors/root-system.ts';
-import { type LeaseEvent, type LeaseOutcome, leaseStateOf } from '../machines/lease-machine.ts';
+import { claimRefusal, type LeaseEvent, type LeaseOutcome, leaseStateOf } from '../machines/lease-machine.ts';
 import { ProtocolError, notFound } from '../protocol/errors.ts';
 import { principalKind } from '../protocol/principal.ts';
 import { validate, type SchemaId } from '../protocol/validate.ts';
@@ -131,7 +131,12 @@ export function claim(service: MonitorService, input: unknown, caller: Caller): 
     actor = leaseActor(service, handle, body.subject, true)!;
   }
   const durationSeconds = body.lease_duration_seconds ?? defaults.leaseSeconds;
-  const result = apply(actor, { type: 'CLAIM', holder: holderOf(handle), durationSeconds, now: service.now() }, body.subject);
+  const holder = holderOf(handle);
+  const now = service.now();
+  const current = actor.getSnapshot();
+  const refused = claimRefusal(leaseStateOf(current.value), current.context.lease, holder, now);
+  if (refused) throw refusal(refused, body.subject);
+  const result = apply(actor, { type: 'CLAIM', holder, durationSeconds, now }, body.subject);
   if (result.effect === 'claimed') {
     record(service, handle, result.lease, { action: 'claim', on_behalf_of: body.on_behalf_of ?? null });
   }
