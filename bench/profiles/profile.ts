@@ -11,7 +11,7 @@ import { runChildren, startChild } from '../lib/children.ts';
 import { client, json } from '../lib/http.ts';
 import { type BenchServer, startServer } from '../lib/server.ts';
 import { createMonitor, subscribe, subscribeMany, head, type Sub } from '../lib/setup.ts';
-import { nowMs, round, sleep } from '../lib/stats.ts';
+import { nowMs, round, sleep, summary } from '../lib/stats.ts';
 import { breakdown, type CpuProfile, flameSvg, folded, windowed } from './flame.ts';
 
 const argv = process.argv.slice(2);
@@ -73,7 +73,7 @@ async function sse(server: BenchServer): Promise<Window> {
   const subs = await subscribeMany(server.request, 'profile-sse', owner, streams, 16);
   const cursor = (await head(server.request, 'profile-sse', owner)) + 1;
   const per = Math.ceil(streams / 4);
-  const children = Array.from({ length: 4 }, (_, i) => startChild<{ deliveries: number; lastArrival: number }>('sse', { base: server.base, streams: subs.slice(i * per, (i + 1) * per), cursor, expected: 100, timeoutMs: 60_000 }));
+  const children = Array.from({ length: 4 }, (_, i) => startChild<{ deliveries: number; lastArrival: number; worst: Array<[number, number]> }>('sse', { base: server.base, streams: subs.slice(i * per, (i + 1) * per), cursor, expected: 100, timeoutMs: 60_000 }));
   await Promise.all(children.map((c) => c.ready));
   await sleep(500);
   for (const c of children) c.go();
@@ -94,7 +94,10 @@ async function sse(server: BenchServer): Promise<Window> {
   // The server's work ended at the last arrival at the latest.
   const to = from + Math.round((lastArrival - first) * 1000);
   const deliveries = results.reduce((a, r) => a + r.deliveries, 0);
-  return { from, to, requests: deliveries, unit: 'delivery', cpuSeconds: server.cpuSeconds() - cpu0, extra: { deliveries, spanMs: round(lastArrival - first) } };
+  const worst = new Map<number, number>();
+  for (const r of results) for (const [sent, l] of r.worst) worst.set(sent, Math.max(worst.get(sent) ?? 0, l));
+  const last = summary([...worst.values()]);
+  return { from, to, requests: deliveries, unit: 'delivery', cpuSeconds: server.cpuSeconds() - cpu0, extra: { deliveries, spanMs: round(lastArrival - first), lastStreamP50Ms: round(last.p50), lastStreamP99Ms: round(last.p99) } };
 }
 
 const run: Record<string, (s: BenchServer) => Promise<Window>> = { discover, publish, lease, sse };

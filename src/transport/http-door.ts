@@ -102,6 +102,22 @@ function decodeSegments(path: string): string[] {
   }
 }
 
+// Clients repeat the same few paths (their monitor's observations, their
+// subscription's leases): decoding and matching a path is done once per path.
+const routeCacheLimit = 1024;
+const routeCache = new Map<string, ReturnType<typeof matchRoute>>();
+
+function routeOf(method: string, path: string): ReturnType<typeof matchRoute> {
+  const key = `${method} ${path}`;
+  if (routeCache.has(key)) return routeCache.get(key);
+  const match = matchRoute(method, decodeSegments(path.slice(basePath.length)));
+  // Shared by every request on this path: nothing may change it.
+  if (match && 'params' in match) Object.freeze(match.params);
+  if (routeCache.size >= routeCacheLimit) routeCache.delete(routeCache.keys().next().value!);
+  routeCache.set(key, match);
+  return match;
+}
+
 function mergeInput(params: Record<string, string>, extra: unknown): Record<string, unknown> {
   if (typeof extra !== 'object' || extra === null || Array.isArray(extra)) {
     throw invalid(`The request body must be a JSON object; got ${Array.isArray(extra) ? 'an array' : JSON.stringify(extra)}.`);
@@ -155,8 +171,7 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     if (!request.path.startsWith(`${basePath}/`) && request.path !== basePath) {
       throw notFound(`No route ${request.method} ${request.path}; the API lives under ${basePath}.`);
     }
-    const segments = decodeSegments(request.path.slice(basePath.length));
-    const match = matchRoute(request.method, segments);
+    const match = routeOf(request.method, request.path);
     if (!match) throw notFound(`No route ${request.method} ${request.path}.`);
     if ('allowed' in match) {
       throw notFound(`${request.path} does not answer ${request.method}; it answers ${match.allowed.join(', ')}.`);

@@ -289,6 +289,21 @@ class UwsStreamSink implements StreamSink {
   }
 }
 
+// Almost every body arrives in the packet that carried the headers, and uWS hands it over
+// before this turn ends: the stall timer is armed only for the bodies still incomplete then,
+// instead of being made and cleared for every request.
+let toArm: Array<() => void> = [];
+
+function armAfterThisTurn(arm: () => void): void {
+  toArm.push(arm);
+  if (toArm.length > 1) return;
+  setImmediate(() => {
+    const due = toArm;
+    toArm = [];
+    for (const each of due) each();
+  });
+}
+
 /** Collects the body, or calls `tooLarge` as soon as it passes the limit. */
 function readBody(
   res: Uws.HttpResponse,
@@ -303,14 +318,18 @@ function readBody(
   // once the body is whole it lets go of the request it was building.
   let pending: { onBody: (body: Buffer) => void; tooLarge: () => void } | undefined = { onBody, tooLarge };
   // A body that stops arriving is answered 408 before uWS's own idle timeout closes the socket silently.
-  const timer = stalled
-    ? setTimeout(() => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  if (stalled) {
+    armAfterThisTurn(() => {
+      if (!pending) return;
+      timer = setTimeout(() => {
         if (!pending) return;
         pending = undefined;
         chunks = [];
         stalled();
-      }, bodyIdleMs)
-    : undefined;
+      }, bodyIdleMs);
+    });
+  }
   res.onData((chunk, isLast) => {
     const handlers = pending;
     if (!handlers) return;
@@ -327,7 +346,8 @@ function readBody(
     if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
       clearTimeout(timer);
-      const body = Buffer.concat(chunks, total);
+      // The usual body, one chunk, is already its own copy.
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
       pending = undefined;
       chunks = [];
       handlers.onBody(body);
