@@ -12,6 +12,12 @@ import { type BenchServer, startServer } from '../lib/server.ts';
 import { createMonitor, subscribe } from '../lib/setup.ts';
 import { nowMs, round, sleep } from '../lib/stats.ts';
 
+/**
+ * Memory is read this long after the last request: V8's memory reducer
+ * collects a burst's garbage only some 8 s after allocation slows down.
+ */
+export const restMs = 12_000;
+
 /** Creation stops early when the machine has less than this free (other work shares it). */
 const minFreeBytes = 1.5 * 2 ** 30;
 
@@ -84,12 +90,11 @@ async function measureKind(ctx: BenchContext, kind: Kind): Promise<KindMemory> {
   const server = await startServer({ transport: 'uws', durable: true, nodeFlags: ctx.nodeFlags, args: setup.serverArgs ?? [] });
   try {
     const create = await setup.prepare(server.request, count);
-    const m0 = await atRest(server, ctx.quick ? 2000 : 5000);
+    const m0 = await atRest(server, restMs);
     const t0 = nowMs();
     const created = await createMany(count, 16, create);
     log(`memory: ${fmt(created)} ${kind}s in ${round((nowMs() - t0) / 1000, 1)} s`);
-    // Right after a burst the heap still holds the requests' garbage, which V8 collects once the server idles.
-    const m1 = await atRest(server, ctx.quick ? 5000 : 15_000);
+    const m1 = await atRest(server, restMs);
     const rssPerActor = (m1.rss - m0.rss) / created;
     const heapPerActor = (m1.heapUsed - m0.heapUsed) / created;
     const scenario = '7 memory per actor';

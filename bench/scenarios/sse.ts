@@ -3,6 +3,7 @@
 // separate reader processes (bench/clients/sse.ts).
 import { type LoadChild, startChild } from '../lib/children.ts';
 import type { BenchContext } from '../lib/context.ts';
+import { restMs } from './memory.ts';
 import { client, json } from '../lib/http.ts';
 import { fmt, log, type Transport } from '../lib/report.ts';
 import { startServer } from '../lib/server.ts';
@@ -28,7 +29,7 @@ export async function sseScenario(ctx: BenchContext, transport: Transport): Prom
     const owner = await createMonitor(server.request, 'bench-sse');
     const subs = await subscribeMany(server.request, 'bench-sse', owner, size.streams, 16);
     const cursor = (await head(server.request, 'bench-sse', owner)) + 1;
-    await sleep(500);
+    await sleep(restMs);
     const m0 = await server.memory();
     const per = Math.ceil(size.streams / readerProcesses);
     const children: Array<LoadChild<SseResult>> = Array.from({ length: readerProcesses }, (_, i) =>
@@ -36,7 +37,7 @@ export async function sseScenario(ctx: BenchContext, transport: Transport): Prom
     );
     await Promise.race([Promise.all(children.map((c) => c.ready)), Promise.all(children.map((c) => c.result))]);
     // At rest: right after 10,000 opening requests the heap still holds their garbage.
-    await sleep(ctx.quick ? 3000 : 5000);
+    await sleep(restMs);
     const m1 = await server.memory();
     log(`SSE ${transport}: heap ${round(m0.heapUsed / 2 ** 20)} → ${round(m1.heapUsed / 2 ** 20)} MB, resident subscription actors ${m0.residentSubscriptions} → ${m1.residentSubscriptions}`);
     for (const c of children) c.go();
