@@ -1,6 +1,7 @@
 // Wake latency: a pull waits (wait=10) at the next cursor; once it has had
 // time to park, another connection publishes one observation; the figure is
-// the time from sending the publish to the return of the waiting pull.
+// the time from sending the publish to the return of the waiting pull, and
+// its yardstick the publish's own round trip.
 import { childArgs, finish, readyThenGo } from '../lib/child-side.ts';
 import { client, json } from '../lib/http.ts';
 import { nowMs, sleep } from '../lib/stats.ts';
@@ -25,6 +26,8 @@ const publisher = client(args.base, 1);
 await Promise.all([puller('GET', '/discover'), publisher('GET', '/discover')]);
 await readyThenGo();
 const latencies: number[] = [];
+/** The yardstick: the same publish's own round trip (sent → its 201). */
+const publishLatencies: number[] = [];
 let cursor = args.cursor;
 for (let i = 0; i < args.samples; i++) {
   let sent = 0;
@@ -33,10 +36,13 @@ for (let i = 0; i < args.samples; i++) {
   );
   await sleep(15);
   sent = nowMs();
-  const published = json(publisher, 'POST', `/monitors/${args.monitor}/observations`, { type: 'bench.wake', subject: 'w', data: { i } }, args.owner);
+  const published = json(publisher, 'POST', `/monitors/${args.monitor}/observations`, { type: 'bench.wake', subject: 'w', data: { i } }, args.owner).then(() => nowMs());
   const { page, at } = await pull;
-  await published;
-  if (page.observations.length > 0) latencies.push(at - sent);
+  const acknowledged = await published;
+  if (page.observations.length > 0) {
+    latencies.push(at - sent);
+    publishLatencies.push(acknowledged - sent);
+  }
   cursor = page.next;
 }
-finish({ latencies });
+finish({ latencies, publishLatencies });

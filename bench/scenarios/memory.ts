@@ -114,6 +114,8 @@ async function measureKind(ctx: BenchContext, kind: Kind): Promise<KindMemory> {
         figure: `server RSS with ${fmt(created)} live subscriptions`,
         value: m1.rss / 2 ** 20,
         unit: 'MB',
+        baseline: { name: 'RSS with none', value: m0.rss / 2 ** 20, unit: 'MB' },
+        ratio: round(m1.rss / m0.rss, 2),
         target: '< 400 MB at 100,000',
         met: created >= 100_000 ? m1.rss < 400 * 2 ** 20 : `${fmt(created)} created, not 100,000`,
       });

@@ -8,6 +8,7 @@ import os from 'node:os';
 import { type BenchContext, load } from '../lib/context.ts';
 import { startServer } from '../lib/server.ts';
 import { createMonitor } from '../lib/setup.ts';
+import { round } from '../lib/stats.ts';
 import { renderCharts, type Series } from '../lib/svg.ts';
 
 export const connectionPoints = [1, 10, 50, 200];
@@ -29,20 +30,23 @@ export async function scalingScenario(ctx: BenchContext, svgFile: string): Promi
   try {
     const targets: Array<{ monitor: string; token: string }> = [];
     for (let i = 0; i < Math.max(...monitorPoints); i++) targets.push({ monitor: `scale-${i}`, token: await createMonitor(server.request, `scale-${i}`) });
-    const measure = async (curve: string, connections: number, monitors: number) => {
+    const measure = async (curve: string, connections: number, monitors: number, first?: ScalingPoint) => {
       const r = await load(server, { mode: 'publish', concurrency: connections, durationMs: ctx.size.scalingMs, targets: targets.slice(0, monitors) });
       if (r.failed > 0) ctx.report.note(`scaling: ${r.failed} failed requests at ${connections} connections, ${monitors} monitors`);
       const point = { connections, monitors, rate: r.rate, p50: r.p50, p99: r.p99, cpuUs: r.cpuUs };
       points.push(point);
       const figure = `${curve}: ${connections} connection${connections > 1 ? 's' : ''} on ${monitors} monitor${monitors > 1 ? 's' : ''}`;
-      ctx.report.add('uws', { scenario: '8 scaling', figure: `${figure}, publish rate`, value: r.rate, unit: 'obs/s' });
-      ctx.report.add('uws', { scenario: '8 scaling', figure: `${figure}, latency p99`, value: r.p99, unit: 'ms' });
+      // Each point against the curve's first, so that the ratio column reads as the growth.
+      const base = first ?? point;
+      const firstName = `${base.connections} connection${base.connections > 1 ? 's' : ''} on ${base.monitors} monitor${base.monitors > 1 ? 's' : ''}`;
+      ctx.report.add('uws', { scenario: '8 scaling', figure: `${figure}, publish rate`, value: r.rate, unit: 'obs/s', baseline: { name: firstName, value: base.rate, unit: 'obs/s' }, ratio: round(r.rate / base.rate, 2) });
+      ctx.report.add('uws', { scenario: '8 scaling', figure: `${figure}, latency p99`, value: r.p99, unit: 'ms', baseline: { name: firstName, value: base.p99, unit: 'ms' }, ratio: round(r.p99 / base.p99, 2) });
       return point;
     };
-    const byConnections = [];
-    for (const c of connectionPoints) byConnections.push(await measure('by connections', c, 1));
-    const byMonitors = [];
-    for (const m of monitorPoints) byMonitors.push(await measure('by monitors', 50, m));
+    const byConnections: ScalingPoint[] = [];
+    for (const c of connectionPoints) byConnections.push(await measure('by connections', c, 1, byConnections[0]));
+    const byMonitors: ScalingPoint[] = [];
+    for (const m of monitorPoints) byMonitors.push(await measure('by monitors', 50, m, byMonitors[0]));
     writeFileSync(svgFile, scalingSvg(byConnections, byMonitors, `commit ${commit}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${os.loadavg()[0]!.toFixed(1)}${ctx.quick ? ', --quick' : ''}`));
     ctx.report.note(`scaling curves written to ${svgFile}`);
   } finally {
