@@ -81,6 +81,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     clientLimits: options.clientLimits,
     heartbeatMs: options.heartbeatMs,
     log: options.log,
+    timersRunHere: cluster && ((mkey) => cluster.runsTimersOf(mkey)),
   });
   try {
     await cluster?.attach(service);

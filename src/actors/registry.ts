@@ -61,6 +61,10 @@ export class ActorRegistry<A extends AnyActorRef> {
     return this.adopt(key, actor)!;
   }
 
+  isHeld(key: string): boolean {
+    return this.holds.has(key);
+  }
+
   isResident(key: string): boolean {
     return this.resident.has(key);
   }

@@ -37,7 +37,17 @@ export interface ActorEnvironment {
   actorFailed(kind: string, key: string, error: unknown): void;
   /** Receives every actor's inspection events (vigil serve --inspect). */
   readonly inspect?: (event: InspectionEvent) => void;
+  /**
+   * A cluster node runs the timers of the monitors whose lock it holds only (protocol.md §20); elsewhere
+   * an actor's timer is parked, and the lock holder wakes the actor through the deadline scheduler.
+   */
+  readonly timersRunHere?: (mkey: number) => boolean;
 }
+
+/** The longest timer a clock accepts: a parked timer never fires in practice. */
+const parkedMs = 2 ** 31 - 1;
+
+type DelayOf<Context> = (args: { context: Context }) => number;
 
 export const leaseKey = (mkey: number, subject: string) => `${mkey}:${subject}`;
 
@@ -58,11 +68,16 @@ export class RootSystem {
     private readonly env: ActorEnvironment,
     private readonly residentCap = defaultResidentCap,
   ) {
+    const here = env.timersRunHere;
+    const untilExpiry = leaseMachine.implementations.delays.untilExpiry as DelayOf<{ lease: LeaseRecord }>;
+    const untilMute = subscriptionMachine.implementations.delays.untilMute as DelayOf<{ subscription: SubscriptionRecord }>;
     this.leaseLogic = leaseMachine.provide({
       actions: { announceExpiry: (_args, params) => env.leaseExpired(params.lease) },
+      ...(here && { delays: { untilExpiry: (args) => (here(args.context.lease.mkey) ? untilExpiry(args) : parkedMs) } }),
     });
     this.subscriptionLogic = subscriptionMachine.provide({
       actions: { announceMuted: (_args, params) => env.subscriptionMuted(params.subscription) },
+      ...(here && { delays: { untilMute: (args) => (here(args.context.subscription.mkey) ? untilMute(args) : parkedMs) } }),
     });
     const failed = (kind: string, key: string, error: unknown) => env.actorFailed(kind, key, error);
     // Monitors are few and always resident; they are added when loaded or created.

@@ -66,6 +66,11 @@ export class ClusterNode implements ClusterNodeHooks {
     });
   }
 
+  /** Timers of a monitor run on the node holding its advisory lock. */
+  runsTimersOf(mkey: number): boolean {
+    return this.ownership?.owns(mkey) ?? false;
+  }
+
   /** Runs one operation on fresh state; a batch that lost a race runs again. */
   async run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T> {
     for (let tries = 1; ; tries++) {
@@ -126,7 +131,10 @@ export class ClusterNode implements ClusterNodeHooks {
 
   private async commit(batch: CapturedBatch): Promise<void> {
     const revs = await this.pg.commit(batch, this.known, (mkey) => this.replica.contradictionsOf(mkey));
+    const created = [...revs.keys()].some((mkey) => !this.known.has(mkey));
     for (const [mkey, rev] of revs) this.known.set(mkey, rev);
+    // A new monitor gets a timer owner at once rather than at the next ownership round.
+    if (created) this.ownership?.poke();
     for (const [id, params] of batch.subscriptions) this.subscriptionMonitors.set(id, params[1] as number);
   }
 
@@ -159,7 +167,7 @@ export class ClusterNode implements ClusterNodeHooks {
       }
       if (mode !== 'reload' && known === delta.monitor.rev) {
         // Memory is current: a takeover only arms the timers (reloading would drop actors that open streams hold).
-        if (mode === 'takeover') this.armTimers(mkey, delta);
+        if (mode === 'takeover') this.takeTimers(mkey, delta);
         return;
       }
       this.apply(mkey, delta, mode);
@@ -190,6 +198,14 @@ export class ClusterNode implements ClusterNodeHooks {
           : 'all',
     });
     if (mode === 'takeover' || this.ownership?.owns(mkey)) this.armTimers(mkey, delta);
+  }
+
+  /** Resident actors of a monitor just taken over have parked timers: drop them so that their wakes restore them running. */
+  private takeTimers(mkey: number, delta: MonitorDelta): void {
+    const system = this.service.system;
+    for (const l of delta.leases) system.leases.evict(`${mkey}:${l.subject}`);
+    for (const s of delta.subscriptions) if (!system.subscriptions.isHeld(s.id)) system.subscriptions.evict(s.id);
+    this.armTimers(mkey, delta);
   }
 
   /** The lock holder wakes the monitor's leases and subscriptions when their deadlines come. */

@@ -39,6 +39,11 @@ export class Ownership {
     return this.owned.has(mkey);
   }
 
+  /** Tries to take free monitors now. */
+  poke(): void {
+    void this.tick();
+  }
+
   private tick(): Promise<void> {
     this.running ??= this.takeFree().finally(() => {
       this.running = undefined;

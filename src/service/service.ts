@@ -46,6 +46,8 @@ export interface ServiceOptions {
   readonly log?: (line: string) => void;
   /** Per-client-address limits for anonymous use. */
   readonly clientLimits?: Partial<ClientLimitSettings>;
+  /** A cluster node runs only the timers of the monitors it holds the lock of. */
+  readonly timersRunHere?: (mkey: number) => boolean;
 }
 
 
@@ -107,6 +109,7 @@ export class MonitorService {
       leaseExpired: (lease) => this.onLeaseExpired(lease),
       subscriptionMuted: (subscription) => this.onSubscriptionMuted(subscription),
       inspect: options.inspect,
+      timersRunHere: options.timersRunHere,
       actorFailed: (kind, key, error) => this.log(`vigil: ${kind} actor ${key} failed and will be restored from the store: ${String(error)}`),
     }, options.residentActors);
     this.store.commits.onCommitted((heads?: ReadonlyMap<number, number>) => (heads ? this.afterClusterCommit(heads) : this.afterCommit()));

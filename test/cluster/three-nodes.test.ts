@@ -104,6 +104,9 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
       if (!expired) await new Promise((r) => setTimeout(r, 200));
     }
     expect(expired, 'a surviving node recorded the expiry').toBeDefined();
+    await new Promise((r) => setTimeout(r, 1000));
+    const expiries = (await replayAll(b!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.lease' && o.data.payload.action === 'expired');
+    expect(expiries, 'one node ran the timer').toHaveLength(1);
     expect(expired.data.payload.holder).toBe(`sub:${sub.id}`);
     // Recorded at the expiry, not at some later request: the survivors' timer fired.
     expect(Date.parse(expired.time)).toBeGreaterThanOrEqual(expires);
