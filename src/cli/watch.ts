@@ -57,7 +57,7 @@ function stdoutWriter(): (text: string) => Promise<boolean> {
 export function registerWatchCommand(cli: CAC): void {
   cli
     .command('watch', 'Follow one subscription; print one line per observation')
-    .option('--base <url>', 'Server to use', { default: process.env.VIGIL_BASE ?? defaultBase, type: [String] })
+    .option('--base <urls>', 'Server to use; several nodes of one cluster comma-separated: watch moves to the next when one is unreachable', { default: process.env.VIGIL_BASE ?? defaultBase, type: [String] })
     .option('--subscription <id>', 'Subscription to follow', { type: [String] })
     .option('--token <token>', 'Subscription token (or VIGIL_TOKEN)', { type: [String] })
     .option('--catch-up', 'Print the backlog first, from the stored cursor (otherwise print from the head on, and leave a backlog unacknowledged)')
@@ -75,7 +75,13 @@ export function registerWatchCommand(cli: CAC): void {
       const limit = wholeNumberFlag('--limit', flags.limit, 1, 1000);
       const retryText = stringFlag('--retry-for', flags.retryFor);
       const retryForMs = retryText === undefined ? undefined : wholeNumberFlag('--retry-for', retryText, 0, 31_536_000) * 1000;
-      const client = serverClient(stringFlag('--base', flags.base) ?? defaultBase);
+      const bases = (stringFlag('--base', flags.base) ?? defaultBase).split(',').map((b) => b.trim()).filter(Boolean);
+      if (bases.length === 0) throw new UsageError('--base takes a server URL, or several comma-separated.');
+      const clients = bases.map((b) => serverClient(b));
+      let current = 0;
+      let client = clients[current]!;
+      /** Nodes tried since the last answer: only when every one failed does watch wait before trying again. */
+      let failedInARow = 0;
       const write = stdoutWriter();
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
@@ -110,8 +116,9 @@ export function registerWatchCommand(cli: CAC): void {
             }
           }
           const page: Page = await client.request('GET', `${path}/pull?cursor=${cursor}&wait=${wait}&limit=${limit}`, { token, signal: stop.signal });
-          if (downSince !== undefined) process.stderr.write('vigil watch: reconnected\n');
+          if (downSince !== undefined) process.stderr.write(`vigil watch: reconnected${clients.length > 1 ? ` to ${client.base}` : ''}\n`);
           downSince = undefined;
+          failedInARow = 0;
           retryMs = 250;
           let written = cursor;
           for (const observation of page.observations) {
@@ -132,6 +139,19 @@ export function registerWatchCommand(cli: CAC): void {
           if (stop.signal.aborted) break;
           if (error instanceof UnreachableError || (error instanceof ServerError && error.status >= 500)) {
             const now = Date.now();
+            if (clients.length > 1 && ++failedInARow < clients.length) {
+              // Another node of the cluster serves the same subscription: move there at once.
+              current = (current + 1) % clients.length;
+              client = clients[current]!;
+              downSince ??= now;
+              process.stderr.write(`vigil watch: ${error.message}; switching to ${client.base}\n`);
+              continue;
+            }
+            failedInARow = 0;
+            if (clients.length > 1) {
+              current = (current + 1) % clients.length;
+              client = clients[current]!;
+            }
             if (downSince === undefined) {
               downSince = now;
               process.stderr.write(`vigil watch: ${error.message}; retrying${retryForMs === undefined ? '' : ` for ${retryForMs / 1000} s`}\n`);

@@ -197,7 +197,8 @@ export class ClusterNode implements ClusterNodeHooks {
           ? { subscriptions: delta.subscriptions, leases: delta.leases.map((l) => `${mkey}:${l.subject}`) }
           : 'all',
     });
-    if (mode === 'takeover' || this.ownership?.owns(mkey)) this.armTimers(mkey, delta);
+    // After a reload or a takeover every deadline is armed again (a refused batch may have held a timer's write).
+    if (mode === 'takeover' || this.ownership?.owns(mkey)) this.armTimers(mkey, mode === 'delta' ? delta : this.replica.deadlines(mkey));
   }
 
   /** Resident actors of a monitor just taken over have parked timers: drop them so that their wakes restore them running. */
@@ -205,14 +206,16 @@ export class ClusterNode implements ClusterNodeHooks {
     const system = this.service.system;
     for (const l of delta.leases) system.leases.evict(`${mkey}:${l.subject}`);
     for (const s of delta.subscriptions) if (!system.subscriptions.isHeld(s.id)) system.subscriptions.evict(s.id);
-    this.armTimers(mkey, delta);
+    this.armTimers(mkey, this.replica.deadlines(mkey));
   }
 
   /** The lock holder wakes the monitor's leases and subscriptions when their deadlines come. */
-  private armTimers(mkey: number, delta: MonitorDelta): void {
+  private armTimers(mkey: number, delta: Pick<MonitorDelta, 'leases' | 'subscriptions'> | ReturnType<ReplicaWriter['deadlines']>): void {
     const system = this.service.system;
-    for (const l of delta.leases) if (l.state === 'held' && l.expires_ms !== null) system.wakeLeaseAt(`${mkey}:${l.subject}`, l.expires_ms);
-    for (const s of delta.subscriptions) if (s.state === 'live' && s.mute_deadline_ms !== null) system.wakeSubscriptionAt(s.id, s.mute_deadline_ms);
+    for (const l of delta.leases) if ((!('state' in l) || l.state === 'held') && l.expires_ms !== null) system.wakeLeaseAt(`${mkey}:${l.subject}`, l.expires_ms);
+    for (const s of delta.subscriptions) {
+      if ((!('state' in s) || s.state === 'live') && s.mute_deadline_ms !== null) system.wakeSubscriptionAt(s.id, s.mute_deadline_ms);
+    }
   }
 
   async close(): Promise<void> {

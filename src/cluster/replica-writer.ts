@@ -14,6 +14,8 @@ export class ReplicaWriter {
   private readonly dropBelow: SqlStatement;
   private readonly localHead: SqlStatement;
   private readonly contradictions: SqlStatement;
+  private readonly heldLeases: SqlStatement;
+  private readonly liveSubscriptions: SqlStatement;
 
   constructor(private readonly driver: SqlDriver) {
     const p = (text: string) => driver.prepare(text);
@@ -33,6 +35,13 @@ export class ReplicaWriter {
     this.dropBelow = p('delete from observations where mkey = ? and seq < ?');
     this.localHead = p('select coalesce(max(seq), 0) as head from observations where mkey = ?');
     this.contradictions = p('select seq, subject from contradictions where mkey = ? order by seq');
+    this.heldLeases = p("select subject, expires_ms from leases where mkey = ? and state = 'held' and expires_ms is not null");
+    this.liveSubscriptions = p("select id, mute_deadline_ms from subscriptions where mkey = ? and state = 'live' and mute_deadline_ms is not null");
+  }
+
+  /** Every deadline of the monitor's timers, as the replica holds them. */
+  deadlines(mkey: number): { leases: Array<{ subject: string; expires_ms: number }>; subscriptions: Array<{ id: string; mute_deadline_ms: number }> } {
+    return { leases: this.heldLeases.all([mkey]), subscriptions: this.liveSubscriptions.all([mkey]) };
   }
 
   /** The highest seq stored locally for the monitor (0 when none). */

@@ -1,0 +1,68 @@
+// What a user does with a cluster: `vigil watch` given every node follows one
+// subscription, `vigil publish` goes to another node, and when the node the
+// watch reads from is killed the watch carries on against a survivor,
+// printing every observation once.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { call, createMonitor, subscribe } from '../support/client.ts';
+import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
+import { repoRoot, type ServerProcess, startServerProcess, vigilArgs } from '../support/server-process.ts';
+
+const unavailable = await postgresUnavailable();
+if (unavailable) console.warn(`skipping the cluster watch test: ${unavailable}`);
+
+const lines = (text: string) => text.split('\n').filter(Boolean);
+
+async function until(check: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting: ${what()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe.skipIf(unavailable !== undefined)('vigil watch against a cluster', () => {
+  let database: TestDatabase;
+  let nodes: ServerProcess[] = [];
+  let watch: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(async () => {
+    watch?.kill('SIGKILL');
+    await Promise.all(nodes.map((n) => n.kill()));
+  });
+  afterAll(() => database?.drop());
+
+  it('moves to a surviving node when the one it reads from is killed', async () => {
+    nodes = await Promise.all([0, 1, 2].map(() => startServerProcess({ args: ['--store', database.url] })));
+    const [a, b, c] = nodes as [ServerProcess, ServerProcess, ServerProcess];
+    const { id, ownerToken } = await createMonitor(a.base, { visibility: 'public' });
+    const sub = await subscribe(b.base, { monitor: id, subscriber: 'human:watcher', filter: { types: 'demo.*' } });
+    let out = '';
+    let err = '';
+    watch = spawn(process.execPath, vigilArgs(['watch', '--base', [a.url, b.url, c.url].join(','), '--subscription', sub.id, '--token', sub.token, '--wait', '5', '--catch-up']), {
+      cwd: repoRoot,
+    });
+    watch.stdout!.on('data', (d) => (out += d));
+    watch.stderr!.on('data', (d) => (err += d));
+    const publish = (base: string, n: number) =>
+      spawnSync(process.execPath, vigilArgs(['publish', id, '--base', base, '--token', ownerToken, '--type', 'demo.n', '--subject', `s${n}`]), {
+        cwd: repoRoot,
+        encoding: 'utf8',
+      });
+    expect(publish(b.url, 1).status).toBe(0);
+    await until(() => lines(out).length >= 1, () => out + err);
+    await a.kill();
+    expect(publish(c.url, 2).status).toBe(0);
+    expect(publish(b.url, 3).status).toBe(0);
+    await until(() => lines(out).length >= 3, () => out + err);
+    expect(lines(out).map((l) => l.split(' ')[2])).toEqual(['s1', 's2', 's3']);
+    expect(err).toContain('switching to');
+    // Every printed line was acknowledged on the cluster: nothing is left behind the stored cursor.
+    await new Promise((r) => setTimeout(r, 500));
+    const state = await call(c.base, 'GET', `/subscriptions/${sub.id}/pull?limit=1`, { token: sub.token });
+    expect(state.body.lag).toBe(0);
+  }, 90_000);
+});
