@@ -62,6 +62,10 @@ export class ClusterNode implements ClusterNodeHooks {
     this.listener = await ChangeListener.start(this.connection, (mkey, rev) => this.changed(mkey, rev), () => this.resyncKnown(), this.log);
     this.ownership = await Ownership.start(this.connection, {
       acquired: (mkey) => this.sync(mkey, 'takeover'),
+      // Locks lost with the session: stop the sources; whoever takes the monitors starts them.
+      released: () => {
+        for (const feed of this.service.allFeeds()) this.service.sources?.changed(feed);
+      },
       log: this.log,
     });
   }
@@ -182,7 +186,7 @@ export class ClusterNode implements ClusterNodeHooks {
     this.queue.invalidate(mkey);
     this.known.set(mkey, m.rev);
     for (const s of delta.subscriptions) this.subscriptionMonitors.set(s.id, mkey);
-    this.service.reloadMonitor({
+    const feed = this.service.reloadMonitor({
       row: {
         key: m.key,
         status: m.status as MonitorStatus,
@@ -197,6 +201,7 @@ export class ClusterNode implements ClusterNodeHooks {
           ? { subscriptions: delta.subscriptions, leases: delta.leases.map((l) => `${mkey}:${l.subject}`) }
           : 'all',
     });
+    this.service.sources?.changed(feed);
     // After a reload or a takeover every deadline is armed again (a refused batch may have held a timer's write).
     if (mode === 'takeover' || this.ownership?.owns(mkey)) this.armTimers(mkey, mode === 'delta' ? delta : this.replica.deadlines(mkey));
   }
@@ -207,6 +212,8 @@ export class ClusterNode implements ClusterNodeHooks {
     for (const l of delta.leases) system.leases.evict(`${mkey}:${l.subject}`);
     for (const s of delta.subscriptions) if (!system.subscriptions.isHeld(s.id)) system.subscriptions.evict(s.id);
     this.armTimers(mkey, this.replica.deadlines(mkey));
+    const feed = this.service.feedByKey(mkey);
+    if (feed) this.service.sources?.changed(feed);
   }
 
   /** The lock holder wakes the monitor's leases and subscriptions when their deadlines come. */

@@ -12,6 +12,8 @@ const intervalMs = 1000;
 export interface OwnershipHooks {
   /** The lock of this monitor was just taken: catch up on it and arm its timers. */
   acquired(mkey: number): Promise<void>;
+  /** Every lock was lost (the session ended). */
+  released(): void;
   log(line: string): void;
 }
 
@@ -61,6 +63,7 @@ export class Ownership {
           // The locks went with the session: another node may hold them now.
           this.session = undefined;
           this.owned.clear();
+          this.hooks.released();
         };
         session.on('error', lost);
         session.on('end', lost);
@@ -83,6 +86,8 @@ export class Ownership {
     this.closed = true;
     clearInterval(this.timer);
     await this.running?.catch(() => {});
-    await this.session?.end().catch(() => {});
+    const session = this.session;
+    this.session = undefined;
+    await session?.end().catch(() => {});
   }
 }

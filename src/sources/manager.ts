@@ -52,8 +52,10 @@ export class SourceManager implements SourceHooks {
 
   changed(feed: Feed): void {
     const source = feed.definition.source;
-    const wanted = feed.status === 'active' && isLive(source) && this.enabled(source.kind);
-    if (feed.status === 'active' && isLive(source) && !wanted && !this.running.has(feed.id)) {
+    // On a cluster the node holding the monitor's lock runs its source; the others leave it alone.
+    const here = this.service.cluster?.runsTimersOf(feed.key) ?? true;
+    const wanted = feed.status === 'active' && isLive(source) && this.enabled(source.kind) && here;
+    if (feed.status === 'active' && isLive(source) && here && !wanted && !this.running.has(feed.id)) {
       this.options.log?.(`vigil: monitor ${feed.id} has a ${source.kind} source, which this server does not run (see --sources); it is not watched`);
     }
     const current = this.running.get(feed.id);

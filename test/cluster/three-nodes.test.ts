@@ -2,6 +2,8 @@
 // server (protocol.md §20): seq without gaps across nodes, one lease holder,
 // cross-node wakes, timers taken over from a killed node, and no acknowledged
 // write lost when a node is killed under load.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
 import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
@@ -147,4 +149,34 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     const present = new Set(seqs);
     expect(acknowledged.filter((s) => !present.has(s))).toEqual([]);
   });
+
+  it('polls a live source from one node only, and from a survivor once that node is killed', async () => {
+    let polls = 0;
+    const target = createServer((_req, res) => {
+      polls++;
+      res.end('ok');
+    });
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    try {
+      const all = await startNodes();
+      const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/health`;
+      const monitor = await createMonitor(all[0]!.base, { source: { kind: 'http', url, interval_s: 1 } });
+      const reader = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
+      await new Promise((r) => setTimeout(r, 4500));
+      const pollsIn4s = polls;
+      // One poller at one poll a second, not three.
+      expect(pollsIn4s).toBeGreaterThanOrEqual(2);
+      expect(pollsIn4s).toBeLessThanOrEqual(7);
+      const sourced = (await replayAll(all[2]!.base, reader)).filter((o) => o.type === 'ai.vigil.source.http');
+      expect(sourced, 'one first contact, written once').toHaveLength(1);
+      // Two of three nodes die, whichever was polling among them: the survivor takes the source over.
+      await all[0]!.kill();
+      await all[1]!.kill();
+      const before = polls;
+      await new Promise((r) => setTimeout(r, 4000));
+      expect(polls - before, 'the survivor took the source over').toBeGreaterThanOrEqual(1);
+    } finally {
+      target.close();
+    }
+  }, 60_000);
 });
