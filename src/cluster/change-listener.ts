@@ -12,14 +12,14 @@ export class ChangeListener {
 
   private constructor(
     private readonly connection: PgConnection,
-    private readonly changed: (mkey: number, rev: number) => void,
+    private readonly changed: (mkey: number, rev: number, timers: boolean) => void,
     private readonly reconnected: () => Promise<void>,
     private readonly log: (line: string) => void,
   ) {}
 
   static async start(
     connection: PgConnection,
-    changed: (mkey: number, rev: number) => void,
+    changed: (mkey: number, rev: number, timers: boolean) => void,
     reconnected: () => Promise<void>,
     log: (line: string) => void,
   ): Promise<ChangeListener> {
@@ -33,8 +33,8 @@ export class ChangeListener {
     client.on('notification', (message) => {
       if (message.channel !== changesChannel || !message.payload) return;
       for (const pair of message.payload.split(',')) {
-        const [mkey, rev] = pair.split(':').map(Number);
-        if (Number.isSafeInteger(mkey) && Number.isSafeInteger(rev)) this.changed(mkey!, rev!);
+        const [mkey, rev, timers] = pair.split(':').map(Number);
+        if (Number.isSafeInteger(mkey) && Number.isSafeInteger(rev)) this.changed(mkey!, rev!, timers === 1);
       }
     });
     const lost = () => {

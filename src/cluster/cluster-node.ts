@@ -59,7 +59,7 @@ export class ClusterNode implements ClusterNodeHooks {
     this.service = service;
     this.replica = new ReplicaWriter(service.store.driver);
     service.cluster = this;
-    this.listener = await ChangeListener.start(this.connection, (mkey, rev) => this.changed(mkey, rev), () => this.resyncKnown(), this.log);
+    this.listener = await ChangeListener.start(this.connection, (mkey, rev, timers) => this.changed(mkey, rev, timers), () => this.resyncKnown(), this.log);
     this.ownership = await Ownership.start(this.connection, {
       acquired: (mkey) => this.sync(mkey, 'takeover'),
       // Locks lost with the session: stop the sources; whoever takes the monitors starts them.
@@ -127,9 +127,16 @@ export class ClusterNode implements ClusterNodeHooks {
     }
   }
 
-  private changed(mkey: number, rev: number): void {
+  /**
+   * Another node committed on a monitor. Caught up on at once only when someone here waits on it
+   * (a long-poll, a stream, a dashboard) or when this node runs its timers and a deadline moved;
+   * otherwise the next request on it catches up (every operation compares revs first).
+   */
+  private changed(mkey: number, rev: number, timers: boolean): void {
     const known = this.known.get(mkey);
     if (known === undefined || known >= rev) return;
+    const waited = (this.service.feedByKey(mkey)?.waiters.size ?? 0) > 0 || this.service.hasRecordedListeners;
+    if (!waited && !(timers && this.runsTimersOf(mkey))) return;
     this.sync(mkey, 'delta').catch((error) => this.log(`vigil: cannot catch up on monitor ${mkey}: ${(error as Error).message}`));
   }
 

@@ -404,6 +404,11 @@ export class MonitorService {
     }
   }
 
+  /** Someone follows commits live (an event stream, a dashboard, an MCP resource subscription). */
+  get hasRecordedListeners(): boolean {
+    return this.recordedListeners.size > 0;
+  }
+
   /** Calls `listener` after each commit that stored observations on a monitor; returns an unsubscribe function. */
   onRecorded(listener: (feed: Feed) => void): () => void {
     this.recordedListeners.add(listener);

@@ -100,7 +100,10 @@ export class PgStore {
           await trx.deleteFrom('observations').where('mkey', '=', mkey as number).where('seq', '<=', upto as number).execute();
         }
         // Delivered on commit only: a rolled-back batch wakes nobody.
-        const payload = [...revs].map(([mkey, rev]) => `${mkey}:${rev}`).join(',');
+        // mkey:rev:1 when the batch moved a lease or a subscription (a timer owner must catch up).
+        const timers = new Set([...batch.leases.values()].map((p) => p[0] as number));
+        for (const p of batch.subscriptions.values()) timers.add(p[1] as number);
+        const payload = [...revs].map(([mkey, rev]) => `${mkey}:${rev}:${timers.has(mkey) ? 1 : 0}`).join(',');
         await sql`select pg_notify(${changesChannel}, ${payload})`.execute(trx);
       });
     } catch (error) {
