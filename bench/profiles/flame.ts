@@ -67,7 +67,9 @@ export function folded(profile: CpuProfile): Map<string, number> {
 // Where a sample's time goes: the innermost frame that matches a rule names its area.
 const areas: Array<[string, RegExp]> = [
   ['GC', /^\(garbage collector\)/],
-  ['ajv validation', /^validate\d*\u00a0|ajv\/|^\(anonymous\)$|^validate\d+$/],
+  // uWS sends inside cork(): a reply's or a stream flush's system call shows as these frames' own time.
+  ['socket send (uWS cork/end/write)', /^(sendFull|flush|\(anonymous\))\u00a0src\/transport\/uws-transport/],
+  ['ajv validation', /^validate\d*\u00a0|ajv\/|^validate\d+$/],
   ['token hash (SHA-256)', /hashToken|tokenMatches|node:internal\/crypto/],
   ['JSON.parse / body decode', /parseJsonBody|^parse\u00a0|JSON\.parse/],
   ['reply stringify (stringifyReply)', /stringifyReply|jsonResponse/],
