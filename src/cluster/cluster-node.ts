@@ -106,6 +106,10 @@ export class ClusterNode implements ClusterNodeHooks {
     if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
   }
 
+  refreshAll(): Promise<void> {
+    return this.resyncKnown(true);
+  }
+
   private async refreshFor(operation: string, input: unknown): Promise<void> {
     const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
     if (operation === 'monitors/list' || operation === 'admin/snapshot' || (operation === 'admin/compact' && typeof fields.monitor !== 'string')) {

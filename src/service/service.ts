@@ -26,6 +26,8 @@ export interface ClusterNodeHooks {
   run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T>;
   /** Catches up on the monitor a subscription belongs to (before a stream opens). */
   refreshSubscription(id: string): Promise<void>;
+  /** Catches up on every monitor in the database. */
+  refreshAll(): Promise<void>;
   /** Timers and live sources of a monitor run on the node holding its lock only. */
   runsTimersOf(mkey: number): boolean;
 }

@@ -90,14 +90,19 @@ export class Dashboard {
           }
         };
         const stopRecorded = service.onRecorded(soon);
-        const tick = setInterval(send, tickMs);
+        // A cluster node first catches up on every monitor, so that any node shows all of them.
+        const refreshed = () => {
+          if (!service.cluster) return send();
+          service.cluster.refreshAll().then(send, send);
+        };
+        const tick = setInterval(refreshed, tickMs);
         sink.onClose(() => {
           this.viewers--;
           stopRecorded();
           clearInterval(tick);
         });
         sink.write('retry: 2000\n\n');
-        send();
+        refreshed();
       },
     };
   }

@@ -179,4 +179,30 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
       target.close();
     }
   }, 60_000);
+
+  it('shows on the dashboard of a node that never served the monitor, live', async () => {
+    const [a, b, c] = await startNodes();
+    const monitor = await createMonitor(a!.base, { id: 'dash-seen', visibility: 'public' });
+    await publish(b!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: 'first' });
+    const controller = new AbortController();
+    const response = await fetch(`${c!.url}/ui/events`, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    let text = '';
+    const headOnDashboard = async (head: number) => {
+      for (;;) {
+        const views = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+        if (views.some((v) => v.monitors.some((m: { id: string; head: number }) => m.id === monitor.id && m.head === head))) return;
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the dashboard stream ended:\n${text}`);
+        text += new TextDecoder().decode(value);
+      }
+    };
+    try {
+      await headOnDashboard(2);
+      await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: 'second' });
+      await headOnDashboard(3);
+    } finally {
+      controller.abort();
+    }
+  });
 });
