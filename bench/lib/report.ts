@@ -34,9 +34,12 @@ export class Report {
   readonly rows: Row[] = [];
   readonly notes: string[] = [];
 
+  /** `progress` gets a line per figure as it is measured (stderr by default). */
+  constructor(private readonly progress: (line: string) => void = log) {}
+
   add(transport: Transport, figure: Figure): void {
     const base = figure.baseline ? `  (baseline ${figure.baseline.name}: ${fmt(figure.baseline.value)} ${figure.baseline.unit}; ratio ${figure.ratio})` : '';
-    log(`${figure.scenario} / ${figure.figure} [${transport}]: ${fmt(figure.value)} ${figure.unit}${base}`);
+    this.progress(`${figure.scenario} / ${figure.figure} [${transport}]: ${fmt(figure.value)} ${figure.unit}${base}`);
     const existing = this.rows.find((r) => r.scenario === figure.scenario && r.figure === figure.figure);
     if (transport === 'uws') {
       if (existing) Object.assign(existing, figure);
