@@ -4,6 +4,7 @@
 // side by side) and a pass/fail summary, and writes
 // bench/results/<timestamp>.json. What each figure means: bench/README.md.
 // Each scenario is one file under bench/scenarios/.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { BenchContext, Sizes } from './lib/context.ts';
@@ -34,7 +35,16 @@ const size: Sizes = quick
   ? { durationMs: 3000, stored: 100_000, streams: 10_000, events: 100, leaseMs: 3000, wakeSamples: 100, actors: 20_000, scalingMs: 2000 }
   : { durationMs: 6000, stored: 1_000_000, streams: 10_000, events: 100, leaseMs: 6000, wakeSamples: 300, actors: 100_000, scalingMs: 4000 };
 
+function currentCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
 const ctx: BenchContext = {
+  commit: currentCommit(),
   quick,
   size,
   report: new Report(),
@@ -85,11 +95,11 @@ const minutes = round((Date.now() - started.getTime()) / 60_000, 1);
 
 console.log(ctx.report.table());
 console.log(`\n${ctx.report.summary()}`);
-console.log(`${machine.nproc} × ${machine.cpu}, Node ${machine.node}; load average ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after; ${minutes} min${quick ? '; --quick' : ''}`);
+console.log(`commit ${ctx.commit}; ${machine.nproc} × ${machine.cpu}, Node ${machine.node}; load average ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after; ${minutes} min${quick ? '; --quick' : ''}`);
 for (const n of ctx.report.notes) console.log(`note: ${n}`);
 
 const file = `bench/results/${stamp}.json`;
-const results = { started: started.toISOString(), minutes, quick, transports, machine, load: { before: loadBefore, after: loadAfter }, rows: ctx.report.rows, notes: ctx.report.notes, summary: ctx.report.summary(), ...extra };
+const results = { started: started.toISOString(), commit: ctx.commit, minutes, quick, transports, machine, load: { before: loadBefore, after: loadAfter }, rows: ctx.report.rows, notes: ctx.report.notes, summary: ctx.report.summary(), ...extra };
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`results: ${file}`);
 if (failures > 0) process.exitCode = 1;

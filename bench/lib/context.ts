@@ -22,6 +22,8 @@ export interface Sizes {
 }
 
 export interface BenchContext {
+  /** The commit checked out when the run started (short hash). */
+  readonly commit: string;
   readonly quick: boolean;
   readonly size: Sizes;
   readonly report: Report;

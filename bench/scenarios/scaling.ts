@@ -2,7 +2,6 @@
 // connections on one monitor, and with 50 connections spread over 1, 10 and
 // 100 monitors (worker i publishes to monitor i mod n). One uWS server for
 // every point; the curves go to bench/scaling.svg.
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { type BenchContext, load } from '../lib/context.ts';
@@ -24,7 +23,6 @@ export interface ScalingPoint {
 }
 
 export async function scalingScenario(ctx: BenchContext, svgFile: string): Promise<ScalingPoint[]> {
-  const commit = currentCommit();
   const server = await startServer({ transport: 'uws', durable: true, nodeFlags: ctx.nodeFlags });
   const points: ScalingPoint[] = [];
   try {
@@ -47,20 +45,12 @@ export async function scalingScenario(ctx: BenchContext, svgFile: string): Promi
     for (const c of connectionPoints) byConnections.push(await measure('by connections', c, 1, byConnections[0]));
     const byMonitors: ScalingPoint[] = [];
     for (const m of monitorPoints) byMonitors.push(await measure('by monitors', 50, m, byMonitors[0]));
-    writeFileSync(svgFile, scalingSvg(byConnections, byMonitors, `commit ${commit}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${os.loadavg()[0]!.toFixed(1)}${ctx.quick ? ', --quick' : ''}`));
+    writeFileSync(svgFile, scalingSvg(byConnections, byMonitors, `commit ${ctx.commit}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${os.loadavg()[0]!.toFixed(1)}${ctx.quick ? ', --quick' : ''}`));
     ctx.report.note(`scaling curves written to ${svgFile}`);
   } finally {
     await server.stop();
   }
   return points;
-}
-
-function currentCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
 }
 
 function scalingSvg(byConnections: ScalingPoint[], byMonitors: ScalingPoint[], when: string): string {
