@@ -34,17 +34,20 @@ export function niceMax(max: number): number {
   return 10 * power;
 }
 
-function chart(c: Chart, dx: number, dy: number): string {
+/** The top of each y axis: the highest value over the charts given, rounded up with headroom for its label. */
+function axisTops(charts: Chart[]): { left: number; right: number } {
+  const top = { left: 0, right: 0 };
+  for (const c of charts) for (const s of c.series) top[s.axis] = Math.max(top[s.axis], ...s.values.filter(Number.isFinite));
+  return { left: niceMax(top.left * 1.1), right: niceMax(top.right * 1.1) };
+}
+
+function chart(c: Chart, dx: number, dy: number, max: { left: number; right: number }): string {
   const plotW = width - margin.left - margin.right;
   const plotH = height - margin.top - margin.bottom;
   const [lo, hi] = [Math.log10(Math.min(...c.xs)), Math.log10(Math.max(...c.xs))];
   // Points are inset from the axes so that their labels clear the tick labels.
   const inset = 28;
   const x = (v: number) => margin.left + inset + (hi === lo ? (plotW - 2 * inset) / 2 : ((Math.log10(v) - lo) / (hi - lo)) * (plotW - 2 * inset));
-  const top = { left: 0, right: 0 };
-  for (const s of c.series) top[s.axis] = Math.max(top[s.axis], ...s.values.filter(Number.isFinite));
-  // Headroom above the highest point for its label.
-  const max = { left: niceMax(top.left * 1.1), right: niceMax(top.right * 1.1) };
   const y = (v: number, axis: 'left' | 'right') => margin.top + plotH - (v / max[axis]) * plotH;
   const out: string[] = [`<g transform="translate(${dx},${dy})">`];
   out.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-weight="bold">${escapeXml(c.title)}</text>`);
@@ -94,14 +97,19 @@ function chart(c: Chart, dx: number, dy: number): string {
   return out.join('\n');
 }
 
-/** Charts side by side with a caption line under them; the titles and caption are also the SVG's title. */
+/**
+ * Charts side by side with a caption line under them; the titles and caption
+ * are also the SVG's title. The charts share their y scales, so that side by
+ * side they compare.
+ */
 export function renderCharts(charts: Chart[], caption: string): string {
   const total = width * charts.length;
+  const max = axisTops(charts);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${total}" height="${height + 30}" viewBox="0 0 ${total} ${height + 30}" font-family="sans-serif" font-size="12">`,
     `<title>${escapeXml(`${charts.map((c) => c.title).join('; ')}. ${caption}`)}</title>`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    ...charts.map((c, i) => chart(c, i * width, 0)),
+    ...charts.map((c, i) => chart(c, i * width, 0, max)),
     `<text x="${total / 2}" y="${height + 18}" text-anchor="middle" font-size="11" fill="#444">${escapeXml(caption)}</text>`,
     '</svg>',
     '',
