@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runChildren, startChild } from '../lib/children.ts';
 import { client, json } from '../lib/http.ts';
 import { type BenchServer, startServer } from '../lib/server.ts';
@@ -25,6 +26,7 @@ const seconds = option('seconds', 8);
 const streams = option('streams', 10_000);
 // --cpu-only: no profiler, just the server's CPU per unit (for A/B runs on a busy machine).
 const cpuOnly = argv.includes('--cpu-only');
+const gcOnSignal = fileURLToPath(new URL('./gc-on-signal.cjs', import.meta.url));
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 interface Window {
@@ -74,8 +76,9 @@ async function sse(server: BenchServer): Promise<Window> {
   const cursor = (await head(server.request, 'profile-sse', owner)) + 1;
   const per = Math.ceil(streams / 4);
   const children = Array.from({ length: 4 }, (_, i) => startChild<{ deliveries: number; lastArrival: number; worst: Array<[number, number]> }>('sse', { base: server.base, streams: subs.slice(i * per, (i + 1) * per), cursor, expected: 100, timeoutMs: 60_000 }));
+  const m0 = await liveMemory(server);
   await Promise.all(children.map((c) => c.ready));
-  await sleep(500);
+  const m1 = await liveMemory(server);
   for (const c of children) c.go();
   await sleep(300);
   const publisher = client(server.base, 16);
@@ -97,7 +100,14 @@ async function sse(server: BenchServer): Promise<Window> {
   const worst = new Map<number, number>();
   for (const r of results) for (const [sent, l] of r.worst) worst.set(sent, Math.max(worst.get(sent) ?? 0, l));
   const last = summary([...worst.values()]);
-  return { from, to, requests: deliveries, unit: 'delivery', cpuSeconds: server.cpuSeconds() - cpu0, extra: { deliveries, spanMs: round(lastArrival - first), lastStreamP50Ms: round(last.p50), lastStreamP99Ms: round(last.p99) } };
+  return { from, to, requests: deliveries, unit: 'delivery', cpuSeconds: server.cpuSeconds() - cpu0, extra: { deliveries, spanMs: round(lastArrival - first), lastStreamP50Ms: round(last.p50), lastStreamP99Ms: round(last.p99), rssPerStreamKB: round((m1.rss - m0.rss) / streams / 1024, 2), heapPerStreamKB: round((m1.heapUsed - m0.heapUsed) / streams / 1024, 2) } };
+}
+
+/** The server's memory right after a full collection (gc-on-signal.cjs). */
+async function liveMemory(server: BenchServer) {
+  process.kill(server.pid, 'SIGUSR2');
+  await sleep(500);
+  return server.memory();
 }
 
 const run: Record<string, (s: BenchServer) => Promise<Window>> = { discover, publish, lease, sse };
@@ -105,7 +115,7 @@ const outDir = join('bench/profiles', label);
 mkdirSync(outDir, { recursive: true });
 for (const name of scenarios) {
   const profileDir = mkdtempSync(join(tmpdir(), 'vigil-profile-'));
-  const server = await startServer({ transport: 'uws', durable: true, nodeFlags: cpuOnly ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+  const server = await startServer({ transport: 'uws', durable: true, nodeFlags: [...(cpuOnly ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), '--expose-gc', '--require', gcOnSignal] });
   let window: Window;
   try {
     window = await run[name]!(server);

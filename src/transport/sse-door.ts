@@ -3,7 +3,7 @@
 // heartbeat when idle, and `event: error` before the stream ends on an error.
 import { asProtocolError, type ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from '../service/access.ts';
-import { openFeedStream, type StreamListener } from '../service/feed-stream.ts';
+import { type FeedStream, openFeedStream, type StreamListener } from '../service/feed-stream.ts';
 import type { MonitorService } from '../service/service.ts';
 import type { HttpRequest, HttpResponse, StreamSink } from './http-types.ts';
 
@@ -14,33 +14,48 @@ export function createSseDoor(service: MonitorService) {
   // Caught-up streams of a monitor receive the same batch array (SharedTail): frame it once.
   const framed = new WeakMap<object, string>();
   return async (request: HttpRequest, subscription: string, caller: Caller, query: Record<string, unknown>): Promise<HttpResponse> => {
-    // Refusals happen before the stream starts, as ordinary JSON errors.
-    const open = async () => {
-      const opened = openFeedStream(service, subscription, query, caller, request.headers['last-event-id']);
-      try {
-        await service.settle();
-      } catch (error) {
-        opened.close();
-        throw error;
-      }
-      return opened;
-    };
+    const lastEventId = request.headers['last-event-id'];
+    const open = () => openStream(service, subscription, query, caller, lastEventId);
     // A cluster node catches up on the subscription's monitor first, and opens again after a lost race.
     const stream = service.cluster ? await service.cluster.run('feeds/stream', { subscription }, open) : await open();
-    return {
-      kind: 'stream',
-      status: 200,
-      headers: {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        'x-accel-buffering': 'no',
-      },
-      start(sink) {
-        sink.onClose(() => stream.close());
-        if (!sink.write('retry: 3000\n\n')) return;
-        stream.start(new SseFrames(sink, framed));
-      },
-    };
+    return streamResponse(stream, framed);
+  };
+}
+
+/** Refusals happen before the stream starts, as ordinary JSON errors. */
+async function openStream(
+  service: MonitorService,
+  subscription: string,
+  query: Record<string, unknown>,
+  caller: Caller,
+  lastEventId: string | undefined,
+): Promise<FeedStream> {
+  const opened = openFeedStream(service, subscription, query, caller, lastEventId);
+  try {
+    await service.settle();
+  } catch (error) {
+    opened.close();
+    throw error;
+  }
+  return opened;
+}
+
+// Built apart from the handler: the closures an open stream keeps (start, its onClose
+// listener) would otherwise hold the handler's scope, and with it the request, for hours.
+function streamResponse(stream: FeedStream, framed: WeakMap<object, string>): HttpResponse {
+  return {
+    kind: 'stream',
+    status: 200,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    },
+    start(sink) {
+      sink.onClose(() => stream.close());
+      if (!sink.write('retry: 3000\n\n')) return;
+      stream.start(new SseFrames(sink, framed));
+    },
   };
 }
 
