@@ -19,6 +19,7 @@ export interface ClusterCommitHooks {
   commit(batch: CapturedBatch): Promise<void>;
   /** Reloads these monitors from the database, dropping what memory holds of them. */
   reload(mkeys: ReadonlySet<number>): Promise<void>;
+  log(line: string): void;
 }
 
 export class ClusterCommit implements CommitQueue {
@@ -157,9 +158,10 @@ export class ClusterCommit implements CommitQueue {
         await this.hooks.reload(touched);
       } catch (reloadError) {
         for (const mkey of touched) this.refused.add(mkey);
-        for (const listener of this.failedListeners) listener(reloadError);
+        this.hooks.log(`vigil: cannot reload monitors from PostgreSQL (${(reloadError as Error).message}); they are reloaded before their next write`);
       }
-      if (!isClusterConflict(error)) for (const listener of this.failedListeners) listener(error);
+      // Not a failure for good (onFailed): the next batch tries PostgreSQL again.
+      if (!isClusterConflict(error)) this.hooks.log(`vigil: a batch was not stored in PostgreSQL: ${(error as Error).message}`);
     }
   }
 

@@ -51,7 +51,7 @@ export class ClusterNode implements ClusterNodeHooks {
 
   /** The store's commit queue (passed to Store.open before the service exists). */
   readonly commitQueue = (driver: SqlDriver, store: Store): ClusterCommit => {
-    this.queue = new ClusterCommit(driver, store, { commit: (batch) => this.commit(batch), reload: (mkeys) => this.reload(mkeys) });
+    this.queue = new ClusterCommit(driver, store, { commit: (batch) => this.commit(batch), reload: (mkeys) => this.reload(mkeys), log: this.log });
     return this.queue;
   };
 

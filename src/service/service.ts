@@ -423,6 +423,9 @@ export class MonitorService {
       await this.store.settled();
     } catch (error) {
       if (isClusterConflict(error)) throw error;
+      if (this.cluster) {
+        throw new ProtocolError('STORE_UNAVAILABLE', `PostgreSQL did not store the change (${(error as Error).message}); nothing was written. Try again.`, {}, { cause: error });
+      }
       throw new ProtocolError(
         'STORE_UNAVAILABLE',
         `The state file cannot be written (${(error as Error).message}); the change was not stored. Free disk space or fix the file's permissions, then restart the server.`,

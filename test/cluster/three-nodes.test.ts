@@ -29,8 +29,8 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     await database?.drop();
   });
 
-  async function startNodes(count = 3): Promise<ServerProcess[]> {
-    nodes = await Promise.all(Array.from({ length: count }, () => startServerProcess({ args: ['--store', database.url] })));
+  async function startNodes(count = 3, extra: string[] = []): Promise<ServerProcess[]> {
+    nodes = await Promise.all(Array.from({ length: count }, () => startServerProcess({ args: ['--store', database.url, ...extra] })));
     return nodes;
   }
 
@@ -204,5 +204,21 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     } finally {
       controller.abort();
     }
+  });
+
+  it('retires a mute subscription once, whichever node it was made on', async () => {
+    const all = await startNodes(3, ['--retire-after-mute', '2']);
+    const monitor = await createMonitor(all[0]!.base, {});
+    const subs = await Promise.all(all.map((n, i) => subscribe(n.base, { monitor: monitor.id, subscriber: `agent:quiet${i}` }, monitor.ownerToken)));
+    const reader = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:reader', retire_after_mute_seconds: 600 }, monitor.ownerToken);
+    let retired: any[] = [];
+    for (let i = 0; i < 60 && retired.length < 3; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      retired = (await replayAll(all[2]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired');
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    retired = (await replayAll(all[0]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired');
+    expect(retired.map((o) => o.data.payload.subscription).sort()).toEqual(subs.map((s) => s.id).sort());
+    expect(retired.every((o) => o.data.payload.reason === 'mute')).toBe(true);
   });
 });
