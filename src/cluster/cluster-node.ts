@@ -19,6 +19,7 @@ import { ClusterCommit } from './cluster-commit.ts';
 import { isClusterConflict } from './conflict.ts';
 import { ChangeListener } from './change-listener.ts';
 import { Ownership } from './ownership.ts';
+import { LookupBatch } from './lookup-batch.ts';
 import { ReplicaWriter } from './replica-writer.ts';
 
 const maxAttempts = 50;
@@ -35,6 +36,8 @@ export class ClusterNode implements ClusterNodeHooks {
   private readonly subscriptionMonitors = new Map<string, number>();
   private readonly syncing = new Map<number, Promise<void>>();
   private listener: ChangeListener | undefined;
+  private readonly revByKey = new LookupBatch<number, number>((keys) => this.pg.revsByKey(keys));
+  private readonly revById = new LookupBatch<string, { key: number; rev: number }>((ids) => this.pg.revsById(ids));
   private ownership: Ownership | undefined;
 
   private constructor(
@@ -102,7 +105,7 @@ export class ClusterNode implements ClusterNodeHooks {
       if (mkey === undefined) return;
       this.subscriptionMonitors.set(id, mkey);
     }
-    const rev = await this.pg.revOf(mkey);
+    const rev = await this.revByKey.get(mkey);
     if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
   }
 
@@ -117,7 +120,7 @@ export class ClusterNode implements ClusterNodeHooks {
     }
     const monitorId = operation === 'feeds/subscribe' || operation === 'admin/compact' ? fields.monitor : operation.startsWith('monitors/') ? fields.id : undefined;
     if (typeof monitorId === 'string') {
-      const row = await this.pg.monitorById(monitorId);
+      const row = await this.revById.get(monitorId);
       if (row && row.rev !== this.known.get(row.key)) await this.sync(row.key, 'delta');
       return;
     }

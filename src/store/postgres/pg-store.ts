@@ -148,12 +148,14 @@ export class PgStore {
     return Number(rows[0]!.key);
   }
 
-  async revOf(mkey: number): Promise<number | undefined> {
-    return (await this.db.selectFrom('monitors').select('rev').where('key', '=', mkey).executeTakeFirst())?.rev;
+  async revsByKey(keys: number[]): Promise<Map<number, number>> {
+    const rows = await this.db.selectFrom('monitors').select(['key', 'rev']).where('key', 'in', keys).execute();
+    return new Map(rows.map((r) => [r.key, r.rev]));
   }
 
-  async monitorById(id: string): Promise<{ key: number; rev: number } | undefined> {
-    return this.db.selectFrom('monitors').select(['key', 'rev']).where('id', '=', id).executeTakeFirst();
+  async revsById(ids: string[]): Promise<Map<string, { key: number; rev: number }>> {
+    const rows = await this.db.selectFrom('monitors').select(['id', 'key', 'rev']).where('id', 'in', ids).execute();
+    return new Map(rows.map((r) => [r.id, { key: r.key, rev: r.rev }]));
   }
 
   async allRevs(): Promise<Array<{ key: number; rev: number }>> {
