@@ -30,6 +30,7 @@ function cpuSeconds(pid: number): number {
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? Number.NaN;
 const r1 = (x: number) => Math.round(x * 10) / 10;
+const ms2 = (x: number) => x.toFixed(2);
 
 interface Rate {
   perSecond: number;
@@ -150,14 +151,14 @@ try {
   const pubSqlite = await publishRate([sqlite]);
   const pubPg = await publishRate([pg1]);
   rows.push(['publish /s', r1(pubSqlite.perSecond).toString(), r1(pubPg.perSecond).toString(), `${r1(pubPg.perSecond / pubSqlite.perSecond)}×`]);
-  rows.push(['  server CPU ms per publish', String(r1(pubSqlite.cpuMsPerRequest * 100) / 100), String(r1(pubPg.cpuMsPerRequest * 100) / 100), `${r1(pubPg.cpuMsPerRequest / pubSqlite.cpuMsPerRequest)}×`]);
+  rows.push(['  server CPU ms per publish', ms2(pubSqlite.cpuMsPerRequest), ms2(pubPg.cpuMsPerRequest), `${r1(pubPg.cpuMsPerRequest / pubSqlite.cpuMsPerRequest)}×`]);
   const drainSqlite = await drainRate(sqlite, 20_000);
   const drainPg = await drainRate(pg1, 20_000);
   rows.push(['drain observations /s', r1(drainSqlite).toString(), r1(drainPg).toString(), `${r1(drainPg / drainSqlite)}×`]);
   const leaseSqlite = await leaseRate([sqlite]);
   const leasePg = await leaseRate([pg1]);
   rows.push(['lease claim+release cycles /s', r1(leaseSqlite.perSecond).toString(), r1(leasePg.perSecond).toString(), `${r1(leasePg.perSecond / leaseSqlite.perSecond)}×`]);
-  rows.push(['  server CPU ms per cycle', String(r1(leaseSqlite.cpuMsPerRequest * 100) / 100), String(r1(leasePg.cpuMsPerRequest * 100) / 100), `${r1(leasePg.cpuMsPerRequest / leaseSqlite.cpuMsPerRequest)}×`]);
+  rows.push(['  server CPU ms per cycle', ms2(leaseSqlite.cpuMsPerRequest), ms2(leasePg.cpuMsPerRequest), `${r1(leasePg.cpuMsPerRequest / leaseSqlite.cpuMsPerRequest)}×`]);
   console.log('\none node                         SQLite      PostgreSQL  ratio');
   for (const [name, a, b, ratio] of rows) console.log(`${name.padEnd(32)} ${a.padStart(10)}  ${b.padStart(10)}  ${ratio}`);
 
@@ -166,8 +167,8 @@ try {
   const three = [pg1, pg2, pg3];
   const pubThree = await publishRate(three);
   const pubSpread = await rate(three, await perClientMonitors(three));
-  console.log(`\nthree nodes, a monitor per client, publishes spread: ${r1(pubSpread.perSecond)}/s (${r1(pubSpread.perSecond / pubPg.perSecond)}× one node), server CPU ${r1(pubSpread.cpuMsPerRequest * 100) / 100} ms per publish summed over nodes`);
-  console.log(`three nodes, one monitor, publishes spread: ${r1(pubThree.perSecond)}/s (${r1(pubThree.perSecond / pubPg.perSecond)}× one node), server CPU ${r1(pubThree.cpuMsPerRequest * 100) / 100} ms per publish summed over nodes`);
+  console.log(`\nthree nodes, a monitor per client, publishes spread: ${r1(pubSpread.perSecond)}/s (${r1(pubSpread.perSecond / pubPg.perSecond)}× one node), server CPU ${ms2(pubSpread.cpuMsPerRequest)} ms per publish summed over nodes`);
+  console.log(`three nodes, one monitor, publishes spread: ${r1(pubThree.perSecond)}/s (${r1(pubThree.perSecond / pubPg.perSecond)}× one node), server CPU ${ms2(pubThree.cpuMsPerRequest)} ms per publish summed over nodes`);
   const sameNode = await wakeLatencies(pg2, pg2, 200);
   const crossNode = await wakeLatencies(pg1, pg2, 200);
   const sqliteWake = await wakeLatencies(sqlite, sqlite, 200);
