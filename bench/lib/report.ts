@@ -1,8 +1,9 @@
 // The results table. A scenario adds a row per figure for the transport it
 // ran on; the node:http figure lands next to the uWS one in the same row, so
 // the table shows what each transport gives. Targets are judged on uWS (the
-// default transport); a row whose target is not judged in this run (e.g. a
-// --quick run at smaller counts) says so.
+// default transport; on node:http only in a --transport node run); a row
+// whose target is not judged in this run (e.g. a --quick run at smaller
+// counts) says so.
 import { round } from './stats.ts';
 
 export type Transport = 'uws' | 'node';
@@ -17,6 +18,8 @@ export interface Figure {
   target?: string;
   /** true, false, or a reason it was not judged. */
   met?: boolean | string;
+  /** For a target of several parts: which part failed. */
+  missedPart?: string;
 }
 
 export interface Row extends Figure {
@@ -73,7 +76,7 @@ export class Report {
         baseline,
         ratio,
         r.target ?? '',
-        verdict(r.met),
+        Number.isFinite(r.value) ? (r.met === false && r.missedPart ? `FAIL: ${r.missedPart}` : verdict(r.met)) : r.node?.met === undefined ? '' : `${verdict(r.node.met)} (node:http)`,
       ];
     });
     const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
@@ -84,8 +87,9 @@ export class Report {
   /** How many targets were met, missed and not judged, then a line per missed one. */
   summary(): string {
     const judged = this.rows.filter((r) => r.target !== undefined);
-    const met = judged.filter((r) => r.met === true);
-    const missed = judged.filter((r) => r.met === false);
+    const metOf = (r: Row) => (Number.isFinite(r.value) ? r.met : r.node?.met);
+    const met = judged.filter((r) => metOf(r) === true);
+    const missed = judged.filter((r) => metOf(r) === false);
     const open = judged.length - met.length - missed.length;
     const names = missed.map((r) => `\n  missed: ${r.scenario}, ${r.figure} (${r.target})`);
     return `targets: ${met.length} met, ${missed.length} missed${open ? `, ${open} not judged in this run` : ''}${names.join('')}`;

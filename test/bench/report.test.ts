@@ -41,10 +41,19 @@ describe('report', () => {
     expect(summary).toContain('missed: 5 wake, p99 (p99 < 5 ms)');
   });
 
+  it('names the part of a two-part target that was missed', () => {
+    const report = new Report(() => {});
+    report.add('uws', { scenario: '1 publish', figure: '50 clients', value: 6000, unit: 'obs/s', target: '≥ 0.75 of discover and ≥ 30,000 obs/s', met: false, missedPart: 'rate < 30,000' });
+    expect(report.table()).toContain('FAIL: rate < 30,000');
+  });
+
   it('keeps a figure measured only on node:http', () => {
     const report = new Report(() => {});
     report.add('node', { scenario: '3 SSE', figure: 'deliveries per second', value: 100, unit: '/s' });
+    report.add('node', { scenario: '5 wake', figure: 'p99', value: 3, unit: 'ms', target: 'p99 < 5 ms', met: true });
     expect(report.table()).toContain('| 100 /s');
+    expect(report.table()).toContain('PASS (node:http)');
+    expect(report.summary()).toBe('targets: 1 met, 0 missed');
   });
 });
 
