@@ -18,19 +18,11 @@ import { memoryPath, type Store } from '../store/store.ts';
 import { ClientLimits, type ClientLimitSettings, defaultClientLimits } from './client-limits.ts';
 import { defaults } from './defaults.ts';
 import { Feed } from './feed.ts';
+import type { ClusterNodeHooks } from './cluster-hooks.ts';
 import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
 
-/** A node of a cluster (src/cluster): runs each operation against fresh state and names the node. */
-export interface ClusterNodeHooks {
-  readonly node: { readonly id: string; readonly store: 'postgres' };
-  run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T>;
-  /** Catches up on the monitor a subscription belongs to (before a stream opens). */
-  refreshSubscription(id: string): Promise<void>;
-  /** Catches up on every monitor in the database. */
-  refreshAll(): Promise<void>;
-  /** Timers and live sources of a monitor run on the node holding its lock only. */
-  runsTimersOf(mkey: number): boolean;
-}
+export type { ClusterNodeHooks } from './cluster-hooks.ts';
+
 
 export interface ServiceOptions {
   readonly store: Store;

@@ -1,0 +1,10 @@
+// What the service asks of the cluster it runs in (src/cluster), when it runs in one.
+/** A node of a cluster (src/cluster): runs each operation against fresh state and names the node. */
+export interface ClusterNodeHooks {
+  readonly node: { readonly id: string; readonly store: 'postgres' };
+  run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T>;
+  /** Catches up on every monitor in the database. */
+  refreshAll(): Promise<void>;
+  /** Timers and live sources of a monitor run on the node holding its lock only. */
+  runsTimersOf(mkey: number): boolean;
+}
