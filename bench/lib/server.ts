@@ -1,12 +1,14 @@
 // Starts `vigil serve` as its own process on a free loopback port and reads
-// its memory through the admin snapshot.
+// its memory through the admin snapshot (after a full collection on request).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { client, json, type Requester } from './http.ts';
 
 export const adminToken = 'bench-admin';
+const gcOnSignal = fileURLToPath(new URL('../profiles/gc-on-signal.cjs', import.meta.url));
 
 export interface BenchServer {
   readonly base: string;
@@ -16,6 +18,8 @@ export interface BenchServer {
   rss(): Promise<number>;
   /** The admin snapshot's memory figures and resident actor counts. */
   memory(): Promise<{ rss: number; heapUsed: number; residentSubscriptions: number }>;
+  /** The same right after a full collection in the server, so that it is live memory, not garbage. */
+  liveMemory(): Promise<{ rss: number; heapUsed: number; residentSubscriptions: number }>;
   /** CPU seconds (user + system) the server process has used so far. */
   cpuSeconds(): number;
   stop(): Promise<void>;
@@ -33,8 +37,11 @@ export interface ServerSpec {
 
 export async function startServer(spec: ServerSpec): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
+  const nodeFlags = spec.nodeFlags ?? [];
   const args = [
-    ...(spec.nodeFlags ?? []),
+    ...nodeFlags,
+    // SIGUSR2 runs a full collection (see liveMemory), unless the caller set that up itself.
+    ...(nodeFlags.includes('--expose-gc') ? [] : ['--expose-gc', '--require', gcOnSignal]),
     '--import',
     'tsx',
     'src/cli/main.ts',
@@ -69,6 +76,16 @@ export async function startServer(spec: ServerSpec): Promise<BenchServer> {
   const [base, transport] = line.split(' ') as [string, string];
   if (transport !== spec.transport) throw new Error(`asked for transport ${spec.transport}, the server runs ${transport}`);
   const request = client(base, 8);
+  const memory = async () => {
+    const snap = await json<{ memory: { rss_bytes: number; heap_used_bytes: number }; resident_actors: { subscriptions: number } }>(
+      request,
+      'GET',
+      '/admin/snapshot',
+      undefined,
+      adminToken,
+    );
+    return { rss: snap.memory.rss_bytes, heapUsed: snap.memory.heap_used_bytes, residentSubscriptions: snap.resident_actors.subscriptions };
+  };
   return {
     base,
     pid: child.pid!,
@@ -78,15 +95,11 @@ export async function startServer(spec: ServerSpec): Promise<BenchServer> {
       const snap = await json<{ memory: { rss_bytes: number } }>(request, 'GET', '/admin/snapshot', undefined, adminToken);
       return snap.memory.rss_bytes;
     },
-    async memory() {
-      const snap = await json<{ memory: { rss_bytes: number; heap_used_bytes: number }; resident_actors: { subscriptions: number } }>(
-        request,
-        'GET',
-        '/admin/snapshot',
-        undefined,
-        adminToken,
-      );
-      return { rss: snap.memory.rss_bytes, heapUsed: snap.memory.heap_used_bytes, residentSubscriptions: snap.resident_actors.subscriptions };
+    memory,
+    async liveMemory() {
+      process.kill(child.pid!, 'SIGUSR2');
+      await new Promise((r) => setTimeout(r, 500));
+      return memory();
     },
     cpuSeconds: () => cpuSecondsOf(child.pid!),
     stop: () => stopChild(child, dir),

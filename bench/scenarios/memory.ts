@@ -1,6 +1,6 @@
-// 6/7 memory per actor kind: a fresh server per kind, `count` actors of that
-// kind created, server RSS and JS heap read at rest (admin snapshot) against
-// the same before. Kinds: monitors, live subscriptions (the < 400 MB target
+// 7 memory per actor kind: a fresh server per kind, `count` actors of that
+// kind created, server RSS and JS heap read after a full collection (admin
+// snapshot) against the same before. Kinds: monitors, live subscriptions (the < 400 MB target
 // at 100,000), held leases (distinct subjects, each claimed and held), and
 // live sources (formula sources: evaluated by the server itself, no outside
 // load; each is a monitor too, so the per-source figure includes one).
@@ -12,11 +12,8 @@ import { type BenchServer, startServer } from '../lib/server.ts';
 import { createMonitor, subscribe } from '../lib/setup.ts';
 import { nowMs, round, sleep } from '../lib/stats.ts';
 
-/**
- * Memory is read this long after the last request: V8's memory reducer
- * collects a burst's garbage only some 8 s after allocation slows down.
- */
-export const restMs = 12_000;
+/** Memory is read this long after the last request (then after a full collection): trims and timers settle. */
+export const restMs = 2000;
 
 /** Creation stops early when the machine has less than this free (other work shares it). */
 const minFreeBytes = 1.5 * 2 ** 30;
@@ -128,7 +125,7 @@ async function measureKind(ctx: BenchContext, kind: Kind): Promise<KindMemory> {
 
 async function atRest(server: BenchServer, ms: number) {
   await sleep(ms);
-  return server.memory();
+  return server.liveMemory();
 }
 
 /** Runs `create(i)` for i < count with `parallel` in flight; stops early when the machine runs short of memory. */

@@ -30,15 +30,15 @@ export async function sseScenario(ctx: BenchContext, transport: Transport): Prom
     const subs = await subscribeMany(server.request, 'bench-sse', owner, size.streams, 16);
     const cursor = (await head(server.request, 'bench-sse', owner)) + 1;
     await sleep(restMs);
-    const m0 = await server.memory();
+    const m0 = await server.liveMemory();
     const per = Math.ceil(size.streams / readerProcesses);
     const children: Array<LoadChild<SseResult>> = Array.from({ length: readerProcesses }, (_, i) =>
       startChild<SseResult>('sse', { base: server.base, streams: subs.slice(i * per, (i + 1) * per), cursor, expected: size.events, timeoutMs: 60_000 }),
     );
     await Promise.race([Promise.all(children.map((c) => c.ready)), Promise.all(children.map((c) => c.result))]);
-    // At rest: right after 10,000 opening requests the heap still holds their garbage.
+    // Live memory: right after 10,000 opening requests the heap still holds their garbage.
     await sleep(restMs);
-    const m1 = await server.memory();
+    const m1 = await server.liveMemory();
     log(`SSE ${transport}: heap ${round(m0.heapUsed / 2 ** 20)} → ${round(m1.heapUsed / 2 ** 20)} MB, resident subscription actors ${m0.residentSubscriptions} → ${m1.residentSubscriptions}`);
     for (const c of children) c.go();
     await sleep(300);
