@@ -135,7 +135,22 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
       const sub = await subscribe(node.base, { monitor: monitor.id, subscriber: `agent:r${node.port}` }, monitor.ownerToken);
       while (!stop) await call(node.base, 'GET', `/subscriptions/${sub.id}/pull?limit=100`, { token: sub.token }).catch(() => {});
     };
-    const load = [...all.flatMap((n, k) => [writer(n, k * 2), writer(n, k * 2 + 1)]), ...all.map(reader)];
+    // Lease workers: each claims and releases its own subject; an acknowledged release's seq must be stored.
+    await publish(all[0]!.base, monitor.id, monitor.ownerToken, { observations: all.map((_, k) => ({ type: 'test.task', subject: `job-${k}` })) });
+    const leaseWorker = async (node: ServerProcess, k: number) => {
+      const sub = await subscribe(node.base, { monitor: monitor.id, subscriber: `agent:l${k}`, capabilities: ['observe', 'act'] }, monitor.ownerToken);
+      const path = `/subscriptions/${sub.id}/leases`;
+      while (!stop) {
+        try {
+          await call(node.base, 'POST', `${path}/claim`, { body: { subject: `job-${k}` }, token: sub.token });
+          const released = await call(node.base, 'POST', `${path}/release`, { body: { subject: `job-${k}` }, token: sub.token });
+          if (released.status === 200) acknowledged.push(released.body.seq);
+        } catch {
+          // As for publishes: only acknowledged writes count.
+        }
+      }
+    };
+    const load = [...all.flatMap((n, k) => [writer(n, k * 2), writer(n, k * 2 + 1), leaseWorker(n, k)]), ...all.map(reader)];
     await new Promise((r) => setTimeout(r, 1500));
     await all[0]!.kill();
     await new Promise((r) => setTimeout(r, 1500));
