@@ -177,7 +177,11 @@ export class ClusterNode implements ClusterNodeHooks {
       const delta = await this.pg.delta(mkey, since, this.replica.head(mkey));
       // Nothing may be written to the replica while a batch holds its transaction open.
       if (mode !== 'reload') while (this.queue.busy) await this.queue.idle();
-      if (!delta) return;
+      if (!delta) {
+        // A monitor this node created in a refused batch: it exists nowhere else.
+        if (mode === 'reload' && !this.known.has(mkey)) this.service.forgetMonitor(mkey);
+        return;
+      }
       const known = this.known.get(mkey);
       if (known !== undefined && delta.monitor.rev < known) {
         if (mode === 'delta') return; // this node's own commit is newer than what was read

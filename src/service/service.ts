@@ -188,6 +188,17 @@ export class MonitorService {
     return this.reservedMonitorKeys.shift() ?? this.nextMonitorKey++;
   }
 
+  /** Drops a monitor whose creation the database refused (a cluster node lost the race for its id). */
+  forgetMonitor(mkey: number): void {
+    const feed = this.feedsByKey.get(mkey);
+    if (!feed) return;
+    this.feedsByKey.delete(mkey);
+    if (this.feeds.get(feed.id) === feed) {
+      this.feeds.delete(feed.id);
+      this.system.monitors.evict(feed.id);
+    }
+  }
+
   /** Replaces what memory holds of a monitor by its stored rows (a cluster node catching up), and wakes its readers. */
   reloadMonitor(update: ReloadedMonitor): Feed {
     const feed = reloadMonitor(this, {

@@ -236,4 +236,16 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     expect(retired.map((o) => o.data.payload.subscription).sort()).toEqual(subs.map((s) => s.id).sort());
     expect(retired.every((o) => o.data.payload.reason === 'mute')).toBe(true);
   });
+
+  it('creates a monitor id once when nodes race for it', async () => {
+    const all = await startNodes();
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => call(all[i % 3]!.base, 'POST', '/monitors', { body: { id: 'raced', visibility: 'public' } })));
+    expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array(11).fill(409)]);
+    const winner = replies.find((r) => r.status === 201)!.body.owner_token;
+    for (const node of all) {
+      const listed = await call(node.base, 'GET', '/monitors');
+      expect(listed.body.monitors.filter((m: { id: string }) => m.id === 'raced')).toHaveLength(1);
+      expect((await publish(node.base, 'raced', winner, { type: 'test.item' })).status).toBe(201);
+    }
+  });
 });
