@@ -67,6 +67,9 @@ export class Ownership {
         };
         session.on('error', lost);
         session.on('end', lost);
+        // A node whose machine dies sends no FIN: PostgreSQL ends its session (and frees its locks)
+        // after about 4 s of unanswered keepalives instead of the system's default of hours.
+        await session.query('set tcp_keepalives_idle = 2; set tcp_keepalives_interval = 1; set tcp_keepalives_count = 2');
         this.session = session;
       }
       const { rows } = await this.session.query<{ key: number }>(
