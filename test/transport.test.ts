@@ -5,7 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FullResponse, HttpHandler, HttpRequest, HttpTransport, StreamSink } from '../src/transport/http-types.ts';
 import { createNodeHttpTransport } from '../src/transport/node-http-transport.ts';
 import { createTransport } from '../src/transport/select-transport.ts';
-import { createUwsTransport, normalizeRemoteAddress, probeUws } from '../src/transport/uws-transport.ts';
+import { createUwsTransport } from '../src/transport/uws-transport.ts';
+import { probeUws } from '../src/transport/uws/native.ts';
+import { normalizeRemoteAddress } from '../src/transport/uws/wire.ts';
 
 const maxBodyBytes = 1024;
 const maxStreamBufferBytes = 1024 * 1024;

@@ -1,7 +1,8 @@
 // Picks the socket library: uWS when its native module loads, node:http otherwise.
 import type { HttpTransport } from './http-types.ts';
 import { createNodeHttpTransport } from './node-http-transport.ts';
-import { probeUws, UwsTransport } from './uws-transport.ts';
+import { UwsTransport } from './uws-transport.ts';
+import { probeUws } from './uws/native.ts';
 
 export type TransportChoice = 'uws' | 'node' | 'auto';
 

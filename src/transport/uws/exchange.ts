@@ -1,0 +1,159 @@
+// One request/response pair on uWS and the event-stream sink written through it.
+import type * as Uws from 'uWebSockets.js';
+import type { FlushScheduler } from '../flush-scheduler.ts';
+import { failStream } from '../internal-error.ts';
+import type { FullResponse, StreamResponse, StreamSink } from '../http-types.ts';
+import { writeHead } from './wire.ts';
+
+/** One request/response pair; uWS forbids touching `res` after it was aborted or ended. */
+export class Exchange {
+  // Made when first asked for: an open event stream never needs one, and each costs about 1 KB.
+  private controller: AbortController | undefined;
+  private wasAborted = false;
+  done = false;
+  stream: UwsStreamSink | undefined;
+
+  constructor(
+    readonly res: Uws.HttpResponse,
+    private readonly open: Set<Exchange>,
+  ) {
+    open.add(this);
+  }
+
+  aborted(): void {
+    if (this.done) return;
+    this.finish();
+    this.wasAborted = true;
+    this.controller?.abort();
+    this.stream?.markClosed();
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.wasAborted) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  finish(): void {
+    this.done = true;
+    this.open.delete(this);
+  }
+
+  sendFull(response: FullResponse, isHead: boolean, closeConnection = false): void {
+    if (this.done) return;
+    this.finish();
+    const body = response.body;
+    this.res.cork(() => {
+      writeHead(this.res, response.status, response.headers);
+      if (isHead) this.res.endWithoutBody(Buffer.byteLength(body), closeConnection);
+      else this.res.end(body, closeConnection);
+    });
+  }
+
+  startStream(response: StreamResponse, maxBufferBytes: number, flushes: FlushScheduler<UwsStreamSink>): void {
+    if (this.done) return;
+    this.res.cork(() => writeHead(this.res, response.status, response.headers));
+    const sink = new UwsStreamSink(this, maxBufferBytes, flushes);
+    this.stream = sink;
+    try {
+      response.start(sink);
+    } catch (error) {
+      failStream(sink, error, 'stream start');
+    }
+  }
+}
+
+export class UwsStreamSink implements StreamSink {
+  closed = false;
+  private queue: string[] = [];
+  private queuedBytes = 0;
+  // Upper bound of what uWS holds: bytes passed to writes since the last write that went out whole.
+  private heldByUws = 0;
+  private backpressured = false;
+  private readonly listeners: Array<() => void> = [];
+
+  constructor(
+    private readonly exchange: Exchange,
+    private readonly maxBufferBytes: number,
+    private readonly flushes: FlushScheduler<UwsStreamSink>,
+  ) {
+    exchange.res.onWritable(() => this.resume());
+  }
+
+  write(chunk: string): boolean {
+    if (this.closed) return false;
+    this.queue.push(chunk);
+    this.queuedBytes += Buffer.byteLength(chunk);
+    if (this.bufferedBytes() > this.maxBufferBytes) {
+      this.exchange.res.close();
+      this.exchange.aborted(); // a no-op if uWS already ran onAborted
+      return false;
+    }
+    this.flushes.add(this);
+    return true;
+  }
+
+  flush(): void {
+    if (this.closed || this.backpressured || this.queue.length === 0) return;
+    const data = this.takeQueue();
+    let sent = false;
+    this.exchange.res.cork(() => {
+      sent = this.exchange.res.write(data);
+    });
+    if (sent) {
+      this.heldByUws = 0;
+    } else {
+      this.heldByUws += Buffer.byteLength(data);
+      this.backpressured = true;
+    }
+  }
+
+  end(): void {
+    if (this.closed) return;
+    const data = this.takeQueue();
+    this.exchange.finish();
+    // Never end(data, true) here: once the headers are out, uWS writes its
+    // "Connection: close" header into the body.
+    this.exchange.res.cork(() => this.exchange.res.end(data));
+    this.markClosed();
+  }
+
+  bufferedBytes(): number {
+    return this.queuedBytes + this.heldByUws;
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.listeners.push(listener);
+  }
+
+  markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue = [];
+    this.queuedBytes = 0;
+    for (const listener of this.listeners.splice(0)) listener();
+  }
+
+  private resume(): boolean {
+    if (this.closed) return true;
+    this.backpressured = false;
+    if (this.queue.length > 0) {
+      this.flush();
+      return !this.backpressured;
+    }
+    // With an onWritable handler registered uWS drains its buffer only when
+    // something is written; an empty cork flushes it without adding bytes.
+    this.exchange.res.cork(() => {});
+    return true;
+  }
+
+  private takeQueue(): string {
+    const data = this.queue.length === 1 ? this.queue[0]! : this.queue.join('');
+    this.queue = [];
+    this.queuedBytes = 0;
+    return data;
+  }
+}
