@@ -16,7 +16,6 @@ const arg = (name: string, fallback: string): string => {
 const seconds = Number(arg('seconds', '5'));
 const clients = Number(arg('clients', '32'));
 
-// biome-ignore lint/suspicious/noExplicitAny: bench replies are read field by field
 async function json(url: string, method: string, body?: unknown, token?: string): Promise<any> {
   const r = await fetch(url, { method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
   return { status: r.status, ...(await r.json()) };

@@ -2,13 +2,12 @@
 // kysely, writes applied by group commit. Reads are synchronous and see only
 // committed data; writes are queued and land together at the end of the turn.
 import { closeSync, mkdirSync, openSync } from 'node:fs';
-import type { CompiledQuery } from 'kysely';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { Filter } from '../protocol/filter.ts';
 import { whereFilters } from './filter-sql.ts';
 import { GroupCommit } from './group-commit.ts';
-import { Prepared, StatementCache, qb } from './query-builder.ts';
+import { StatementCache, qb } from './query-builder.ts';
 import type {
   FeedStats,
   LeaseRow,
@@ -19,14 +18,7 @@ import type {
   SubscriptionRow,
 } from './records.ts';
 import { applySchema } from './schema.ts';
-import type {
-  ContradictionTable,
-  LeaseTable,
-  MonitorTable,
-  ObservationTable,
-  SubjectTable,
-  SubscriptionTable,
-} from './tables.ts';
+import { type Statements, observationColumns, prepareStatements } from './statements.ts';
 import { type SqlDriver, openSqlDriver } from './sql-driver.ts';
 import { type StateLock, StateLockedError, lockStateFile } from './state-lock.ts';
 
@@ -53,25 +45,6 @@ export function resolveStatePath(path: string): string {
   return resolve(path);
 }
 
-const observationColumns = [
-  'mkey',
-  'seq',
-  'type',
-  'subject',
-  'actor',
-  'tier',
-  'origin',
-  'horizon',
-  'time',
-  'source_ref',
-  'body',
-] as const satisfies readonly (keyof ObservationRow)[];
-
-/** A values object for compiling an INSERT once; the real values are bound at run time, in this order. */
-function placeholders<Row>(columns: readonly (keyof Row & string)[]): Row {
-  return Object.fromEntries(columns.map((c) => [c, null])) as Row;
-}
-
 export class Store {
   readonly path: string;
   readonly commits: CommitQueue;
@@ -81,7 +54,7 @@ export class Store {
   readonly driver: SqlDriver;
   private readonly lock: StateLock | undefined;
   private readonly dynamic: StatementCache;
-  private readonly q;
+  private readonly q: Statements;
 
   static open(options: StoreOptions): Store {
     return new Store(options);
@@ -111,98 +84,7 @@ export class Store {
     }
     this.commits = options.commits ? options.commits(this.driver, this) : new GroupCommit(this.driver);
     this.dynamic = new StatementCache(this.driver);
-    this.q = this.prepareStatements();
-  }
-
-  private prepareStatements() {
-    const d = this.driver;
-    const p = (query: CompiledQuery) => new Prepared(d, query);
-    return {
-      monitors: p(qb.selectFrom('monitors').selectAll().orderBy('key').compile()),
-      upsertMonitor: p(
-        qb
-          .insertInto('monitors')
-          .values(placeholders<MonitorTable>(['key', 'id', 'status', 'definition', 'owner_token_hash', 'subscribe_token_hash', 'stats']))
-          .onConflict((oc) =>
-            oc.column('key').doUpdateSet((eb) => ({
-              status: eb.ref('excluded.status'),
-              definition: eb.ref('excluded.definition'),
-              owner_token_hash: eb.ref('excluded.owner_token_hash'),
-              subscribe_token_hash: eb.ref('excluded.subscribe_token_hash'),
-              stats: eb.ref('excluded.stats'),
-            })),
-          )
-          .compile(),
-      ),
-      insertObservation: p(qb.insertInto('observations').values(placeholders<ObservationTable>(observationColumns)).compile()),
-      addSubject: p(
-        qb.insertInto('subjects').values(placeholders<SubjectTable>(['mkey', 'subject'])).onConflict((oc) => oc.doNothing()).compile(),
-      ),
-      subjectSeen: p(
-        qb.selectFrom('subjects').select('mkey').where('mkey', '=', 0).where('subject', '=', '').compile(),
-      ),
-      addContradiction: p(qb.insertInto('contradictions').values(placeholders<ContradictionTable>(['mkey', 'seq', 'subject'])).compile()),
-      resolveContradictionsOf: p(
-        qb.deleteFrom('contradictions').where('mkey', '=', 0).where('subject', '=', '').where('seq', '<', 0).compile(),
-      ),
-      resolveContradiction: p(qb.deleteFrom('contradictions').where('mkey', '=', 0).where('seq', '=', 0).compile()),
-      contradictions: p(qb.selectFrom('contradictions').selectAll().orderBy('mkey').orderBy('seq').compile()),
-      upsertSubscription: p(
-        qb
-          .insertInto('subscriptions')
-          .values(placeholders<SubscriptionTable>(['id', 'mkey', 'subscriber', 'state', 'token_hash', 'cursor', 'mute_deadline_ms', 'record']))
-          .onConflict((oc) =>
-            oc.column('id').doUpdateSet((eb) => ({
-              state: eb.ref('excluded.state'),
-              token_hash: eb.ref('excluded.token_hash'),
-              cursor: eb.ref('excluded.cursor'),
-              mute_deadline_ms: eb.ref('excluded.mute_deadline_ms'),
-              record: eb.ref('excluded.record'),
-            })),
-          )
-          .compile(),
-      ),
-      subscription: p(qb.selectFrom('subscriptions').select(['state', 'record']).where('id', '=', '').compile()),
-      subscribers: p(qb.selectFrom('subscriptions').select(['id', 'mkey', 'subscriber']).compile()),
-      liveCounts: p(
-        qb
-          .selectFrom('subscriptions')
-          .select(['mkey', (eb) => eb.fn.countAll<number>().as('live')])
-          .where('state', '=', 'live')
-          .groupBy('mkey')
-          .compile(),
-      ),
-      muteDeadlines: p(
-        qb
-          .selectFrom('subscriptions')
-          .select(['id', 'mute_deadline_ms'])
-          .where('state', '=', 'live')
-          .where('mute_deadline_ms', 'is not', null)
-          .compile(),
-      ),
-      upsertLease: p(
-        qb
-          .insertInto('leases')
-          .values(placeholders<LeaseTable>(['mkey', 'subject', 'state', 'expires_ms', 'record']))
-          .onConflict((oc) =>
-            oc.columns(['mkey', 'subject']).doUpdateSet((eb) => ({
-              state: eb.ref('excluded.state'),
-              expires_ms: eb.ref('excluded.expires_ms'),
-              record: eb.ref('excluded.record'),
-            })),
-          )
-          .compile(),
-      ),
-      lease: p(qb.selectFrom('leases').select(['state', 'record']).where('mkey', '=', 0).where('subject', '=', '').compile()),
-      leaseDeadlines: p(
-        qb
-          .selectFrom('leases')
-          .select(['mkey', 'subject', 'expires_ms'])
-          .where('state', '=', 'held')
-          .compile(),
-      ),
-      compact: p(qb.deleteFrom('observations').where('mkey', '=', 0).where('seq', '<=', 0).compile()),
-    };
+    this.q = prepareStatements(this.driver);
   }
 
   // ---- reads (committed data only) ----
