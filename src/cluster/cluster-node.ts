@@ -39,6 +39,7 @@ export class ClusterNode implements ClusterNodeHooks {
   private readonly revByKey = new LookupBatch<number, number>((keys) => this.pg.revsByKey(keys));
   private readonly revById = new LookupBatch<string, { key: number; rev: number }>((ids) => this.pg.revsById(ids));
   private ownership: Ownership | undefined;
+  private unstoredServerWrites = 0;
 
   private constructor(
     private readonly connection: PgConnection,
@@ -82,20 +83,51 @@ export class ClusterNode implements ClusterNodeHooks {
   async run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T> {
     for (let tries = 1; ; tries++) {
       await this.refreshFor(operation, input);
+      // No await between the reservation and the attempt: a concurrent create would take the key.
       if (operation === 'monitors/create' && this.service.reservedMonitorKeys.length === 0) {
         this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
       }
       try {
         return await attempt();
       } catch (error) {
-        if (!isClusterConflict(error)) throw error;
-        if (tries >= maxAttempts) {
-          throw new ProtocolError('STORE_UNAVAILABLE', `Other nodes kept changing this monitor; the change was not stored after ${maxAttempts} attempts. Try again.`, {}, { cause: error });
-        }
-        // Spread the retries of nodes that keep colliding.
-        await sleep(Math.random() * Math.min(50, tries * 2));
+        await this.afterLostRace(error, tries);
       }
     }
+  }
+
+  /**
+   * A write the server makes on its own (a live source's observation): run like a request, on the
+   * monitor's fresh state and again after a lost race. When it cannot be stored it is logged and
+   * counted, never dropped silently; resolves whether it was stored.
+   */
+  async writeOn(mkey: number, writer: string, attempt: () => Promise<void>): Promise<boolean> {
+    try {
+      for (let tries = 1; ; tries++) {
+        const rev = await this.revByKey.get(mkey);
+        if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
+        try {
+          await attempt();
+          return true;
+        } catch (error) {
+          await this.afterLostRace(error, tries);
+        }
+      }
+    } catch (error) {
+      this.unstoredServerWrites++;
+      const monitor = this.service.feedByKey(mkey)?.id ?? `#${mkey}`;
+      this.log(`vigil: a write of ${writer} on monitor ${monitor} was not stored: ${(error as Error).message} (${this.unstoredServerWrites} such writes on this node since it started)`);
+      return false;
+    }
+  }
+
+  /** Rethrows what is not a lost race, and a lost race past the bound; otherwise waits a little before the next attempt. */
+  private async afterLostRace(error: unknown, tries: number): Promise<void> {
+    if (!isClusterConflict(error)) throw error;
+    if (tries >= maxAttempts) {
+      throw new ProtocolError('STORE_UNAVAILABLE', `Other nodes kept changing this monitor; the change was not stored after ${maxAttempts} attempts. Try again.`, {}, { cause: error });
+    }
+    // Spread the retries of nodes that keep colliding.
+    await sleep(Math.random() * Math.min(50, tries * 2));
   }
 
   async refreshSubscription(id: string): Promise<void> {

@@ -1,7 +1,9 @@
 // What a kind's watcher gets while it runs: its checked config, its stored
 // cursor, and the way to write observations and report contact or failure.
 // Every write goes through the service's append, so it lands in the same
-// group commit as the cursor that says it was written.
+// group commit as the cursor that says it was written. On a cluster a write
+// is run like a request (ClusterNode.writeOn): a batch that lost a race to
+// another node is applied again on the reloaded monitor, in order.
 
 import type { Feed } from '../service/feed.ts';
 import type { MonitorService } from '../service/service.ts';
@@ -21,6 +23,11 @@ export interface SourceEmit {
 
 export class SourceRun {
   private stoppedFlag = false;
+  /** Cluster only: writes not yet stored, applied in order by `drain`. */
+  private queued: Array<() => void> = [];
+  private draining = false;
+  /** The cursor of the last queued write: a reload puts the stored one back in the stats until it is applied again. */
+  private queuedCursor: { value: unknown } | undefined;
   readonly signal: AbortSignal;
 
   constructor(
@@ -48,18 +55,36 @@ export class SourceRun {
   }
 
   cursor<T>(): T | undefined {
-    return this.feed.stats.source_cursor as T | undefined;
+    return (this.queuedCursor ? this.queuedCursor.value : this.feed.stats.source_cursor) as T | undefined;
   }
 
   setCursor(cursor: unknown): void {
     if (this.stopped) return;
-    this.feed.stats.source_cursor = cursor;
-    this.service.persistMonitor(this.feed);
+    this.write(() => {
+      this.feed.stats.source_cursor = cursor;
+      this.service.persistMonitor(this.feed);
+    }, cursor);
   }
 
   /** Writes one observation as `source:<kind>` (origin system). */
   emit(item: SourceEmit): void {
     if (this.stopped) return;
+    this.write(() => this.append(item), item.cursor);
+    if (item.contact !== false) this.report({ type: 'CONTACT', now: this.service.now() });
+  }
+
+  /** The source answered (nothing new to write): refreshes `since_last_source_contact_s`. */
+  contact(): void {
+    if (this.stopped) return;
+    const now = this.service.now();
+    this.write(() => {
+      this.feed.stats.last_source_contact = new Date(now).toISOString();
+      this.service.persistMonitor(this.feed);
+    });
+    this.report({ type: 'CONTACT', now });
+  }
+
+  private append(item: SourceEmit): void {
     const kind = this.config.kind;
     const definition = this.feed.definition;
     const actor = `source:${kind}`;
@@ -89,19 +114,37 @@ export class SourceRun {
       },
       'producer',
     );
-    if (item.contact === false) {
-      this.feed.stats.last_source_contact = lastContact;
-      return;
-    }
-    this.report({ type: 'CONTACT', now: this.service.now() });
+    if (item.contact === false) this.feed.stats.last_source_contact = lastContact;
   }
 
-  /** The source answered (nothing new to write): refreshes `since_last_source_contact_s`. */
-  contact(): void {
-    if (this.stopped) return;
-    this.feed.stats.last_source_contact = new Date(this.service.now()).toISOString();
-    this.service.persistMonitor(this.feed);
-    this.report({ type: 'CONTACT', now: this.service.now() });
+  /** One node writes at once; on a cluster a change waits its turn and survives a lost race. */
+  private write(change: () => void, cursor?: unknown): void {
+    const cluster = this.service.cluster;
+    if (!cluster) {
+      change();
+      return;
+    }
+    this.queued.push(change);
+    if (cursor !== undefined) this.queuedCursor = { value: cursor };
+    if (!this.draining) void this.drain(cluster);
+  }
+
+  private async drain(cluster: NonNullable<MonitorService['cluster']>): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queued.length > 0) {
+        const changes = this.queued.splice(0);
+        await cluster.writeOn(this.feed.key, `the ${this.config.kind} source`, async () => {
+          // Paused or retired meanwhile: the source no longer writes (not a loss).
+          if (this.feed.status !== 'active' || this.service.isClosed) return;
+          for (const change of changes) change();
+          await this.service.settle();
+        });
+      }
+    } finally {
+      this.draining = false;
+      this.queuedCursor = undefined;
+    }
   }
 
   /** The source is lost: the actor backs off and starts the watcher again. */

@@ -1,0 +1,81 @@
+// A live source's observation survives losing a race with another node's
+// write: three real nodes on one PostgreSQL database, an http source whose
+// target changes status at every poll, and publishers on every node writing
+// to the same monitor all along. Every change the source saw is in the feed.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
+import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
+import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+
+const unavailable = await postgresUnavailable();
+if (unavailable) console.warn(`skipping the cluster source tests: ${unavailable}`);
+
+const changes = 9;
+/** Status of the target's i-th answer: alternates for `changes` answers, then stays put. */
+const statusOf = (i: number) => (i < changes ? (i % 2 === 0 ? 200 : 503) : 200);
+
+describe.skipIf(unavailable !== undefined)('a live source on a cluster under concurrent writes', () => {
+  let database: TestDatabase;
+  let nodes: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+
+  afterEach(async () => {
+    await Promise.all(nodes.map((n) => n.kill()));
+    nodes = [];
+  });
+
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  it('writes every change the source saw while other nodes publish to the same monitor', async () => {
+    let answers = 0;
+    const target = createServer((_req, res) => {
+      res.statusCode = statusOf(answers++);
+      res.end('same body');
+    });
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    try {
+      nodes = await Promise.all(Array.from({ length: 3 }, () => startServerProcess({ args: ['--store', database.url] })));
+      const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/status`;
+      const monitor = await createMonitor(nodes[0]!.base, { source: { kind: 'http', url, interval_s: 1 } });
+      let stop = false;
+      let published = 0;
+      const publisher = async (node: ServerProcess, k: number) => {
+        for (let i = 0; !stop; i++) {
+          const reply = await publish(node.base, monitor.id, monitor.ownerToken, { type: 'test.load', subject: `p${k}-${i}` });
+          if (reply.status === 201) published++;
+        }
+      };
+      const load = nodes.flatMap((n, k) => [publisher(n, k * 2), publisher(n, k * 2 + 1)]);
+      // The target answers `changes` different statuses, one per poll, while every node publishes.
+      for (let i = 0; i < 400 && answers <= changes; i++) await new Promise((r) => setTimeout(r, 100));
+      stop = true;
+      await Promise.all(load);
+      expect(answers, 'the source polled past every change').toBeGreaterThan(changes);
+      expect(published).toBeGreaterThan(0);
+
+      const reader = await subscribe(nodes[1]!.base, { monitor: monitor.id, subscriber: 'agent:audit' }, monitor.ownerToken);
+      const expected = Array.from({ length: changes }, (_, i) => statusOf(i));
+      let sourced: any[] = [];
+      // The last change may still be on its way to the database.
+      for (let i = 0; i < 50; i++) {
+        sourced = (await replayAll(nodes[2]!.base, reader)).filter((o) => o.type === 'ai.vigil.source.http');
+        if (sourced.length >= changes) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(
+        sourced.map((o) => o.data.status),
+        'one observation per change the source saw, none missing, none twice',
+      ).toEqual(expected);
+      for (const node of nodes) expect(node.output()).not.toContain('was not stored');
+    } finally {
+      target.close();
+    }
+  }, 90_000);
+});
