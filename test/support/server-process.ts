@@ -53,7 +53,9 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
   args.push(...(options.args ?? []));
   const child = spawn(process.execPath, vigilArgs(args), {
     cwd: repoRoot,
-    env: { ...process.env, ...options.env },
+    // A server killed with SIGKILL cannot remove its temporary files (miniflare's,
+    // for one): they go to a folder of the test's, removed after the file.
+    env: { ...process.env, TMPDIR: tempDir('vigil-server-tmp-'), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

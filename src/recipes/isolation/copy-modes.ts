@@ -75,8 +75,8 @@ export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string,
           // After a conflict the step's versions stay where the report says they are.
           if (conflict) return;
           rmSync(copy, { recursive: true, force: true });
-          // The run's folder and the project's, once nothing else is in them.
-          for (const dir of [join(base, runId), base]) {
+          // The run's folder, the project's and the shared root, once nothing else is in them.
+          for (const dir of [join(base, runId), base, dirname(base)]) {
             try {
               rmdirSync(dir);
             } catch {
