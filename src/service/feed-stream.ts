@@ -11,7 +11,7 @@ import type { Caller } from './access.ts';
 import { defaults } from './defaults.ts';
 import type { Feed } from './feed.ts';
 import type { MonitorService } from './service.ts';
-import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-operations.ts';
+import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-handle.ts';
 
 const batchRows = 1000;
 

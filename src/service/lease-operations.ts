@@ -13,7 +13,7 @@ import type { Reply } from './reply.ts';
 import { servedLease } from './served.ts';
 import { defaults } from './defaults.ts';
 import type { MonitorService } from './service.ts';
-import { requireLive, type SubscriptionHandle, subscriptionFor } from './subscription-operations.ts';
+import { requireLive, type SubscriptionHandle, subscriptionFor } from './subscription-handle.ts';
 
 interface LeaseBody {
   subscription: string;

@@ -1,7 +1,6 @@
 // The one service API every door (HTTP, JSON-RPC, SSE, MCP) calls. It owns
 // the in-memory feeds and the actor system, appends observations, and makes
 // every change durable through the store's group commit before a reply.
-import type { InspectionEvent } from 'xstate';
 import { type Clock, systemClock } from '../actors/clock.ts';
 import { leaseKey, RootSystem } from '../actors/root-system.ts';
 import { leaseStateOf } from '../machines/lease-machine.ts';
@@ -9,53 +8,21 @@ import { subscriptionStateOf } from '../machines/subscription-machine.ts';
 import { isClusterConflict } from '../cluster/conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
 import { type ObservationDraft, type Observation, observationOf } from '../protocol/observation.ts';
-import { serverPrincipal } from '../protocol/principal.ts';
-import { serverProvenance } from '../protocol/provenance.ts';
-import { observationTypes } from '../protocol/vocabulary.ts';
-import { maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
-import type { LeaseRecord, LeaseRow, MonitorDefinition, SubscriptionRecord, SubscriptionRow } from '../store/records.ts';
+import type { LeaseRow, SubscriptionRow } from '../store/records.ts';
 import { memoryPath, type Store } from '../store/store.ts';
-import { ClientLimits, type ClientLimitSettings, defaultClientLimits } from './client-limits.ts';
+import type { ObservationKind, ServiceOptions, SourceHooks } from './service-options.ts';
+import { ClientLimits, defaultClientLimits } from './client-limits.ts';
 import { defaults } from './defaults.ts';
-import { Feed } from './feed.ts';
 import type { ClusterNodeHooks } from './cluster-hooks.ts';
+import { CommitNotices } from './commit-notices.ts';
+import { trackContradictions } from './contradictions.ts';
+import { Feed } from './feed.ts';
 import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
+import { bookkeepingDraft, rejectionDraft } from './server-drafts.ts';
+import { leaseExpired, subscriptionMuted } from './timer-transitions.ts';
 
 export type { ClusterNodeHooks } from './cluster-hooks.ts';
-
-
-export interface ServiceOptions {
-  readonly store: Store;
-  readonly clock?: Clock;
-  /** When set, creating a monitor needs it; such monitors are attested. */
-  readonly registrationToken?: string;
-  /** When set, the admin operations are enabled and need it. */
-  readonly adminToken?: string;
-  readonly retireAfterMuteSeconds?: number;
-  readonly maxBodyBytes?: number;
-  /** Idle time before an event stream sends a heartbeat. */
-  readonly heartbeatMs?: number;
-  /** Subscription and lease actors kept in memory (the rest wait as rows). */
-  readonly residentActors?: number;
-  /** Receives the actors' inspection events (vigil serve --inspect). */
-  readonly inspect?: (event: InspectionEvent) => void;
-  readonly log?: (line: string) => void;
-  /** Per-client-address limits for anonymous use. */
-  readonly clientLimits?: Partial<ClientLimitSettings>;
-  /** A cluster node runs only the timers of the monitors it holds the lock of. */
-  readonly timersRunHere?: (mkey: number) => boolean;
-}
-
-
-/** What the live sources (src/sources) need from monitor operations. */
-export interface SourceHooks {
-  /** Checks a monitor's source for this caller; returns it with defaults filled in. */
-  check(source: MonitorDefinition['source'], caller: { bearer?: string }): MonitorDefinition['source'];
-  /** A monitor was created or configured: start, restart or stop its source. */
-  changed(feed: Feed): void;
-}
-
-export type ObservationKind = 'producer' | 'bookkeeping' | 'rejected';
+export type { ObservationKind, ServiceOptions, SourceHooks } from './service-options.ts';
 
 export class MonitorService {
   readonly store: Store;
@@ -65,11 +32,10 @@ export class MonitorService {
     Pick<ServiceOptions, 'registrationToken' | 'adminToken'>;
   private readonly feeds = new Map<string, Feed>();
   private readonly feedsByKey = new Map<number, Feed>();
-  private readonly appendedSinceCommit = new Set<Feed>();
+  private readonly notices = new CommitNotices();
   /** (monitor key, subscriber) → subscription id: one subscription per subscriber and monitor. */
   private readonly subscriberIds = new Map<string, string>();
   private readonly log: (line: string) => void;
-  private readonly recordedListeners = new Set<(feed: Feed) => void>();
   /** New subscriptions left as rows (the resident cap was reached) whose rows are not committed yet. */
   private readonly unadmitted = new Map<string, SubscriptionRow>();
   readonly clientLimits: ClientLimits;
@@ -102,8 +68,8 @@ export class MonitorService {
         const colon = key.indexOf(':');
         return this.store.lease(Number(key.slice(0, colon)), key.slice(colon + 1));
       },
-      leaseExpired: (lease) => this.onLeaseExpired(lease),
-      subscriptionMuted: (subscription) => this.onSubscriptionMuted(subscription),
+      leaseExpired: (lease) => leaseExpired(this, lease),
+      subscriptionMuted: (subscription) => subscriptionMuted(this, subscription),
       inspect: options.inspect,
       timersRunHere: options.timersRunHere,
       actorFailed: (kind, key, error) => this.log(`vigil: ${kind} actor ${key} failed and will be restored from the store: ${String(error)}`),
@@ -205,9 +171,7 @@ export class MonitorService {
       register: (f) => this.register(f),
       setSubscriber: (mkey, subscriber, id) => this.subscriberIds.set(subscriberKey(mkey, subscriber), id),
     }, update);
-    feed.committedHead = feed.stats.head;
-    feed.notify();
-    for (const listener of this.recordedListeners) listener(feed);
+    this.notices.readableUpTo(feed, feed.stats.head);
     return feed;
   }
 
@@ -246,34 +210,11 @@ export class MonitorService {
       feed.noteType(draft.type);
       if (!p.actor.startsWith('system:')) feed.noteActor(p.actor);
       if (draft.subject !== null && feed.firstSightOf(draft.subject)) this.store.addSubject(feed.key, draft.subject);
-      this.trackContradictions(feed, seq, draft);
+      trackContradictions(this.store, feed, seq, draft);
     }
-    this.appendedSinceCommit.add(feed);
+    this.notices.appendedTo(feed);
     this.persistMonitor(feed);
     return { seq, observation, body };
-  }
-
-  private trackContradictions(feed: Feed, seq: number, draft: ObservationDraft): void {
-    if (draft.type === observationTypes.contradiction) {
-      feed.openContradictions.set(seq, draft.subject);
-      this.store.addContradiction(feed.key, seq, draft.subject);
-    } else if (draft.type === observationTypes.contradictionResolved) {
-      const resolves = draft.data.resolves;
-      if (typeof resolves === 'number' && feed.openContradictions.has(resolves)) {
-        feed.openContradictions.delete(resolves);
-        this.store.resolveContradiction(feed.key, resolves);
-      }
-      if (draft.subject !== null) {
-        let closed = 0;
-        for (const [openSeq, subject] of feed.openContradictions) {
-          if (subject === draft.subject && openSeq < seq) {
-            feed.openContradictions.delete(openSeq);
-            closed++;
-          }
-        }
-        if (closed > 0) this.store.resolveContradictionsOf(feed.key, draft.subject, seq);
-      }
-    }
   }
 
   /** Records what the server itself did (configured, subscribed, lease, ...). */
@@ -284,42 +225,18 @@ export class MonitorService {
     payload: Record<string, unknown>,
     subject: string | null = null,
   ): number {
-    return this.append(
-      feed,
-      {
-        type,
-        subject,
-        time: new Date(this.now()).toISOString(),
-        horizon: feed.definition.horizon,
-        provenance: serverProvenance(actor, feed.definition.attested),
-        data: { payload },
-        tags: {},
-      },
-      'bookkeeping',
-    ).seq;
+    return this.append(feed, bookkeepingDraft(feed, this.now(), type, actor, payload, subject), 'bookkeeping').seq;
   }
 
-  /** Records a refused write on the monitor it targeted (§5); returns its seq. */
   /** A refusal counted on the monitor without a row (an anonymous client past its recording rate). */
   countRejection(feed: Feed): void {
     feed.stats.rejected++;
     this.persistMonitor(feed);
   }
 
+  /** Records a refused write on the monitor it targeted (§5); returns its seq. */
   recordRejection(feed: Feed, error: ProtocolError, raw: unknown, actor: string): number {
-    return this.append(
-      feed,
-      {
-        type: observationTypes.rejected,
-        subject: null,
-        time: new Date(this.now()).toISOString(),
-        horizon: feed.definition.horizon,
-        provenance: serverProvenance(actor, feed.definition.attested),
-        data: { payload: { code: error.code, reason: error.message, raw: cutRaw(raw) } },
-        tags: {},
-      },
-      'rejected',
-    ).seq;
+    return this.append(feed, rejectionDraft(feed, this.now(), error, raw, actor), 'rejected').seq;
   }
 
   // ---- persistence of actor state (read when the batch commits) ----
@@ -347,77 +264,33 @@ export class MonitorService {
     return { state: leaseStateOf(snapshot.value), record: snapshot.context.lease };
   }
 
-  // ---- timer-driven transitions ----
-
-  private onLeaseExpired(lease: LeaseRecord): void {
-    const feed = this.feedByKey(lease.mkey);
-    if (!feed) return;
-    this.recordBookkeeping(
-      feed,
-      observationTypes.lease,
-      serverPrincipal,
-      { action: 'expired', holder: lease.holder, subject: lease.subject, expires: isoOrNull(lease.expiresMs) },
-      lease.subject,
-    );
-    this.persistLease(lease.mkey, lease.subject);
-  }
-
-  private onSubscriptionMuted(subscription: SubscriptionRecord): void {
-    const feed = this.feedByKey(subscription.mkey);
-    if (!feed) return;
-    feed.liveSubscriptions = Math.max(0, feed.liveSubscriptions - 1);
-    this.recordBookkeeping(feed, observationTypes.subscriptionRetired, serverPrincipal, {
-      subscription: subscription.id,
-      subscriber: subscription.subscriber,
-      reason: 'mute',
-      cursor: subscription.cursor,
-    });
-    this.persistSubscription(subscription.id);
-  }
-
   // ---- commits ----
 
   private afterCommit(): void {
-    const feeds = [...this.appendedSinceCommit];
-    this.appendedSinceCommit.clear();
     this.unadmitted.clear();
     // Nothing is pending right now, so cold actors can go without losing a write.
     this.system.trim();
-    for (const feed of feeds) {
-      feed.committedHead = feed.stats.head;
-      feed.notify();
-      for (const listener of this.recordedListeners) listener(feed);
-    }
+    this.notices.committedAll();
   }
 
-  /**
-   * A cluster node's batch committed while the next one may already be queued: only the
-   * batch's own seqs become readable, and actors are trimmed only when nothing is queued.
-   */
+  /** A cluster node's batch committed; actors are trimmed only when nothing is queued behind it. */
   private afterClusterCommit(heads: ReadonlyMap<number, number>): void {
-    if (!this.store.commits.hasPending) {
-      this.appendedSinceCommit.clear();
+    const nothingQueued = !this.store.commits.hasPending;
+    if (nothingQueued) {
       this.unadmitted.clear();
       this.system.trim();
     }
-    for (const [mkey, head] of heads) {
-      const feed = this.feedsByKey.get(mkey);
-      if (!feed || head <= feed.committedHead) continue;
-      feed.committedHead = head;
-      feed.notify();
-      for (const listener of this.recordedListeners) listener(feed);
-    }
+    this.notices.committedHeads(heads, (mkey) => this.feedsByKey.get(mkey), nothingQueued);
   }
 
   /** Someone follows commits live (an event stream, a dashboard, an MCP resource subscription). */
   get hasRecordedListeners(): boolean {
-    return this.recordedListeners.size > 0;
+    return this.notices.hasListeners;
   }
 
   /** Calls `listener` after each commit that stored observations on a monitor; returns an unsubscribe function. */
   onRecorded(listener: (feed: Feed) => void): () => void {
-    this.recordedListeners.add(listener);
-    return () => this.recordedListeners.delete(listener);
+    return this.notices.listen(listener);
   }
 
   /** Resolves once every change made so far is durable; refuses with 503 when the store cannot write. */
@@ -455,15 +328,3 @@ export class MonitorService {
 }
 
 const subscriberKey = (mkey: number, subscriber: string) => `${mkey}\u0000${subscriber}`;
-
-function isoOrNull(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
-}
-
-function cutRaw(raw: unknown): unknown {
-  // A body refused for its nesting cannot be serialised whole; keep a note instead.
-  if (pathBeyondNesting(raw)) return `(request body nested more than ${maxNesting} levels deep; not recorded)`;
-  const text = JSON.stringify(raw) ?? 'null';
-  if (Buffer.byteLength(text) <= defaults.rawCutBytes) return raw;
-  return Buffer.from(text).subarray(0, defaults.rawCutBytes).toString('utf8');
-}

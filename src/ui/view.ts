@@ -8,7 +8,7 @@ import { type Caller, canSee, isOwner } from '../service/access.ts';
 import type { Feed } from '../service/feed.ts';
 import type { MonitorService } from '../service/service.ts';
 import { stateDocument } from '../service/state-document.ts';
-import { lagOf } from '../service/subscription-operations.ts';
+import { lagOf } from '../service/subscription-handle.ts';
 import { secretMatches } from '../service/tokens.ts';
 
 const maxRows = 200;

@@ -1,0 +1,33 @@
+// What the server records when an actor's timer fires: a lease that lapsed
+// without a complete or release, a subscription retired after its mute.
+import { serverPrincipal } from '../protocol/principal.ts';
+import { observationTypes } from '../protocol/vocabulary.ts';
+import type { LeaseRecord, SubscriptionRecord } from '../store/records.ts';
+import type { MonitorService } from './service.ts';
+
+export function leaseExpired(service: MonitorService, lease: LeaseRecord): void {
+  const feed = service.feedByKey(lease.mkey);
+  if (!feed) return;
+  const expires = lease.expiresMs === null ? null : new Date(lease.expiresMs).toISOString();
+  service.recordBookkeeping(
+    feed,
+    observationTypes.lease,
+    serverPrincipal,
+    { action: 'expired', holder: lease.holder, subject: lease.subject, expires },
+    lease.subject,
+  );
+  service.persistLease(lease.mkey, lease.subject);
+}
+
+export function subscriptionMuted(service: MonitorService, subscription: SubscriptionRecord): void {
+  const feed = service.feedByKey(subscription.mkey);
+  if (!feed) return;
+  feed.liveSubscriptions = Math.max(0, feed.liveSubscriptions - 1);
+  service.recordBookkeeping(feed, observationTypes.subscriptionRetired, serverPrincipal, {
+    subscription: subscription.id,
+    subscriber: subscription.subscriber,
+    reason: 'mute',
+    cursor: subscription.cursor,
+  });
+  service.persistSubscription(subscription.id);
+}
