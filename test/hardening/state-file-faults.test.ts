@@ -22,7 +22,9 @@ function serveUntilExit(state: string, asNobody = false): Promise<{ code: number
       ? ['setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, ...args]]
       : [process.execPath, args];
   return new Promise((resolve) => {
-    const child = spawn(command, argv, { cwd: repoRoot, env: { ...process.env, HOME: '/tmp' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // No tsx compile cache for nobody: it would stay behind in /tmp/tsx-65534.
+    const env = { ...process.env, HOME: '/tmp', TSX_DISABLE_CACHE: '1' };
+    const child = spawn(command, argv, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
