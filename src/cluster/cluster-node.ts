@@ -174,7 +174,8 @@ export class ClusterNode implements ClusterNodeHooks {
   private changed(mkey: number, rev: number, timers: boolean): void {
     const known = this.known.get(mkey);
     if (known === undefined || known >= rev) return;
-    const waited = (this.service.feedByKey(mkey)?.waiters.size ?? 0) > 0 || this.service.hasRecordedListeners;
+    const feed = this.service.feedByKey(mkey);
+    const waited = (feed !== undefined && (feed.waiters.size > 0 || feed.followers.size > 0)) || this.service.hasRecordedListeners;
     if (!waited && !(timers && this.runsTimersOf(mkey))) return;
     this.sync(mkey, 'delta').catch((error) => this.log(`vigil: cannot catch up on monitor ${mkey}: ${(error as Error).message}`));
   }

@@ -35,6 +35,7 @@ export class CommitNotices {
   readableUpTo(feed: Feed, head: number): void {
     feed.committedHead = head;
     feed.notify();
+    for (const follower of feed.followers) follower.committed();
     for (const listener of this.listeners) listener(feed);
   }
 

@@ -9,8 +9,8 @@ import { validate } from '../protocol/validate.ts';
 import { readWholeNumber } from '../protocol/wire-values.ts';
 import type { Caller } from './access.ts';
 import { defaults } from './defaults.ts';
-import type { Feed } from './feed.ts';
-import type { MonitorService } from './service.ts';
+import type { Feed, FeedFollower } from './feed.ts';
+import type { MonitorService, SubscriptionWatcher } from './service.ts';
 import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-handle.ts';
 
 const batchRows = 1000;
@@ -23,39 +23,47 @@ export interface StreamListener {
   failed(error: ProtocolError): void;
 }
 
-export class FeedStream {
+export class FeedStream implements FeedFollower, SubscriptionWatcher {
+  readonly feed: Feed;
+  readonly mkey: number;
+  private readonly id: string;
+  /** The token the stream was opened with: a re-keyed subscription ends the stream. */
+  private readonly tokenHash: string;
+  private readonly muteMs: number;
+  private readonly maxShown: number;
   private next: number;
   private listener: StreamListener | undefined;
-  private unsubscribe: (() => void) | undefined;
   private heartbeatTimer: unknown;
   private lastTrafficMs = 0;
   private activityTimer: unknown;
   private closed = false;
-  private readonly maxShown: number;
-  private release: (() => void) | undefined;
+  /** Whether the subscription was live with this token when last checked, and whether it changed since. */
+  private live = true;
+  private changed = false;
   /** Rows per read, sized from the rows seen so that one read holds about a page of bytes. */
   private rowsPerRead = 16;
 
   constructor(
     private readonly service: MonitorService,
-    private readonly handle: SubscriptionHandle,
+    handle: SubscriptionHandle,
     private readonly filters: readonly Filter[],
     start: number,
   ) {
-    this.next = Math.max(start, 1);
+    // Only what the stream needs, not the handle: its actor may leave memory while the stream is open.
+    this.feed = handle.feed;
+    this.mkey = handle.feed.key;
+    this.id = handle.id;
+    this.tokenHash = handle.record.tokenHash;
+    this.muteMs = handle.record.muteMs;
     this.maxShown = handle.record.maxShown;
-  }
-
-  get feed(): Feed {
-    return this.handle.feed;
+    this.live = handle.live;
+    this.next = Math.max(start, 1);
   }
 
   start(listener: StreamListener): void {
     this.listener = listener;
-    this.release = this.service.system.subscriptions.hold(this.handle.id);
-    this.unsubscribe = this.service.onRecorded((feed) => {
-      if (feed === this.handle.feed) this.pump();
-    });
+    this.feed.followers.add(this);
+    this.service.watchSubscription(this.id, this);
     this.keepAlive();
     this.pump();
   }
@@ -63,15 +71,29 @@ export class FeedStream {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.unsubscribe?.();
-    this.release?.();
+    this.feed.followers.delete(this);
+    this.service.unwatchSubscription(this.id, this);
     this.service.clock.clearTimeout(this.heartbeatTimer);
     this.service.clock.clearTimeout(this.activityTimer);
   }
 
-  private live(): boolean {
-    const snapshot = this.handle.actor.getSnapshot();
-    return snapshot.value === 'live' && snapshot.context.subscription.tokenHash === this.handle.record.tokenHash;
+  /** A commit stored observations on the stream's monitor. */
+  committed(): void {
+    this.pump();
+  }
+
+  /** The subscription was changed (or reloaded): check it again before the next delivery. */
+  subscriptionChanged(): void {
+    this.changed = true;
+  }
+
+  private isLive(): boolean {
+    if (!this.changed) return this.live;
+    this.changed = false;
+    // Restored from its row when it is not in memory.
+    const snapshot = this.service.system.subscriptions.get(this.id)?.getSnapshot();
+    this.live = snapshot !== undefined && snapshot.value === 'live' && snapshot.context.subscription.tokenHash === this.tokenHash;
+    return this.live;
   }
 
   private pump(): void {
@@ -80,15 +102,15 @@ export class FeedStream {
       this.pumpBatches(this.listener);
     } catch (error) {
       // Never a silent stream: the reader gets the error event (a logged 500 with its request id).
-      this.listener.failed(asProtocolError(error, `stream of ${this.handle.id}`));
+      this.listener.failed(asProtocolError(error, `stream of ${this.id}`));
       this.close();
     }
   }
 
   private pumpBatches(listener: StreamListener): void {
-    if (!this.live() || this.service.isClosed) {
+    if (this.service.isClosed || !this.isLive()) {
       listener.failed(
-        new ProtocolError('UNAVAILABLE', `Subscription "${this.handle.id}" was retired or re-keyed; open the stream again with its current token.`, {
+        new ProtocolError('UNAVAILABLE', `Subscription "${this.id}" was retired or re-keyed; open the stream again with its current token.`, {
           live: false,
         }),
       );
@@ -161,10 +183,10 @@ export class FeedStream {
 
   // A method, not a closure per stream: open streams are many and each closure costs memory.
   private touch(): void {
-    if (this.closed || !this.live()) return;
-    this.handle.actor.send({ type: 'ACTIVITY', now: this.service.now(), shownUpTo: this.next - 1 });
-    this.service.persistSubscription(this.handle.id);
-    const period = Math.max(250, Math.min(this.service.options.heartbeatMs, Math.floor(this.handle.record.muteMs / 3)));
+    if (this.closed || !this.isLive()) return;
+    this.service.system.subscriptions.get(this.id)?.send({ type: 'ACTIVITY', now: this.service.now(), shownUpTo: this.next - 1 });
+    this.service.persistSubscription(this.id);
+    const period = Math.max(250, Math.min(this.service.options.heartbeatMs, Math.floor(this.muteMs / 3)));
     this.activityTimer = this.service.clock.setTimeout(() => this.touch(), period);
   }
 }

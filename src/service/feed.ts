@@ -32,6 +32,10 @@ export function emptyStats(): FeedStats {
   };
 }
 
+export interface FeedFollower {
+  committed(): void;
+}
+
 export class Feed {
   /** Highest seq whose row is committed; pulls never look past it. */
   committedHead: number;
@@ -39,6 +43,8 @@ export class Feed {
   /** Open contradictions: seq → subject. */
   readonly openContradictions = new Map<number, string | null>();
   readonly waiters = new Set<Waiter>();
+  /** Open event streams of this monitor, told after each commit that stored observations here. */
+  readonly followers = new Set<FeedFollower>();
   /** The rows after the last commit, read once for all caught-up unfiltered streams. */
   readonly tail = new SharedTail();
   private readonly storedSubjects = new Set<string>();

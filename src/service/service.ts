@@ -24,6 +24,13 @@ import { leaseExpired, subscriptionMuted } from './timer-transitions.ts';
 export type { ClusterNodeHooks } from './cluster-hooks.ts';
 export type { ObservationKind, ServiceOptions, SourceHooks } from './service-options.ts';
 
+/** Told when a subscription may have changed (retired, re-keyed, reloaded from the database). */
+export interface SubscriptionWatcher {
+  /** The subscription's monitor. */
+  readonly mkey: number;
+  subscriptionChanged(): void;
+}
+
 export class MonitorService {
   readonly store: Store;
   readonly clock: Clock;
@@ -36,6 +43,8 @@ export class MonitorService {
   /** (monitor key, subscriber) → subscription id: one subscription per subscriber and monitor. */
   private readonly subscriberIds = new Map<string, string>();
   private readonly log: (line: string) => void;
+  /** Open event streams by subscription id, told when the subscription changes (see watchSubscription). */
+  private readonly watchers = new Map<string, Set<SubscriptionWatcher>>();
   /** New subscriptions left as rows (the resident cap was reached) whose rows are not committed yet. */
   private readonly unadmitted = new Map<string, SubscriptionRow>();
   readonly clientLimits: ClientLimits;
@@ -141,6 +150,7 @@ export class MonitorService {
   addSubscription(row: SubscriptionRow): void {
     const id = row.record.id;
     this.subscriberIds.set(subscriberKey(row.record.mkey, row.record.subscriber), id);
+    this.subscriptionChanged(id);
     if (this.system.admitSubscription(row)) {
       this.persistSubscription(id);
     } else {
@@ -171,6 +181,11 @@ export class MonitorService {
       register: (f) => this.register(f),
       setSubscriber: (mkey, subscriber, id) => this.subscriberIds.set(subscriberKey(mkey, subscriber), id),
     }, update);
+    if (update.changed === 'all') {
+      for (const watchers of this.watchers.values()) for (const w of watchers) if (w.mkey === feed.key) w.subscriptionChanged();
+    } else {
+      for (const s of update.changed.subscriptions) this.subscriptionChanged(s.id);
+    }
     this.notices.readableUpTo(feed, feed.stats.head);
     return feed;
   }
@@ -245,8 +260,30 @@ export class MonitorService {
     this.store.putMonitor(() => feed.row());
   }
 
+  /** Every change of a subscription is stored through here, so its open streams hear of each one. */
   persistSubscription(id: string): void {
     this.store.putSubscription(id, () => this.subscriptionRow(id));
+    this.subscriptionChanged(id);
+  }
+
+  /**
+   * An open stream does not keep its subscription's actor in memory (thousands of streams
+   * would pin thousands of actors); it is told of each change instead and checks again.
+   */
+  watchSubscription(id: string, watcher: SubscriptionWatcher): void {
+    const watchers = this.watchers.get(id);
+    if (watchers) watchers.add(watcher);
+    else this.watchers.set(id, new Set([watcher]));
+  }
+
+  unwatchSubscription(id: string, watcher: SubscriptionWatcher): void {
+    const watchers = this.watchers.get(id);
+    if (watchers?.delete(watcher) && watchers.size === 0) this.watchers.delete(id);
+  }
+
+  private subscriptionChanged(id: string): void {
+    const watchers = this.watchers.get(id);
+    if (watchers) for (const watcher of watchers) watcher.subscriptionChanged();
   }
 
   persistLease(mkey: number, subject: string): void {

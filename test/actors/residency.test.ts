@@ -1,6 +1,7 @@
 // Idle subscription and lease actors leave memory and come back from their
 // rows, with their timers intact.
 import { afterEach, describe, expect, it } from 'vitest';
+import { openFeedStream } from '../../src/service/feed-stream.ts';
 import { invoke, type OperationName } from '../../src/service/operations.ts';
 import { MonitorService } from '../../src/service/service.ts';
 import { Store } from '../../src/store/store.ts';
@@ -80,5 +81,44 @@ describe('bounded actor residency', () => {
     await run('monitors/publish', { id: 'rows', type: 'test.row' }, created.owner_token);
     const page = await run('feeds/pull', { subscription: made[3]!.subscription.id }, made[3]!.token);
     expect(page.observations.map((o: any) => JSON.parse(o.text).type)).toContain('test.row');
+  });
+
+  it('lets open streams\' subscription actors leave memory, and still ends a stream whose subscription is retired or re-keyed', async () => {
+    service = new MonitorService({ store: Store.open({ path: ':memory:' }), residentActors: 2, log: () => {} });
+    const created = await run('monitors/create', { id: 'streams', visibility: 'public' });
+    const subs = [];
+    for (let i = 0; i < 6; i++) subs.push(await run('feeds/subscribe', { monitor: 'streams', subscriber: `agent:s${i}`, from: 'head' }));
+    const seen = subs.map(() => [] as string[]);
+    const failures = subs.map(() => [] as string[]);
+    subs.forEach((s, i) => {
+      const stream = openFeedStream(service!, s.subscription.id, {}, { bearer: s.token }, undefined);
+      stream.start({
+        observations: (batch) => {
+          for (const { body } of batch) seen[i]!.push(JSON.parse(body).type);
+          return true;
+        },
+        heartbeat() {},
+        failed: (error) => failures[i]!.push(error.code),
+      });
+    });
+    await run('monitors/publish', { id: 'streams', type: 'test.first' }, created.owner_token);
+    await new Promise((r) => setImmediate(r));
+    // Six open streams, yet no more actors than the cap stay in memory.
+    expect(service.system.subscriptions.size).toBeLessThanOrEqual(2);
+    expect(seen.every((types) => types.includes('test.first'))).toBe(true);
+    const retiredCold = subs[0]!;
+    expect(service.system.subscriptions.isResident(retiredCold.subscription.id)).toBe(false);
+    await run('feeds/retire', { subscription: retiredCold.subscription.id }, retiredCold.token);
+    await run('feeds/renew', { subscription: subs[1]!.subscription.id }, subs[1]!.token);
+    await run('monitors/publish', { id: 'streams', type: 'test.second' }, created.owner_token);
+    await new Promise((r) => setImmediate(r));
+    expect(failures[0]).toEqual(['UNAVAILABLE']);
+    expect(failures[1]).toEqual(['UNAVAILABLE']);
+    expect(seen[0]).not.toContain('test.second');
+    expect(seen[1]).not.toContain('test.second');
+    for (let i = 2; i < 6; i++) {
+      expect(failures[i]).toEqual([]);
+      expect(seen[i]).toContain('test.second');
+    }
   });
 });

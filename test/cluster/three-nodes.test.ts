@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
+import { openSse } from '../support/sse.ts';
 import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 
@@ -87,6 +88,22 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     const page = await waiting;
     expect(page.status).toBe(200);
     expect(page.body.observations.map((o: { id: string }) => Number(o.id))).toContain(published.body.seq);
+  });
+
+  it('ends a stream on node B when its subscription is retired through node A', async () => {
+    const [a, b] = await startNodes(2);
+    const monitor = await createMonitor(a!.base, {});
+    const sub = await subscribe(a!.base, { monitor: monitor.id, subscriber: 'agent:streamer', from: 'head' }, monitor.ownerToken);
+    const stream = await openSse(`${b!.base}/subscriptions/${sub.id}/stream`, { authorization: `Bearer ${sub.token}` });
+    const sent = await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.before' });
+    const [first] = await stream.waitFor(1, 'observation', 10_000);
+    expect(first!.id).toBe(String(sent.body.seq));
+    expect((await call(a!.base, 'POST', `/subscriptions/${sub.id}/retire`, { token: sub.token, body: {} })).status).toBe(200);
+    await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.after' });
+    const [error] = await stream.waitFor(1, 'error', 10_000);
+    expect(JSON.parse(error!.data).code).toBe('UNAVAILABLE');
+    await stream.closed;
+    expect(stream.events.filter((e) => e.event === 'observation').map((e) => JSON.parse(e.data).type)).not.toContain('test.after');
   });
 
   it('expires a lease claimed through node A after A is killed with SIGKILL', async () => {
