@@ -226,8 +226,10 @@ describe.each(transports)('hostile input over %s', (transport) => {
           if (reply.status >= 400) {
             refused++;
             expect(reply.type, what).toMatch(/^application\/json/);
-            expect(typeof reply.body?.code, what).toBe('string');
-            expect(typeof reply.body?.error, what).toBe('string');
+            // JSON-RPC refuses a whole request in its own envelope, with the error body as `data` (§14).
+            const error = shape.path === '/mp/v0/rpc' && reply.body?.jsonrpc === '2.0' ? reply.body.error?.data : reply.body;
+            expect(typeof error?.code, what).toBe('string');
+            expect(typeof error?.error, what).toBe('string');
           }
           const rpcReplies = shape.path === '/mp/v0/rpc' && reply.status === 200 ? [reply.body].flat() : [];
           for (const r of rpcReplies) expect(r?.error?.data?.code, what).not.toBe('STORE_UNAVAILABLE');
