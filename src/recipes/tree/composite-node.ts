@@ -2,7 +2,6 @@
 // convergent): its own record with `children`, its own budget scope and
 // cancellation (a child of its parent's), and a CompositeContext through
 // which the type's runner starts child runs and isolated copies.
-import { setMaxListeners } from 'node:events';
 import { existsSync, mkdirSync } from 'node:fs';
 import { relative } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
@@ -18,6 +17,7 @@ import { runPre } from './pre-commands.ts';
 import { finishNode } from './finish.ts';
 import { runNode } from './run-node.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
+import { runAbort } from './run-abort.ts';
 
 async function isGitRepo(dir: string): Promise<boolean> {
   return (await git(dir, ['rev-parse', '--verify', 'HEAD'])).code === 0;
@@ -56,13 +56,8 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   rt.view.addRun(recorder, node.parent?.id ?? null, node.role);
   if (!node.parent) rt.view.note(`run ${runId} of ${recipe.type} recipe "${recipe.name}"; record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
 
-  const controller = new AbortController();
-  // Every child and step listens to this signal: as many listeners as the run has at once is no leak.
-  // (Not 0 for unlimited: Node 20's getMaxListeners throws on a signal set to 0.)
-  setMaxListeners(100_000, controller.signal);
-  const onParentAbort = (): void => controller.abort();
-  if (node.signal.aborted) controller.abort();
-  else node.signal.addEventListener('abort', onParentAbort, { once: true });
+  const abort = runAbort(node.signal);
+  const controller = abort.controller;
   const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller);
   const self = { id: runId, recorder, budget };
 
@@ -145,7 +140,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   } catch (error) {
     outcome = { status: 'failed', output: '', reason: (error as Error).message };
   }
-  node.signal.removeEventListener('abort', onParentAbort);
+  abort.detach();
   budget.dispose();
   for (const c of recorder.run.children ?? [])
     if (c.status === 'pending' || c.status === 'running') recorder.updateChild(c.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });

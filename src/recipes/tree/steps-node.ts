@@ -3,7 +3,6 @@
 // runs its plan on the shared step pool. Used for the root run and for every
 // child of a composite run alike.
 import { runEventSink, stepEvents } from '../../sdk/run-events.ts';
-import { setMaxListeners } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { canaryTargets, runCanary } from '../canary.ts';
@@ -22,6 +21,7 @@ import { runBudget, stepBudgets } from './budgets.ts';
 import { finishNode } from './finish.ts';
 import { lastStepOutput } from './output.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
+import { runAbort } from './run-abort.ts';
 
 async function createIsolation(prep: PreparedRun): Promise<Isolation> {
   const mode = prep.found.recipe.transfer_mode ?? 'none';
@@ -92,13 +92,8 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   if (!node.parent)
     rt.view.note(`run ${prep.runId} of recipe "${recipe.name}" (${prep.plan.steps.length} steps); record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
 
-  const controller = new AbortController();
-  // Every child and step listens to this signal: as many listeners as the run has at once is no leak.
-  // (Not 0 for unlimited: Node 20's getMaxListeners throws on a signal set to 0.)
-  setMaxListeners(100_000, controller.signal);
-  const onParentAbort = (): void => controller.abort();
-  if (node.signal.aborted) controller.abort();
-  else node.signal.addEventListener('abort', onParentAbort, { once: true });
+  const abort = runAbort(node.signal);
+  const controller = abort.controller;
   const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller);
   const signal = controller.signal;
 
@@ -114,7 +109,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     }
   };
   const finish = (status: RunStatus, reason?: string): NodeResult => {
-    node.signal.removeEventListener('abort', onParentAbort);
+    abort.detach();
     budget.dispose();
     const over = budget.reachedHereOrAbove();
     const final = over && status !== 'succeeded' ? 'over_budget' : status;
