@@ -320,7 +320,7 @@ export class MonitorService {
     this.notices.committedHeads(heads, (mkey) => this.feedsByKey.get(mkey), nothingQueued);
   }
 
-  /** Someone follows commits live (an event stream, a dashboard, an MCP resource subscription). */
+  /** Someone follows every monitor's commits live (a dashboard, an MCP resource subscription); event streams follow their own monitor (Feed.followers). */
   get hasRecordedListeners(): boolean {
     return this.notices.hasListeners;
   }
