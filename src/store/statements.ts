@@ -27,6 +27,10 @@ export const observationColumns = [
   'body',
 ] as const satisfies readonly (keyof ObservationRow)[];
 
+/** Column orders of the row upserts; a cluster's PostgreSQL store reads captured rows in the same order. */
+export const subscriptionColumns = ['id', 'mkey', 'subscriber', 'state', 'token_hash', 'cursor', 'mute_deadline_ms', 'record'] as const satisfies readonly (keyof SubscriptionTable)[];
+export const leaseColumns = ['mkey', 'subject', 'state', 'expires_ms', 'record'] as const satisfies readonly (keyof LeaseTable)[];
+
 /** A values object for compiling an INSERT once; the real values are bound at run time, in this order. */
 function placeholders<Row>(columns: readonly (keyof Row & string)[]): Row {
   return Object.fromEntries(columns.map((c) => [c, null])) as Row;
@@ -67,7 +71,7 @@ export function prepareStatements(d: SqlDriver) {
     upsertSubscription: p(
       qb
         .insertInto('subscriptions')
-        .values(placeholders<SubscriptionTable>(['id', 'mkey', 'subscriber', 'state', 'token_hash', 'cursor', 'mute_deadline_ms', 'record']))
+        .values(placeholders<SubscriptionTable>(subscriptionColumns))
         .onConflict((oc) =>
           oc.column('id').doUpdateSet((eb) => ({
             state: eb.ref('excluded.state'),
@@ -100,7 +104,7 @@ export function prepareStatements(d: SqlDriver) {
     upsertLease: p(
       qb
         .insertInto('leases')
-        .values(placeholders<LeaseTable>(['mkey', 'subject', 'state', 'expires_ms', 'record']))
+        .values(placeholders<LeaseTable>(leaseColumns))
         .onConflict((oc) =>
           oc.columns(['mkey', 'subject']).doUpdateSet((eb) => ({
             state: eb.ref('excluded.state'),

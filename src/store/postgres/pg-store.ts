@@ -4,6 +4,7 @@
 // since the node read it is refused whole (ClusterConflictError).
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { ClusterConflictError } from '../../cluster/conflict.ts';
+import { leaseColumns, observationColumns, subscriptionColumns } from '../statements.ts';
 import type { CapturedBatch } from './captured-batch.ts';
 import type { PgConnection } from './pg-connection.ts';
 import type { PgDatabase, PgLeaseRow, PgMonitorRow, PgSubscriptionRow } from './pg-tables.ts';
@@ -19,7 +20,6 @@ export interface MonitorDelta {
   readonly leases: readonly PgLeaseRow[];
 }
 
-const observationColumns = ['mkey', 'seq', 'type', 'subject', 'actor', 'tier', 'origin', 'horizon', 'time', 'source_ref', 'body'] as const;
 const insertChunk = 500;
 
 function zip<K extends string>(columns: readonly K[], params: readonly unknown[]): Record<K, unknown> {
@@ -65,7 +65,7 @@ export class PgStore {
           if (rows.length > 0) await trx.insertInto('contradictions').values(rows).execute();
         }
         for (const p of batch.subscriptions.values()) {
-          const row = { ...zip(['id', 'mkey', 'subscriber', 'state', 'token_hash', 'cursor', 'mute_deadline_ms', 'record'] as const, p), rev: revs.get(p[1] as number)! };
+          const row = { ...zip(subscriptionColumns, p), rev: revs.get(p[1] as number)! };
           await trx
             .insertInto('subscriptions')
             .values(row as PgSubscriptionRow)
@@ -82,7 +82,7 @@ export class PgStore {
             .execute();
         }
         for (const p of batch.leases.values()) {
-          const row = { ...zip(['mkey', 'subject', 'state', 'expires_ms', 'record'] as const, p), rev: revs.get(p[0] as number)! };
+          const row = { ...zip(leaseColumns, p), rev: revs.get(p[0] as number)! };
           await trx
             .insertInto('leases')
             .values(row as PgLeaseRow)
