@@ -4,10 +4,11 @@
 // to the same monitor all along. Every change the source saw is in the feed.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
-import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
-import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+import { postgresUnavailable } from '../support/postgres.ts';
+import { nodesOnOneDatabase } from './nodes.ts';
+import type { ServerProcess } from '../support/server-process.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster source tests: ${unavailable}`);
@@ -17,21 +18,7 @@ const changes = 9;
 const statusOf = (i: number) => (i < changes ? (i % 2 === 0 ? 200 : 503) : 200);
 
 describe.skipIf(unavailable !== undefined)('a live source on a cluster under concurrent writes', () => {
-  let database: TestDatabase;
-  let nodes: ServerProcess[] = [];
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-
-  afterEach(async () => {
-    await Promise.all(nodes.map((n) => n.kill()));
-    nodes = [];
-  });
-
-  afterAll(async () => {
-    await database?.drop();
-  });
+  const cluster = nodesOnOneDatabase();
 
   it('writes every change the source saw while other nodes publish to the same monitor', async () => {
     let answers = 0;
@@ -41,7 +28,7 @@ describe.skipIf(unavailable !== undefined)('a live source on a cluster under con
     });
     await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
     try {
-      nodes = await Promise.all(Array.from({ length: 3 }, () => startServerProcess({ args: ['--store', database.url] })));
+      const nodes = await cluster.start(3);
       const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/status`;
       const monitor = await createMonitor(nodes[0]!.base, { source: { kind: 'http', url, interval_s: 1 } });
       let stop = false;

@@ -4,36 +4,19 @@
 // write lost when a node is killed under load.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
 import { openSse } from '../support/sse.ts';
-import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
-import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+import { postgresUnavailable } from '../support/postgres.ts';
+import { nodesOnOneDatabase } from './nodes.ts';
+import type { ServerProcess } from '../support/server-process.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
 
 describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL database', () => {
-  let database: TestDatabase;
-  let nodes: ServerProcess[] = [];
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-
-  afterEach(async () => {
-    await Promise.all(nodes.map((n) => n.kill()));
-    nodes = [];
-  });
-
-  afterAll(async () => {
-    await database?.drop();
-  });
-
-  async function startNodes(count = 3, extra: string[] = []): Promise<ServerProcess[]> {
-    nodes = await Promise.all(Array.from({ length: count }, () => startServerProcess({ args: ['--store', database.url, ...extra] })));
-    return nodes;
-  }
+  const cluster = nodesOnOneDatabase();
+  const startNodes = (count = 3, extra: string[] = []) => cluster.start(count, extra);
 
   it('names each node in discover', async () => {
     const [a, b] = await startNodes(2);

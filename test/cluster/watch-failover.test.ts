@@ -3,10 +3,11 @@
 // watch reads from is killed the watch carries on against a survivor,
 // printing every observation once.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { call, createMonitor, subscribe } from '../support/client.ts';
-import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
-import { repoRoot, type ServerProcess, startServerProcess, vigilArgs } from '../support/server-process.ts';
+import { postgresUnavailable } from '../support/postgres.ts';
+import { nodesOnOneDatabase } from './nodes.ts';
+import { repoRoot, type ServerProcess, vigilArgs } from '../support/server-process.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster watch test: ${unavailable}`);
@@ -22,21 +23,15 @@ async function until(check: () => boolean, what: () => string, timeoutMs = 20_00
 }
 
 describe.skipIf(unavailable !== undefined)('vigil watch against a cluster', () => {
-  let database: TestDatabase;
-  let nodes: ServerProcess[] = [];
+  const cluster = nodesOnOneDatabase();
   let watch: ChildProcess | undefined;
 
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterEach(async () => {
+  afterEach(() => {
     watch?.kill('SIGKILL');
-    await Promise.all(nodes.map((n) => n.kill()));
   });
-  afterAll(() => database?.drop());
 
   it('moves to a surviving node when the one it reads from is killed', async () => {
-    nodes = await Promise.all([0, 1, 2].map(() => startServerProcess({ args: ['--store', database.url] })));
+    const nodes = await cluster.start(3);
     const [a, b, c] = nodes as [ServerProcess, ServerProcess, ServerProcess];
     const { id, ownerToken } = await createMonitor(a.base, { visibility: 'public' });
     const sub = await subscribe(b.base, { monitor: id, subscriber: 'human:watcher', filter: { types: 'demo.*' } });

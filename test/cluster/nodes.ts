@@ -1,0 +1,34 @@
+// Real `vigil serve` nodes on one PostgreSQL database of the test file's own:
+// the database is made before the file's tests and dropped after them, and
+// the nodes a test started are killed after it.
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
+import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+
+export interface ClusterNodes {
+  /** Starts `count` nodes on the file's database, each with `extra` flags. */
+  start(count?: number, extra?: string[]): Promise<ServerProcess[]>;
+}
+
+/** Call inside a describe block: registers the hooks that make and clean up the database and nodes. */
+export function nodesOnOneDatabase(): ClusterNodes {
+  let database: TestDatabase | undefined;
+  let started: ServerProcess[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await Promise.all(started.map((n) => n.kill()));
+    started = [];
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+  return {
+    async start(count = 3, extra = []) {
+      const nodes = await Promise.all(Array.from({ length: count }, () => startServerProcess({ args: ['--store', database!.url, ...extra] })));
+      started.push(...nodes);
+      return nodes;
+    },
+  };
+}
