@@ -103,8 +103,7 @@ export class ClusterNode implements ClusterNodeHooks {
   async writeOn(mkey: number, writer: string, attempt: () => Promise<void>): Promise<boolean> {
     try {
       for (let tries = 1; ; tries++) {
-        const rev = await this.revByKey.get(mkey);
-        if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
+        await this.catchUpOn(mkey);
         try {
           await attempt();
           return true;
@@ -137,6 +136,11 @@ export class ClusterNode implements ClusterNodeHooks {
       if (mkey === undefined) return;
       this.subscriptionMonitors.set(id, mkey);
     }
+    await this.catchUpOn(mkey);
+  }
+
+  /** Reads the monitor's rev (batched per turn) and catches up when the database moved on. */
+  private async catchUpOn(mkey: number): Promise<void> {
     const rev = await this.revByKey.get(mkey);
     if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
   }
@@ -221,7 +225,7 @@ export class ClusterNode implements ClusterNodeHooks {
         continue;
       }
       if (mode !== 'reload' && known === delta.monitor.rev) {
-        // Memory is current: a takeover only arms the timers (reloading would drop actors that open streams hold).
+        // Memory is current: a takeover only arms the timers (reloading would drop actors that waiting pulls hold).
         if (mode === 'takeover') this.takeTimers(mkey, delta);
         return;
       }
