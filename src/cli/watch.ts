@@ -80,6 +80,10 @@ export function registerWatchCommand(cli: CAC): void {
       const clients = bases.map((b) => serverClient(b));
       let current = 0;
       let client = clients[current]!;
+      const moveToNextNode = () => {
+        current = (current + 1) % clients.length;
+        client = clients[current]!;
+      };
       /** Nodes tried since the last answer: only when every one failed does watch wait before trying again. */
       let failedInARow = 0;
       const write = stdoutWriter();
@@ -141,17 +145,13 @@ export function registerWatchCommand(cli: CAC): void {
             const now = Date.now();
             if (clients.length > 1 && ++failedInARow < clients.length) {
               // Another node of the cluster serves the same subscription: move there at once.
-              current = (current + 1) % clients.length;
-              client = clients[current]!;
+              moveToNextNode();
               downSince ??= now;
               process.stderr.write(`vigil watch: ${error.message}; switching to ${client.base}\n`);
               continue;
             }
             failedInARow = 0;
-            if (clients.length > 1) {
-              current = (current + 1) % clients.length;
-              client = clients[current]!;
-            }
+            if (clients.length > 1) moveToNextNode();
             if (downSince === undefined) {
               downSince = now;
               process.stderr.write(`vigil watch: ${error.message}; retrying${retryForMs === undefined ? '' : ` for ${retryForMs / 1000} s`}\n`);
