@@ -37,6 +37,12 @@ export interface StreamResponse {
 
 export type HttpResponse = FullResponse | StreamResponse;
 
+/**
+ * Text, or its UTF-8 bytes when the same chunk goes to many streams: encoded
+ * once, a shared chunk is not re-encoded for every connection it is written to.
+ */
+export type StreamChunk = string | Uint8Array;
+
 export interface StreamSink {
   /**
    * Queues a chunk. Chunks queued during one event-loop turn go out as one
@@ -44,7 +50,7 @@ export interface StreamSink {
    * unsent buffer passed the transport's per-stream limit, in which case the
    * transport has closed the stream (the client resumes with Last-Event-ID).
    */
-  write(chunk: string): boolean;
+  write(chunk: StreamChunk): boolean;
   /** Flushes what is queued and closes the response. Safe to call twice. */
   end(): void;
   readonly closed: boolean;

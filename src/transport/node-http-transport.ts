@@ -4,12 +4,14 @@ import { FlushScheduler } from './flush-scheduler.ts';
 import { failStream, internalErrorResponse } from './internal-error.ts';
 import { listenFailure } from './listen-failure.ts';
 import { bodyIdleMs, headersTimeoutMs, requestTimedOut, requestTimeoutMs } from './stalled-request.ts';
+import { joinChunks } from './stream-chunks.ts';
 import type {
   FullResponse,
   HttpHandler,
   HttpRequest,
   HttpTransport,
   ListenOptions,
+  StreamChunk,
   StreamResponse,
   StreamSink,
 } from './http-types.ts';
@@ -64,10 +66,10 @@ function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) =>
 
 class NodeStreamSink implements StreamSink {
   closed = false;
-  private queue: string[] = [];
+  private queue: StreamChunk[] = [];
   private queuedBytes = 0;
   // Like the uWS sink: while the socket is backed up nothing more is handed to
-  // node:http, so pending frames stay queued as the strings every stream shares
+  // node:http, so pending frames stay queued as the chunks every stream shares
   // instead of one encoded copy per connection.
   private backpressured = false;
   private readonly listeners: Array<() => void> = [];
@@ -84,11 +86,11 @@ class NodeStreamSink implements StreamSink {
     });
   }
 
-  write(chunk: string): boolean {
+  write(chunk: StreamChunk): boolean {
     if (this.closed) return false;
     this.queue.push(chunk);
     // String length, not bytes: counted once per frame per stream, it must stay cheap; the budget is approximate anyway.
-    this.queuedBytes += chunk.length;
+    this.queuedBytes += typeof chunk === 'string' ? chunk.length : chunk.byteLength;
     // node:http would buffer a reader that stopped reading without limit: this connection's budget ends it.
     if (this.bufferedBytes() > this.maxBufferBytes) {
       this.res.destroy();
@@ -127,8 +129,8 @@ class NodeStreamSink implements StreamSink {
     for (const listener of this.listeners.splice(0)) listener();
   }
 
-  private takeQueue(): string {
-    const data = this.queue.length === 1 ? this.queue[0]! : this.queue.join('');
+  private takeQueue(): StreamChunk {
+    const data = joinChunks(this.queue);
     this.queue = [];
     this.queuedBytes = 0;
     return data;

@@ -2,7 +2,8 @@
 import type * as Uws from 'uWebSockets.js';
 import type { FlushScheduler } from '../flush-scheduler.ts';
 import { failStream } from '../internal-error.ts';
-import type { FullResponse, StreamResponse, StreamSink } from '../http-types.ts';
+import type { FullResponse, StreamChunk, StreamResponse, StreamSink } from '../http-types.ts';
+import { chunkBytes, joinChunks } from '../stream-chunks.ts';
 import { writeHead } from './wire.ts';
 
 /** One request/response pair; uWS forbids touching `res` after it was aborted or ended. */
@@ -67,7 +68,7 @@ export class Exchange {
 
 export class UwsStreamSink implements StreamSink {
   closed = false;
-  private queue: string[] = [];
+  private queue: StreamChunk[] = [];
   private queuedBytes = 0;
   // Upper bound of what uWS holds: bytes passed to writes since the last write that went out whole.
   private heldByUws = 0;
@@ -82,10 +83,10 @@ export class UwsStreamSink implements StreamSink {
     exchange.res.onWritable(() => this.resume());
   }
 
-  write(chunk: string): boolean {
+  write(chunk: StreamChunk): boolean {
     if (this.closed) return false;
     this.queue.push(chunk);
-    this.queuedBytes += Buffer.byteLength(chunk);
+    this.queuedBytes += chunkBytes(chunk);
     if (this.bufferedBytes() > this.maxBufferBytes) {
       this.exchange.res.close();
       this.exchange.aborted(); // a no-op if uWS already ran onAborted
@@ -105,7 +106,7 @@ export class UwsStreamSink implements StreamSink {
     if (sent) {
       this.heldByUws = 0;
     } else {
-      this.heldByUws += Buffer.byteLength(data);
+      this.heldByUws += chunkBytes(data);
       this.backpressured = true;
     }
   }
@@ -150,8 +151,8 @@ export class UwsStreamSink implements StreamSink {
     return true;
   }
 
-  private takeQueue(): string {
-    const data = this.queue.length === 1 ? this.queue[0]! : this.queue.join('');
+  private takeQueue(): StreamChunk {
+    const data = joinChunks(this.queue);
     this.queue = [];
     this.queuedBytes = 0;
     return data;
