@@ -8,6 +8,8 @@ interface Entry {
   readonly key: string;
 }
 
+const minHeapToCompact = 1024;
+
 export class DeadlineScheduler {
   private readonly heap: Entry[] = [];
   private readonly due = new Map<string, number>();
@@ -22,11 +24,19 @@ export class DeadlineScheduler {
     if (this.stopped) return;
     this.due.set(key, dueMs);
     this.push({ dueMs, key });
+    // A moved deadline leaves its old entry in the heap until that entry's time:
+    // keys moved often (open streams' subscriptions) would grow it without bound.
+    if (this.heap.length > 2 * this.due.size + minHeapToCompact) this.compact();
     if (dueMs < this.armedFor) this.arm();
   }
 
   get size(): number {
     return this.due.size;
+  }
+
+  /** Entries the heap holds, superseded ones included: at most about twice `size`. */
+  get held(): number {
+    return this.heap.length;
   }
 
   stop(): void {
@@ -59,6 +69,12 @@ export class DeadlineScheduler {
       }
     }
     this.arm();
+  }
+
+  /** Rebuilds the heap from the deadlines that still stand. */
+  private compact(): void {
+    this.heap.length = 0;
+    for (const [key, dueMs] of this.due) this.push({ dueMs, key });
   }
 
   private push(entry: Entry): void {

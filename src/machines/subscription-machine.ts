@@ -36,6 +36,19 @@ export interface SubscriptionInput {
 
 const ok = (changed: boolean) => ({ ok: true as const, changed });
 
+/**
+ * The record after a pull or a stream showed seqs up to `shownUpTo` at `now`. Also
+ * applied to a subscription that is only a row (an open stream's periodic activity).
+ */
+export function touchedSubscription(subscription: SubscriptionRecord, now: number, shownUpTo = 0): SubscriptionRecord {
+  return {
+    ...subscription,
+    lastActivityMs: now,
+    last_pull: new Date(now).toISOString(),
+    maxShown: Math.max(subscription.maxShown, shownUpTo),
+  };
+}
+
 export const subscriptionMachine = setup({
   types: {
     context: {} as SubscriptionContext,
@@ -45,20 +58,10 @@ export const subscriptionMachine = setup({
   actions: {
     /** Records the retirement for muteness; supplied by the actor system. */
     announceMuted: (_args, _params: { subscription: SubscriptionRecord }) => {},
-    touch: assign(({ context, event }) => ({
-      now: event.now,
-      subscription: {
-        ...context.subscription,
-        lastActivityMs: event.now,
-        ...(event.type === 'ACTIVITY'
-          ? {
-              last_pull: new Date(event.now).toISOString(),
-              maxShown: Math.max(context.subscription.maxShown, event.shownUpTo ?? 0),
-            }
-          : {}),
-      },
-      outcome: ok(true),
-    })),
+    touch: assign(({ context, event }) => {
+      const e = event as Extract<SubscriptionEvent, { type: 'ACTIVITY' }>;
+      return { now: e.now, subscription: touchedSubscription(context.subscription, e.now, e.shownUpTo), outcome: ok(true) };
+    }),
     commitCursor: assign(({ context, event }) => {
       const e = event as Extract<SubscriptionEvent, { type: 'ACK' | 'SEEK' }>;
       return {

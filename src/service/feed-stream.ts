@@ -9,6 +9,7 @@ import { validate } from '../protocol/validate.ts';
 import { readWholeNumber } from '../protocol/wire-values.ts';
 import type { Caller } from './access.ts';
 import { defaults } from './defaults.ts';
+import type { Ticking } from './stream-ticker.ts';
 import type { Feed, FeedFollower } from './feed.ts';
 import type { MonitorService, SubscriptionWatcher } from './service.ts';
 import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-handle.ts';
@@ -23,7 +24,7 @@ export interface StreamListener {
   failed(error: ProtocolError): void;
 }
 
-export class FeedStream implements FeedFollower, SubscriptionWatcher {
+export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   readonly feed: Feed;
   readonly mkey: number;
   private readonly id: string;
@@ -33,9 +34,9 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher {
   private readonly maxShown: number;
   private next: number;
   private listener: StreamListener | undefined;
-  private heartbeatTimer: unknown;
   private lastTrafficMs = 0;
-  private activityTimer: unknown;
+  /** When the subscription's activity is next recorded (keeping it from mute retirement). */
+  private nextActivityMs = 0;
   private closed = false;
   /** Whether the subscription was live with this token when last checked, and whether it changed since. */
   private live = true;
@@ -64,7 +65,9 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher {
     this.listener = listener;
     this.feed.followers.add(this);
     this.service.watchSubscription(this.id, this);
-    this.keepAlive();
+    this.noteTraffic();
+    this.recordActivity(this.service.now());
+    this.service.streamTicker.add(this);
     this.pump();
   }
 
@@ -73,8 +76,16 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher {
     this.closed = true;
     this.feed.followers.delete(this);
     this.service.unwatchSubscription(this.id, this);
-    this.service.clock.clearTimeout(this.heartbeatTimer);
-    this.service.clock.clearTimeout(this.activityTimer);
+    this.service.streamTicker.delete(this);
+  }
+
+  /** The service's stream ticker: record activity when due, and a heartbeat after heartbeatMs without traffic. */
+  tick(now: number): void {
+    if (this.closed) return;
+    if (now >= this.nextActivityMs) this.recordActivity(now);
+    if (this.closed || now - this.lastTrafficMs < this.service.options.heartbeatMs) return;
+    this.listener?.heartbeat(this.feed.committedHead, this.next);
+    this.lastTrafficMs = now;
   }
 
   /** A commit stored observations on the stream's monitor. */
@@ -152,42 +163,16 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher {
     this.rowsPerRead = Math.max(1, Math.min(batchRows, Math.floor(defaults.maxPageBytes / average)));
   }
 
-  /** Traffic postpones the heartbeat; the one timer is re-armed only when it fires (not per batch). */
+  /** Traffic postpones the heartbeat. */
   private noteTraffic(): void {
     this.lastTrafficMs = this.service.now();
   }
 
-  private armHeartbeat(delayMs = this.service.options.heartbeatMs): void {
-    this.heartbeatTimer = this.service.clock.setTimeout(() => this.heartbeatDue(), delayMs);
-  }
-
-  private heartbeatDue(): void {
-    if (this.closed) return;
-    const idleMs = this.service.now() - this.lastTrafficMs;
-    const heartbeatMs = this.service.options.heartbeatMs;
-    if (idleMs < heartbeatMs) {
-      this.armHeartbeat(heartbeatMs - idleMs);
-      return;
-    }
-    this.listener?.heartbeat(this.feed.committedHead, this.next);
-    this.noteTraffic();
-    this.armHeartbeat();
-  }
-
-  /** An open stream keeps its subscription from mute retirement. */
-  private keepAlive(): void {
-    this.touch();
-    this.noteTraffic();
-    this.armHeartbeat();
-  }
-
-  // A method, not a closure per stream: open streams are many and each closure costs memory.
-  private touch(): void {
+  /** An open stream keeps its subscription from mute retirement: activity is recorded a few times per mute period. */
+  private recordActivity(now: number): void {
     if (this.closed || !this.isLive()) return;
-    this.service.system.subscriptions.get(this.id)?.send({ type: 'ACTIVITY', now: this.service.now(), shownUpTo: this.next - 1 });
-    this.service.persistSubscription(this.id);
-    const period = Math.max(250, Math.min(this.service.options.heartbeatMs, Math.floor(this.muteMs / 3)));
-    this.activityTimer = this.service.clock.setTimeout(() => this.touch(), period);
+    this.service.noteStreamActivity(this.id, this.next - 1);
+    this.nextActivityMs = now + Math.max(250, Math.min(this.service.options.heartbeatMs, Math.floor(this.muteMs / 3)));
   }
 }
 

@@ -4,7 +4,8 @@
 import { type Clock, systemClock } from '../actors/clock.ts';
 import { leaseKey, RootSystem } from '../actors/root-system.ts';
 import { leaseStateOf } from '../machines/lease-machine.ts';
-import { subscriptionStateOf } from '../machines/subscription-machine.ts';
+import { StreamTicker, tickPeriodMs } from './stream-ticker.ts';
+import { subscriptionStateOf, touchedSubscription } from '../machines/subscription-machine.ts';
 import { isClusterConflict } from '../cluster/conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
 import { type ObservationDraft, type Observation, observationOf } from '../protocol/observation.ts';
@@ -48,6 +49,8 @@ export class MonitorService {
   /** New subscriptions left as rows (the resident cap was reached) whose rows are not committed yet. */
   private readonly unadmitted = new Map<string, SubscriptionRow>();
   readonly clientLimits: ClientLimits;
+  /** The heartbeats and activity of every open event stream, on one timer. */
+  readonly streamTicker: StreamTicker;
   private nextMonitorKey = 1;
   private closed = false;
   /** Set by the live sources when the server runs them. */
@@ -68,6 +71,7 @@ export class MonitorService {
       registrationToken: options.registrationToken,
       adminToken: options.adminToken,
     };
+    this.streamTicker = new StreamTicker(this.clock, tickPeriodMs(this.options.heartbeatMs));
     this.clientLimits = new ClientLimits({ ...defaultClientLimits, ...options.clientLimits }, () => this.now());
     this.system = new RootSystem({
       clock: this.clock,
@@ -261,6 +265,29 @@ export class MonitorService {
   }
 
   /** Every change of a subscription is stored through here, so its open streams hear of each one. */
+  /**
+   * An open stream's periodic activity, which keeps its subscription from mute
+   * retirement. A resident actor gets the event; a subscription that is only a
+   * row has the row rewritten and its deadline moved, without building an actor
+   * for it (thousands of open streams would otherwise restore and evict actors
+   * all the time). Open streams are not told: activity changes no token or state.
+   */
+  noteStreamActivity(id: string, shownUpTo: number): void {
+    const now = this.now();
+    if (this.system.subscriptions.isResident(id)) {
+      this.system.subscriptions.get(id)!.send({ type: 'ACTIVITY', now, shownUpTo });
+      this.store.putSubscription(id, () => this.subscriptionRow(id));
+      return;
+    }
+    const stored = this.unadmitted.get(id) ?? this.store.subscription(id);
+    if (!stored || stored.state !== 'live') return;
+    const row = { state: stored.state, record: touchedSubscription(stored.record, now, shownUpTo) };
+    // Until the row is committed, a restore reads it from here.
+    this.unadmitted.set(id, row);
+    this.store.putSubscription(id, () => (this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : row));
+    this.system.wakeSubscriptionAt(id, row.record.lastActivityMs + row.record.muteMs);
+  }
+
   persistSubscription(id: string): void {
     this.store.putSubscription(id, () => this.subscriptionRow(id));
     this.subscriptionChanged(id);
@@ -351,6 +378,7 @@ export class MonitorService {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.streamTicker.stop();
     this.system.stop();
     for (const feed of this.feeds.values()) {
       for (const waiter of feed.waiters) waiter();

@@ -121,4 +121,40 @@ describe('bounded actor residency', () => {
       expect(seen[i]).toContain('test.second');
     }
   });
+
+  it('keeps the cold subscriptions of open streams from mute retirement without bringing their actors back', async () => {
+    const started: string[] = [];
+    service = new MonitorService({
+      store: Store.open({ path: ':memory:' }),
+      residentActors: 1,
+      retireAfterMuteSeconds: 1,
+      log: () => {},
+      inspect: (event) => {
+        const id = (event.actorRef as unknown as { id: string }).id;
+        if (event.type === '@xstate.actor' && id.startsWith('subscription:')) started.push(id);
+      },
+    });
+    const created = await run('monitors/create', { id: 'kept', visibility: 'public' });
+    const subs = [];
+    for (let i = 0; i < 4; i++) subs.push(await run('feeds/subscribe', { monitor: 'kept', subscriber: `agent:k${i}`, from: 'head' }));
+    const streams = subs.map((s) => {
+      const stream = openFeedStream(service!, s.subscription.id, {}, { bearer: s.token }, undefined);
+      stream.start({ observations: () => true, heartbeat() {}, failed() {} });
+      return stream;
+    });
+    await service.settle();
+    const startedBefore = started.length;
+    // Two and a half mute periods: each open stream records activity every third of one.
+    await new Promise((r) => setTimeout(r, 2500));
+    let state = await run('monitors/state', { id: 'kept' }, created.owner_token);
+    expect(state.counters.subscriptions_active).toBe(4);
+    // Activity on a subscription that is only a row rewrote the row: no actor was built for it.
+    expect(started.length).toBe(startedBefore);
+    expect(service.system.subscriptions.size).toBeLessThanOrEqual(1);
+    // Once the streams close, the mute timer runs from their last activity.
+    for (const stream of streams) stream.close();
+    await new Promise((r) => setTimeout(r, 1600));
+    state = await run('monitors/state', { id: 'kept' }, created.owner_token);
+    expect(state.counters.subscriptions_active).toBe(0);
+  });
 });
