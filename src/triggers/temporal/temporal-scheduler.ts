@@ -12,7 +12,8 @@ interface Entry {
   file: string;
   definition: string;
   timer: unknown;
-  enabled: boolean;
+  /** As last armed; undefined until the first arming. */
+  enabled: boolean | undefined;
   running: Promise<unknown> | null;
 }
 
@@ -31,7 +32,7 @@ export class TemporalScheduler {
       const old = this.entries.get(recipe.name);
       if (old && old.definition === definition) continue;
       if (old) this.ctx.clock.clearTimeout(old.timer);
-      const entry: Entry = { recipe, file, definition, timer: undefined, enabled: false, running: old?.running ?? null };
+      const entry: Entry = { recipe, file, definition, timer: undefined, enabled: old?.enabled, running: old?.running ?? null };
       this.entries.set(recipe.name, entry);
       this.ctx.log(`temporal ${recipe.name}: ${old ? 'changed' : 'loaded'} (${recipe.schedule}${recipe.timezone ? ` ${recipe.timezone}` : ''})`);
       this.arm(entry, starting || !old);
@@ -49,10 +50,7 @@ export class TemporalScheduler {
   refreshEnabled(): void {
     for (const entry of this.entries.values()) {
       const enabled = isEnabled(entry.recipe, this.ctx.store.temporal(entry.recipe.name));
-      if (enabled !== entry.enabled) {
-        this.ctx.log(`temporal ${entry.recipe.name}: ${enabled ? 'enabled' : 'disabled'}`);
-        this.arm(entry, false);
-      }
+      if (enabled !== entry.enabled) this.arm(entry, false);
     }
   }
 
@@ -61,8 +59,11 @@ export class TemporalScheduler {
     entry.timer = undefined;
     const { recipe } = entry;
     const state = this.ctx.store.temporal(recipe.name);
-    entry.enabled = isEnabled(recipe, state);
-    if (!entry.enabled || this.stopped) {
+    const enabled = isEnabled(recipe, state);
+    // Said here, not only where the flags are polled: re-arming after a firing may be the first to see a change.
+    if (entry.enabled !== undefined && enabled !== entry.enabled) this.ctx.log(`temporal ${recipe.name}: ${enabled ? 'enabled' : 'disabled'}`);
+    entry.enabled = enabled;
+    if (!enabled || this.stopped) {
       this.ctx.store.patchTemporal(recipe.name, { next_run: null });
       return;
     }
