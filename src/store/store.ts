@@ -21,6 +21,7 @@ import { applySchema } from './schema.ts';
 import { type Statements, observationColumns, prepareStatements } from './statements.ts';
 import { type SqlDriver, openSqlDriver } from './sql-driver.ts';
 import { type StateLock, StateLockedError, lockStateFile } from './state-lock.ts';
+import { WalCheckpointer } from './wal-checkpointer.ts';
 
 export const memoryPath = ':memory:';
 
@@ -53,6 +54,7 @@ export class Store {
   /** The connection, for modules that keep their own tables in this database (src/cloud). */
   readonly driver: SqlDriver;
   private readonly lock: StateLock | undefined;
+  private readonly checkpointer: WalCheckpointer | undefined;
   private readonly dynamic: StatementCache;
   private readonly q: Statements;
 
@@ -83,6 +85,9 @@ export class Store {
       throw new Error(`cannot open the state file ${this.path}: ${(error as Error).message}`, { cause: error });
     }
     this.commits = options.commits ? options.commits(this.driver, this) : new GroupCommit(this.driver);
+    this.checkpointer = this.path === memoryPath ? undefined : WalCheckpointer.for(this.path, this.driver);
+    const checkpointer = this.checkpointer;
+    if (checkpointer) this.commits.onCommitted(() => checkpointer.committed());
     this.dynamic = new StatementCache(this.driver);
     this.q = prepareStatements(this.driver);
   }
@@ -259,6 +264,7 @@ export class Store {
   close(): void {
     try {
       this.commits.flush();
+      this.checkpointer?.close();
       this.driver.close();
     } finally {
       this.lock?.release();
