@@ -20,6 +20,8 @@ interface SseResult {
   lastArrival: number;
   worst: Array<[number, number]>;
   lastStream: number[];
+  reads: number;
+  cpuSeconds: number;
 }
 
 export async function sseScenario(ctx: BenchContext, transport: Transport): Promise<void> {
@@ -57,7 +59,7 @@ export async function sseScenario(ctx: BenchContext, transport: Transport): Prom
     const acknowledged = summary(await Promise.all(published));
     const results = await Promise.all(children.map((c) => c.result));
     const serverCpu = server.cpuSeconds() - cpu0;
-    const total = (k: 'opened' | 'deliveries' | 'complete') => results.reduce((a, r) => a + r[k], 0);
+    const total = (k: 'opened' | 'deliveries' | 'complete' | 'reads' | 'cpuSeconds') => results.reduce((a, r) => a + r[k], 0);
     const opened = total('opened');
     const deliveries = total('deliveries');
     const worst = new Map<number, number>();
@@ -67,7 +69,7 @@ export async function sseScenario(ctx: BenchContext, transport: Transport): Prom
     const latest = summary([...worst.values()]);
     const perStream = (m1.rss - m0.rss) / Math.max(1, opened);
     const scenario = '3 SSE';
-    log(`SSE ${transport}: ${opened} streams open, ${total('complete')} received all ${size.events}, ${deliveries} deliveries`);
+    log(`SSE ${transport}: ${opened} streams open, ${total('complete')} received all ${size.events}, ${deliveries} deliveries in ${total('reads')} reads`);
     if (total('complete') < opened) report.note(`SSE ${transport}: only ${total('complete')} of ${opened} streams received all ${size.events} observations within 60 s`);
     if (opened < size.streams) report.note(`SSE ${transport}: ${opened} of ${size.streams} streams opened`);
     const yardstick = (p: 'p50' | 'p99') => ({ name: `the publish acknowledged, ${p}`, value: acknowledged[p], unit: 'ms' });
@@ -75,6 +77,8 @@ export async function sseScenario(ctx: BenchContext, transport: Transport): Prom
     report.add(transport, { scenario, figure: `publish → last stream's delivery, p99`, value: latest.p99, unit: 'ms', baseline: yardstick('p99'), ratio: round(latest.p99 / acknowledged.p99, 1), target: 'p99 < 250 ms', met: latest.p99 < 250 });
     report.add(transport, { scenario, figure: 'deliveries per second', value: deliveries / spanS, unit: 'deliveries/s' });
     report.add(transport, { scenario, figure: 'server CPU per delivery', value: (serverCpu * 1e6) / Math.max(1, deliveries), unit: 'µs' });
+    // The readers share the server's two cores: what they spend is CPU the server could not have.
+    report.add(transport, { scenario, figure: "reader processes' CPU per delivery", value: (total('cpuSeconds') * 1e6) / Math.max(1, deliveries), unit: 'µs' });
     report.add(transport, {
       scenario,
       figure: 'server memory per open stream (RSS delta / streams)',
