@@ -9,9 +9,9 @@ import { validate } from '../protocol/validate.ts';
 import { readWholeNumber } from '../protocol/wire-values.ts';
 import type { Caller } from './access.ts';
 import { defaults } from './defaults.ts';
-import type { Ticking } from './stream-ticker.ts';
 import type { Feed, FeedFollower } from './feed.ts';
 import type { MonitorService, SubscriptionWatcher } from './service.ts';
+import type { Ticking } from './stream-ticker.ts';
 import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-handle.ts';
 
 const batchRows = 1000;

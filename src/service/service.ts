@@ -4,7 +4,6 @@
 import { type Clock, systemClock } from '../actors/clock.ts';
 import { leaseKey, RootSystem } from '../actors/root-system.ts';
 import { leaseStateOf } from '../machines/lease-machine.ts';
-import { StreamTicker, tickPeriodMs } from './stream-ticker.ts';
 import { subscriptionStateOf, touchedSubscription } from '../machines/subscription-machine.ts';
 import { isClusterConflict } from '../cluster/conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
@@ -13,6 +12,7 @@ import type { LeaseRow, SubscriptionRow } from '../store/records.ts';
 import { memoryPath, type Store } from '../store/store.ts';
 import type { ObservationKind, ServiceOptions, SourceHooks } from './service-options.ts';
 import { ClientLimits, defaultClientLimits } from './client-limits.ts';
+import { ColdSubscriptionRows } from './cold-subscription-rows.ts';
 import { defaults } from './defaults.ts';
 import type { ClusterNodeHooks } from './cluster-hooks.ts';
 import { CommitNotices } from './commit-notices.ts';
@@ -20,6 +20,7 @@ import { trackContradictions } from './contradictions.ts';
 import { Feed } from './feed.ts';
 import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
 import { bookkeepingDraft, rejectionDraft } from './server-drafts.ts';
+import { StreamTicker, tickPeriodMs } from './stream-ticker.ts';
 import { leaseExpired, subscriptionMuted } from './timer-transitions.ts';
 
 export type { ClusterNodeHooks } from './cluster-hooks.ts';
@@ -46,8 +47,7 @@ export class MonitorService {
   private readonly log: (line: string) => void;
   /** Open event streams by subscription id, told when the subscription changes (see watchSubscription). */
   private readonly watchers = new Map<string, Set<SubscriptionWatcher>>();
-  /** New subscriptions left as rows (the resident cap was reached) whose rows are not committed yet. */
-  private readonly unadmitted = new Map<string, SubscriptionRow>();
+  private readonly coldRows: ColdSubscriptionRows;
   readonly clientLimits: ClientLimits;
   /** The heartbeats and activity of every open event stream, on one timer. */
   readonly streamTicker: StreamTicker;
@@ -76,7 +76,7 @@ export class MonitorService {
     this.system = new RootSystem({
       clock: this.clock,
       rejectLimit: defaults.deliveryCountLimit,
-      loadSubscription: (id) => this.unadmitted.get(id) ?? this.store.subscription(id),
+      loadSubscription: (id) => this.coldRows.get(id),
       loadLease: (key) => {
         const colon = key.indexOf(':');
         return this.store.lease(Number(key.slice(0, colon)), key.slice(colon + 1));
@@ -87,6 +87,7 @@ export class MonitorService {
       timersRunHere: options.timersRunHere,
       actorFailed: (kind, key, error) => this.log(`vigil: ${kind} actor ${key} failed and will be restored from the store: ${String(error)}`),
     }, options.residentActors);
+    this.coldRows = new ColdSubscriptionRows(this.store, (id) => (this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : undefined));
     this.store.commits.onCommitted((heads?: ReadonlyMap<number, number>) => (heads ? this.afterClusterCommit(heads) : this.afterCommit()));
     this.store.commits.onFailed((error) =>
       this.log(
@@ -158,9 +159,7 @@ export class MonitorService {
     if (this.system.admitSubscription(row)) {
       this.persistSubscription(id);
     } else {
-      // Not resident: until its row is committed, a restore reads it from here.
-      this.unadmitted.set(id, row);
-      this.store.putSubscription(id, () => this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : row);
+      this.coldRows.put(id, row);
     }
   }
 
@@ -264,7 +263,6 @@ export class MonitorService {
     this.store.putMonitor(() => feed.row());
   }
 
-  /** Every change of a subscription is stored through here, so its open streams hear of each one. */
   /**
    * An open stream's periodic activity, which keeps its subscription from mute
    * retirement. A resident actor gets the event; a subscription that is only a
@@ -279,15 +277,14 @@ export class MonitorService {
       this.store.putSubscription(id, () => this.subscriptionRow(id));
       return;
     }
-    const stored = this.unadmitted.get(id) ?? this.store.subscription(id);
+    const stored = this.coldRows.get(id);
     if (!stored || stored.state !== 'live') return;
     const row = { state: stored.state, record: touchedSubscription(stored.record, now, shownUpTo) };
-    // Until the row is committed, a restore reads it from here.
-    this.unadmitted.set(id, row);
-    this.store.putSubscription(id, () => (this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : row));
+    this.coldRows.put(id, row);
     this.system.wakeSubscriptionAt(id, row.record.lastActivityMs + row.record.muteMs);
   }
 
+  /** Every change of a subscription is stored through here, so its open streams hear of each one. */
   persistSubscription(id: string): void {
     this.store.putSubscription(id, () => this.subscriptionRow(id));
     this.subscriptionChanged(id);
@@ -331,7 +328,7 @@ export class MonitorService {
   // ---- commits ----
 
   private afterCommit(): void {
-    this.unadmitted.clear();
+    this.coldRows.committed();
     // Nothing is pending right now, so cold actors can go without losing a write.
     this.system.trim();
     this.notices.committedAll();
@@ -341,7 +338,7 @@ export class MonitorService {
   private afterClusterCommit(heads: ReadonlyMap<number, number>): void {
     const nothingQueued = !this.store.commits.hasPending;
     if (nothingQueued) {
-      this.unadmitted.clear();
+      this.coldRows.committed();
       this.system.trim();
     }
     this.notices.committedHeads(heads, (mkey) => this.feedsByKey.get(mkey), nothingQueued);

@@ -8,7 +8,7 @@ export interface Ticking {
   tick(now: number): void;
 }
 
-/** How often open streams are looked at; their own periods are whole multiples of it at most this late. */
+/** How often open streams are looked at: a heartbeat or an activity record comes at most this much late. */
 export function tickPeriodMs(heartbeatMs: number): number {
   return Math.max(20, Math.min(250, Math.floor(heartbeatMs / 4)));
 }
