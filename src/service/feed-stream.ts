@@ -101,9 +101,8 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   private isLive(): boolean {
     if (!this.changed) return this.live;
     this.changed = false;
-    // Restored from its row when it is not in memory.
-    const snapshot = this.service.system.subscriptions.get(this.id)?.getSnapshot();
-    this.live = snapshot !== undefined && snapshot.value === 'live' && snapshot.context.subscription.tokenHash === this.tokenHash;
+    const current = this.service.currentSubscription(this.id);
+    this.live = current?.state === 'live' && current.record.tokenHash === this.tokenHash;
     return this.live;
   }
 

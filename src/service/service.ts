@@ -278,10 +278,19 @@ export class MonitorService {
       return;
     }
     const stored = this.coldRows.get(id);
-    if (!stored || stored.state !== 'live') return;
+    if (stored?.state !== 'live') return;
     const row = { state: stored.state, record: touchedSubscription(stored.record, now, shownUpTo) };
     this.coldRows.put(id, row);
     this.system.wakeSubscriptionAt(id, row.record.lastActivityMs + row.record.muteMs);
+  }
+
+  /**
+   * The subscription as it stands, from its actor when resident and from its row
+   * otherwise: reading it never restores an actor (an open stream re-checks after
+   * every change, thousands at once when a cluster node reloads a monitor).
+   */
+  currentSubscription(id: string): SubscriptionRow | undefined {
+    return this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : this.coldRows.get(id);
   }
 
   /** Every change of a subscription is stored through here, so its open streams hear of each one. */
