@@ -10,8 +10,9 @@ import { readWholeNumber } from '../protocol/wire-values.ts';
 import type { Caller } from './access.ts';
 import { defaults } from './defaults.ts';
 import type { Feed, FeedFollower } from './feed.ts';
-import type { MonitorService, SubscriptionWatcher } from './service.ts';
+import type { MonitorService } from './service.ts';
 import type { Ticking } from './stream-ticker.ts';
+import type { SubscriptionWatcher } from './subscription-watchers.ts';
 import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-handle.ts';
 
 const batchRows = 1000;
@@ -26,7 +27,6 @@ export interface StreamListener {
 
 export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   readonly feed: Feed;
-  readonly mkey: number;
   private readonly id: string;
   /** The token the stream was opened with: a re-keyed subscription ends the stream. */
   private readonly tokenHash: string;
@@ -52,7 +52,6 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   ) {
     // Only what the stream needs, not the handle: its actor may leave memory while the stream is open.
     this.feed = handle.feed;
-    this.mkey = handle.feed.key;
     this.id = handle.id;
     this.tokenHash = handle.record.tokenHash;
     this.muteMs = handle.record.muteMs;
@@ -64,7 +63,7 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   start(listener: StreamListener): void {
     this.listener = listener;
     this.feed.followers.add(this);
-    this.service.watchSubscription(this.id, this);
+    this.service.watchers.add(this.id, this);
     this.noteTraffic();
     this.recordActivity(this.service.now());
     this.service.streamTicker.add(this);
@@ -75,7 +74,7 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
     if (this.closed) return;
     this.closed = true;
     this.feed.followers.delete(this);
-    this.service.unwatchSubscription(this.id, this);
+    this.service.watchers.delete(this.id, this);
     this.service.streamTicker.delete(this);
   }
 
@@ -93,8 +92,12 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
     this.pump();
   }
 
-  /** The subscription was changed (or reloaded): check it again before the next delivery. */
+  /** The subscription was changed: check it again before the next delivery. */
   subscriptionChanged(): void {
+    this.changed = true;
+  }
+
+  subscriptionsReloaded(): void {
     this.changed = true;
   }
 

@@ -34,6 +34,8 @@ export function emptyStats(): FeedStats {
 
 export interface FeedFollower {
   committed(): void;
+  /** A cluster node reloaded the monitor's subscriptions from the database: check yours again. */
+  subscriptionsReloaded(): void;
 }
 
 export class Feed {

@@ -21,17 +21,11 @@ import { Feed } from './feed.ts';
 import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
 import { bookkeepingDraft, rejectionDraft } from './server-drafts.ts';
 import { StreamTicker, tickPeriodMs } from './stream-ticker.ts';
+import { SubscriptionWatchers } from './subscription-watchers.ts';
 import { leaseExpired, subscriptionMuted } from './timer-transitions.ts';
 
 export type { ClusterNodeHooks } from './cluster-hooks.ts';
 export type { ObservationKind, ServiceOptions, SourceHooks } from './service-options.ts';
-
-/** Told when a subscription may have changed (retired, re-keyed, reloaded from the database). */
-export interface SubscriptionWatcher {
-  /** The subscription's monitor. */
-  readonly mkey: number;
-  subscriptionChanged(): void;
-}
 
 export class MonitorService {
   readonly store: Store;
@@ -45,8 +39,8 @@ export class MonitorService {
   /** (monitor key, subscriber) → subscription id: one subscription per subscriber and monitor. */
   private readonly subscriberIds = new Map<string, string>();
   private readonly log: (line: string) => void;
-  /** Open event streams by subscription id, told when the subscription changes (see watchSubscription). */
-  private readonly watchers = new Map<string, Set<SubscriptionWatcher>>();
+  /** Open event streams by subscription id, told when the subscription changes. */
+  readonly watchers = new SubscriptionWatchers();
   private readonly coldRows: ColdSubscriptionRows;
   readonly clientLimits: ClientLimits;
   /** The heartbeats and activity of every open event stream, on one timer. */
@@ -155,7 +149,7 @@ export class MonitorService {
   addSubscription(row: SubscriptionRow): void {
     const id = row.record.id;
     this.subscriberIds.set(subscriberKey(row.record.mkey, row.record.subscriber), id);
-    this.subscriptionChanged(id);
+    this.watchers.changed(id);
     if (this.system.admitSubscription(row)) {
       this.persistSubscription(id);
     } else {
@@ -185,9 +179,9 @@ export class MonitorService {
       setSubscriber: (mkey, subscriber, id) => this.subscriberIds.set(subscriberKey(mkey, subscriber), id),
     }, update);
     if (update.changed === 'all') {
-      for (const watchers of this.watchers.values()) for (const w of watchers) if (w.mkey === feed.key) w.subscriptionChanged();
+      for (const follower of feed.followers) follower.subscriptionsReloaded();
     } else {
-      for (const s of update.changed.subscriptions) this.subscriptionChanged(s.id);
+      for (const s of update.changed.subscriptions) this.watchers.changed(s.id);
     }
     this.notices.readableUpTo(feed, feed.stats.head);
     return feed;
@@ -296,27 +290,7 @@ export class MonitorService {
   /** Every change of a subscription is stored through here, so its open streams hear of each one. */
   persistSubscription(id: string): void {
     this.store.putSubscription(id, () => this.subscriptionRow(id));
-    this.subscriptionChanged(id);
-  }
-
-  /**
-   * An open stream does not keep its subscription's actor in memory (thousands of streams
-   * would pin thousands of actors); it is told of each change instead and checks again.
-   */
-  watchSubscription(id: string, watcher: SubscriptionWatcher): void {
-    const watchers = this.watchers.get(id);
-    if (watchers) watchers.add(watcher);
-    else this.watchers.set(id, new Set([watcher]));
-  }
-
-  unwatchSubscription(id: string, watcher: SubscriptionWatcher): void {
-    const watchers = this.watchers.get(id);
-    if (watchers?.delete(watcher) && watchers.size === 0) this.watchers.delete(id);
-  }
-
-  private subscriptionChanged(id: string): void {
-    const watchers = this.watchers.get(id);
-    if (watchers) for (const watcher of watchers) watcher.subscriptionChanged();
+    this.watchers.changed(id);
   }
 
   persistLease(mkey: number, subject: string): void {

@@ -157,4 +157,29 @@ describe('bounded actor residency', () => {
     state = await run('monitors/state', { id: 'kept' }, created.owner_token);
     expect(state.counters.subscriptions_active).toBe(0);
   });
+
+  it('ends an open stream whose subscription another node retired, once the monitor is reloaded whole', async () => {
+    service = new MonitorService({ store: Store.open({ path: ':memory:' }), residentActors: 1, log: () => {} });
+    const created = await run('monitors/create', { id: 'reload', visibility: 'public' });
+    const subs = [];
+    for (let i = 0; i < 3; i++) subs.push(await run('feeds/subscribe', { monitor: 'reload', subscriber: `agent:r${i}`, from: 'head' }));
+    const failures = subs.map(() => [] as string[]);
+    subs.forEach((s, i) => {
+      openFeedStream(service!, s.subscription.id, {}, { bearer: s.token }, undefined).start({
+        observations: () => true,
+        heartbeat() {},
+        failed: (error) => failures[i]!.push(error.code),
+      });
+    });
+    // What a cluster node finds in the database after another node retired the first subscription.
+    const retired = subs[0]!.subscription.id;
+    const record = service.currentSubscription(retired)!.record;
+    service.store.putSubscription(retired, () => ({ state: 'retired', record }));
+    await service.settle();
+    const feed = service.feed('reload')!;
+    service.reloadMonitor({ row: { ...feed.row(), stats: structuredClone(feed.stats) }, contradictions: [], changed: 'all' });
+    await run('monitors/publish', { id: 'reload', type: 'test.after' }, created.owner_token);
+    await new Promise((r) => setImmediate(r));
+    expect(failures).toEqual([['UNAVAILABLE'], [], []]);
+  });
 });
