@@ -32,7 +32,7 @@ export async function fireTrigger(
   }
   const draft = draftOf(feed, item, null, service.now());
   draft.tags = { ...draft.tags, 'vigil.api_key': key.id };
-  const { seq } = service.append(feed, draft, 'producer');
+  const { seq } = service.observations.append(feed, draft, 'producer');
   await service.settle();
   return { monitor, seq, type: item.type };
 }

@@ -2,6 +2,7 @@
 // transaction, so that the service's synchronous reads see them.
 import type { SqlDriver, SqlStatement } from '../store/sql-driver.ts';
 import type { MonitorDelta } from '../store/postgres/pg-store.ts';
+import { leaseColumns, monitorColumns, observationColumns, subscriptionColumns } from '../store/statements.ts';
 
 export class ReplicaWriter {
   private readonly upsertMonitor: SqlStatement;
@@ -19,19 +20,13 @@ export class ReplicaWriter {
 
   constructor(private readonly driver: SqlDriver) {
     const p = (text: string) => driver.prepare(text);
-    this.upsertMonitor = p(
-      'insert or replace into monitors (key, id, status, definition, owner_token_hash, subscribe_token_hash, stats) values (?, ?, ?, ?, ?, ?, ?)',
-    );
-    this.insertObservation = p(
-      'insert or ignore into observations (mkey, seq, type, subject, actor, tier, origin, horizon, time, source_ref, body) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
+    this.upsertMonitor = p(insertText('replace', 'monitors', monitorColumns));
+    this.insertObservation = p(insertText('ignore', 'observations', observationColumns));
     this.insertSubject = p('insert or ignore into subjects (mkey, subject) values (?, ?)');
     this.clearContradictions = p('delete from contradictions where mkey = ?');
     this.insertContradiction = p('insert into contradictions (mkey, seq, subject) values (?, ?, ?)');
-    this.upsertSubscription = p(
-      'insert or replace into subscriptions (id, mkey, subscriber, state, token_hash, cursor, mute_deadline_ms, record) values (?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    this.upsertLease = p('insert or replace into leases (mkey, subject, state, expires_ms, record) values (?, ?, ?, ?, ?)');
+    this.upsertSubscription = p(insertText('replace', 'subscriptions', subscriptionColumns));
+    this.upsertLease = p(insertText('replace', 'leases', leaseColumns));
     this.dropBelow = p('delete from observations where mkey = ? and seq < ?');
     this.localHead = p('select coalesce(max(seq), 0) as head from observations where mkey = ?');
     this.contradictions = p('select seq, subject from contradictions where mkey = ? order by seq');
@@ -57,17 +52,13 @@ export class ReplicaWriter {
     const m = delta.monitor;
     this.driver.exec('BEGIN IMMEDIATE');
     try {
-      this.upsertMonitor.run([m.key, m.id, m.status, m.definition, m.owner_token_hash, m.subscribe_token_hash, m.stats]);
-      for (const o of delta.observations) {
-        this.insertObservation.run([o.mkey, o.seq, o.type, o.subject, o.actor, o.tier, o.origin, o.horizon, o.time, o.source_ref, o.body]);
-      }
+      this.upsertMonitor.run(valuesOf(monitorColumns, m));
+      for (const o of delta.observations) this.insertObservation.run(valuesOf(observationColumns, o));
       for (const s of delta.subjects) this.insertSubject.run([m.key, s.subject]);
       this.clearContradictions.run([m.key]);
       for (const c of delta.contradictions) this.insertContradiction.run([m.key, c.seq, c.subject]);
-      for (const s of delta.subscriptions) {
-        this.upsertSubscription.run([s.id, s.mkey, s.subscriber, s.state, s.token_hash, s.cursor, s.mute_deadline_ms, s.record]);
-      }
-      for (const l of delta.leases) this.upsertLease.run([l.mkey, l.subject, l.state, l.expires_ms, l.record]);
+      for (const s of delta.subscriptions) this.upsertSubscription.run(valuesOf(subscriptionColumns, s));
+      for (const l of delta.leases) this.upsertLease.run(valuesOf(leaseColumns, l));
       if (floor > 0) this.dropBelow.run([m.key, floor]);
       this.driver.exec('COMMIT');
     } catch (error) {
@@ -75,4 +66,19 @@ export class ReplicaWriter {
       throw error;
     }
   }
+}
+
+/**
+ * The replica takes PostgreSQL's rows as they are: a row already there is replaced
+ * whole, or kept for observations, which never change once written.
+ */
+function insertText(conflict: 'ignore' | 'replace', table: string, columns: readonly string[]): string {
+  return `insert or ${conflict} into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+}
+
+/** A row read from PostgreSQL as the statement's parameters, in `columns` order. */
+function valuesOf<Row>(columns: readonly (keyof Row)[], row: Row): unknown[] {
+  const values = new Array<unknown>(columns.length);
+  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]!];
+  return values;
 }

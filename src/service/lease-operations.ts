@@ -100,7 +100,7 @@ function apply(actor: LeaseActor, event: LeaseEvent, subject: string) {
 }
 
 function record(service: MonitorService, handle: SubscriptionHandle, lease: LeaseRecord, payload: Record<string, unknown>): number {
-  const seq = service.recordBookkeeping(
+  const seq = service.observations.recordBookkeeping(
     handle.feed,
     observationTypes.lease,
     handle.record.subscriber,

@@ -138,7 +138,7 @@ export function createMonitor(service: MonitorService, input: unknown, caller: C
   const actor = service.system.addMonitor('active', definition);
   const feed = new Feed(service.allocateMonitorKey(), actor, owner.hash, subscribe?.hash ?? null, emptyStats());
   service.addFeed(feed);
-  service.recordBookkeeping(feed, observationTypes.configured, definition.owner, {
+  service.observations.recordBookkeeping(feed, observationTypes.configured, definition.owner, {
     action: 'create',
     reason: body.reason ?? null,
     diff: null,
@@ -190,7 +190,7 @@ export function configureMonitor(action: ConfigureAction) {
     }
     let seq: number | null = null;
     if (outcome.changed || action === 'update') {
-      seq = service.recordBookkeeping(feed, observationTypes.configured, feed.definition.owner, {
+      seq = service.observations.recordBookkeeping(feed, observationTypes.configured, feed.definition.owner, {
         action,
         reason: body.reason,
         diff: outcome.diff,
@@ -262,7 +262,7 @@ export function publish(service: MonitorService, input: unknown, caller: Caller)
   const now = service.now();
   // Every item is checked before any is appended: a batch is all or nothing.
   const drafts = items.map((item, i) => draftOf(feed, item, batch ? i : null, now));
-  const appended = drafts.map((draft) => service.append(feed, draft, 'producer'));
+  const appended = drafts.map((draft) => service.observations.append(feed, draft, 'producer'));
   if (batch) return { status: 201, body: { seqs: appended.map((a) => a.seq) } };
   // The stored text is the served observation: reply with it rather than serialising it again.
   return { status: 201, body: { observation: new RawJson(appended[0]!.body), seq: appended[0]!.seq } };

@@ -143,9 +143,9 @@ function recordRefusal(
   if (!feed) return error;
   if (isOwner(feed, options.caller)) actor = feed.definition.owner;
   if (actor === 'anonymous' && !service.clientLimits.mayRecordRefusal(options.caller.address)) {
-    service.countRejection(feed);
+    service.observations.countRejection(feed);
     return error.with({ rejected_recorded: false });
   }
-  const seq = service.recordRejection(feed, error, options.raw ? options.raw() : input, actor);
+  const seq = service.observations.recordRejection(feed, error, options.raw ? options.raw() : input, actor);
   return error.with({ rejected_seq: seq });
 }

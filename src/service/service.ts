@@ -7,19 +7,17 @@ import { leaseStateOf } from '../machines/lease-machine.ts';
 import { subscriptionStateOf, touchedSubscription } from '../machines/subscription-machine.ts';
 import { isClusterConflict } from '../cluster/conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
-import { type ObservationDraft, type Observation, observationOf } from '../protocol/observation.ts';
 import type { LeaseRow, SubscriptionRow } from '../store/records.ts';
 import { memoryPath, type Store } from '../store/store.ts';
-import type { ObservationKind, ServiceOptions, SourceHooks } from './service-options.ts';
+import type { ServiceOptions, SourceHooks } from './service-options.ts';
 import { ClientLimits, defaultClientLimits } from './client-limits.ts';
 import { ColdSubscriptionRows } from './cold-subscription-rows.ts';
 import { defaults } from './defaults.ts';
 import type { ClusterNodeHooks } from './cluster-hooks.ts';
 import { CommitNotices } from './commit-notices.ts';
-import { trackContradictions } from './contradictions.ts';
 import { Feed } from './feed.ts';
 import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
-import { bookkeepingDraft, rejectionDraft } from './server-drafts.ts';
+import { ObservationWriter } from './observation-writer.ts';
 import { StreamTicker, tickPeriodMs } from './stream-ticker.ts';
 import { SubscriptionWatchers } from './subscription-watchers.ts';
 import { leaseExpired, subscriptionMuted } from './timer-transitions.ts';
@@ -36,6 +34,8 @@ export class MonitorService {
   private readonly feeds = new Map<string, Feed>();
   private readonly feedsByKey = new Map<number, Feed>();
   private readonly notices = new CommitNotices();
+  /** Appends observations: producers' items, the server's bookkeeping, refusals. */
+  readonly observations: ObservationWriter;
   /** (monitor key, subscriber) → subscription id: one subscription per subscriber and monitor. */
   private readonly subscriberIds = new Map<string, string>();
   private readonly log: (line: string) => void;
@@ -65,6 +65,7 @@ export class MonitorService {
       registrationToken: options.registrationToken,
       adminToken: options.adminToken,
     };
+    this.observations = new ObservationWriter(this.store, this.clock, this.notices);
     this.streamTicker = new StreamTicker(this.clock, tickPeriodMs(this.options.heartbeatMs));
     this.clientLimits = new ClientLimits({ ...defaultClientLimits, ...options.clientLimits }, () => this.now());
     this.system = new RootSystem({
@@ -190,65 +191,6 @@ export class MonitorService {
   addFeed(feed: Feed): void {
     this.register(feed);
     this.persistMonitor(feed);
-  }
-
-  /** Assigns the next seq, updates the running counters and queues the row. */
-  append(feed: Feed, draft: ObservationDraft, kind: ObservationKind): { seq: number; observation: Observation; body: string } {
-    const stats = feed.stats;
-    const seq = ++stats.head;
-    const observation = observationOf(feed.id, seq, draft);
-    const body = JSON.stringify(observation);
-    const p = draft.provenance;
-    this.store.appendObservation({
-      mkey: feed.key,
-      seq,
-      type: draft.type,
-      subject: draft.subject,
-      actor: p.actor,
-      tier: p.tier,
-      origin: p.origin,
-      horizon: draft.horizon,
-      time: draft.time,
-      source_ref: p.source_ref,
-      body,
-    });
-    stats.last = { seq, time: draft.time, type: draft.type };
-    if (kind === 'rejected') stats.rejected++;
-    if (kind === 'producer') {
-      stats.observations++;
-      stats.last_source_contact = new Date(this.now()).toISOString();
-      stats.covers_until = draft.time;
-      stats.last_has_event_provenance = p.source_ref !== null || p.wasDerivedFrom.length > 0;
-      feed.noteType(draft.type);
-      if (!p.actor.startsWith('system:')) feed.noteActor(p.actor);
-      if (draft.subject !== null && feed.firstSightOf(draft.subject)) this.store.addSubject(feed.key, draft.subject);
-      trackContradictions(this.store, feed, seq, draft);
-    }
-    this.notices.appendedTo(feed);
-    this.persistMonitor(feed);
-    return { seq, observation, body };
-  }
-
-  /** Records what the server itself did (configured, subscribed, lease, ...). */
-  recordBookkeeping(
-    feed: Feed,
-    type: string,
-    actor: string,
-    payload: Record<string, unknown>,
-    subject: string | null = null,
-  ): number {
-    return this.append(feed, bookkeepingDraft(feed, this.now(), type, actor, payload, subject), 'bookkeeping').seq;
-  }
-
-  /** A refusal counted on the monitor without a row (an anonymous client past its recording rate). */
-  countRejection(feed: Feed): void {
-    feed.stats.rejected++;
-    this.persistMonitor(feed);
-  }
-
-  /** Records a refused write on the monitor it targeted (§5); returns its seq. */
-  recordRejection(feed: Feed, error: ProtocolError, raw: unknown, actor: string): number {
-    return this.append(feed, rejectionDraft(feed, this.now(), error, raw, actor), 'rejected').seq;
   }
 
   // ---- persistence of actor state (read when the batch commits) ----

@@ -90,7 +90,7 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
     if (!wasLive) feed.liveSubscriptions++;
     const record = existing.getSnapshot().context.subscription;
     service.persistSubscription(existingId);
-    service.recordBookkeeping(feed, observationTypes.subscribed, body.subscriber, {
+    service.observations.recordBookkeeping(feed, observationTypes.subscribed, body.subscriber, {
       action: 'resubscribe',
       subscription: existingId,
       subscriber: body.subscriber,
@@ -107,7 +107,7 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
   }
   const id = `sub-${randomBytes(6).toString('hex')}`;
   // Recorded first, so that "from": "head" starts after the subscription's own record.
-  const subscribedSeq = service.recordBookkeeping(feed, observationTypes.subscribed, body.subscriber, {
+  const subscribedSeq = service.observations.recordBookkeeping(feed, observationTypes.subscribed, body.subscriber, {
     action: 'subscribe',
     subscription: id,
     subscriber: body.subscriber,
@@ -248,7 +248,7 @@ export function seek(service: MonitorService, input: unknown, caller: Caller): R
   const { outcome, record, state } = send(handle, { type: 'SEEK', cursor: body.cursor, head, now: service.now() });
   if (!outcome.ok) throw invalid(`"cursor" may be at most head + 1 (${head + 1}); got ${body.cursor}.`, { field: 'cursor', head });
   service.persistSubscription(handle.id);
-  const seq = service.recordBookkeeping(feed, observationTypes.subscribed, record.subscriber, {
+  const seq = service.observations.recordBookkeeping(feed, observationTypes.subscribed, record.subscriber, {
     action: 'seek',
     subscription: handle.id,
     subscriber: record.subscriber,
@@ -277,7 +277,7 @@ export function retire(service: MonitorService, input: unknown, caller: Caller):
   if (outcome.ok && outcome.changed) {
     handle.feed.liveSubscriptions = Math.max(0, handle.feed.liveSubscriptions - 1);
     service.persistSubscription(handle.id);
-    seq = service.recordBookkeeping(handle.feed, observationTypes.subscriptionRetired, record.subscriber, {
+    seq = service.observations.recordBookkeeping(handle.feed, observationTypes.subscriptionRetired, record.subscriber, {
       subscription: handle.id,
       subscriber: record.subscriber,
       reason: body.reason ?? 'request',

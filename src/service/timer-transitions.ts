@@ -9,7 +9,7 @@ export function leaseExpired(service: MonitorService, lease: LeaseRecord): void 
   const feed = service.feedByKey(lease.mkey);
   if (!feed) return;
   const expires = lease.expiresMs === null ? null : new Date(lease.expiresMs).toISOString();
-  service.recordBookkeeping(
+  service.observations.recordBookkeeping(
     feed,
     observationTypes.lease,
     serverPrincipal,
@@ -23,7 +23,7 @@ export function subscriptionMuted(service: MonitorService, subscription: Subscri
   const feed = service.feedByKey(subscription.mkey);
   if (!feed) return;
   feed.liveSubscriptions = Math.max(0, feed.liveSubscriptions - 1);
-  service.recordBookkeeping(feed, observationTypes.subscriptionRetired, serverPrincipal, {
+  service.observations.recordBookkeeping(feed, observationTypes.subscriptionRetired, serverPrincipal, {
     subscription: subscription.id,
     subscriber: subscription.subscriber,
     reason: 'mute',

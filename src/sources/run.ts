@@ -1,6 +1,6 @@
 // What a kind's watcher gets while it runs: its checked config, its stored
 // cursor, and the way to write observations and report contact or failure.
-// Every write goes through the service's append, so it lands in the same
+// Every write goes through the service's observation writer, so it lands in the same
 // group commit as the cursor that says it was written. On a cluster a write
 // is run like a request (ClusterNode.writeOn): a batch that lost a race to
 // another node is applied again on the reloaded monitor, in order.
@@ -90,7 +90,7 @@ export class SourceRun {
     const actor = `source:${kind}`;
     if (item.cursor !== undefined) this.feed.stats.source_cursor = item.cursor;
     const lastContact = this.feed.stats.last_source_contact;
-    this.service.append(
+    this.service.observations.append(
       this.feed,
       {
         type: definition.types[0] ?? `ai.vigil.source.${kind}`,

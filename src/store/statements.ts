@@ -27,7 +27,8 @@ export const observationColumns = [
   'body',
 ] as const satisfies readonly (keyof ObservationRow)[];
 
-/** Column orders of the row upserts; a cluster's PostgreSQL store reads captured rows in the same order. */
+/** Column orders of the row upserts; a cluster's PostgreSQL store reads captured rows in the same order, and its replica writer writes PostgreSQL's rows in it. */
+export const monitorColumns = ['key', 'id', 'status', 'definition', 'owner_token_hash', 'subscribe_token_hash', 'stats'] as const satisfies readonly (keyof MonitorTable)[];
 export const subscriptionColumns = ['id', 'mkey', 'subscriber', 'state', 'token_hash', 'cursor', 'mute_deadline_ms', 'record'] as const satisfies readonly (keyof SubscriptionTable)[];
 export const leaseColumns = ['mkey', 'subject', 'state', 'expires_ms', 'record'] as const satisfies readonly (keyof LeaseTable)[];
 
@@ -43,7 +44,7 @@ export function prepareStatements(d: SqlDriver) {
     upsertMonitor: p(
       qb
         .insertInto('monitors')
-        .values(placeholders<MonitorTable>(['key', 'id', 'status', 'definition', 'owner_token_hash', 'subscribe_token_hash', 'stats']))
+        .values(placeholders<MonitorTable>(monitorColumns))
         .onConflict((oc) =>
           oc.column('key').doUpdateSet((eb) => ({
             status: eb.ref('excluded.status'),

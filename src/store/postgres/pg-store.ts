@@ -4,7 +4,8 @@
 // since the node read it is refused whole (ClusterConflictError).
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { ClusterConflictError } from '../../cluster/conflict.ts';
-import { leaseColumns, observationColumns, subscriptionColumns } from '../statements.ts';
+import { leaseColumns, monitorColumns, observationColumns, subscriptionColumns } from '../statements.ts';
+import type { MonitorTable } from '../tables.ts';
 import type { CapturedBatch } from './captured-batch.ts';
 import type { PgConnection } from './pg-connection.ts';
 import type { PgDatabase, PgLeaseRow, PgMonitorRow, PgSubscriptionRow } from './pg-tables.ts';
@@ -24,6 +25,12 @@ const insertChunk = 500;
 
 function zip<K extends string>(columns: readonly K[], params: readonly unknown[]): Record<K, unknown> {
   return Object.fromEntries(columns.map((c, i) => [c, params[i] ?? null])) as Record<K, unknown>;
+}
+
+/** A captured monitor row without its key, which the insert and the update name themselves. */
+function monitorFields(params: readonly unknown[]): Omit<MonitorTable, 'key'> {
+  const { key: _key, ...fields } = zip(monitorColumns, params);
+  return fields as Omit<MonitorTable, 'key'>;
 }
 
 export class PgStore {
@@ -119,9 +126,7 @@ export class PgStore {
   private async claimMonitor(trx: Transaction<PgDatabase>, batch: CapturedBatch, mkey: number, knownRev: number | undefined): Promise<number | undefined> {
     const params = batch.monitors.get(mkey);
     const seqs = batch.seqs.get(mkey);
-    const fields = params
-      ? { id: params[1] as string, status: params[2] as string, definition: params[3] as string, owner_token_hash: params[4] as string, subscribe_token_hash: params[5] as string | null, stats: params[6] as string }
-      : undefined;
+    const fields = params ? monitorFields(params) : undefined;
     if (knownRev === undefined) {
       if (!fields || (seqs && seqs.first !== 1)) return undefined;
       const inserted = await trx
