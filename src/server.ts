@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
 import type { Cloud, CloudOptions } from './cloud/cloud.ts';
 import type { ClientLimitSettings } from './service/client-limits.ts';
+import { isLoopbackHost } from './service/loopback.ts';
 import { MonitorService } from './service/service.ts';
 import { defaultSourceKinds } from './sources/config.ts';
 import { SourceManager } from './sources/manager.ts';
@@ -35,7 +36,11 @@ export interface ServerOptions {
   /** Doors added by other modules (SSE, JSON-RPC). */
   readonly extensions?: (service: MonitorService) => DoorExtensions;
   /** Live sources (§18): kinds run, the root for file/log paths, shell opt-in. */
-  readonly sources?: { kinds?: readonly string[]; root?: string; allowShell?: boolean; minBackoffMs?: number; maxBackoffMs?: number };
+  /**
+   * `allowPrivate`: http, feed and ws sources may reach loopback, private and link-local
+   * addresses; by default only when the server listens on loopback alone (every client is local).
+   */
+  readonly sources?: { kinds?: readonly string[]; root?: string; allowShell?: boolean; allowPrivate?: boolean; minBackoffMs?: number; maxBackoffMs?: number };
   /** Streams every actor to the Stately inspector on this port (§19); off when absent. */
   readonly inspectPort?: number;
   /** The cloud API under /v1 and the managed edge (on unless false). */
@@ -99,6 +104,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       kinds: new Set(options.sources?.kinds ?? defaultSourceKinds),
       root: resolve(options.sources?.root ?? process.cwd()),
       allowShell: options.sources?.allowShell ?? false,
+      allowPrivate: options.sources?.allowPrivate ?? isLoopbackHost(host),
       minBackoffMs: options.sources?.minBackoffMs,
       maxBackoffMs: options.sources?.maxBackoffMs,
       log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
@@ -129,7 +135,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     inspector?.close();
     throw error;
   }
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  // A wildcard address is where the server listens, not somewhere to connect: print this machine's loopback.
+  const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  const urlHost = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
   let closing: Promise<void> | undefined;
   return {
     url: `http://${urlHost}:${port}`,

@@ -3,6 +3,7 @@ import type { CAC } from 'cac';
 import { isPostgresUrl, redactedUrl } from '../store/postgres/url.ts';
 import { clientLimitNames, defaultClientLimits } from '../service/client-limits.ts';
 import { defaults } from '../service/defaults.ts';
+import { isLoopbackHost } from '../service/loopback.ts';
 import { listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { type SourceFlags, sourceFlagHelp, sourceOptions } from './source-flags.ts';
 
@@ -81,6 +82,7 @@ export function registerServeCommands(cli: CAC): void {
     .option('--sources <kinds>', sourceFlagHelp.sources, { type: [String] })
     .option('--source-root <dir>', sourceFlagHelp.sourceRoot, { type: [String] })
     .option('--allow-shell-sources', sourceFlagHelp.allowShell)
+    .option('--allow-private-sources', sourceFlagHelp.allowPrivate)
     .option('--inspect [port]', sourceFlagHelp.inspect)
     .option('--transport <name>', 'Socket library: auto (uWebSockets.js when it loads), uws or node', { default: 'auto' })
     .example('vigil serve --state ~/.vigil/monitors.db --allow-origin http://localhost:5173')
@@ -125,6 +127,10 @@ export function registerServeCommands(cli: CAC): void {
         process.stdout.write(`vigil: inspector at ${server.inspectUrl} (open http${server.inspectUrl.slice(2)}/ in a browser, or connect the Stately inspector)\n`);
       }
       process.stdout.write(`vigil: dashboard at ${server.url}/ui\n`);
+      if (!isLoopbackHost(options.host)) {
+        const privateSources = options.sources.allowPrivate ? 'may reach private addresses (--allow-private-sources)' : 'reach public addresses only (see --allow-private-sources)';
+        process.stdout.write(`vigil: listening on ${options.host}: clients on other machines can connect; http, feed and ws sources ${privateSources}\n`);
+      }
       process.stdout.write(
         `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.store ? `${redactedUrl(options.store)}, node ${server.service.cluster?.node.id}` : (options.state ?? 'in memory')}, pid ${process.pid})\n`,
       );

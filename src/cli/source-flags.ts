@@ -1,5 +1,6 @@
 // `vigil serve` flags of the live sources and the inspector (§18, §19):
-// --sources, --source-root, --allow-shell-sources and --inspect[=<port>].
+// --sources, --source-root, --allow-shell-sources, --allow-private-sources
+// and --inspect[=<port>].
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultSourceKinds, liveKinds } from '../sources/config.ts';
@@ -12,6 +13,7 @@ export interface SourceFlags {
   sources?: unknown;
   sourceRoot?: unknown;
   allowShellSources?: unknown;
+  allowPrivateSources?: unknown;
   inspect?: unknown;
 }
 
@@ -40,12 +42,15 @@ export function sourceOptions(flags: SourceFlags, adminEnabled: boolean) {
       : flags.inspect === true || flags.inspect === ''
         ? defaultInspectPort
         : wholeNumberFlag('--inspect', flags.inspect, 0, 65535);
-  return { sources: { kinds, root, allowShell }, inspectPort };
+  // Unset: the server decides by its listening address (private targets allowed on loopback only).
+  const allowPrivate = flags.allowPrivateSources === true ? true : undefined;
+  return { sources: { kinds, root, allowShell, allowPrivate }, inspectPort };
 }
 
 export const sourceFlagHelp = {
   sources: `Live source kinds the server runs (comma-separated from ${liveKinds.join(', ')}; default ${defaultSourceKinds.join(',')})`,
   sourceRoot: 'Directory that file and log source paths must lie under (default: the working directory)',
   allowShell: 'Run shell sources (needs --allow-admin; such monitors must be created with the admin token)',
+  allowPrivate: 'Let http, feed and ws sources reach loopback, private and link-local addresses (default: only when --host is a loopback address)',
   inspect: `Stream every actor to the Stately inspector over WebSocket on this port (default ${defaultInspectPort}; off unless given)`,
 };

@@ -6,7 +6,7 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import { guardedLookup } from './url-policy.ts';
+import { guardedLookup } from '../net/inward-addresses.ts';
 
 export interface DeliveryOutcome {
   delivered: boolean;

@@ -4,46 +4,10 @@
 // Names are checked when registered and again, through `lookup`, every time
 // a delivery connects, so a name that later resolves inward is refused too.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { bareHost, isInwardAddress, isInwardHost } from '../net/inward-addresses.ts';
+import { isLoopback } from '../service/loopback.ts';
 import { invalid } from '../protocol/errors.ts';
-
-const inward = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  inward.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  inward.addSubnet(net, prefix, 'ipv6');
-}
-
-export function isInwardAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return inward.check(mapped[1]!, 'ipv4');
-  return inward.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
-
-const isLoopbackAddress = (address: string) => address === '::1' || /^(::ffff:)?127\./i.test(address);
-
-const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
 
 /** Checks a registered url's form; returns it normalised. */
 export function checkWebhookUrl(text: unknown, allowInsecure: boolean): string {
@@ -59,7 +23,7 @@ export function checkWebhookUrl(text: unknown, allowInsecure: boolean): string {
   if (url.username || url.password) throw invalid('"url" must not carry a user name or password.', { field: 'url' });
   const host = bareHost(url);
   if (url.protocol === 'http:') {
-    const loopback = host === 'localhost' || (isIP(host) !== 0 && isLoopbackAddress(host));
+    const loopback = host === 'localhost' || (isIP(host) !== 0 && isLoopback(host));
     if (!allowInsecure || !loopback) {
       throw invalid(
         allowInsecure
@@ -71,7 +35,7 @@ export function checkWebhookUrl(text: unknown, allowInsecure: boolean): string {
   } else if (url.protocol !== 'https:') {
     throw invalid(`"url" must be https; got the scheme "${url.protocol.replace(':', '')}".`, { field: 'url' });
   }
-  if (!allowInsecure && (host === 'localhost' || (isIP(host) !== 0 && isInwardAddress(host)))) {
+  if (!allowInsecure && isInwardHost(host)) {
     throw invalid(`"url" points at a private, loopback or link-local address (${host}); this server sends only to public addresses.`, {
       field: 'url',
     });
@@ -94,22 +58,4 @@ export async function checkResolvedHost(url: string, allowInsecure: boolean): Pr
       field: 'url',
     });
   }
-}
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** A `lookup` for http(s).request that refuses inward addresses at connect time. */
-export function guardedLookup(allowInsecure: boolean) {
-  return (hostname: string, options: object, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      const usable = allowInsecure ? addresses : addresses.filter((a) => !isInwardAddress(a.address));
-      if (usable.length === 0) {
-        const refused = Object.assign(new Error(`${hostname} resolves only to private or link-local addresses`), { code: 'EADDRNOTAVAIL' });
-        return callback(refused, []);
-      }
-      if ((options as { all?: boolean }).all) return callback(null, usable);
-      callback(null, usable[0]!.address, usable[0]!.family);
-    });
-  };
 }

@@ -1,9 +1,11 @@
 // A monitor's `source` (§18), checked field by field: every kind's fields,
 // their defaults, and the opt-in rules (enabled kinds, --source-root, the
-// shell flag and the admin token). Bad input is a 400 naming the field.
+// shell flag and the admin token, private addresses). Bad input is a 400
+// naming the field.
 import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { bareHost, isInwardHost } from '../net/inward-addresses.ts';
 import { invalid, ProtocolError } from '../protocol/errors.ts';
 
 export const liveKinds = ['shell', 'http', 'file', 'log', 'ws', 'feed', 'cir', 'formula'] as const;
@@ -17,7 +19,14 @@ export interface SourcePolicy {
   readonly root: string;
   /** `--allow-shell-sources`. */
   readonly allowShell: boolean;
+  /** http, feed and ws sources may reach loopback, private and link-local addresses (`--allow-private-sources`). */
+  readonly allowPrivate: boolean;
 }
+
+const networkKinds: ReadonlySet<string> = new Set(['http', 'ws', 'feed']);
+
+/** Ends every refusal of a private address, at create time and when a source connects. */
+export const privateSourcesHint = 'start vigil serve with --allow-private-sources to watch such addresses';
 
 export type SourceConfig = { kind: string } & Record<string, unknown>;
 
@@ -172,6 +181,14 @@ export function checkSource(source: SourceConfig, policy: SourcePolicy, isAdmin:
   for (const [key, check] of Object.entries(checks)) {
     const value = check(source[key], `source.${key}`);
     if (value !== undefined) out[key] = value;
+  }
+  if (networkKinds.has(kind) && !policy.allowPrivate) {
+    const host = bareHost(new URL(out.url as string));
+    if (isInwardHost(host)) {
+      throw invalid(`"source.url" points at a private, loopback or link-local address (${host}); this server watches only public addresses (${privateSourcesHint}).`, {
+        field: 'source.url',
+      });
+    }
   }
   if (kind === 'file' || kind === 'log') confinedPath(policy.root, out.path as string, 'source.path');
   if (kind === 'cir' && out.db !== undefined) confinedPath(policy.root, out.db as string, 'source.db');

@@ -11,6 +11,7 @@ import type { MonitorService, SourceHooks } from '../service/service.ts';
 import { secretMatches } from '../service/tokens.ts';
 import { checkSource, isLive, type SourceConfig, type SourcePolicy } from './config.ts';
 import { runners } from './kinds/index.ts';
+import { Outbound } from './outbound.ts';
 import { SourceRun } from './run.ts';
 
 export interface SourceManagerOptions extends SourcePolicy {
@@ -23,11 +24,15 @@ export interface SourceManagerOptions extends SourcePolicy {
 export class SourceManager implements SourceHooks {
   /** monitor id → the source config its actor runs (as JSON, to see changes). */
   private readonly running = new Map<string, string>();
+  /** The one way http, feed and ws sources connect out. */
+  private readonly outbound: Outbound;
 
   constructor(
     private readonly service: MonitorService,
     private readonly options: SourceManagerOptions,
-  ) {}
+  ) {
+    this.outbound = new Outbound(options.allowPrivate);
+  }
 
   /** Hooks into the service and starts the sources of the monitors already stored. */
   attach(): this {
@@ -73,13 +78,13 @@ export class SourceManager implements SourceHooks {
   private start(feed: Feed, source: SourceConfig): void {
     const load = runners[source.kind];
     if (!load) return;
-    const { service } = this;
+    const { service, outbound } = this;
     const root = this.options.root;
     const logic = sourceMachine.provide({
       actors: {
         watch: fromCallback<SourceEvent, SourceInput>(({ sendBack }) => {
           const controller = new AbortController();
-          const run = new SourceRun(service, feed, source, root, controller, (event) => {
+          const run = new SourceRun(service, feed, source, root, outbound, controller, (event) => {
             if (!controller.signal.aborted) sendBack(event);
           });
           load()
@@ -107,5 +112,6 @@ export class SourceManager implements SourceHooks {
 
   close(): void {
     for (const id of [...this.running.keys()]) this.stop(id);
+    void this.outbound.close();
   }
 }

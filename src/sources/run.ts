@@ -9,6 +9,7 @@ import type { Feed } from '../service/feed.ts';
 import type { MonitorService } from '../service/service.ts';
 import { stateDocument } from '../service/state-document.ts';
 import type { SourceConfig } from './config.ts';
+import type { Outbound } from './outbound.ts';
 
 export interface SourceEmit {
   subject?: string | null;
@@ -35,6 +36,8 @@ export class SourceRun {
     private readonly feed: Feed,
     readonly config: SourceConfig,
     readonly root: string,
+    /** How http, feed and ws sources connect out (checked against private addresses). */
+    readonly outbound: Outbound,
     private readonly controller: AbortController,
     private readonly report: (event: { type: 'CONTACT'; now: number } | { type: 'FAIL'; error: string }) => void,
   ) {

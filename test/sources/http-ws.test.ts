@@ -1,6 +1,7 @@
 // http and ws sources against real counterparts started here: a plain HTTP
 // server that changes its answer, goes away and comes back, and a WebSocket
 // server that sends messages and drops the connection.
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +62,29 @@ describe('http source', () => {
     expect(state.ages.since_last_source_contact_s).not.toBeNull();
     target.closeAllConnections();
     await new Promise((d) => target.close(d));
+  });
+
+  it('hashes the first 8 MB of an endless body and stops reading it', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 'vigil ');
+    let closed = false;
+    const endless = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.on('close', () => (closed = true));
+      const pump = () => {
+        while (!res.destroyed && res.write(chunk));
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+    });
+    const port = await listen(endless);
+    const watched = await watchedMonitor(vigil.base, { kind: 'http', url: `http://127.0.0.1:${port}/stream`, interval_s: 5 });
+    const [first] = await writtenAtLeast(watched, 1);
+    const expected = createHash('sha256');
+    for (let i = 0; i < 128; i++) expected.update(chunk);
+    expect(first.data).toMatchObject({ reachable: true, status: 200, body_sha256: expected.digest('hex') });
+    await eventually(async () => (closed ? true : undefined), 'the endless response closed by the source');
+    endless.closeAllConnections();
+    await new Promise((d) => endless.close(d));
   });
 
   it('raises stale_source when the source fails for longer than ttl_seconds', async () => {

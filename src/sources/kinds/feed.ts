@@ -3,6 +3,7 @@
 // written and the ETag / Last-Modified of the last answer are stored, so a
 // restart neither repeats items nor refetches an unchanged feed.
 import { parseFeed } from 'feedsmith';
+import { readBounded } from '../../net/read-bounded.ts';
 import type { SourceRun } from '../run.ts';
 
 interface FeedCursor {
@@ -51,7 +52,7 @@ export function runFeed(run: SourceRun): void {
     const headers: Record<string, string> = { accept: 'application/rss+xml, application/atom+xml, application/feed+json, application/json, text/xml;q=0.9, */*;q=0.5' };
     if (previous.etag) headers['if-none-match'] = previous.etag;
     if (previous.modified) headers['if-modified-since'] = previous.modified;
-    const response = await fetch(url, { headers, signal: AbortSignal.any([run.signal, AbortSignal.timeout(30_000)]) });
+    const response = await run.outbound.fetch(url, { headers, signal: AbortSignal.any([run.signal, AbortSignal.timeout(30_000)]) });
     if (response.status === 304) {
       await response.body?.cancel();
       run.contact();
@@ -61,8 +62,10 @@ export function runFeed(run: SourceRun): void {
       await response.body?.cancel();
       throw new Error(`${url} answered ${response.status}`);
     }
-    const body = Buffer.from(await response.arrayBuffer());
-    if (body.length > maxFeedBytes) throw new Error(`${url} is larger than ${maxFeedBytes} bytes`);
+    const chunks: Uint8Array[] = [];
+    const read = await readBounded(response, maxFeedBytes, (chunk) => chunks.push(chunk));
+    if (read.truncated) throw new Error(`${url} is larger than ${maxFeedBytes} bytes`);
+    const body = Buffer.concat(chunks);
     let items: Item[];
     try {
       items = itemsOf(body.toString('utf8'));

@@ -1,7 +1,9 @@
 // `http`: polls a URL and writes when its status, its body's hash or its
 // reachability changes; latency goes in the data. Unreachable is written
-// once, then the actor backs off and tries again.
+// once, then the actor backs off and tries again. The body is hashed as it
+// arrives, up to 8 MB (the rest is not read).
 import { createHash } from 'node:crypto';
+import { readBounded } from '../../net/read-bounded.ts';
 import type { SourceRun } from '../run.ts';
 
 interface HttpCursor {
@@ -24,13 +26,14 @@ export function runHttp(run: SourceRun): void {
     let next: HttpCursor;
     let error: string | null = null;
     try {
-      const response = await fetch(url, {
+      const response = await run.outbound.fetch(url, {
         method,
         redirect: 'follow',
         signal: AbortSignal.any([run.signal, AbortSignal.timeout(Math.min(30, interval) * 1000)]),
       });
-      const body = Buffer.from(await response.arrayBuffer()).subarray(0, maxBodyBytes);
-      next = { reachable: true, status: response.status, hash: createHash('sha256').update(body).digest('hex') };
+      const hash = createHash('sha256');
+      await readBounded(response, maxBodyBytes, (chunk) => hash.update(chunk));
+      next = { reachable: true, status: response.status, hash: hash.digest('hex') };
     } catch (thrown) {
       if (run.signal.aborted) return;
       error = (thrown as Error).cause ? String(((thrown as Error).cause as Error).message ?? (thrown as Error).cause) : (thrown as Error).message;

@@ -9,7 +9,17 @@ const maxMessageBytes = 1 << 20;
 
 export function runWs(run: SourceRun): void {
   const { url, subprotocol } = run.settings<{ url: string; subprotocol?: string }>();
-  const socket = new WebSocket(url, subprotocol ? [subprotocol] : [], { maxPayload: maxMessageBytes, handshakeTimeout: 30_000 });
+  const refused = run.outbound.refusal(new URL(url).hostname);
+  if (refused) {
+    run.fail(`${url}: ${refused.message}`);
+    return;
+  }
+  // No redirects (ws follows none by default); a name is checked after it resolves.
+  const socket = new WebSocket(url, subprotocol ? [subprotocol] : [], {
+    maxPayload: maxMessageBytes,
+    handshakeTimeout: 30_000,
+    lookup: run.outbound.lookup,
+  });
   let ping: ReturnType<typeof setInterval> | undefined;
   const close = () => {
     clearInterval(ping);

@@ -1,0 +1,42 @@
+// How the network sources (http, feed, ws) reach other machines. Anyone who
+// may create a monitor chooses its URL, so unless the server allows private
+// sources every connection is checked where it is made: a name after it
+// resolves, a literal address before connecting, and each redirect's target
+// the same way (it is a new connection through the same agent). A refused
+// source fails like an unreachable one and says why.
+import { isIP } from 'node:net';
+import { Agent, buildConnector, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
+import { bracketless, guardedLookup, isInwardAddress } from '../net/inward-addresses.ts';
+import { privateSourcesHint } from './config.ts';
+
+export class Outbound {
+  private readonly agent: Agent;
+  readonly lookup: ReturnType<typeof guardedLookup>;
+
+  constructor(readonly allowInward: boolean) {
+    this.lookup = guardedLookup(allowInward, privateSourcesHint);
+    const connect = buildConnector({ lookup: this.lookup });
+    this.agent = new Agent({
+      connect: (options, callback) => {
+        const refused = this.refusal(options.hostname);
+        if (refused) return callback(refused, null);
+        connect(options, callback);
+      },
+    });
+  }
+
+  fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    return undiciFetch(url, { ...init, dispatcher: this.agent });
+  }
+
+  /** Why a connection to this host is refused before it is made (a literal inward address), or undefined. */
+  refusal(hostname: string): Error | undefined {
+    const host = bracketless(hostname);
+    if (this.allowInward || isIP(host) === 0 || !isInwardAddress(host)) return undefined;
+    return Object.assign(new Error(`${host} is a private, loopback or link-local address; ${privateSourcesHint}`), { code: 'EADDRNOTAVAIL' });
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}
