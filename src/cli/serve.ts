@@ -24,6 +24,7 @@ interface ServeFlags extends SourceFlags {
   clientLimitsLoopback?: unknown;
   allowInsecureWebhooks?: unknown;
   edgeDomain?: unknown;
+  workerTimeout?: unknown;
 }
 
 function edgeDomainFlag(value: string | undefined): string | undefined {
@@ -77,6 +78,7 @@ export function registerServeCommands(cli: CAC): void {
     .option('--heartbeat <seconds>', 'Idle time before an event stream sends a heartbeat', { default: 15 })
     .option('--allow-insecure-webhooks', 'Let webhooks target plain http on loopback and private addresses (local testing only)')
     .option('--edge-domain <domain>', 'Also serve each managed-edge worker at <name>.<domain> by Host header', { type: [String] })
+    .option('--worker-timeout <seconds>', 'Longest a managed-edge worker may take over a request or scheduled run before it is stopped and restarted', { default: 30 })
     .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
     .option('--client-limits-loopback', 'Apply --client-limits to loopback clients too (off: local tools are not limited)')
     .option('--sources <kinds>', sourceFlagHelp.sources, { type: [String] })
@@ -106,6 +108,7 @@ export function registerServeCommands(cli: CAC): void {
         cloud: {
           allowInsecureWebhooks: flags.allowInsecureWebhooks === true,
           edgeDomain: edgeDomainFlag(stringFlag('--edge-domain', flags.edgeDomain)),
+          workerTimeoutMs: wholeNumberFlag('--worker-timeout', flags.workerTimeout, 1, 900) * 1000,
           log: (line: string) => process.stderr.write(`vigil: ${line}\n`),
         },
       };

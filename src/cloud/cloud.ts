@@ -11,6 +11,7 @@ import { CloudStore } from './cloud-store.ts';
 import { answerCloud, type CloudParts, type CloudRoute, webhookRoutes } from './cloud-routes.ts';
 import { DeliveryQueue, type DeliveryTimers, realTimers } from './delivery-queue.ts';
 import { ManagedEdge } from './edge/managed-edge.ts';
+import { defaultWorkerLimits, isReservedEdgePath, WorkerLimitError } from './edge/worker-runtimes.ts';
 import { DeliverySender } from './signed-delivery.ts';
 import { workerRoutes } from './worker-routes.ts';
 import { Webhooks } from './webhooks.ts';
@@ -27,6 +28,8 @@ export interface CloudOptions {
   readonly timers?: DeliveryTimers;
   /** Per-attempt timeout of a delivery (10 s). */
   readonly deliveryTimeoutMs?: number;
+  /** How long a managed-edge worker may take over a request or a scheduled run (30 s). */
+  readonly workerTimeoutMs?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -56,7 +59,10 @@ export class Cloud {
     this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log);
     this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false);
     this.parts = { service, store: this.store, webhooks: this.webhooks, queue: this.queue };
-    this.edge = new ManagedEdge(this.store, options.edgeDomain, options.log);
+    this.edge = new ManagedEdge(this.store, options.edgeDomain, options.log, {
+      ...defaultWorkerLimits,
+      ...(options.workerTimeoutMs !== undefined && { timeoutMs: options.workerTimeoutMs }),
+    });
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
     const prune = () => this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
@@ -77,11 +83,15 @@ export class Cloud {
   };
 
   private async serveEdge(name: string, path: string, request: HttpRequest): Promise<HttpResponse> {
+    if (isReservedEdgePath(path)) {
+      return jsonResponse(404, { code: 'NOT_FOUND', error: `Paths under /cdn-cgi/ belong to the edge itself; worker "${name}" cannot be reached there.` });
+    }
     try {
       const response = await this.edge.runtimes.fetch(name, path, request);
       return response ?? jsonResponse(404, { code: 'NOT_FOUND', error: `No worker "${name}" is deployed on this edge.` });
     } catch (error) {
       this.options.log?.(`edge worker ${name} failed: ${(error as Error).message}`);
+      if (error instanceof WorkerLimitError) return jsonResponse(error.status, { code: 'UNAVAILABLE', error: error.message });
       return jsonResponse(502, { code: 'UNAVAILABLE', error: `Worker "${name}" could not answer: ${(error as Error).message}` });
     }
   }

@@ -1,5 +1,6 @@
 // The managed edge over real sockets: deploy a worker, call it at /edge/<name>/
 // and by Host under --edge-domain, give it a secret it reads, delete it.
+import { execFileSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
@@ -89,5 +90,84 @@ describe.each(transports)('managed edge over %s', { timeout: 120_000 }, (transpo
     expect((await call(server.url, 'GET', '/v1/workers/mine', { token: bob })).status).toBe(404);
     expect((await call(server.url, 'PUT', '/v1/workers/mine/secrets/9x', { token: alice, body: { value: 'v' } })).body.field).toBe('key');
     await call(server.url, 'DELETE', '/v1/workers/mine', { token: alice });
+  });
+});
+
+describe('managed edge limits', { timeout: 120_000 }, () => {
+  const server = useCloudServer({ cloud: { workerTimeoutMs: 1500 } });
+  const limitsScript = `export default {
+    async fetch(request) {
+      const path = new URL(request.url).pathname;
+      if (path === '/spin') { while (true) {} }
+      if (path === '/endless') return new Response(new ReadableStream({ pull(c) { c.enqueue(new Uint8Array(1 << 20)); } }));
+      return Response.json({ ok: true });
+    },
+    async scheduled(c) { if (c.cron === '0 0 * * *') { while (true) {} } },
+  };`;
+  /** The workerd processes this test's server started (it runs in this process). */
+  const workerdPids = () =>
+    execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.trim().endsWith('workerd'))
+      .map((line) => Number(line.trim().split(/\s+/)[0]));
+
+  it('stops a worker that spins past the time limit (504), frees its process, and serves the next request afresh', async () => {
+    const key = await makeKey(server.url);
+    const before = new Set(workerdPids());
+    expect((await call(server.url, 'PUT', '/v1/workers/spinner', { token: key, body: { script: limitsScript } })).status).toBe(200);
+    expect(await (await fetch(`${server.url}/edge/spinner/`)).json()).toEqual({ ok: true });
+    const spinner = workerdPids().filter((pid) => !before.has(pid));
+
+    const spun = await fetch(`${server.url}/edge/spinner/spin`);
+    expect(spun.status).toBe(504);
+    expect(await spun.json()).toEqual({
+      code: 'UNAVAILABLE',
+      error: 'Worker "spinner" did not finish its request within 1.5 s; it was stopped and starts afresh on its next use.',
+    });
+    // The spinning workerd is gone, not left holding a core.
+    expect(spinner.length).toBeGreaterThan(0);
+    for (let i = 0; i < 50 && workerdPids().some((pid) => spinner.includes(pid)); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(workerdPids().filter((pid) => spinner.includes(pid))).toEqual([]);
+    expect(await (await fetch(`${server.url}/edge/spinner/`)).json()).toEqual({ ok: true });
+
+    // Miniflare's own trigger route is not reachable through the edge (it would run the handler for anyone).
+    const trigger = await fetch(`${server.url}/edge/spinner/cdn-cgi/mf/scheduled?cron=${encodeURIComponent('0 0 * * *')}`);
+    expect(trigger.status).toBe(404);
+    expect((await trigger.json()).error).toBe('Paths under /cdn-cgi/ belong to the edge itself; worker "spinner" cannot be reached there.');
+
+    const scheduled = await call(server.url, 'POST', '/v1/workers/spinner/scheduled', { token: key, body: { cron: '0 0 * * *' } });
+    expect(scheduled.body).toEqual({
+      code: 'UNAVAILABLE',
+      error: 'Worker "spinner" did not finish its scheduled run within 1.5 s; it was stopped and starts afresh on its next use.',
+    });
+    expect(await (await fetch(`${server.url}/edge/spinner/`)).json()).toEqual({ ok: true });
+    await call(server.url, 'DELETE', '/v1/workers/spinner', { token: key });
+  });
+
+  it('refuses to deploy a script whose top-level code never finishes, leaving no workerd behind', async () => {
+    const key = await makeKey(server.url);
+    const before = new Set(workerdPids());
+    const spun = await call(server.url, 'PUT', '/v1/workers/stuck', { token: key, body: { script: `while (true) {}\nexport default { async fetch() { return new Response('never'); } };` } });
+    expect(spun.status).toBe(400);
+    expect(spun.body).toEqual({
+      code: 'INVALID',
+      field: 'script',
+      error: 'The worker does not start: the script did not start within 10 s (its top-level code must finish)',
+    });
+    for (let i = 0; i < 50 && workerdPids().some((pid) => !before.has(pid)); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(workerdPids().filter((pid) => !before.has(pid))).toEqual([]);
+    expect((await call(server.url, 'GET', '/v1/workers/stuck', { token: key })).status).toBe(404);
+  });
+
+  // Its own server with the default limits: 30 s is ample time to reach 32 MB.
+  const roomy = useCloudServer();
+  it('drops an answer larger than 32 MB with a 502, reading no more of it', async () => {
+    const key = await makeKey(roomy.url);
+    expect((await call(roomy.url, 'PUT', '/v1/workers/firehose', { token: key, body: { script: limitsScript } })).status).toBe(200);
+    const endless = await fetch(`${roomy.url}/edge/firehose/endless`);
+    expect(endless.status).toBe(502);
+    expect(await endless.json()).toEqual({ code: 'UNAVAILABLE', error: `Worker "firehose" answered more than ${32 << 20} bytes; the answer was dropped.` });
+    expect(await (await fetch(`${roomy.url}/edge/firehose/`)).json()).toEqual({ ok: true });
+    await call(roomy.url, 'DELETE', '/v1/workers/firehose', { token: key });
   });
 });

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { invalid, notFound, ProtocolError } from '../../protocol/errors.ts';
 import type { ApiKeyTable, CloudStore, WorkerTable } from '../cloud-store.ts';
 import { checkCrons, CronJobs } from './cron-jobs.ts';
-import { WorkerRuntimes } from './worker-runtimes.ts';
+import { defaultWorkerLimits, WorkerLimitError, type WorkerLimits, WorkerRuntimes } from './worker-runtimes.ts';
 
 export interface WorkerInfo {
   name: string;
@@ -46,11 +46,12 @@ export class ManagedEdge {
     private readonly store: CloudStore,
     readonly edgeDomain: string | undefined,
     log: (line: string) => void = () => {},
+    limits: WorkerLimits = defaultWorkerLimits,
   ) {
     this.runtimes = new WorkerRuntimes((name) => {
       const row = this.store.worker(name);
       return row ? { script: row.script, bindings: JSON.parse(row.secrets) as Record<string, string> } : undefined;
-    });
+    }, limits);
     this.crons = new CronJobs((name, cron) => {
       this.runtimes.scheduled(name, cron).catch((error: unknown) => log(`edge worker ${name}: scheduled run (${cron}) failed: ${(error as Error).message}`));
     });
@@ -151,7 +152,12 @@ export class ManagedEdge {
   async runScheduled(key: ApiKeyTable, name: string, cron: unknown): Promise<{ outcome: string }> {
     const row = this.owned(key, name);
     const pattern = cron === undefined ? ((JSON.parse(row.crons) as string[])[0] ?? '* * * * *') : checkCrons([cron])[0]!;
-    return (await this.runtimes.scheduled(name, pattern)) ?? { outcome: 'not deployed' };
+    try {
+      return (await this.runtimes.scheduled(name, pattern)) ?? { outcome: 'not deployed' };
+    } catch (error) {
+      if (error instanceof WorkerLimitError) throw new ProtocolError('UNAVAILABLE', error.message);
+      throw error;
+    }
   }
 
   close(): Promise<void> {

@@ -1,7 +1,13 @@
 // One miniflare (workerd) instance per deployed worker, started on first use
 // and replaced when its script or bindings change. Requests are handed over
 // with dispatchFetch and the answer turned back into a plain reply.
+//
+// A worker's code is anyone's with an API key: a request or scheduled run
+// that takes longer than the time limit is abandoned and the worker's
+// workerd is restarted (a spinning isolate would otherwise hold a core and
+// every later request for good), and an answer is read up to a size limit.
 import type { Miniflare } from 'miniflare';
+import { readBounded } from '../../net/read-bounded.ts';
 import type { FullResponse, HttpRequest } from '../../transport/http-types.ts';
 import { guardWorkerdChildren } from './workerd-guard.ts';
 
@@ -12,17 +18,49 @@ export interface WorkerSource {
 
 export const compatibilityDate = '2024-09-23';
 
+/** Miniflare answers this path itself (it runs the scheduled handler); no request from outside may reach it. */
+const scheduledTrigger = '/cdn-cgi/mf/scheduled';
+/**
+ * Cloudflare keeps /cdn-cgi/ for itself, and so does miniflare: such paths are
+ * not the worker's. Checked as the URL will be read (`/./cdn-cgi/…` is the same path).
+ */
+export function isReservedEdgePath(path: string): boolean {
+  const pathname = new URL(path, 'http://edge.invalid').pathname;
+  return pathname === '/cdn-cgi' || pathname.startsWith('/cdn-cgi/');
+}
+
+export interface WorkerLimits {
+  /** A request (answer and body) or a scheduled run, in ms. */
+  readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
+}
+
+export const defaultWorkerLimits: WorkerLimits = { timeoutMs: 30_000, maxResponseBytes: 32 << 20 };
+
+/** A worker went past a limit; `status` is what its caller is answered. */
+export class WorkerLimitError extends Error {
+  constructor(
+    message: string,
+    readonly status: 502 | 504,
+  ) {
+    super(message);
+  }
+}
+
 // Hop-by-hop and framing headers are the transport's business; the body is already decoded.
 const dropped = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'content-encoding']);
 
 export class WorkerRuntimes {
   private readonly running = new Map<string, Promise<Miniflare>>();
 
-  constructor(private readonly load: (name: string) => WorkerSource | undefined) {}
+  constructor(
+    private readonly load: (name: string) => WorkerSource | undefined,
+    private readonly limits: WorkerLimits = defaultWorkerLimits,
+  ) {}
 
   /** Starts the worker from `source` (checking that it starts), replacing a running one. */
   async replace(name: string, source: WorkerSource): Promise<void> {
-    const started = start(source);
+    const started = this.start(source);
     // Awaited before the old instance goes, so a script that fails to start leaves the deployed one running.
     await started;
     const previous = this.running.get(name);
@@ -41,7 +79,7 @@ export class WorkerRuntimes {
     if (!instance) {
       const source = this.load(name);
       if (!source) return undefined;
-      instance = start(source);
+      instance = this.start(source);
       this.running.set(name, instance);
       instance.catch(() => this.running.delete(name));
     }
@@ -50,33 +88,72 @@ export class WorkerRuntimes {
 
   /** Answers `request` with the worker, or undefined when no such worker is deployed. */
   async fetch(name: string, path: string, request: HttpRequest): Promise<FullResponse | undefined> {
-    const mf = await this.instance(name);
-    if (!mf) return undefined;
+    const instance = this.instance(name);
+    if (!instance) return undefined;
     const host = request.headers.host ?? 'localhost';
     const url = `http://${host}${path}${request.query ? `?${request.query}` : ''}`;
     const headers = Object.entries(request.headers).filter(([k]) => !dropped.has(k));
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
-    const response = await mf.dispatchFetch(url, {
-      method: request.method,
-      headers,
-      body: hasBody ? request.body : undefined,
+    return this.limited(name, instance, 'request', async (mf, signal) => {
+      const response = await mf.dispatchFetch(url, { method: request.method, headers, body: hasBody ? request.body : undefined, signal });
+      const chunks: Uint8Array[] = [];
+      const read = await readBounded(response, this.limits.maxResponseBytes, (chunk) => chunks.push(chunk));
+      if (read.truncated) {
+        throw new WorkerLimitError(`Worker "${name}" answered more than ${this.limits.maxResponseBytes} bytes; the answer was dropped.`, 502);
+      }
+      const out: Record<string, string> = {};
+      response.headers.forEach((value, key) => {
+        if (!dropped.has(key)) out[key] = value;
+      });
+      return { kind: 'full', status: response.status, headers: out, body: Buffer.concat(chunks) };
     });
-    const body = Buffer.from(await response.arrayBuffer());
-    const out: Record<string, string> = {};
-    response.headers.forEach((value, key) => {
-      if (!dropped.has(key)) out[key] = value;
-    });
-    return { kind: 'full', status: response.status, headers: out, body };
   }
 
-  /** Runs the worker's scheduled handler now, as its cron would. */
+  /**
+   * Runs the worker's scheduled handler now, as its cron would, through
+   * miniflare's own trigger route (a plain request: miniflare's `getWorker()`
+   * proxy waits synchronously, and a handler that never returns would stop
+   * this whole server with it).
+   */
   async scheduled(name: string, cron: string): Promise<{ outcome: string } | undefined> {
-    const mf = await this.instance(name);
-    if (!mf) return undefined;
-    // miniflare's Fetcher type leaves out scheduled(), which workerd's fetcher has.
-    const worker = (await mf.getWorker()) as unknown as { scheduled(o: { cron: string; scheduledTime: Date }): Promise<{ outcome: string }> };
-    const result = await worker.scheduled({ cron, scheduledTime: new Date() });
-    return { outcome: result.outcome };
+    const instance = this.instance(name);
+    if (!instance) return undefined;
+    return this.limited(name, instance, 'scheduled run', async (mf, signal) => {
+      const response = await mf.dispatchFetch(`http://localhost${scheduledTrigger}?cron=${encodeURIComponent(cron)}`, { signal });
+      return { outcome: await response.text() };
+    });
+  }
+
+  /** Runs `work` under the time limit; past it, the worker's instance is disposed so the next use starts afresh. */
+  private async limited<T>(name: string, instance: Promise<Miniflare>, what: string, work: (mf: Miniflare, signal: AbortSignal) => Promise<T>): Promise<T> {
+    const mf = await instance;
+    const controller = new AbortController();
+    return withinLimit(work(mf, controller.signal), this.limits.timeoutMs, () => {
+      controller.abort();
+      if (this.running.get(name) === instance) this.running.delete(name);
+      void mf.dispose().catch(() => {});
+      const seconds = this.limits.timeoutMs / 1000;
+      return new WorkerLimitError(`Worker "${name}" did not finish its ${what} within ${seconds} s; it was stopped and starts afresh on its next use.`, 504);
+    });
+  }
+
+  /**
+   * Starts a worker's workerd. Its top-level code runs here: one that never
+   * finishes would leave `ready` unsettled and a core spinning, so it gets the
+   * time limit too (at least 10 s, for the process to start on a busy machine).
+   */
+  private async start(source: WorkerSource): Promise<Miniflare> {
+    const { Miniflare } = await import('miniflare');
+    const mf = new Miniflare({ modules: true, script: source.script, bindings: source.bindings, compatibilityDate });
+    const limitMs = Math.max(this.limits.timeoutMs, 10_000);
+    try {
+      await withinLimit(mf.ready, limitMs, () => new WorkerLimitError(`the script did not start within ${limitMs / 1000} s (its top-level code must finish)`, 504));
+    } catch (error) {
+      await mf.dispose().catch(() => {});
+      throw error;
+    }
+    guardWorkerdChildren();
+    return mf;
   }
 
   async closeAll(): Promise<void> {
@@ -86,15 +163,19 @@ export class WorkerRuntimes {
   }
 }
 
-async function start(source: WorkerSource): Promise<Miniflare> {
-  const { Miniflare } = await import('miniflare');
-  const mf = new Miniflare({ modules: true, script: source.script, bindings: source.bindings, compatibilityDate });
+/**
+ * `work`'s outcome, or past `limitMs` the error `expire` returns (it also stops
+ * what it can). The abandoned work's own later failure is of no interest.
+ */
+async function withinLimit<T>(work: Promise<T>, limitMs: number, expire: () => Error): Promise<T> {
+  work.catch(() => {});
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(expire()), limitMs);
+  });
   try {
-    await mf.ready;
-  } catch (error) {
-    await mf.dispose().catch(() => {});
-    throw error;
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
   }
-  guardWorkerdChildren();
-  return mf;
 }
