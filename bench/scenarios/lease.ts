@@ -1,6 +1,8 @@
 // 4 lease contention: 50 acting subscriptions race for 100 subjects (claim,
 // complete on a win), against Redis SET NX PX measured in the same run; then
-// an audit replays every lease observation to check one holder at a time.
+// the ceiling the same server's GET /discover rate puts on any lease path,
+// and an audit that replays every lease observation to check one holder at
+// a time.
 import { execFileSync } from 'node:child_process';
 import { runChildren } from '../lib/children.ts';
 import { type BenchContext, load, loadProcesses } from '../lib/context.ts';
@@ -60,6 +62,20 @@ export async function leaseScenario(ctx: BenchContext, transport: Transport, red
     report.add(transport, { scenario: '4 lease', figure: 'claim latency p99', value: result.p99, unit: 'ms' });
     report.add(transport, { scenario: '4 lease', figure: 'server CPU per lease request', value: result.cpuUs, unit: 'µs' });
     report.add(transport, { scenario: '4 lease', figure: 'claims won per second (each then completed)', value: result.wins / result.elapsed, unit: 'wins/s' });
+    // What the target asks of the HTTP door alone: the same server's cheapest request rate, spread
+    // over the requests one claim attempt takes (the claim, and the complete after a win).
+    const discover = await load(server, { mode: 'discover', concurrency: 50, durationMs: size.leaseMs / 2 });
+    const requestsPerClaim = 1 + result.wins / Math.max(1, result.ok);
+    const ceiling = discover.rate / requestsPerClaim;
+    report.add(transport, {
+      scenario: '4 lease',
+      figure: 'ceiling: claims/s if each lease request cost one GET /discover',
+      value: ceiling,
+      unit: 'claims/s',
+      baseline: { name: 'Redis SET NX PX, 50 clients', value: redis, unit: 'attempts/s' },
+      ratio: round(ceiling / redis, 3),
+    });
+    report.note(`lease ${transport}: ceiling = GET /discover ${fmt(discover.rate)} req/s on the same server ÷ ${requestsPerClaim.toFixed(2)} requests per claim attempt`);
     const { claims, violations } = await auditHolders(server, audit);
     report.add(transport, { scenario: '4 lease', figure: 'two holders at once (audit of every recorded claim)', value: violations, unit: 'violations', target: '0', met: violations === 0 && claims > 0 });
     log(`lease ${transport}: ${fmt(claims)} recorded claims audited`);
