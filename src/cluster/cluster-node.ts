@@ -39,7 +39,6 @@ export class ClusterNode implements ClusterNodeHooks {
   private readonly revByKey = new LookupBatch<number, number>((keys) => this.pg.revsByKey(keys));
   private readonly revById = new LookupBatch<string, { key: number; rev: number }>((ids) => this.pg.revsById(ids));
   private ownership: Ownership | undefined;
-  private unstoredServerWrites = 0;
 
   private constructor(
     private readonly connection: PgConnection,
@@ -97,25 +96,22 @@ export class ClusterNode implements ClusterNodeHooks {
 
   /**
    * A write the server makes on its own (a live source's observation): run like a request, on the
-   * monitor's fresh state and again after a lost race. When it cannot be stored it is logged and
-   * counted, never dropped silently; resolves whether it was stored.
+   * monitor's fresh state and again after a lost race. Resolves undefined once stored, or the error
+   * that kept it out after a request's retries; the writer keeps it and decides when to try again.
    */
-  async writeOn(mkey: number, writer: string, attempt: () => Promise<void>): Promise<boolean> {
+  async writeOn(mkey: number, attempt: () => Promise<void>): Promise<Error | undefined> {
     try {
       for (let tries = 1; ; tries++) {
         await this.catchUpOn(mkey);
         try {
           await attempt();
-          return true;
+          return undefined;
         } catch (error) {
           await this.afterLostRace(error, tries);
         }
       }
     } catch (error) {
-      this.unstoredServerWrites++;
-      const monitor = this.service.feedByKey(mkey)?.id ?? `#${mkey}`;
-      this.log(`vigil: a write of ${writer} on monitor ${monitor} was not stored: ${(error as Error).message} (${this.unstoredServerWrites} such writes on this node since it started)`);
-      return false;
+      return error instanceof Error ? error : new Error(String(error));
     }
   }
 

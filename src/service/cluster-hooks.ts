@@ -3,8 +3,8 @@
 export interface ClusterNodeHooks {
   readonly node: { readonly id: string; readonly store: 'postgres' };
   run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T>;
-  /** A write the server makes on its own on one monitor (a live source), retried like a request; false when it was not stored (logged). */
-  writeOn(mkey: number, writer: string, attempt: () => Promise<void>): Promise<boolean>;
+  /** A write the server makes on its own on one monitor (a live source), retried like a request; undefined once stored, else why not. */
+  writeOn(mkey: number, attempt: () => Promise<void>): Promise<Error | undefined>;
   /** Catches up on every monitor in the database. */
   refreshAll(): Promise<void>;
   /** Timers and live sources of a monitor run on the node holding its lock only. */

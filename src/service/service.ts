@@ -38,7 +38,7 @@ export class MonitorService {
   readonly observations: ObservationWriter;
   /** (monitor key, subscriber) → subscription id: one subscription per subscriber and monitor. */
   private readonly subscriberIds = new Map<string, string>();
-  private readonly log: (line: string) => void;
+  readonly log: (line: string) => void;
   /** Open event streams by subscription id, told when the subscription changes. */
   readonly watchers = new SubscriptionWatchers();
   private readonly coldRows: ColdSubscriptionRows;

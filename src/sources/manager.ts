@@ -10,9 +10,10 @@ import type { Feed } from '../service/feed.ts';
 import type { MonitorService, SourceHooks } from '../service/service.ts';
 import { secretMatches } from '../service/tokens.ts';
 import { checkSource, isLive, type SourceConfig, type SourcePolicy } from './config.ts';
+import { ClusterWrites } from './cluster-writes.ts';
 import { runners } from './kinds/index.ts';
 import { Outbound } from './outbound.ts';
-import { SourceRun } from './run.ts';
+import { SourceRun, type SourceSetting } from './run.ts';
 
 export interface SourceManagerOptions extends SourcePolicy {
   /** First backoff delay after a failure (doubles up to maxBackoffMs). */
@@ -26,6 +27,8 @@ export class SourceManager implements SourceHooks {
   private readonly running = new Map<string, string>();
   /** The one way http, feed and ws sources connect out. */
   private readonly outbound: Outbound;
+  /** Cluster only: monitor id → its source's writes waiting to be stored, kept across restarts of the source so they stay in order. */
+  private readonly clusterWrites = new Map<string, ClusterWrites>();
 
   constructor(
     private readonly service: MonitorService,
@@ -78,13 +81,13 @@ export class SourceManager implements SourceHooks {
   private start(feed: Feed, source: SourceConfig): void {
     const load = runners[source.kind];
     if (!load) return;
-    const { service, outbound } = this;
-    const root = this.options.root;
+    const { service } = this;
+    const setting: SourceSetting = { root: this.options.root, outbound: this.outbound, clusterWrites: this.clusterWritesOf(feed) };
     const logic = sourceMachine.provide({
       actors: {
         watch: fromCallback<SourceEvent, SourceInput>(({ sendBack }) => {
           const controller = new AbortController();
-          const run = new SourceRun(service, feed, source, root, outbound, controller, (event) => {
+          const run = new SourceRun(service, feed, source, setting, controller, (event) => {
             if (!controller.signal.aborted) sendBack(event);
           });
           load()
@@ -103,8 +106,29 @@ export class SourceManager implements SourceHooks {
     this.running.set(feed.id, JSON.stringify(source));
   }
 
+  private clusterWritesOf(feed: Feed): ClusterWrites | undefined {
+    const { service } = this;
+    if (!service.cluster) return undefined;
+    let writes = this.clusterWrites.get(feed.id);
+    if (!writes) {
+      writes = new ClusterWrites(service.cluster, {
+        mkey: feed.key,
+        describe: () => `the ${feed.definition.source?.kind ?? 'live'} source on monitor ${feed.id}`,
+        wanted: () => feed.status === 'active' && !service.isClosed,
+        settle: () => service.settle(),
+        log: (line) => service.log(line),
+        idle: () => {
+          if (!this.running.has(feed.id)) this.clusterWrites.delete(feed.id);
+        },
+      });
+      this.clusterWrites.set(feed.id, writes);
+    }
+    return writes;
+  }
+
   private stop(id: string): void {
     this.running.delete(id);
+    if (this.clusterWrites.get(id)?.busy === false) this.clusterWrites.delete(id);
     const actor = this.service.system.sources.isResident(id) ? this.service.system.sources.get(id) : undefined;
     actor?.send({ type: 'STOP' });
     this.service.system.sources.evict(id);

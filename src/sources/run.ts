@@ -1,15 +1,26 @@
 // What a kind's watcher gets while it runs: its checked config, its stored
 // cursor, and the way to write observations and report contact or failure.
-// Every write goes through the service's observation writer, so it lands in the same
-// group commit as the cursor that says it was written. On a cluster a write
-// is run like a request (ClusterNode.writeOn): a batch that lost a race to
-// another node is applied again on the reloaded monitor, in order.
+// Every write goes through the service's observation writer, so it lands in
+// the same group commit as the cursor that says it was written. On a cluster
+// writes go through the source's ClusterWrites, in order, and survive lost
+// races and a busy database.
 
 import type { Feed } from '../service/feed.ts';
 import type { MonitorService } from '../service/service.ts';
 import { stateDocument } from '../service/state-document.ts';
+import type { ClusterWrites } from './cluster-writes.ts';
 import type { SourceConfig } from './config.ts';
 import type { Outbound } from './outbound.ts';
+
+/** What every run of one source shares, across restarts after a failure. */
+export interface SourceSetting {
+  /** The folder file, shell and cir sources are confined to. */
+  readonly root: string;
+  /** How http, feed and ws sources connect out (checked against private addresses). */
+  readonly outbound: Outbound;
+  /** Cluster only: the source's writes waiting to be stored, in order. */
+  readonly clusterWrites: ClusterWrites | undefined;
+}
 
 export interface SourceEmit {
   subject?: string | null;
@@ -24,24 +35,21 @@ export interface SourceEmit {
 
 export class SourceRun {
   private stoppedFlag = false;
-  /** Cluster only: writes not yet stored, applied in order by `drain`. */
-  private queued: Array<() => void> = [];
-  private draining = false;
-  /** The cursor of the last queued write: a reload puts the stored one back in the stats until it is applied again. */
-  private queuedCursor: { value: unknown } | undefined;
   readonly signal: AbortSignal;
+  readonly root: string;
+  readonly outbound: Outbound;
 
   constructor(
     private readonly service: MonitorService,
     private readonly feed: Feed,
     readonly config: SourceConfig,
-    readonly root: string,
-    /** How http, feed and ws sources connect out (checked against private addresses). */
-    readonly outbound: Outbound,
+    private readonly setting: SourceSetting,
     private readonly controller: AbortController,
     private readonly report: (event: { type: 'CONTACT'; now: number } | { type: 'FAIL'; error: string }) => void,
   ) {
     this.signal = controller.signal;
+    this.root = setting.root;
+    this.outbound = setting.outbound;
   }
 
   /** The checked config, typed by the kind that reads it. */
@@ -58,7 +66,8 @@ export class SourceRun {
   }
 
   cursor<T>(): T | undefined {
-    return (this.queuedCursor ? this.queuedCursor.value : this.feed.stats.source_cursor) as T | undefined;
+    const pending = this.setting.clusterWrites?.pendingCursor;
+    return (pending ? pending.value : this.feed.stats.source_cursor) as T | undefined;
   }
 
   setCursor(cursor: unknown): void {
@@ -122,32 +131,9 @@ export class SourceRun {
 
   /** One node writes at once; on a cluster a change waits its turn and survives a lost race. */
   private write(change: () => void, cursor?: unknown): void {
-    const cluster = this.service.cluster;
-    if (!cluster) {
-      change();
-      return;
-    }
-    this.queued.push(change);
-    if (cursor !== undefined) this.queuedCursor = { value: cursor };
-    if (!this.draining) void this.drain(cluster);
-  }
-
-  private async drain(cluster: NonNullable<MonitorService['cluster']>): Promise<void> {
-    this.draining = true;
-    try {
-      while (this.queued.length > 0) {
-        const changes = this.queued.splice(0);
-        await cluster.writeOn(this.feed.key, `the ${this.config.kind} source`, async () => {
-          // Paused or retired meanwhile: the source no longer writes (not a loss).
-          if (this.feed.status !== 'active' || this.service.isClosed) return;
-          for (const change of changes) change();
-          await this.service.settle();
-        });
-      }
-    } finally {
-      this.draining = false;
-      this.queuedCursor = undefined;
-    }
+    const writes = this.setting.clusterWrites;
+    if (writes) writes.push(change, cursor);
+    else change();
   }
 
   /** The source is lost: the actor backs off and starts the watcher again. */

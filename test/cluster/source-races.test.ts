@@ -56,11 +56,13 @@ describe.skipIf(unavailable !== undefined)('a live source on a cluster under con
         if (sourced.length >= changes) break;
         await new Promise((r) => setTimeout(r, 200));
       }
+      // Writes that lost every race for a while are kept and tried again; none may be dropped.
+      const logged = nodes.flatMap((n) => n.output().split('\n').filter((line) => /not stored|dropped/.test(line)));
       expect(
         sourced.map((o) => o.data.status),
-        'one observation per change the source saw, none missing, none twice',
+        `one observation per change the source saw, none missing, none twice; the nodes logged:\n${logged.join('\n')}`,
       ).toEqual(expected);
-      for (const node of nodes) expect(node.output()).not.toContain('was not stored');
+      expect(logged.filter((line) => line.includes('dropped'))).toEqual([]);
     } finally {
       target.close();
     }

@@ -1,0 +1,95 @@
+// A live source's writes on a cluster: each is run like a request
+// (ClusterNode.writeOn), in order, and a batch that lost a race to another
+// node is applied again on the reloaded monitor. A source has no client to
+// retry for it, so a write that still cannot be stored (PostgreSQL away, or
+// other nodes winning every race for a while) stays queued and is tried
+// again after a pause, while the monitor is active: what the source saw
+// is not given up because the database was busy.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ClusterNodeHooks } from '../service/cluster-hooks.ts';
+
+/** Writes waiting past this are the oldest dropped, each drop logged: a store away for hours must not grow memory without end. */
+export const maxQueuedWrites = 10_000;
+const firstPauseMs = 1_000;
+const longestPauseMs = 30_000;
+
+export interface ClusterWriteTarget {
+  readonly mkey: number;
+  /** Names the writer and the monitor in log lines: "the http source on monitor m-…". */
+  describe(): string;
+  /** False once the monitor is paused or retired or the server closes: queued writes are no longer wanted. */
+  wanted(): boolean;
+  /** Resolves once every change applied so far is durable. */
+  settle(): Promise<void>;
+  log(line: string): void;
+  /** Every queued write is stored (or no longer wanted). */
+  idle(): void;
+}
+
+export class ClusterWrites {
+  private queued: Array<() => void> = [];
+  private draining = false;
+  /** The cursor of the last queued write: a reload puts the stored one back in the stats until it is applied again. */
+  private queuedCursor: { value: unknown } | undefined;
+
+  constructor(
+    private readonly cluster: ClusterNodeHooks,
+    private readonly target: ClusterWriteTarget,
+  ) {}
+
+  /** Writes are queued or being stored. */
+  get busy(): boolean {
+    return this.draining;
+  }
+
+  /** The cursor the source goes on from while writes are queued, else undefined (the stored one holds). */
+  get pendingCursor(): { value: unknown } | undefined {
+    return this.queuedCursor;
+  }
+
+  push(change: () => void, cursor?: unknown): void {
+    this.queued.push(change);
+    if (cursor !== undefined) this.queuedCursor = { value: cursor };
+    const excess = this.queued.length - maxQueuedWrites;
+    if (excess > 0) {
+      this.queued.splice(0, excess);
+      this.target.log(`vigil: dropped ${excess} write(s) of ${this.target.describe()}: more than ${maxQueuedWrites} were waiting to be stored`);
+    }
+    if (!this.draining) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    let failures = 0;
+    try {
+      while (this.queued.length > 0) {
+        if (!this.target.wanted()) return;
+        const changes = this.queued.splice(0);
+        const error = await this.cluster.writeOn(this.target.mkey, async () => {
+          // Paused or retired meanwhile: the source no longer writes (not a loss).
+          if (!this.target.wanted()) return;
+          for (const change of changes) change();
+          await this.target.settle();
+        });
+        if (!error) {
+          if (failures > 0) this.target.log(`vigil: the writes of ${this.target.describe()} are stored after ${failures} failed round(s)`);
+          failures = 0;
+          continue;
+        }
+        // Nothing of the batch was stored (its rows were rolled back with the monitor's reload): keep it first in line.
+        this.queued.unshift(...changes);
+        failures++;
+        const pause = Math.min(longestPauseMs, firstPauseMs * 2 ** (failures - 1));
+        this.target.log(
+          `vigil: ${this.queued.length} write(s) of ${this.target.describe()} are not stored yet: ${error.message}; they are kept and tried again in ${pause / 1000} s`,
+        );
+        await sleep(pause);
+      }
+    } finally {
+      if (this.queued.length > 0 && !this.target.wanted()) this.queued = [];
+      if (this.queued.length === 0) this.queuedCursor = undefined;
+      this.draining = false;
+      this.target.idle();
+    }
+  }
+}
