@@ -6,6 +6,7 @@
 // again after a pause, while the monitor is active: what the source saw
 // is not given up because the database was busy.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isClusterConflict } from '../cluster/conflict.ts';
 import type { ClusterNodeHooks } from '../service/cluster-hooks.ts';
 
 /** Writes waiting past this are the oldest dropped, each drop logged: a store away for hours must not grow memory without end. */
@@ -81,7 +82,7 @@ export class ClusterWrites {
         failures++;
         const pause = Math.min(longestPauseMs, firstPauseMs * 2 ** (failures - 1));
         this.target.log(
-          `vigil: ${this.queued.length} write(s) of ${this.target.describe()} are not stored yet: ${error.message}; they are kept and tried again in ${pause / 1000} s`,
+          `vigil: ${this.queued.length} write(s) of ${this.target.describe()} are not stored yet (${reason(error)}); they are kept and tried again in ${pause / 1000} s`,
         );
         await sleep(pause);
       }
@@ -92,4 +93,10 @@ export class ClusterWrites {
       this.target.idle();
     }
   }
+}
+
+/** Why a write was not stored, for the log: the database's own words when it refused, without the advice meant for clients. */
+function reason(error: Error): string {
+  if (error.cause instanceof Error && !isClusterConflict(error.cause)) return error.cause.message;
+  return error.message.replace(/\s*Try again\.$/, '');
 }

@@ -81,7 +81,9 @@ export class SourceRun {
   /** Writes one observation as `source:<kind>` (origin system). */
   emit(item: SourceEmit): void {
     if (this.stopped) return;
-    this.write(() => this.append(item), item.cursor);
+    // Stamped now: on a cluster the write may be stored later, and the time is when the source saw it.
+    const seen = { ...item, time: item.time ?? new Date(this.service.now()).toISOString() };
+    this.write(() => this.append(seen), item.cursor);
     if (item.contact !== false) this.report({ type: 'CONTACT', now: this.service.now() });
   }
 

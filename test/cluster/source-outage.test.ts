@@ -71,6 +71,11 @@ describe.skipIf(unavailable !== undefined)('a live source on a cluster node whil
         sourced.map((o) => o.data.status),
         'one observation per change the source saw, none missing, none twice',
       ).toEqual(expected);
+      const times = sourced.map((o) => Date.parse(o.time));
+      expect(
+        times.every((t, i) => i === 0 || t > times[i - 1]!),
+        `each observation carries the time its poll saw the change, not when it was stored: ${sourced.map((o) => o.time).join(', ')}`,
+      ).toBe(true);
     } finally {
       await node?.kill();
       target.close();
