@@ -20,6 +20,8 @@ export interface ClusterWriteTarget {
   describe(): string;
   /** False once the monitor is paused or retired or the server closes: queued writes are no longer wanted. */
   wanted(): boolean;
+  /** The server is closing (writes it drops then are a loss, and logged; a paused monitor's are not). */
+  closing(): boolean;
   /** Resolves once every change applied so far is durable. */
   settle(): Promise<void>;
   log(line: string): void;
@@ -59,6 +61,17 @@ export class ClusterWrites {
     if (!this.draining) void this.drain();
   }
 
+  /** The server closes: writes still waiting (say, out a pause) will not be stored; says how many. */
+  abandon(): void {
+    this.dropUnwanted();
+  }
+
+  private dropUnwanted(): void {
+    if (this.queued.length === 0) return;
+    if (this.target.closing()) this.target.log(`vigil: ${this.queued.length} write(s) of ${this.target.describe()} were not stored: the server closed first`);
+    this.queued = [];
+  }
+
   private async drain(): Promise<void> {
     this.draining = true;
     let failures = 0;
@@ -67,12 +80,13 @@ export class ClusterWrites {
         if (!this.target.wanted()) return;
         const changes = this.queued.splice(0);
         const error = await this.cluster.writeOn(this.target.mkey, async () => {
-          // Paused or retired meanwhile: the source no longer writes (not a loss).
-          if (!this.target.wanted()) return;
+          // Paused, retired or closing meanwhile: left for the check below (and the log, when closing).
+          if (!this.target.wanted()) return void this.queued.unshift(...changes);
           for (const change of changes) change();
           await this.target.settle();
         });
         if (!error) {
+          if (!this.target.wanted()) return;
           if (failures > 0) this.target.log(`vigil: the writes of ${this.target.describe()} are stored after ${failures} failed round(s)`);
           failures = 0;
           continue;
@@ -84,10 +98,11 @@ export class ClusterWrites {
         this.target.log(
           `vigil: ${this.queued.length} write(s) of ${this.target.describe()} are not stored yet (${reason(error)}); they are kept and tried again in ${pause / 1000} s`,
         );
-        await sleep(pause);
+        // Unreferenced: a server shutting down does not wait out the pause.
+        await sleep(pause, undefined, { ref: false });
       }
     } finally {
-      if (this.queued.length > 0 && !this.target.wanted()) this.queued = [];
+      if (!this.target.wanted()) this.dropUnwanted();
       if (this.queued.length === 0) this.queuedCursor = undefined;
       this.draining = false;
       this.target.idle();

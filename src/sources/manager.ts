@@ -29,6 +29,7 @@ export class SourceManager implements SourceHooks {
   private readonly outbound: Outbound;
   /** Cluster only: monitor id → its source's writes waiting to be stored, kept across restarts of the source so they stay in order. */
   private readonly clusterWrites = new Map<string, ClusterWrites>();
+  private closed = false;
 
   constructor(
     private readonly service: MonitorService,
@@ -114,7 +115,8 @@ export class SourceManager implements SourceHooks {
       writes = new ClusterWrites(service.cluster, {
         mkey: feed.key,
         describe: () => `the ${feed.definition.source?.kind ?? 'live'} source on monitor ${feed.id}`,
-        wanted: () => feed.status === 'active' && !service.isClosed,
+        wanted: () => feed.status === 'active' && !this.closed && !service.isClosed,
+        closing: () => this.closed || service.isClosed,
         settle: () => service.settle(),
         log: (line) => service.log(line),
         idle: () => {
@@ -135,6 +137,8 @@ export class SourceManager implements SourceHooks {
   }
 
   close(): void {
+    this.closed = true;
+    for (const writes of this.clusterWrites.values()) writes.abandon();
     for (const id of [...this.running.keys()]) this.stop(id);
     void this.outbound.close();
   }

@@ -82,4 +82,32 @@ describe.skipIf(unavailable !== undefined)('a live source on a cluster node whil
       await sql.end().catch(() => undefined);
     }
   }, 120_000);
+
+  it('says how many writes it did not store when stopped while the database still refuses them', async () => {
+    let answers = 0;
+    const target = createServer((_req, res) => {
+      res.statusCode = answers++ % 2 === 0 ? 200 : 503;
+      res.end('same body');
+    });
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    const sql = new pg.Client({ connectionString: database.url });
+    let node: ServerProcess | undefined;
+    try {
+      node = await startServerProcess({ args: ['--store', database.url] });
+      await sql.connect();
+      const source = `http://127.0.0.1:${(target.address() as AddressInfo).port}/status`;
+      await createMonitor(node.base, { source: { kind: 'http', url: source, interval_s: 1 } });
+      for (let i = 0; i < 100 && answers < 1; i++) await sleep(100);
+      await sql.query('ALTER TABLE observations ADD CONSTRAINT refuse_stop CHECK (false) NOT VALID');
+      for (let i = 0; i < 100 && !node.output().includes('are not stored yet'); i++) await sleep(100);
+      expect(node.output()).toContain('are not stored yet');
+      await node.stop();
+      expect(node.output()).toMatch(/vigil: \d+ write\(s\) of the http source on monitor \S+ were not stored: the server closed first/);
+    } finally {
+      await node?.kill();
+      target.close();
+      await sql.query('ALTER TABLE observations DROP CONSTRAINT IF EXISTS refuse_stop').catch(() => undefined);
+      await sql.end().catch(() => undefined);
+    }
+  }, 60_000);
 });
