@@ -36,8 +36,6 @@ export interface SourceEmit {
 export class SourceRun {
   private stoppedFlag = false;
   readonly signal: AbortSignal;
-  readonly root: string;
-  readonly outbound: Outbound;
 
   constructor(
     private readonly service: MonitorService,
@@ -48,8 +46,15 @@ export class SourceRun {
     private readonly report: (event: { type: 'CONTACT'; now: number } | { type: 'FAIL'; error: string }) => void,
   ) {
     this.signal = controller.signal;
-    this.root = setting.root;
-    this.outbound = setting.outbound;
+  }
+
+  /** The folder file, shell and cir sources are confined to. */
+  get root(): string {
+    return this.setting.root;
+  }
+
+  get outbound(): Outbound {
+    return this.setting.outbound;
   }
 
   /** The checked config, typed by the kind that reads it. */
