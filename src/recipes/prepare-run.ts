@@ -127,7 +127,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   if (findings.length > 0) {
     if (!recipe.allow_destructive_intents)
       throw new RunRefusedError(
-        `${file}: destructive intents found; nothing was started (set "allow_destructive_intents": true in the recipe to run anyway)`,
+        `${file}: destructive intents found (or commands whose effect cannot be told before they run); nothing was started (set "allow_destructive_intents": true in the recipe to run anyway)`,
         findings.map(describeFinding),
       );
     for (const f of findings) warnings.push(`warning: destructive intent allowed by the recipe: ${describeFinding(f)}`);
