@@ -71,6 +71,10 @@ const shellCases: Array<[string, string | undefined]> = [
   ['function wipe { rm -rf "$1"; }\nwipe /etc', 'recursive delete of /etc'],
   ["alias del='rm -rf'; del /", 'recursive delete of /'],
   ['X=rm; $X -rf /', 'recursive delete of /'],
+  ["alias rm='rm -i'; rm -rf /", 'recursive delete of /'],
+  ["$'\\x72\\x6d' -rf /", 'recursive delete of /'],
+  ['f() { f "$@"; rm -rf "$1"; }; f /var', 'recursive delete of /var'],
+  ['eval eval eval eval eval eval eval eval eval eval "rm -rf /"', CANNOT_TELL],
   // Wrappers and their options.
   ['sudo -u root rm -rf /', 'recursive delete of /'],
   ['sudo -E -H -u deploy rm -rf /srv', 'recursive delete of /srv'],
@@ -148,6 +152,9 @@ const shellCases: Array<[string, string | undefined]> = [
   ['rm -rf ~/.*', 'recursive delete of $HOME/.*'],
   ['rm -rf /{tmp,usr}', 'recursive delete of /usr'],
   ['rm -rf ../sibling', CANNOT_TELL],
+  ['rm -rf "$(dirname "$(pwd)")"', CANNOT_TELL],
+  ['rm -rf -- ~/', 'recursive delete of $HOME/'],
+  ['rm -rf /*/', 'recursive delete of /*/'],
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's ${VAR%/} form, on purpose
   ['rm -rf "${HOME%/}"', 'recursive delete of $HOME'],
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's ${VAR:-default} form, on purpose

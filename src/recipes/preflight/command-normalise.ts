@@ -6,6 +6,7 @@
 // shell or an interpreter (`sh -c`, `eval`, `trap`, `su -c`, `ssh host …`,
 // `python -c`, `node -e`, a script read from standard input) returned as
 // scripts to read in turn.
+import { joinPath } from './paths.ts';
 import { processOutput, UNKNOWN } from './shell-words.ts';
 
 export type Lang = 'shell' | 'python' | 'node' | 'perl' | 'ruby' | 'php';
@@ -291,7 +292,8 @@ export function staticOutput(argv: readonly string[], stdin: Stdin, cwd: string)
     case 'readlink':
       return args.filter((a) => !a.startsWith('-')).map((a) => `${a}\n`).join('') || undefined;
     case 'dirname':
-      return args[0] === undefined ? undefined : `${args[0].replace(/\/+[^/]*\/*$/, '') || (args[0].startsWith('/') ? '/' : '.')}\n`;
+      // The folder above, as text: dirname of the workspace (`.`) is `..`, outside it.
+      return args[0] === undefined ? undefined : `${joinPath('.', `${args[0]}/..`)}\n`;
     case 'mktemp':
       return args.some((a) => a === '-u' || a === '--dry-run') ? undefined : `/tmp/tmp.${UNKNOWN}\n`;
     case 'true':

@@ -10,8 +10,10 @@
 // only the running command could tell (`curl … | sh`) is kept as `unresolved`.
 import { createRequire } from 'node:module';
 import { type Lang, normalise, type Stdin, staticOutput } from './command-normalise.ts';
+import { joinPath } from './paths.ts';
 import { expandWord, HOME, type Node, resetProcessOutputs, type Syntax, UNKNOWN, type WordScope } from './shell-words.ts';
 
+export { joinPath } from './paths.ts';
 export { HOME, UNKNOWN } from './shell-words.ts';
 
 let syntax: Syntax | undefined;
@@ -47,6 +49,8 @@ interface Scope {
   functions: Map<string, Node>;
   aliases: Map<string, string>;
   depth: number;
+  /** Aliases and functions being expanded: bash expands neither again inside itself. */
+  active: ReadonlySet<string>;
   /** The line in the outermost snippet that nested reading is attributed to. */
   line: number | undefined;
 }
@@ -60,27 +64,10 @@ const inputOp = 56;
 
 const fork = (s: Scope): Scope => ({ ...s, vars: { ...s.vars }, functions: new Map(s.functions), aliases: new Map(s.aliases) });
 
-/** Joins a path to the folder: `..` and `.` resolved as text; `$HOME/..` stays a marked ancestor of home. */
-export function joinPath(cwd: string, target: string): string {
-  const absolute = target.startsWith('/') || target.startsWith(HOME);
-  const full = absolute ? target : `${cwd}/${target}`;
-  const parts: string[] = [];
-  const [head, ...rest] = full.split('/');
-  for (const p of rest) {
-    if (p === '' || p === '.') continue;
-    if (p === '..' && parts.length > 0 && parts[parts.length - 1] !== '..') parts.pop();
-    else if (p === '..' && head === '') continue; // /.. is /
-    else parts.push(p);
-  }
-  if (head === '') return `/${parts.join('/')}`;
-  const joined = [head, ...parts].join('/');
-  return head === '.' && parts.length > 0 ? parts.join('/') : joined;
-}
-
 export function readShell(source: string, vars: Readonly<Record<string, string>>, cwd = '.'): ShellReading {
   resetProcessOutputs();
   const reading: ShellReading = { commands: [], code: [], unresolved: [], texts: [] };
-  const scope: Scope = { vars: { ...vars }, positional: undefined, cwd, functions: new Map(), aliases: new Map(), depth: 0, line: undefined };
+  const scope: Scope = { vars: { ...vars }, positional: undefined, cwd, functions: new Map(), aliases: new Map(), depth: 0, active: new Set(), line: undefined };
   new Reader(parser(), reading).script(source, scope);
   return reading;
 }
@@ -232,16 +219,18 @@ class Reader {
     this.reading.texts.push(...argv);
     const first = args[0]?.Parts?.[0];
     const plainName = args[0]?.Parts?.length === 1 && this.sx.NodeType(first) === 'Lit' && !first.Value.includes('\\');
-    const alias = plainName ? scope.aliases.get(argv[0]!) : undefined;
+    const alias = plainName && !scope.active.has(`alias ${argv[0]}`) ? scope.aliases.get(argv[0]!) : undefined;
     if (alias !== undefined && scope.depth < maxDepth) {
       const quoted = argv.slice(1).map((a) => `'${a.replaceAll("'", `'\\''`)}'`);
-      this.script(`${alias} ${quoted.join(' ')}`, { ...scope, depth: scope.depth + 1, line });
+      this.script(`${alias} ${quoted.join(' ')}`, { ...scope, depth: scope.depth + 1, active: new Set([...scope.active, `alias ${argv[0]}`]), line });
       return { from: argv[0]! };
     }
     const fn = scope.functions.get(argv[0]!);
-    if (fn && scope.depth < maxDepth) {
+    // A function calling itself does nothing new to find: its body is read once per chain of calls.
+    if (fn && scope.depth < maxDepth && !scope.active.has(`function ${argv[0]}`)) {
       this.called.add(argv[0]!);
-      this.stmt(fn, { ...fork(scope), positional: argv.slice(1), depth: scope.depth + 1, line }, stdin);
+      const active = new Set([...scope.active, `function ${argv[0]}`]);
+      this.stmt(fn, { ...fork(scope), positional: argv.slice(1), depth: scope.depth + 1, active, line }, stdin);
     }
     return this.run(argv, scope, stdin, line);
   }
@@ -303,5 +292,6 @@ class Reader {
     this.reading.texts.push(text);
     if (lang !== 'shell') this.reading.code.push({ lang, text, line, cwd: scope.cwd });
     else if (scope.depth < maxDepth) this.script(text, scope);
+    else this.unresolved(scope, line, `a script nested deeper than ${maxDepth} levels (${via})`);
   }
 }
