@@ -128,6 +128,17 @@ describe('vigil recipe check', () => {
     nothingRan();
   }, 60_000);
 
+  it('checks the recipe a temporal recipe fires, with its vars', async () => {
+    project.recipe({ name: 'report', canary: false, steps: [{ label: 'r', args: ['Report on $TOPIC'], build_command: 'rm -rf "$OUT_DIR"' }] });
+    project.recipe({ name: 'nightly', type: 'temporal', schedule: '0 3 * * *', target: 'report', vars: { TOPIC: 'billing', OUT_DIR: '~/' } });
+    const r = await runVigil(project, ['recipe', 'check', 'nightly']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/graph\s+ok\s+run by vigil daemon on schedule "0 3 \* \* \*": recipe "report"/);
+    expect(r.stdout).toContain('temporal "nightly" target → sequence "report"');
+    expect(r.stdout).toContain('intent: step "r".build_command:1: recursive delete of ~/');
+    expect(r.stdout).toContain('recipe "nightly": refused (destructive of "report"); vigil daemon would not start it');
+  }, 60_000);
+
   it('refuses an invalid recipe, a dependency cycle and a broken tree, naming each', async () => {
     project.file('.vigil/recipes/bad.json', JSON.stringify({ name: 'bad', steps: [{ label: 'a', args: ['x'], timeout: 'soon' }] }));
     project.recipe({ name: 'loop', steps: [{ label: 'a', args: ['x'], depends_on: ['b'] }, { label: 'b', args: ['y'], depends_on: ['a'] }] });

@@ -19,6 +19,7 @@ import { findPromptFile, type RenderedStep, renderStep } from '../prompts.ts';
 import { recipeTypeDef } from '../types/registry.ts';
 import type { FoundRecipe, Recipe } from '../types.ts';
 import { resolveVariables } from '../variables.ts';
+import type { TriggerFields } from '../types/trigger-fields.ts';
 import type { VaultReader } from '../vault.ts';
 import { childUses } from './child-uses.ts';
 import { resolveWorkspaceOrNull, waves } from './plan-shape.ts';
@@ -93,8 +94,8 @@ export function checkRecipe(req: CheckRequest): CheckReport {
     const vars = resolveVariables(found.recipe.env, req.env, parentVars);
     const check = checkOne(found, vars, via, projectRoot, req, tree);
     checks.push(check);
-    for (const use of childUses(found.recipe)) {
-      const child = tree?.byName.get(use.name);
+    for (const use of [...childUses(found.recipe), ...triggerUse(found.recipe)]) {
+      const child = tree?.byName.get(use.name) ?? findOrNull(projectRoot, use.name);
       if (child) visit(child, { ...vars, ...use.vars }, `${found.recipe.type ?? 'sequence'} "${found.recipe.name}" ${use.where}`);
     }
   };
@@ -110,6 +111,8 @@ export function checkRecipe(req: CheckRequest): CheckReport {
 function checkOne(found: FoundRecipe, vars: Record<string, string>, via: string | null, projectRoot: string, req: CheckRequest, tree: RecipeTree | null): RecipeCheck {
   const { recipe, file } = found;
   const def = recipeTypeDef(recipe.type);
+  const trigger = triggerOf(recipe);
+  const lookup = (name: string) => tree?.byName.get(name) ?? findOrNull(projectRoot, name);
   const check: RecipeCheck = { name: recipe.name, type: recipe.type ?? 'sequence', file, via, allowDestructive: recipe.allow_destructive_intents === true, sections: [], findings: [] };
   check.sections.push(section('schema', 'ok', 'valid'));
 
@@ -125,6 +128,12 @@ function checkOne(found: FoundRecipe, vars: Record<string, string>, via: string 
   } else if (def?.composite) {
     const uses = childUses(recipe);
     check.sections.push(section('graph', 'ok', `${uses.length} child run${uses.length === 1 ? '' : 's'}: ${[...new Set(uses.map((u) => u.name))].join(', ')}`));
+  } else if (trigger) {
+    const when = 'schedule' in trigger ? `on schedule "${trigger.schedule}"` : `for observations of monitor "${trigger.watch.monitor}"`;
+    const mode = trigger.mode ?? 'recipe';
+    const target = mode === 'recipe' ? lookup(trigger.target) : null;
+    if (mode === 'recipe' && !target) check.sections.push(section('graph', 'refused', `target: no recipe named "${trigger.target}" (see "vigil recipe list")`));
+    else check.sections.push(section('graph', 'ok', `run by vigil daemon ${when}: ${mode} "${trigger.target}"`));
   } else check.sections.push(section('graph', 'refused', `type "${recipe.type}" is not run by vigil sequence: ${def?.refusal ?? 'unknown type'}`));
 
   // Variables: every missing one at once, as the run reports them.
@@ -154,6 +163,8 @@ function checkOne(found: FoundRecipe, vars: Record<string, string>, via: string 
   }
 
   if (plan) check.findings.push(...scanPlanSteps(plan, rendered, vars, file));
+  // A trigger's command target runs as `sh -c` with its vars.
+  if (trigger && trigger.mode === 'command') check.findings.push(...scanShell(trigger.target, 'target', { ...vars, ...(trigger.vars ?? {}) }));
   // A pipeline entry's `pre` commands, under this recipe's allow_destructive_intents as when it runs them.
   for (const use of childUses(recipe))
     for (const [i, command] of use.pre.entries()) check.findings.push(...scanShell(command, `${use.where}.pre[${i}]`, { ...vars, ...use.vars }));
@@ -163,6 +174,25 @@ function checkOne(found: FoundRecipe, vars: Record<string, string>, via: string 
   else if (check.allowDestructive) check.sections.push(section('destructive', 'warning', `${n} found, allowed by "allow_destructive_intents": true`, texts));
   else check.sections.push(section('destructive', 'refused', `${n} found (set "allow_destructive_intents": true to run anyway)`, texts));
   return check;
+}
+
+type Trigger = TriggerFields & ({ schedule: string } | { watch: { monitor: string } });
+
+function triggerOf(recipe: Recipe): Trigger | null {
+  return recipe.type === 'temporal' || recipe.type === 'sentinel' ? (recipe as unknown as Trigger) : null;
+}
+
+function triggerUse(recipe: Recipe): Array<{ name: string; where: string; vars: Record<string, string> }> {
+  const trigger = triggerOf(recipe);
+  return trigger && (trigger.mode ?? 'recipe') === 'recipe' ? [{ name: trigger.target, where: 'target', vars: trigger.vars ?? {} }] : [];
+}
+
+function findOrNull(projectRoot: string, name: string): FoundRecipe | null {
+  try {
+    return findRecipe(projectRoot, name);
+  } catch {
+    return null;
+  }
 }
 
 function namesIn(text: string): Set<string> {

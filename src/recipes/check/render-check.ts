@@ -13,11 +13,12 @@ export function renderCheck(report: CheckReport): string {
       for (const line of s.lines) out.push(`      - ${line}`);
     }
   }
+  const runner = ['temporal', 'sentinel'].includes(report.recipes[0]?.type ?? '') ? 'vigil daemon' : 'vigil sequence';
   const refused = report.recipes.flatMap((r) => r.sections.filter((s) => s.status === 'refused').map((s) => `${s.name} of "${r.name}"`));
   out.push(
     refused.length === 0
-      ? `recipe "${report.recipe}": clean; vigil sequence would start it (nothing was run)`
-      : `recipe "${report.recipe}": refused (${refused.join(', ')}); vigil sequence would not start it (nothing was run)`,
+      ? `recipe "${report.recipe}": clean; ${runner} would start it (nothing was run)`
+      : `recipe "${report.recipe}": refused (${refused.join(', ')}); ${runner} would not start it (nothing was run)`,
   );
   return `${out.join('\n')}\n`;
 }
