@@ -5,6 +5,7 @@
 // touches before it runs; undefined: the command passes.
 import { describe, expect, it } from 'vitest';
 import { type DestructiveFinding, scanShell, scanText } from '../../src/recipes/preflight/destructive.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const env = { CMD: 'rm -rf /', TARGET: '/usr', SAFE: './build', BRANCH: 'main' };
 const CANNOT_TELL = 'cannot tell';
@@ -300,5 +301,5 @@ describe('the guard in a run', () => {
     } finally {
       project.cleanup();
     }
-  }, 60_000);
+  }, scaled(60_000));
 });

