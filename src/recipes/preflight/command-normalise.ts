@@ -58,6 +58,10 @@ const wrapperValueOptions: Record<string, string[]> = {
   caffeinate: ['-t', '-w'],
   catchsegv: [],
   watch: ['-n', '-d', '--interval', '--differences'],
+  // Package runners run the named tool: `npx rimraf ~` is rimraf.
+  npx: ['-p', '--package', '-c', '--call'],
+  bunx: ['-p', '--package'],
+  pnpx: [],
 };
 
 const shells = /^(?:ba|da|z|k|mk|a|fi|y|c|tc)?sh$/;
@@ -121,6 +125,11 @@ export function normalise(argvIn: readonly string[], stdin: Stdin): NormalComman
     }
     if (cmd === 'watch') {
       out.scripts.push({ lang: 'shell', text: args.slice(skipOptions(args, values)).join(' '), via: 'watch' });
+      return out;
+    }
+    if (cmd === 'npx' && args.some((a) => a === '-c' || a === '--call')) {
+      const c = args.findIndex((a) => a === '-c' || a === '--call');
+      out.scripts.push({ lang: 'shell', text: args[c + 1], via: 'npx -c' });
       return out;
     }
     let i = skipOptions(args, values);
@@ -187,7 +196,10 @@ function readShellArgs(cmd: string, args: string[], out: NormalCommand): void {
       break;
     }
     if (!/^[-+]/.test(a)) break;
-    if (/^[-+][a-zA-Z]*c[a-zA-Z]*$/.test(a)) command = args[++i] ?? '';
+    if (/^[-+][a-zA-Z]*c[a-zA-Z]*$/.test(a)) {
+      if (args[i + 1] === '--') i += 1;
+      command = args[++i] ?? '';
+    }
     if (/^-[a-zA-Z]*s[a-zA-Z]*$/.test(a)) stdinFlag = true;
     if (/^[-+]o$|^-O$|^--rcfile$|^--init-file$/.test(a)) i += 1;
     i += 1;

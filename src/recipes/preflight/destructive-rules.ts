@@ -11,8 +11,9 @@ export interface Verdict {
   pattern: string;
 }
 
+// GNU tools take any unambiguous prefix of a long option: --rec is --recursive.
 const flagHas = (argv: readonly string[], short: string, long: readonly string[]) =>
-  argv.some((a) => long.includes(a) || (/^-[A-Za-z]+$/.test(a) && a.includes(short)));
+  argv.some((a) => long.some((l) => a.length >= 5 && l.startsWith(a) && a.startsWith('--')) || (/^-[A-Za-z]+$/.test(a) && a.includes(short)));
 
 const operands = (argv: readonly string[]) => {
   const i = argv.indexOf('--');
@@ -48,6 +49,7 @@ const rules: Rule[] = [
     (cmd === 'chmod' || cmd === 'chown' || cmd === 'chgrp') && flagHas(args, 'R', ['--recursive'])
       ? judgeTargets(operands(args).slice(1), cwd, `recursive ${cmd} of`)
       : undefined,
+  ([cmd, ...args], cwd) => (cmd === 'rimraf' || cmd === 'del-cli' ? judgeTargets(operands(args), cwd, 'recursive delete of') : undefined),
   ([cmd, ...args], cwd) => {
     if (cmd === 'mv') return judgeTargets(operands(args).slice(0, -1), cwd, 'move away of', false);
     if (cmd === 'rsync' && args.some((a) => a.startsWith('--delete') || a === '--remove-source-files')) return judgeTargets(operands(args).slice(-1), cwd, 'rsync --delete into');
@@ -70,6 +72,9 @@ const rules: Rule[] = [
     if (cmd === 'pulumi' && (sub === 'destroy' || (sub === 'stack' && args[0] === 'rm'))) return intent('pulumi destroy');
     if ((cmd === 'kubectl' || cmd === 'oc') && sub === 'delete') return intent(`${cmd} delete`);
     if (cmd === 'helm' && (sub === 'uninstall' || sub === 'delete')) return intent('helm uninstall');
+    if (cmd === 'dropdb') return intent('dropdb');
+    if (cmd === 'gh' && sub === 'repo' && args[0] === 'delete') return intent('gh repo delete');
+    if (cmd === 'aws' && sub === 's3' && ((args[0] === 'rm' && args.includes('--recursive')) || (args[0] === 'rb' && args.includes('--force')))) return intent(`aws s3 ${args[0]}`);
     return undefined;
   },
   ([cmd, ...args]) => {

@@ -45,6 +45,8 @@ function scanInto(script: string, vars: Readonly<Record<string, string>>, cwd: s
     const found = destructiveCommand(c.argv, c.cwd);
     if (found) report(lineFor(c.line), found);
   }
+  for (const w of reading.writes)
+    if (/^\/dev\/(?:sd|nvme|hd|vd|xvd|mmcblk|disk)/.test(w.path)) report(lineFor(w.line), { verdict: 'intent', pattern: 'raw write to a disk device' });
   for (const u of reading.unresolved) report(lineFor(u.line), { verdict: 'cannot tell', pattern: `cannot tell: ${u.what}` });
   for (const c of reading.code) scanCode(c.lang, c.text, c.cwd, vars, depth, (v) => report(lineFor(c.line), v), lineFor(c.line), report);
   // SQL hides in arguments (psql -c "…"), heredocs, and in text that is not shell at all.

@@ -95,6 +95,8 @@ const stringLiteral = /^(?:[rbuf]{0,2})(['"`])([\s\S]*)\1$/;
 export function pathValue(expr: string): string {
   const e = expr.trim().replace(/;$/, '');
   if (homeSpellings.test(e)) return HOME;
+  // One-liners run in the command's folder: their own folder is that folder.
+  if (/^(?:__dirname|process\.cwd\(\)|os\.getcwd\(\)|Dir\.pwd|Deno\.cwd\(\)|getcwd\(\)|['"]\.['"])$/.test(e)) return '.';
   const lit = stringLiteral.exec(e);
   if (lit && !/^f|`/.test(e) && !(lit[1] === '"' && /[$#]\{|\$\w/.test(lit[2]!))) return lit[2]!;
   if (lit) {

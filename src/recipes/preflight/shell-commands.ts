@@ -36,6 +36,8 @@ export interface ShellReading {
   code: Array<{ lang: Exclude<Lang, 'shell'>; text: string; line: number; cwd: string }>;
   /** Scripts only known when run: `curl … | sh`, `eval "$(…)"`. */
   unresolved: Array<{ line: number; what: string }>;
+  /** Files written by redirection (`> /dev/sda`). */
+  writes: Array<{ path: string; line: number }>;
   /** Expanded words and heredoc bodies: where SQL may hide. */
   texts: string[];
   /** The parser's complaint when the snippet is not shell. */
@@ -61,12 +63,14 @@ const pipeOp = new Set([12, 13]);
 const heredocOps = new Set([61, 62]);
 const herestringOp = 63;
 const inputOp = 56;
+// >, >>, <>, >&, >|, &>, &>>
+const outputOps = new Set([54, 55, 57, 59, 60, 64, 65]);
 
 const fork = (s: Scope): Scope => ({ ...s, vars: { ...s.vars }, functions: new Map(s.functions), aliases: new Map(s.aliases) });
 
 export function readShell(source: string, vars: Readonly<Record<string, string>>, cwd = '.'): ShellReading {
   resetProcessOutputs();
-  const reading: ShellReading = { commands: [], code: [], unresolved: [], texts: [] };
+  const reading: ShellReading = { commands: [], code: [], unresolved: [], writes: [], texts: [] };
   const scope: Scope = { vars: { ...vars }, positional: undefined, cwd, functions: new Map(), aliases: new Map(), depth: 0, active: new Set(), line: undefined };
   new Reader(parser(), reading).script(source, scope);
   return reading;
@@ -128,6 +132,7 @@ class Reader {
         this.reading.texts.push(text);
         stdin = { kind: 'text', text: `${text}` };
       } else if (r.Op === herestringOp) stdin = { kind: 'text', text: `${this.words([r.Word], scope).join(' ')}\n` };
+      else if (outputOps.has(r.Op)) this.reading.writes.push({ path: this.words([r.Word], scope).join(' '), line: this.lineOf(r, scope) });
       else if (r.Op === inputOp) {
         const from = this.words([r.Word], scope).join(' ');
         stdin = from === '/dev/null' ? { kind: 'none' } : { kind: 'unknown', from: `< ${from}` };

@@ -145,6 +145,8 @@ function paramValue(sx: Syntax, p: Node, scope: WordScope, inQuotes: boolean): s
   if (/^[1-9]$/.test(name)) value = positional[Number(name) - 1];
   else if (name === 'HOME') value = HOME;
   else if (name === 'PWD') value = scope.cwd;
+  // A build command runs as `sh -c`, where $0 is "sh".
+  else if (name === '0') value = 'sh';
   else if (['?', '$', '!', 'RANDOM', 'SRANDOM', 'BASHPID', 'PPID', 'LINENO', 'SECONDS', 'REPLY', '_'].includes(name)) value = UNKNOWN;
   else value = scope.vars[name];
   if (p.Excl) value = value === undefined ? undefined : value.includes(UNKNOWN) ? UNKNOWN : scope.vars[value];
