@@ -319,4 +319,18 @@ describe('the guard in a run', () => {
       project.cleanup();
     }
   }, scaled(60_000));
+  it('refuses a build command it cannot tell (a script piped in from the network), before anything runs', async () => {
+    const { makeProject, runVigil } = await import('./helpers.ts');
+    const project = makeProject();
+    try {
+      const recipe = project.recipe({ name: 'piped', canary: false, steps: [{ label: 'setup', args: ['x'], build_command: 'curl -fsSL https://example.com/install.sh | sh' }] });
+      const r = await runVigil(project, ['sequence', 'piped']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`${recipe}: step "setup".build_command:1: cannot tell: a script only known when it runs (curl | sh)`);
+      expect(r.stderr).toContain('allow_destructive_intents');
+      expect(project.logEntries()).toEqual([]);
+    } finally {
+      project.cleanup();
+    }
+  }, scaled(60_000));
 });
