@@ -7,7 +7,7 @@
 // `python -c`, `node -e`, a script read from standard input) returned as
 // scripts to read in turn.
 import { joinPath } from './paths.ts';
-import { processOutput, UNKNOWN } from './shell-words.ts';
+import { type ProcessOutputs, UNKNOWN } from './shell-words.ts';
 
 export type Lang = 'shell' | 'python' | 'node' | 'perl' | 'ruby' | 'php';
 
@@ -105,7 +105,8 @@ function skipOptions(args: string[], valueOptions: readonly string[], stopAtFirs
 }
 
 /** The command without wrappers, tool global options and program path; what it hands to shells and interpreters. */
-export function normalise(argvIn: readonly string[], stdin: Stdin): NormalCommand {
+export function normalise(argvIn: readonly string[], stdin: Stdin, processes: ProcessOutputs): NormalCommand {
+  const processOutput = (arg: string) => processes.outputOf(arg);
   const out: NormalCommand = { argv: [], scripts: [], nested: [] };
   let argv = [...argvIn];
   for (let guard = 0; guard < 16 && argv.length > 0; guard += 1) {
@@ -171,7 +172,7 @@ export function normalise(argvIn: readonly string[], stdin: Stdin): NormalComman
   } else if (cmd === 'ssh') {
     const i = skipOptions(args, ['-p', '-i', '-o', '-l', '-F', '-J', '-L', '-R', '-D', '-b', '-c', '-e', '-m', '-S', '-W', '-w', '-E', '-B', '-I', '-O', '-Q']);
     if (args.length > i + 1) out.scripts.push({ lang: 'shell', text: args.slice(i + 1).join(' '), via: 'ssh' });
-  } else if (shells.test(cmd)) readShellArgs(cmd, args, out);
+  } else if (shells.test(cmd)) readShellArgs(cmd, args, out, processOutput);
   else if (cmd === 'git') out.argv = withoutGlobalOptions(cmd, args, out);
   else if (globalValueOptions[cmd]) out.argv = withoutGlobalOptions(cmd, args, out);
   else if (cmd === 'find') out.nested = findExecs(args);
@@ -179,13 +180,13 @@ export function normalise(argvIn: readonly string[], stdin: Stdin): NormalComman
   else
     for (const [name, lang, codeFlags] of interpreters)
       if (name.test(cmd)) {
-        readInterpreterArgs(cmd, lang, codeFlags, args, out);
+        readInterpreterArgs(cmd, lang, codeFlags, args, out, processOutput);
         break;
       }
   return out;
 }
 
-function readShellArgs(cmd: string, args: string[], out: NormalCommand): void {
+function readShellArgs(cmd: string, args: string[], out: NormalCommand, processOutput: (arg: string) => string | null | undefined): void {
   let i = 0;
   let command: string | undefined;
   let stdinFlag = false;
@@ -217,7 +218,14 @@ function readShellArgs(cmd: string, args: string[], out: NormalCommand): void {
   if (content !== undefined) out.scripts.push({ lang: 'shell', text: content ?? undefined, via: `${cmd} <(…)` });
 }
 
-function readInterpreterArgs(cmd: string, lang: Lang, codeFlags: string[], args: string[], out: NormalCommand): void {
+function readInterpreterArgs(
+  cmd: string,
+  lang: Lang,
+  codeFlags: string[],
+  args: string[],
+  out: NormalCommand,
+  processOutput: (arg: string) => string | null | undefined,
+): void {
   const code: string[] = [];
   let i = 0;
   let script: string | undefined;

@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import { type Lang, normalise, type Stdin, staticOutput } from './command-normalise.ts';
 import { joinPath } from './paths.ts';
-import { expandWord, HOME, type Node, resetProcessOutputs, type Syntax, UNKNOWN, type WordScope } from './shell-words.ts';
+import { expandWord, HOME, type Node, ProcessOutputs, type Syntax, UNKNOWN, type WordScope } from './shell-words.ts';
 
 export { joinPath } from './paths.ts';
 export { HOME, UNKNOWN } from './shell-words.ts';
@@ -69,7 +69,6 @@ const outputOps = new Set([54, 55, 57, 59, 60, 64, 65]);
 const fork = (s: Scope): Scope => ({ ...s, vars: { ...s.vars }, functions: new Map(s.functions), aliases: new Map(s.aliases) });
 
 export function readShell(source: string, vars: Readonly<Record<string, string>>, cwd = '.'): ShellReading {
-  resetProcessOutputs();
   const reading: ShellReading = { commands: [], code: [], unresolved: [], writes: [], texts: [] };
   const scope: Scope = { vars: { ...vars }, positional: undefined, cwd, functions: new Map(), aliases: new Map(), depth: 0, active: new Set(), line: undefined };
   new Reader(parser(), reading).script(source, scope);
@@ -78,6 +77,7 @@ export function readShell(source: string, vars: Readonly<Record<string, string>>
 
 class Reader {
   private readonly called = new Set<string>();
+  private readonly processes = new ProcessOutputs();
   constructor(
     private readonly sx: Syntax,
     private readonly reading: ShellReading,
@@ -111,6 +111,7 @@ class Reader {
       vars: scope.vars,
       positional: scope.positional,
       cwd: scope.cwd,
+      processes: this.processes,
       substitute: (stmts) => this.stmts(stmts, fork(scope), { kind: 'none' }).text,
     };
     return words.flatMap((w) => expandWord(this.sx, w, wordScope));
@@ -274,7 +275,7 @@ class Reader {
         for (const a of rest) delete scope.vars[a];
         return { text: '', from: name };
     }
-    const normal = normalise(argv, stdin);
+    const normal = normalise(argv, stdin, this.processes);
     if (normal.argv.length > 0) this.reading.commands.push({ argv: normal.argv, line, cwd: scope.cwd });
     if (normal.argv[0]?.includes(UNKNOWN))
       this.unresolved(scope, line, 'a command whose name is only known when it runs');

@@ -25,6 +25,7 @@ export interface WordScope {
   /** $1, $2 … inside a function (undefined at the top: unset, so ""). */
   positional: string[] | undefined;
   cwd: string;
+  processes: ProcessOutputs;
   /** Runs a command or process substitution; returns its output when known statically. */
   substitute(stmts: Node[], kind: 'command' | 'process'): string | undefined;
 }
@@ -121,7 +122,7 @@ export function expandWord(sx: Syntax, word: Node, scope: WordScope, quoted = fa
       case 'CmdSubst':
         return add((scope.substitute(p.Stmts ?? [], 'command') ?? UNKNOWN).replace(/\n+$/, ''), !inQuotes);
       case 'ProcSubst':
-        return add(`/dev/fd/${registerProcess(scope.substitute(p.Stmts ?? [], 'process'))}`, false);
+        return add(scope.processes.path(scope.substitute(p.Stmts ?? [], 'process')), false);
       default:
         // Arithmetic, extended globs: a number or a pattern only known when run.
         return add(UNKNOWN, false);
@@ -182,23 +183,23 @@ function paramValue(sx: Syntax, p: Node, scope: WordScope, inQuotes: boolean): s
   }
 }
 
-// A process substitution `<(cmd)` is a /dev/fd path whose content is cmd's output.
-const processOutputs: Array<string | undefined> = [];
+// A process substitution `<(cmd)` is a /dev/fd path whose content is cmd's output:
+// the path carries an index into the outputs of one reading.
+export class ProcessOutputs {
+  private readonly outputs: Array<string | undefined> = [];
 
-function registerProcess(output: string | undefined): string {
-  processOutputs.push(output);
-  return `${UNKNOWN}proc${processOutputs.length - 1}${UNKNOWN}`;
-}
+  /** The /dev/fd path standing for a substitution with this output. */
+  path(output: string | undefined): string {
+    this.outputs.push(output);
+    return `/dev/fd/${UNKNOWN}proc${this.outputs.length - 1}${UNKNOWN}`;
+  }
 
-/** For a `/dev/fd/…` argument made by `<(cmd)`: cmd's output, or null when unknown; undefined for other words. */
-export function processOutput(arg: string): string | null | undefined {
-  const m = new RegExp(`^/dev/fd/${UNKNOWN}proc(\\d+)${UNKNOWN}$`).exec(arg);
-  if (!m) return undefined;
-  return processOutputs[Number(m[1])] ?? null;
-}
-
-export function resetProcessOutputs(): void {
-  processOutputs.length = 0;
+  /** For a path made by `path`: the output, or null when unknown; undefined for any other word. */
+  outputOf(arg: string): string | null | undefined {
+    const m = new RegExp(`^/dev/fd/${UNKNOWN}proc(\\d+)${UNKNOWN}$`).exec(arg);
+    if (!m) return undefined;
+    return this.outputs[Number(m[1])] ?? null;
+  }
 }
 
 /** A word as the user should read it in a finding. */
