@@ -9,8 +9,9 @@
 // Text it hands to python, node, perl, ruby or php is kept as `code`; what
 // only the running command could tell (`curl … | sh`) is kept as `unresolved`.
 import { createRequire } from 'node:module';
-import { type Lang, normalise, type Stdin, staticOutput } from './command-normalise.ts';
+import { type Lang, normalise, type Stdin } from './command-normalise.ts';
 import { joinPath } from './paths.ts';
+import { staticOutput } from './static-output.ts';
 import { expandWord, HOME, type Node, ProcessOutputs, type Syntax, UNKNOWN, type WordScope } from './shell-words.ts';
 
 export { joinPath } from './paths.ts';
