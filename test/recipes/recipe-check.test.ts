@@ -148,6 +148,10 @@ describe('vigil recipe check', () => {
     expect(bad.code).toBe(2);
     expect(bad.stdout).toMatch(/schema\s+REFUSED/);
     expect(bad.stdout).toContain('steps[0] ("a").timeout: must be integer');
+    project.recipe({ name: 'elsewhere', workspace: 'no-such-dir', steps: [{ label: 'a', args: ['x'] }] });
+    const elsewhere = await runVigil(project, ['recipe', 'check', 'elsewhere']);
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stdout).toContain('workspace: "no-such-dir" is not a directory');
     const loop = await runVigil(project, ['recipe', 'check', 'loop']);
     expect(loop.code).toBe(2);
     expect(loop.stdout).toContain('dependency cycle a → b → a');

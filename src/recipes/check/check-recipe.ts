@@ -136,6 +136,10 @@ function checkOne(found: FoundRecipe, vars: Record<string, string>, via: string 
     else check.sections.push(section('graph', 'ok', `run by vigil daemon ${when}: ${mode} "${trigger.target}"`));
   } else check.sections.push(section('graph', 'refused', `type "${recipe.type}" is not run by vigil sequence: ${def?.refusal ?? 'unknown type'}`));
 
+  if (recipe.workspace && !resolveWorkspaceOrNull(found, projectRoot)) {
+    const graph = check.sections.find((x) => x.name === 'graph')!;
+    Object.assign(graph, { status: 'refused', lines: [...graph.lines, `workspace: "${recipe.workspace}" is not a directory`] });
+  }
   // Variables: every missing one at once, as the run reports them.
   const rendered = new Map<string, RenderedStep>();
   const missing: string[] = [];
