@@ -112,13 +112,39 @@ export function codeIn(text: string): CodePiece[] {
   return pieces;
 }
 
-/** A prompt: only its code spans and fenced blocks are read, as shell (SQL blocks as SQL). */
+const fenceLanguages: Record<string, Exclude<Lang, 'shell'>> = {
+  python: 'python',
+  py: 'python',
+  python3: 'python',
+  javascript: 'node',
+  js: 'node',
+  node: 'node',
+  typescript: 'node',
+  ts: 'node',
+  perl: 'perl',
+  ruby: 'ruby',
+  rb: 'ruby',
+  php: 'php',
+};
+
+/** A prompt: only its code spans and fenced blocks are read, as shell (SQL, python, JavaScript, perl, ruby and php blocks as those). */
 export function scanText(text: string, where: string, vars: Readonly<Record<string, string>> = {}): DestructiveFinding[] {
   const findings: DestructiveFinding[] = [];
   for (const piece of codeIn(text)) {
+    const lang = fenceLanguages[piece.lang];
     if (piece.lang === 'sql') {
       const found = destructiveSql(piece.code);
       if (found) findings.push({ where, line: piece.line, verdict: 'intent', pattern: found, excerpt: excerptOf(piece.code) });
+    } else if (lang) {
+      // A fenced block in a language the guard reads: its deletes and the commands it runs.
+      const lines = piece.code.split('\n');
+      const seen = new Set<string>();
+      const report: Report = (line, v) => {
+        if (seen.has(`${line}\0${v.pattern}`)) return;
+        seen.add(`${line}\0${v.pattern}`);
+        findings.push({ where, line, verdict: v.verdict, pattern: v.pattern, excerpt: excerptOf(lines.find((l) => /\S/.test(l)) ?? piece.code) });
+      };
+      scanCode(lang, piece.code, '.', vars, 0, (v) => report(piece.line, v), piece.line, report);
     } else findings.push(...scanShell(piece.code, where, vars, piece.line));
   }
   return findings;
