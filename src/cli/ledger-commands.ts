@@ -2,7 +2,7 @@
 // and names the first broken line (exit 1), or shows the latest entries.
 import type { CAC } from 'cac';
 import { sdkContext } from '../sdk/context.ts';
-import { VigilError } from '../sdk/errors.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 import { ledgerFile } from '../sdk/ledger/ledger.ts';
 import { ledgerNamespace } from '../sdk/namespaces/ledger.ts';
 import { wholeNumberFlag } from './options.ts';

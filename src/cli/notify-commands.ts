@@ -3,7 +3,7 @@ import type { CAC } from 'cac';
 import { sdkContext } from '../sdk/context.ts';
 import { healthNamespace } from '../sdk/namespaces/health.ts';
 import { deliver, publishNotice } from '../sdk/namespaces/notify.ts';
-import { VigilError } from '../sdk/errors.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 import { printJson, runSdkCommand, sdkCommand } from './sdk-command.ts';
 
 export function registerNotifyCommands(cli: CAC): void {

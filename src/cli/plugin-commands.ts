@@ -2,7 +2,7 @@
 // sdk.plugin and sdk.dispatch.
 import type { CAC } from 'cac';
 import { sdkContext } from '../sdk/context.ts';
-import { invalid } from '../sdk/errors.ts';
+import { invalid } from '../errors/vigil-error.ts';
 import { dispatchNamespace, runDispatchJob, runQueuedDispatchJobs } from '../sdk/namespaces/dispatch.ts';
 import { loadPlugins, pluginNamespace } from '../sdk/namespaces/plugin.ts';
 import { UsageError } from './options.ts';

@@ -6,7 +6,7 @@ import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from '
 import { vaultNamespace } from '../sdk/namespaces/vault.ts';
 import { takeMigrationNote, vaultBackend } from '../sdk/vault/vault.ts';
 import { sdkContext } from '../sdk/context.ts';
-import { VigilError } from '../sdk/errors.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 
 const actions = ['set', 'get', 'list', 'delete', 'backend'];
 

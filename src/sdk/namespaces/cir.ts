@@ -5,7 +5,7 @@ import { type CaptureInput, type CIRSignal, type CIRStats, type Contradiction, o
 import { HASHED_MODEL } from '../../cir/embed.ts';
 import { checkCapture, checkRelationKind } from '../../cir/validate.ts';
 import type { SdkContext } from '../context.ts';
-import { invalid, type VigilError } from '../errors.ts';
+import { invalid, type VigilError } from '../../errors/vigil-error.ts';
 
 export interface CirTarget {
   global?: boolean;

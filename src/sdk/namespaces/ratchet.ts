@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { SdkContext } from '../context.ts';
-import { invalid, VigilError } from '../errors.ts';
+import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { globToRegExp } from '../../paths/glob.ts';
 
 export interface RatchetRule {

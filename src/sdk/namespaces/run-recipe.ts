@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type RunJson, readRunJson, runsDir } from '../../recipes/records/run-record.ts';
-import { VigilError } from '../errors.ts';
+import { VigilError } from '../../errors/vigil-error.ts';
 
 export const RUN_TIMEOUT_MS = 600_000;
 const cliEntry = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'vigil.js');

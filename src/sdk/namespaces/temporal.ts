@@ -5,7 +5,7 @@
 import { RecipeInputError } from '../../recipes/errors.ts';
 import { TemporalApi, TemporalTimeoutError } from '../../triggers/temporal-api.ts';
 import type { SdkContext } from '../context.ts';
-import { invalid, VigilError } from '../errors.ts';
+import { invalid, VigilError } from '../../errors/vigil-error.ts';
 
 function translate(error: unknown): never {
   if (error instanceof TemporalTimeoutError) throw new VigilError('TIMEOUT', error.message);

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { closeAllCir } from '../../cir/open.ts';
 import { settleEvents } from '../../events/channel.ts';
 import { sdkContext } from '../context.ts';
-import { invalid, VigilError } from '../errors.ts';
+import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { McpServers, readMcpConfig } from '../mcp/servers.ts';
 import { buildSdk } from '../namespaces/index.ts';
 import { compileScript } from './compile.ts';

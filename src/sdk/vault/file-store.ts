@@ -6,7 +6,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { VigilError } from '../errors.ts';
+import { VigilError } from '../../errors/vigil-error.ts';
 import { withFileLock } from '../file-lock.ts';
 import { ensureVigilHome } from '../home.ts';
 

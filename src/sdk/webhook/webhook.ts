@@ -3,7 +3,7 @@
 import { eventTypes } from '../../events/channel.ts';
 import { cloudCall, cloudTarget } from '../cloud-target.ts';
 import type { SdkContext } from '../context.ts';
-import { invalid } from '../errors.ts';
+import { invalid } from '../../errors/vigil-error.ts';
 import type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
 
 export type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
