@@ -4,7 +4,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { VigilError } from '../../errors/vigil-error.ts';
-import { vigilHome } from '../home.ts';
+import { vigilHome } from '../../home/home.ts';
 
 const EXTENSIONS = ['.ts', '.mjs', '.js'];
 
