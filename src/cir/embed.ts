@@ -6,7 +6,7 @@
 // then L2-normalised. Similar wording gives similar vectors; nothing is
 // downloaded or trained.
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
-import { resolveSecret, systemVault } from '../recipes/vault.ts';
+import { resolveSecret, systemVault } from '../vault/vault-reader.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 
 export const HASHED_MODEL = 'vigil-hashed-ngram-256-v1';

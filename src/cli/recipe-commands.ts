@@ -13,7 +13,7 @@ import { recipeTypeDef, recipeTypeDefs } from '../recipes/types/registry.ts';
 import { readRunJson, runsDir } from '../recipes/records/run-record.ts';
 import { renderRunTree } from '../recipes/records/run-tree.ts';
 import { listRuns, processAlive } from '../recipes/records/runs-list.ts';
-import { systemVault } from '../recipes/vault.ts';
+import { systemVault } from '../vault/vault-reader.ts';
 
 function fail(error: unknown): never {
   process.stderr.write(`vigil: ${(error as Error).message}\n`);

@@ -22,7 +22,7 @@ async function forward(event: VigilEvent, options: ForwarderOptions, warn: (line
   const [{ sdkContext }, { loadWorkspaceConfig }, { vaultGet }, { cloudClient }, target] = await Promise.all([
     import('../sdk/context.ts'),
     import('../recipes/config/workspace-config.ts'),
-    import('../sdk/vault/vault.ts'),
+    import('../vault/vault.ts'),
     import('./cloud-client.ts'),
     import('../sdk/cloud-target.ts'),
   ]);

@@ -20,7 +20,7 @@ import { newRunId, runsDir } from './records/run-record.ts';
 import { requireBubblewrap } from './isolation/vm.ts';
 import type { FoundRecipe } from './types.ts';
 import { parseVarFlags, resolveVariables } from './variables.ts';
-import type { VaultReader } from './vault.ts';
+import type { VaultReader } from '../vault/vault-reader.ts';
 
 export interface RunRequest {
   name: string;

@@ -6,7 +6,7 @@ import { CloudError, type CloudClient, cloudClient } from '../cloud/cloud-client
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
 import type { SdkContext } from './context.ts';
 import { VigilError } from '../errors/vigil-error.ts';
-import { vaultGet } from './vault/vault.ts';
+import { vaultGet } from '../vault/vault.ts';
 
 export const apiKeyScope = 'api';
 export const apiKeyName = 'api_key';

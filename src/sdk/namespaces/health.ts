@@ -9,7 +9,7 @@ import { loadWorkspaceConfig } from '../../recipes/config/workspace-config.ts';
 import { findOnPath } from '../../recipes/preflight/which.ts';
 import { daemonHolder } from '../../triggers/daemon-lock.ts';
 import type { SdkContext } from '../context.ts';
-import { vaultBackend, vaultList } from '../vault/vault.ts';
+import { vaultBackend, vaultList } from '../../vault/vault.ts';
 
 export interface ComponentHealth {
   ok: boolean;

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { cloudCall, cloudTarget } from '../cloud-target.ts';
 import type { SdkContext } from '../context.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
-import { vaultDelete, vaultGet, vaultSet } from '../vault/vault.ts';
+import { vaultDelete, vaultGet, vaultSet } from '../../vault/vault.ts';
 import { bundleWorker } from './bundle.ts';
 import { type OwnAccount, ownAccountTarget, type WorkerInfo } from './own-account.ts';
 import { type TemplateName, templateFiles, templateNames } from './templates.ts';
