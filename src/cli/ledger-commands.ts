@@ -3,7 +3,7 @@
 import type { CAC } from 'cac';
 import { sdkContext } from '../sdk/context.ts';
 import { VigilError } from '../errors/vigil-error.ts';
-import { ledgerFile } from '../sdk/ledger/ledger.ts';
+import { ledgerFile } from '../ledger/ledger.ts';
 import { ledgerNamespace } from '../sdk/namespaces/ledger.ts';
 import { wholeNumberFlag } from './options.ts';
 import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';

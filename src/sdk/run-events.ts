@@ -4,7 +4,7 @@
 // get run.start, run.end, step.start, step.end and gate.open as JSON on
 // stdin. Neither may break a run: failures become one warning line.
 import { sdkContext } from './context.ts';
-import { appendLedger } from './ledger/ledger.ts';
+import { appendLedger } from '../ledger/ledger.ts';
 import { firePluginHook, loadPlugins, pluginEvents } from './namespaces/plugin.ts';
 
 export type RunEvent = 'run.start' | 'run.end' | 'step.start' | 'step.end' | 'gate.open' | 'gate.answer';

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SdkContext } from '../context.ts';
 import { vigilHome } from '../../home/home.ts';
-import { appendLedger } from '../ledger/ledger.ts';
+import { appendLedger } from '../../ledger/ledger.ts';
 
 export const pluginEvents = ['run.start', 'run.end', 'step.start', 'step.end', 'gate.open', 'budget.reached'] as const;
 

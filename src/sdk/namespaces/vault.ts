@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SdkContext } from '../context.ts';
-import { appendLedger } from '../ledger/ledger.ts';
+import { appendLedger } from '../../ledger/ledger.ts';
 import { type ScopeOption, vaultDelete, vaultGet, vaultList, vaultSet } from '../../vault/vault.ts';
 
 export function vaultNamespace(ctx: SdkContext) {
