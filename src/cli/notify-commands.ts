@@ -1,6 +1,6 @@
 // `vigil notify TITLE MESSAGE` and `vigil health`: faces of sdk.notify and sdk.health.
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
+import { sdkContext } from '../workspace/context.ts';
 import { healthNamespace } from '../sdk/namespaces/health.ts';
 import { deliver, publishNotice } from '../sdk/namespaces/notify.ts';
 import { VigilError } from '../errors/vigil-error.ts';

@@ -1,7 +1,7 @@
 // `vigil plugin list` and `vigil dispatch list|send|status|run`: faces of
 // sdk.plugin and sdk.dispatch.
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
+import { sdkContext } from '../workspace/context.ts';
 import { invalid } from '../errors/vigil-error.ts';
 import { dispatchNamespace, runDispatchJob, runQueuedDispatchJobs } from '../sdk/namespaces/dispatch.ts';
 import { loadPlugins, pluginNamespace } from '../sdk/namespaces/plugin.ts';

@@ -5,7 +5,7 @@ import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 import { vaultNamespace } from '../sdk/namespaces/vault.ts';
 import { takeMigrationNote, vaultBackend } from '../vault/vault.ts';
-import { sdkContext } from '../sdk/context.ts';
+import { sdkContext } from '../workspace/context.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 
 const actions = ['set', 'get', 'list', 'delete', 'backend'];

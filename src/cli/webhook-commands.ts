@@ -2,7 +2,7 @@
 // src/sdk/webhook. `register` reads the signing secret from stdin, never
 // from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
+import { sdkContext } from '../workspace/context.ts';
 import { webhookNamespace } from '../sdk/webhook/webhook.ts';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';

@@ -2,7 +2,7 @@
 // of src/sdk/worker. Secret values and the API token are read from stdin,
 // never from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
+import { sdkContext } from '../workspace/context.ts';
 import { workerNamespace, workerSetup, workerSetupClear } from '../sdk/worker/worker.ts';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';

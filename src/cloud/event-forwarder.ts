@@ -20,7 +20,7 @@ export function forwardProductEvents(options: ForwarderOptions = {}): () => void
 async function forward(event: VigilEvent, options: ForwarderOptions, warn: (line: string) => void): Promise<void> {
   // Loaded on the first event: commands that emit none never read vigil.yml or the vault.
   const [{ sdkContext }, { loadWorkspaceConfig }, { vaultGet }, { cloudClient }, target] = await Promise.all([
-    import('../sdk/context.ts'),
+    import('../workspace/context.ts'),
     import('../recipes/config/workspace-config.ts'),
     import('../vault/vault.ts'),
     import('./cloud-client.ts'),

@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { loadWorkspaceConfig } from './config/workspace-config.ts';
 import { ExitCode, RecipeInputError } from './errors.ts';
 import { GateKeeper } from './gates/gate.ts';
-import { findProjectRoot } from './loading/discovery.ts';
+import { findProjectRoot } from '../workspace/project-root.ts';
 import { loadRecipeTree } from './loading/recipe-tree.ts';
 import { StepPool } from './pool/step-pool.ts';
 import type { RunRequest } from './prepare-run.ts';

@@ -4,7 +4,7 @@
 // key: it is read here, inside the SDK call.
 import { CloudError, type CloudClient, cloudClient } from '../cloud/cloud-client.ts';
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
-import type { SdkContext } from './context.ts';
+import type { SdkContext } from '../workspace/context.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 import { vaultGet } from '../vault/vault.ts';
 

@@ -5,7 +5,7 @@
 // named by its bare name (first match: plugins, then MCP servers) or as
 // "<source>/<tool>", e.g. "mcp:files/read_file".
 import { spawnSync } from 'node:child_process';
-import type { SdkContext } from '../context.ts';
+import type { SdkContext } from '../../workspace/context.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { claimJob, type DispatchJob, enqueueJob, finishJob, getJob, queuedJobIds } from '../../dispatch/jobs.ts';
 import { McpServers, readMcpConfig } from '../mcp/servers.ts';

@@ -8,7 +8,7 @@ import { openCir } from '../../cir/open.ts';
 import { loadWorkspaceConfig } from '../../recipes/config/workspace-config.ts';
 import { findOnPath } from '../../recipes/preflight/which.ts';
 import { daemonHolder } from '../../triggers/daemon-lock.ts';
-import type { SdkContext } from '../context.ts';
+import type { SdkContext } from '../../workspace/context.ts';
 import { vaultBackend, vaultList } from '../../vault/vault.ts';
 
 export interface ComponentHealth {

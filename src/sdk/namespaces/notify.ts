@@ -8,7 +8,7 @@ import { findOnPath } from '../../recipes/preflight/which.ts';
 import { loadWorkspaceConfig } from '../../recipes/config/workspace-config.ts';
 import { ServerPublisher } from '../../recipes/publish/server-publisher.ts';
 import { NOTIFY_TYPE } from '../../triggers/notify.ts';
-import type { SdkContext } from '../context.ts';
+import type { SdkContext } from '../../workspace/context.ts';
 
 export function notifyNamespace(ctx: SdkContext) {
   return {

@@ -5,7 +5,7 @@
 // is reported by `check` but never fails it.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import type { SdkContext } from '../context.ts';
+import type { SdkContext } from '../../workspace/context.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { globToRegExp } from '../../paths/glob.ts';
 

@@ -1,6 +1,6 @@
 // sdk.sequence: run a recipe and get its output; list recipes.
 import { discoverRecipes, findRecipe } from '../../recipes/loading/discovery.ts';
-import type { SdkContext } from '../context.ts';
+import type { SdkContext } from '../../workspace/context.ts';
 import { invalid } from '../../errors/vigil-error.ts';
 import { runRecipe } from './run-recipe.ts';
 

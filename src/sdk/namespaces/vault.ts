@@ -2,7 +2,7 @@
 // (scope and key, never the value).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SdkContext } from '../context.ts';
+import type { SdkContext } from '../../workspace/context.ts';
 import { appendLedger } from '../../ledger/ledger.ts';
 import { type ScopeOption, vaultDelete, vaultGet, vaultList, vaultSet } from '../../vault/vault.ts';
 

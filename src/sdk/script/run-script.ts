@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { closeAllCir } from '../../cir/open.ts';
 import { settleEvents } from '../../events/channel.ts';
-import { sdkContext } from '../context.ts';
+import { sdkContext } from '../../workspace/context.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { McpServers, readMcpConfig } from '../mcp/servers.ts';
 import { buildSdk } from '../namespaces/index.ts';

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cloudCall, cloudTarget } from '../cloud-target.ts';
-import type { SdkContext } from '../context.ts';
+import type { SdkContext } from '../../workspace/context.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { vaultDelete, vaultGet, vaultSet } from '../../vault/vault.ts';
 import { bundleWorker } from './bundle.ts';
