@@ -5,7 +5,7 @@
 // stdin. Neither may break a run: failures become one warning line.
 import { sdkContext } from '../workspace/context.ts';
 import { appendLedger } from '../ledger/ledger.ts';
-import { firePluginHook, loadPlugins, pluginEvents } from './namespaces/plugin.ts';
+import { firePluginHook, loadPlugins, pluginEvents } from '../plugins/plugins.ts';
 
 export type RunEvent = 'run.start' | 'run.end' | 'step.start' | 'step.end' | 'gate.open' | 'gate.answer';
 
