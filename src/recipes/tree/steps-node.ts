@@ -2,7 +2,7 @@
 // it, checks its backend with the canary (once per backend in the tree), and
 // runs its plan on the shared step pool. Used for the root run and for every
 // child of a composite run alike.
-import { runEventSink, stepEvents } from '../../sdk/run-events.ts';
+import { runEventSink, stepEvents } from '../../run-events/run-events.ts';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { canaryTargets, runCanary } from '../canary.ts';
