@@ -24,7 +24,7 @@ async function forward(event: VigilEvent, options: ForwarderOptions, warn: (line
     import('../recipes/config/workspace-config.ts'),
     import('../vault/vault.ts'),
     import('./cloud-client.ts'),
-    import('../sdk/cloud-target.ts'),
+    import('./cloud-target.ts'),
   ]);
   const env = options.env ?? process.env;
   let apiUrl: string | undefined;

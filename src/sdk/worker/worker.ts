@@ -5,7 +5,7 @@
 // the managed edge of the Vigil server at api_url.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { cloudCall, cloudTarget } from '../cloud-target.ts';
+import { cloudCall, cloudTarget } from '../../cloud/cloud-target.ts';
 import type { SdkContext } from '../../workspace/context.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { vaultDelete, vaultGet, vaultSet } from '../../vault/vault.ts';
