@@ -2,7 +2,7 @@
 import { discoverRecipes, findRecipe } from '../../recipes/loading/discovery.ts';
 import type { SdkContext } from '../../workspace/context.ts';
 import { invalid } from '../../errors/vigil-error.ts';
-import { runRecipe } from './run-recipe.ts';
+import { runRecipe } from '../../recipes/run-recipe.ts';
 
 export interface SequenceRunOptions {
   vars?: Record<string, string>;
