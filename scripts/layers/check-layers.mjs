@@ -23,7 +23,7 @@ const config = require(`${process.cwd()}/.dependency-cruiser.cjs`);
 const { options = {}, ...ruleSet } = config;
 
 const targets = process.argv.slice(2).filter((arg) => !arg.startsWith("-"));
-const outputType = process.argv.find((arg) => arg.startsWith("--output-type="))?.split("=")[1] ?? "err";
+const outputType = process.argv.find((arg) => arg.startsWith("--output-type="))?.split("=")[1] ?? "err-long";
 const result = await cruise(targets.length > 0 ? targets : ["src"], {
   ...options,
   tsPreCompilationDeps: false,
@@ -32,4 +32,4 @@ const result = await cruise(targets.length > 0 ? targets : ["src"], {
   outputType,
 });
 process.stdout.write(typeof result.output === "string" ? result.output : JSON.stringify(result.output));
-process.exitCode = result.exitCode;
+process.exitCode = result.exitCode > 0 ? 1 : 0;
