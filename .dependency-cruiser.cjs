@@ -32,6 +32,7 @@ const layers = [
       'plugins',
       'run-events',
       'dispatch',
+      'mcp-servers',
       'server-client',
       'workspace',
       'events',

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import type { SdkContext } from '../../workspace/context.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { claimJob, type DispatchJob, enqueueJob, finishJob, getJob, queuedJobIds } from '../../dispatch/jobs.ts';
-import { McpServers, readMcpConfig } from '../mcp/servers.ts';
+import { McpServers, readMcpConfig } from '../../mcp-servers/mcp-servers.ts';
 import { loadPlugins } from '../../plugins/plugins.ts';
 
 export interface DispatchToolInfo {

@@ -8,7 +8,7 @@ import { closeAllCir } from '../../cir/open.ts';
 import { settleEvents } from '../../events/channel.ts';
 import { sdkContext } from '../../workspace/context.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
-import { McpServers, readMcpConfig } from '../mcp/servers.ts';
+import { McpServers, readMcpConfig } from '../../mcp-servers/mcp-servers.ts';
 import { buildSdk } from '../namespaces/index.ts';
 import { compileScript } from './compile.ts';
 import { findScript } from './discover.ts';
