@@ -3,7 +3,8 @@
 import type { CAC } from 'cac';
 import { sdkContext } from '../workspace/context.ts';
 import { invalid } from '../errors/vigil-error.ts';
-import { dispatchNamespace, runDispatchJob, runQueuedDispatchJobs } from '../sdk/namespaces/dispatch.ts';
+import { runDispatchJob, runQueuedDispatchJobs } from '../dispatch/tools.ts';
+import { dispatchNamespace } from '../sdk/namespaces/dispatch.ts';
 import { loadPlugins } from '../plugins/plugins.ts';
 import { pluginNamespace } from '../sdk/namespaces/plugin.ts';
 import { UsageError } from './options.ts';
