@@ -2,7 +2,7 @@
 import type { CAC } from 'cac';
 import { sdkContext } from '../workspace/context.ts';
 import { healthNamespace } from '../sdk/namespaces/health.ts';
-import { deliver, publishNotice } from '../sdk/namespaces/notify.ts';
+import { deliver, publishNotice } from '../notify/notify.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 import { printJson, runSdkCommand, sdkCommand } from './sdk-command.ts';
 
