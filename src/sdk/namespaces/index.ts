@@ -14,7 +14,7 @@ import { sequenceNamespace } from './sequence.ts';
 import { temporalNamespace } from './temporal.ts';
 import { vaultNamespace } from './vault.ts';
 import { webhookNamespace } from '../webhook/webhook.ts';
-import { workerNamespace } from '../worker/worker.ts';
+import { workerNamespace } from './worker.ts';
 
 /** What a script run gives the namespaces beyond the context: the signal that stops long calls. */
 export interface SdkRuntime {
