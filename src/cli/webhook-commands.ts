@@ -3,7 +3,7 @@
 // from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
 import { sdkContext } from '../workspace/context.ts';
-import { webhookNamespace } from '../sdk/webhook/webhook.ts';
+import { webhookNamespace } from '../sdk/namespaces/webhook.ts';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 

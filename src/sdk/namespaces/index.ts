@@ -13,7 +13,7 @@ import { ratchetNamespace } from './ratchet.ts';
 import { sequenceNamespace } from './sequence.ts';
 import { temporalNamespace } from './temporal.ts';
 import { vaultNamespace } from './vault.ts';
-import { webhookNamespace } from '../webhook/webhook.ts';
+import { webhookNamespace } from './webhook.ts';
 import { workerNamespace } from './worker.ts';
 
 /** What a script run gives the namespaces beyond the context: the signal that stops long calls. */
