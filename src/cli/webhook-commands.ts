@@ -1,5 +1,5 @@
 // `vigil webhook register|list|delete|test|deliveries`: the CLI face of
-// src/sdk/webhook. `register` reads the signing secret from stdin, never
+// src/sdk/namespaces/webhook.ts. `register` reads the signing secret from stdin, never
 // from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
 import { sdkContext } from '../workspace/context.ts';
