@@ -6,10 +6,10 @@ import { planView, renderPlanView } from '../recipes/check/plan-shape.ts';
 import { renderCheck } from '../recipes/check/render-check.ts';
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
 import { ExitCode } from '../recipes/errors.ts';
-import { findProjectRoot } from '../recipes/loading/discovery.ts';
 import { loadRecipeTree } from '../recipes/loading/recipe-tree.ts';
 import { parseVarFlags } from '../recipes/variables.ts';
-import { systemVault } from '../recipes/vault.ts';
+import { systemVault } from '../vault/vault-reader.ts';
+import { findProjectRoot } from '../workspace/project-root.ts';
 
 export interface CheckOptions {
   vars: string[];

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
-import { findProjectRoot, findRecipe } from '../loading/discovery.ts';
+import { findRecipe } from '../loading/discovery.ts';
 import { loadRecipeTree, type RecipeTree } from '../loading/recipe-tree.ts';
 import type { Plan } from '../planning/plan.ts';
 import { planRecipe } from '../planning/planners.ts';
@@ -20,7 +20,8 @@ import { recipeTypeDef } from '../types/registry.ts';
 import type { FoundRecipe, Recipe } from '../types.ts';
 import { resolveVariables } from '../variables.ts';
 import type { TriggerFields } from '../types/trigger-fields.ts';
-import type { VaultReader } from '../vault.ts';
+import type { VaultReader } from '../../vault/vault-reader.ts';
+import { findProjectRoot } from '../../workspace/project-root.ts';
 import { childUses } from './child-uses.ts';
 import { resolveWorkspaceOrNull, waves } from './plan-shape.ts';
 
