@@ -13,6 +13,7 @@ import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './tran
 import type { HttpTransport } from './transport/http-types.ts';
 import { createTransport, type TransportChoice } from './transport/select-transport.ts';
 import { Dashboard, withDashboard } from './ui/dashboard.ts';
+import { TransitionLog } from './ui/transition-log.ts';
 
 export interface ServerOptions {
   readonly host?: string;
@@ -75,8 +76,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const cluster = options.store === undefined ? undefined : await (await import('./cluster/cluster-node.ts')).ClusterNode.open(options.store, log);
   // A cluster node's SQLite is a replica in memory; PostgreSQL holds the state.
   const store = Store.open({ path: cluster ? memoryPath : (options.state ?? memoryPath), commits: cluster?.commitQueue });
+  // The dashboard's statecharts show each actor's last transitions, recorded from the same inspection hook.
+  const transitions = new TransitionLog();
   const service = new MonitorService({
-    inspect: inspector?.inspect,
+    inspect: inspector
+      ? (event) => {
+          transitions.inspect(event);
+          inspector.inspect(event);
+        }
+      : transitions.inspect,
     store,
     clock: options.clock ?? systemClock,
     registrationToken: options.registrationToken,
@@ -109,7 +117,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBackoffMs: options.sources?.maxBackoffMs,
       log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     }).attach();
-    const dashboard = new Dashboard(service);
+    const dashboard = new Dashboard(service, transitions);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
       cloud = new Cloud(service, { log: options.log, ...options.cloud });

@@ -3,12 +3,16 @@
 // as the API (origin and loopback Host), and /ui/events reads the bearer
 // token like every API call: without one it shows public monitors only.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { asProtocolError } from '../protocol/errors.ts';
 import type { MonitorService } from '../service/service.ts';
 import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-door.ts';
 import type { HttpRequest, HttpResponse, StreamSink } from '../transport/http-types.ts';
+import { chartedActor, chartParam } from './chart-view.ts';
+import { machineCharts } from './machine-charts.ts';
 import { dashboardPage } from './page.ts';
+import { TransitionLog } from './transition-log.ts';
 import { dashboardView } from './view.ts';
 
 export const uiPath = '/ui';
@@ -23,11 +27,32 @@ const security = {
   'cache-control': 'no-store',
 };
 
+/** The page's scripts (classic scripts, see page.ts), read once when first asked for. */
+const scripts: Record<string, () => string> = {
+  [`${uiPath}/app.js`]: () => readFileSync(fileURLToPath(new URL('./static/app.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/chart.js`]: () => readFileSync(fileURLToPath(new URL('./static/chart.mjs', import.meta.url)), 'utf8'),
+  // elkjs lays the statecharts out in the page; its bundled build runs without a worker or a CDN.
+  [`${uiPath}/elk.js`]: () => readFileSync(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'), 'utf8'),
+};
+
 export class Dashboard {
-  private readonly script = readFileSync(fileURLToPath(new URL('./static/app.mjs', import.meta.url)), 'utf8');
+  private readonly loaded = new Map<string, string>();
   private viewers = 0;
 
-  constructor(private readonly service: MonitorService) {}
+  constructor(
+    private readonly service: MonitorService,
+    /** The actors' last transitions; its `inspect` must be the root system's inspection observer. */
+    readonly transitions: TransitionLog = new TransitionLog(),
+  ) {}
+
+  private script(path: string): string {
+    let text = this.loaded.get(path);
+    if (text === undefined) {
+      text = (scripts[path] as () => string)();
+      this.loaded.set(path, text);
+    }
+    return text;
+  }
 
   /** Answers /ui paths; undefined for every other path. */
   mount(request: HttpRequest): Promise<HttpResponse> | undefined {
@@ -45,7 +70,11 @@ export class Dashboard {
       case `${uiPath}/`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/html; charset=utf-8', ...security }, body: dashboardPage() };
       case `${uiPath}/app.js`:
-        return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script };
+      case `${uiPath}/chart.js`:
+      case `${uiPath}/elk.js`:
+        return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script(request.path) };
+      case `${uiPath}/machines`:
+        return { kind: 'full', status: 200, headers: { 'content-type': 'application/json; charset=utf-8', ...security }, body: JSON.stringify({ machines: machineCharts() }) };
       case `${uiPath}/events`:
         return this.events(request);
       default:
@@ -58,7 +87,9 @@ export class Dashboard {
       return jsonResponse(429, { code: 'OVER_BUDGET', error: `At most ${maxViewers} dashboards may be open at once.` });
     }
     const caller = { bearer: bearerOf(request) };
-    const { service } = this;
+    const charted = chartParam(request.query);
+    if (typeof charted === 'string') return jsonResponse(400, { code: 'INVALID', error: charted });
+    const { service, transitions } = this;
     return {
       kind: 'stream',
       status: 200,
@@ -72,7 +103,8 @@ export class Dashboard {
           if (sink.closed || service.isClosed) return;
           let text: string;
           try {
-            text = JSON.stringify(dashboardView(service, caller));
+            const view = dashboardView(service, caller);
+            text = JSON.stringify(charted ? { ...view, chart: chartedActor(service, transitions, view.actors, charted) } : view);
           } catch (error) {
             asProtocolError(error, 'the dashboard view'); // logs it with a request id
             sink.end();

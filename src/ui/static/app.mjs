@@ -41,6 +41,18 @@ function table(headers, rows, empty) {
 
 const num = (n) => el('td', { class: 'num' }, n ?? '—');
 
+// The Statecharts tab lives in chart.js (window.vigilCharts); an actor's row opens its chart.
+const charts = window.vigilCharts;
+function chartButton(a) {
+  const button = el('button', { type: 'button', class: 'link', 'data-chart': `${a.kind}:${a.key}`, 'aria-label': `chart of ${a.kind} ${a.key}` }, 'chart');
+  button.addEventListener('click', () => {
+    charts?.open(a.kind, a.key);
+    show('charts');
+    connect();
+  });
+  return button;
+}
+
 const views = {
   monitors: (v) =>
     table(
@@ -83,8 +95,8 @@ const views = {
     ),
   actors: (v) =>
     table(
-      ['Kind', 'Actor', 'Monitor', 'Machine', 'State', 'Status'],
-      v.actors.map((a) => [a.kind, el('code', {}, a.key), a.monitor ?? '—', a.machine, pill(a.state), a.status]),
+      ['Kind', 'Actor', 'Monitor', 'Machine', 'State', 'Status', 'Chart'],
+      v.actors.map((a) => [a.kind, el('code', {}, a.key), a.monitor ?? '—', a.machine, pill(a.state), a.status, chartButton(a)]),
       'No actors in memory.',
     ),
 };
@@ -92,10 +104,14 @@ const views = {
 let lastView;
 function render(view) {
   lastView = view;
+  // A redraw keeps the keyboard where it was: the focused row button is found again by its data-chart.
+  const focused = document.activeElement?.dataset?.chart;
   for (const [name, draw] of Object.entries(views)) {
     const section = document.getElementById(name);
     section.replaceChildren(draw(view));
   }
+  if (focused) document.querySelector(`[data-chart="${CSS.escape(focused)}"]`)?.focus();
+  charts?.update(view);
   live.textContent = `live · ${new Date(view.as_of).toLocaleTimeString()}${view.admin ? ' · admin' : ''}`;
 }
 
@@ -109,7 +125,8 @@ async function connect() {
   controller = new AbortController();
   const signal = controller.signal;
   try {
-    const response = await fetch('/ui/events', { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
+    const query = charts?.target ? `?chart=${encodeURIComponent(charts.target)}` : '';
+    const response = await fetch(`/ui/events${query}`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
     if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
     live.className = 'on';
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
