@@ -11,6 +11,7 @@ import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-d
 import type { HttpRequest, HttpResponse, StreamSink } from '../transport/http-types.ts';
 import { chartedActor, chartParam } from './chart-view.ts';
 import { machineCharts } from './machine-charts.ts';
+import { ObservationRates } from './rates.ts';
 import { dashboardPage } from './page.ts';
 import { TransitionLog } from './transition-log.ts';
 import { dashboardView } from './view.ts';
@@ -30,6 +31,7 @@ const security = {
 /** The page's scripts (classic scripts, see page.ts), read once when first asked for. */
 const scripts: Record<string, () => string> = {
   [`${uiPath}/app.js`]: () => readFileSync(fileURLToPath(new URL('./static/app.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/glance.js`]: () => readFileSync(fileURLToPath(new URL('./static/glance.mjs', import.meta.url)), 'utf8'),
   [`${uiPath}/chart.js`]: () => readFileSync(fileURLToPath(new URL('./static/chart.mjs', import.meta.url)), 'utf8'),
   // elkjs lays the statecharts out in the page; its bundled build runs without a worker or a CDN.
   [`${uiPath}/elk.js`]: () => readFileSync(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'), 'utf8'),
@@ -38,12 +40,15 @@ const scripts: Record<string, () => string> = {
 export class Dashboard {
   private readonly loaded = new Map<string, string>();
   private viewers = 0;
+  private readonly rates: ObservationRates;
 
   constructor(
     private readonly service: MonitorService,
     /** The actors' last transitions; its `inspect` must be the root system's inspection observer. */
     readonly transitions: TransitionLog = new TransitionLog(),
-  ) {}
+  ) {
+    this.rates = new ObservationRates(service);
+  }
 
   private script(path: string): string {
     let text = this.loaded.get(path);
@@ -71,6 +76,7 @@ export class Dashboard {
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/html; charset=utf-8', ...security }, body: dashboardPage() };
       case `${uiPath}/app.js`:
       case `${uiPath}/chart.js`:
+      case `${uiPath}/glance.js`:
       case `${uiPath}/elk.js`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script(request.path) };
       case `${uiPath}/machines`:
@@ -89,7 +95,7 @@ export class Dashboard {
     const caller = { bearer: bearerOf(request) };
     const charted = chartParam(request.query);
     if (typeof charted === 'string') return jsonResponse(400, { code: 'INVALID', error: charted });
-    const { service, transitions } = this;
+    const { service, transitions, rates } = this;
     return {
       kind: 'stream',
       status: 200,
@@ -103,7 +109,7 @@ export class Dashboard {
           if (sink.closed || service.isClosed) return;
           let text: string;
           try {
-            const view = dashboardView(service, caller);
+            const view = dashboardView(service, caller, rates);
             text = JSON.stringify(charted ? { ...view, chart: chartedActor(service, transitions, view.actors, charted) } : view);
           } catch (error) {
             asProtocolError(error, 'the dashboard view'); // logs it with a request id

@@ -3,6 +3,7 @@
 // script is a classic one: a module script is fetched with an Origin header,
 // which the browser rules of the API would refuse.
 import { chartStyle } from './chart-style.ts';
+import { glanceStyle } from './glance-style.ts';
 
 const style = `
 :root { color-scheme: light dark; --fg: #1c1f24; --muted: #5d6673; --line: #d9dde3; --bg: #fff; --panel: #f5f7fa; --ok: #1d7a3e; --warn: #a15c00; --bad: #b3261e; --accent: #2458d6; }
@@ -33,7 +34,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-
 .gap { display: inline-block; color: var(--warn); font-size: 12px; margin-right: 6px; }
 .empty { color: var(--muted); padding: 16px 0; }
 .data { max-width: 340px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-${chartStyle}`;
+${chartStyle}${glanceStyle}`;
 
 export function dashboardPage(): string {
   return `<!doctype html>
@@ -65,6 +66,7 @@ export function dashboardPage(): string {
 </main>
 <script src="/ui/elk.js" defer></script>
 <script src="/ui/chart.js" defer></script>
+<script src="/ui/glance.js" defer></script>
 <script src="/ui/app.js" defer></script>
 </body></html>`;
 }

@@ -10,6 +10,7 @@ import type { MonitorService } from '../service/service.ts';
 import { stateDocument } from '../service/state-document.ts';
 import { lagOf } from '../service/subscription-handle.ts';
 import { secretMatches } from '../service/tokens.ts';
+import type { ObservationRates } from './rates.ts';
 
 const maxRows = 200;
 const recentPerMonitor = 20;
@@ -18,7 +19,7 @@ const runType = 'ai.vigil.recipe.run';
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-export function dashboardView(service: MonitorService, caller: Caller) {
+export function dashboardView(service: MonitorService, caller: Caller, rates?: ObservationRates) {
   const admin = service.options.adminToken !== undefined && secretMatches(caller.bearer, service.options.adminToken);
   const feeds: Feed[] = [];
   for (const feed of service.allFeeds()) if (admin || canSee(feed, caller)) feeds.push(feed);
@@ -42,6 +43,9 @@ export function dashboardView(service: MonitorService, caller: Caller) {
       subscriptions: state.counters.subscriptions_active,
       since_last_source_contact_s: state.ages.since_last_source_contact_s,
       gaps: state.confidence.gaps,
+      ttl_seconds: feed.definition.ttl_seconds,
+      contradictions_open: state.contradictions_open,
+      per_minute: rates?.perMinute(feed) ?? [],
     };
   });
 

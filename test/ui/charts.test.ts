@@ -3,19 +3,15 @@
 // offline (elkjs from this server), and an actor chosen in the Actors tab
 // shows its current state and the transition it just took, live. Screenshots
 // go to VIGIL_UI_SCREENSHOTS when set (docs/ui/ holds the committed ones).
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseMachine } from '../../src/machines/lease-machine.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { call, publish } from '../support/client.ts';
-import { tempDir } from '../support/server-process.ts';
+import { chromiumPath, type DashboardBrowser, haveChromium, openDashboardBrowser } from '../support/dashboard-browser.ts';
 
-const chromiumPath = '/usr/bin/chromium';
-const haveChromium = existsSync(chromiumPath);
 if (!haveChromium) console.warn(`statechart browser tests skipped: ${chromiumPath} is missing (scripts/install-chromium.sh installs it)`);
 const admin = 'vga_charts_test_token_0123456789abc';
 
@@ -54,40 +50,25 @@ describe.skipIf(!haveChromium)('the Statecharts tab in Chromium', () => {
   let server: RunningServer;
   let base: string;
   let target: Server;
-  let context: BrowserContext;
-  let profile: string;
+  let browser: DashboardBrowser;
   let page: Page;
-  const shots = resolve(process.env.VIGIL_UI_SCREENSHOTS ?? tempDir('vigil-ui-shots-'));
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
     server = await startServer({ port: 0, cloud: false, allowAdmin: admin, sources: { kinds: ['http'], minBackoffMs: 200 }, log: () => undefined });
     base = `${server.url}/mp/v0`;
     target = createServer((_req, res) => res.end('healthy'));
     await new Promise<void>((d) => target.listen(0, '127.0.0.1', d));
-    profile = tempDir('vigil-chromium-');
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      // Offline: any request that leaves this server fails the page, as it would without internet.
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    await context.route((url) => url.origin !== server.url, (route) => route.abort());
-    page = await context.newPage();
+    browser = await openDashboardBrowser(server.url);
+    page = browser.page;
   });
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     target?.closeAllConnections();
     await new Promise((d) => target?.close(d));
     await server?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   it('opens a lease actor from the Actors tab with the keyboard and follows its transitions live', async () => {
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
     const created = await call(base, 'POST', '/monitors', {
       body: { id: 'deploys', capabilities: ['observe', 'act'], source: { kind: 'http', url: `http://127.0.0.1:${(target.address() as AddressInfo).port}/`, interval_s: 1 } },
     });
@@ -120,20 +101,20 @@ describe.skipIf(!haveChromium)('the Statecharts tab in Chromium', () => {
     expect(await page.locator('.state.current').first().textContent()).toContain('◀ now');
     await call(base, 'POST', `${leases}/claim`, { token: sub.body.token, body: { subject: 'deploy-42', lease_duration_seconds: 300 } });
     await page.waitForSelector('.state.current[data-state="lease.held"]');
-    await page.screenshot({ path: `${shots}/chart-lease.png`, fullPage: true });
+    await page.screenshot({ path: `${browser.shots}/chart-lease.png`, fullPage: true });
 
     // A source actor: a nested state, its parent outlined too.
     await page.click('nav button[data-view="actors"]');
     await page.click('[data-chart="source:deploys"]');
     await page.waitForSelector('.state.current[data-state="source.running.watching"]');
     await page.waitForSelector('.state.current[data-state="source.running"]');
-    await page.screenshot({ path: `${shots}/chart-source.png`, fullPage: true });
+    await page.screenshot({ path: `${browser.shots}/chart-source.png`, fullPage: true });
 
     // A phone's width: the chart scales into the page instead of running off it.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.waitForFunction(() => (document.querySelector('svg.chart')?.getBoundingClientRect().width ?? 999) <= 390);
-    await page.screenshot({ path: `${shots}/chart-source-phone.png`, fullPage: true });
+    await page.screenshot({ path: `${browser.shots}/chart-source-phone.png`, fullPage: true });
     await page.setViewportSize({ width: 1280, height: 800 });
-    expect(errors).toEqual([]);
+    expect(browser.errors).toEqual([]);
   });
 });

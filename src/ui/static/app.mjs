@@ -104,13 +104,17 @@ const views = {
 let lastView;
 function render(view) {
   lastView = view;
-  // A redraw keeps the keyboard where it was: the focused row button is found again by its data-chart.
-  const focused = document.activeElement?.dataset?.chart;
+  // A redraw keeps the keyboard where it was: the focused button or card is found again by its data attribute.
+  const { chart, glance } = document.activeElement?.dataset ?? {};
+  const focused = chart ? `[data-chart="${CSS.escape(chart)}"]` : glance ? `[data-glance="${CSS.escape(glance)}"]` : undefined;
   for (const [name, draw] of Object.entries(views)) {
     const section = document.getElementById(name);
     section.replaceChildren(draw(view));
   }
-  if (focused) document.querySelector(`[data-chart="${CSS.escape(focused)}"]`)?.focus();
+  // Monitors at a glance (glance.js) sit above the monitors' table.
+  const cards = window.vigilGlance?.(view);
+  if (cards) document.getElementById('monitors').prepend(cards);
+  if (focused) document.querySelector(focused)?.focus();
   charts?.update(view);
   live.textContent = `live · ${new Date(view.as_of).toLocaleTimeString()}${view.admin ? ' · admin' : ''}`;
 }
