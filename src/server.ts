@@ -56,6 +56,8 @@ export interface RunningServer {
   readonly adminToken?: string;
   readonly service: MonitorService;
   readonly cloud?: Cloud;
+  /** The managed edge's own port, where workers answer by Host (absent without the cloud). */
+  readonly edgePort?: number;
   /** The inspector's WebSocket URL when --inspect is on. */
   readonly inspectUrl?: string;
   close(): Promise<void>;
@@ -95,7 +97,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await cluster?.close();
     throw error;
   }
-  let transport: HttpTransport & { fallbackReason?: string };
+  let transport!: HttpTransport & { fallbackReason?: string };
+  let edgeTransport: HttpTransport | undefined;
   let port: number;
   let cloud: Cloud | undefined;
   let sources: SourceManager | undefined;
@@ -127,7 +130,27 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxStreamBufferBytes,
       tooLarge: tooLargeResponse,
     }));
+    if (cloud) {
+      const { createEdgeHandler } = await import('./cloud/edge/edge-door.ts');
+      // The edge's workers are other people's code: an origin apart from the API and the dashboard.
+      edgeTransport = await createTransport(options.transport ?? 'auto');
+      cloud.edge.port = (
+        await edgeTransport
+          .listen(createEdgeHandler(cloud.edge, options.log), {
+            host,
+            port: (options.cloud !== false && options.cloud?.edgePort) || 0,
+            maxBodyBytes: service.options.maxBodyBytes,
+            maxStreamBufferBytes,
+            tooLarge: tooLargeResponse,
+          })
+          .catch((error: Error) => {
+            throw new Error(`the edge port: ${error.message.replace(/--port\b/, '--edge-port')}`);
+          })
+      ).port;
+    }
   } catch (error) {
+    await edgeTransport?.close().catch(() => {});
+    await transport?.close().catch(() => {});
     sources?.close();
     await cloud?.close();
     service.close();
@@ -147,11 +170,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     service,
     cloud,
+    edgePort: cloud?.edge.port,
     inspectUrl: inspector?.url,
     close() {
       closing ??= (async () => {
         sources?.close();
         await transport.close();
+        await edgeTransport?.close();
         await cloud?.close();
         await service.settle().catch(() => {});
         service.close();

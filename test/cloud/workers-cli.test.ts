@@ -7,6 +7,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
+import { edgeFetch } from '../support/edge.ts';
 import { makeSdkProject, type SdkProject, vigil } from '../sdk/helpers.ts';
 import { makeKey, useCloudServer } from './fixtures.ts';
 
@@ -33,22 +34,22 @@ describe('vigil worker on the managed edge', { timeout: 180_000 }, () => {
     const deployed = await vigil(project, ['worker', 'deploy', 'hello', '--minify', '--json']);
     expect(deployed.code, deployed.stderr).toBe(0);
     const result = JSON.parse(deployed.stdout);
-    expect(result).toEqual({ name: 'hello', url: `${server.url}/edge/hello/`, deployed: true });
-    const answer = await fetch(`${result.url}some/path`);
-    expect(await answer.json()).toEqual({ worker: 'hello', path: '/some/path', method: 'GET', secrets: 0 });
+    expect(result).toEqual({ name: 'hello', url: `http://hello.localhost:${server.server.edgePort}/`, deployed: true });
+    const answer = await edgeFetch(`${result.url}some/path`);
+    expect(answer.json()).toEqual({ worker: 'hello', path: '/some/path', method: 'GET', secrets: 0 });
 
     expect((await vigil(project, ['worker', 'secret', 'set', 'hello', 'TOKEN'], { stdin: 'abc' })).code).toBe(0);
-    expect(await (await fetch(result.url)).json()).toMatchObject({ secrets: 1 });
+    expect((await edgeFetch(result.url)).json()).toMatchObject({ secrets: 1 });
     expect(JSON.parse((await vigil(project, ['worker', 'secret', 'list', 'hello', '--json'])).stdout)).toEqual(['TOKEN']);
     expect((await vigil(project, ['worker', 'secret', 'delete', 'hello', 'TOKEN'])).code).toBe(0);
-    expect(await (await fetch(result.url)).json()).toMatchObject({ secrets: 0 });
+    expect((await edgeFetch(result.url)).json()).toMatchObject({ secrets: 0 });
 
     const list = JSON.parse((await vigil(project, ['worker', 'list', '--json'])).stdout);
     expect(list.map((w: { name: string }) => w.name)).toEqual(['hello']);
     const status = JSON.parse((await vigil(project, ['worker', 'status', 'hello', '--json'])).stdout);
     expect(status).toEqual(list[0]);
     expect(JSON.parse((await vigil(project, ['worker', 'delete', 'hello', '--json'])).stdout)).toEqual({ deleted: true });
-    expect((await fetch(result.url)).status).toBe(404);
+    expect((await edgeFetch(result.url)).status).toBe(404);
     expect((await vigil(project, ['worker', 'status', 'hello'])).stderr).toMatch(/No worker "hello"/);
   });
 
