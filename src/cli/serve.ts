@@ -1,6 +1,7 @@
 // `vigil serve`: the HTTP, JSON-RPC and event-stream bindings under /mp/v0.
 import type { CAC } from 'cac';
-import { isPostgresUrl, redactedUrl } from '../store/postgres/url.ts';
+import { redactCredentials } from '../net/redact.ts';
+import { isPostgresUrl } from '../store/postgres/url.ts';
 import { clientLimitNames, defaultClientLimits } from '../service/client-limits.ts';
 import { defaults } from '../service/defaults.ts';
 import { isLoopbackHost } from '../service/loopback.ts';
@@ -98,6 +99,7 @@ export function registerServeCommands(cli: CAC): void {
     .option('--allow-shell-sources', sourceFlagHelp.allowShell)
     .option('--allow-private-sources', sourceFlagHelp.allowPrivate)
     .option('--inspect [port]', sourceFlagHelp.inspect)
+    .option('--inspect-host <addr>', sourceFlagHelp.inspectHost, { type: [String] })
     .option('--transport <name>', 'Socket library: auto (uWebSockets.js when it loads), uws or node', { default: 'auto' })
     .example('vigil serve --state ~/.vigil/monitors.db --allow-origin http://localhost:5173')
     .action(async (flags: ServeFlags) => {
@@ -133,7 +135,7 @@ export function registerServeCommands(cli: CAC): void {
         server = await startServer({ ...options, extensions: serverDoors });
       } catch (error) {
         if (error instanceof UsageError) throw error;
-        process.stderr.write(`vigil: cannot start: ${(error as Error).message}\n`);
+        process.stderr.write(`vigil: cannot start: ${redactCredentials((error as Error).message)}\n`);
         process.exit(1);
       }
       if (server.fallbackReason) process.stderr.write(`vigil: ${server.fallbackReason}\n`);
@@ -141,7 +143,12 @@ export function registerServeCommands(cli: CAC): void {
       if (server.adminToken && allowAdmin === true) process.stdout.write(`vigil: admin token ${server.adminToken}\n`);
       process.stdout.write(`vigil: cloud API at ${server.url}/v1, edge workers at ${server.cloud?.edge.urlOf('<name>')}\n`);
       if (server.inspectUrl) {
-        process.stdout.write(`vigil: inspector at ${server.inspectUrl} (open http${server.inspectUrl.slice(2)}/ in a browser, or connect the Stately inspector)\n`);
+        const guarded = options.inspectHost !== undefined && !isLoopbackHost(options.inspectHost);
+        process.stdout.write(
+          guarded
+            ? `vigil: inspector at ${server.inspectUrl}, admin token required (open http${server.inspectUrl.slice(2)}/#token=<admin token> in a browser, or connect with ?token=<admin token>)\n`
+            : `vigil: inspector at ${server.inspectUrl} (open http${server.inspectUrl.slice(2)}/ in a browser, or connect the Stately inspector)\n`,
+        );
       }
       process.stdout.write(`vigil: dashboard at ${server.url}/ui\n`);
       if (!isLoopbackHost(options.host)) {
@@ -149,7 +156,7 @@ export function registerServeCommands(cli: CAC): void {
         process.stdout.write(`vigil: listening on ${options.host}: clients on other machines can connect; http, feed and ws sources ${privateSources}\n`);
       }
       process.stdout.write(
-        `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.store ? `${redactedUrl(options.store)}, node ${server.service.cluster?.node.id}` : (options.state ?? 'in memory')}, pid ${process.pid})\n`,
+        `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.store ? `${redactCredentials(options.store)}, node ${server.service.cluster?.node.id}` : (options.state ?? 'in memory')}, pid ${process.pid})\n`,
       );
       const stop = () => {
         void server.close().then(() => process.exit(0));
