@@ -27,6 +27,8 @@ interface ServeFlags extends SourceFlags {
   edgeDomain?: unknown;
   edgePort?: unknown;
   workerTimeout?: unknown;
+  workerMemory?: unknown;
+  allowPrivateWorkers?: unknown;
 }
 
 function edgeDomainFlag(value: string | undefined): string | undefined {
@@ -91,6 +93,8 @@ export function registerServeCommands(cli: CAC): void {
     .option('--allow-insecure-webhooks', 'Let webhooks target plain http on loopback and private addresses (local testing only)')
     .option('--edge-port <n>', `Port of the managed edge, where each worker answers at its own host name (default ${defaultEdgePort}; any free port when --port is 0)`, { type: [String] })
     .option('--edge-domain <domain>', 'Workers answer on the edge port at <name>.<domain> by Host header (default localhost: <name>.localhost reaches this machine in browsers)', { type: [String] })
+    .option('--worker-memory <MB>', 'Resident memory a managed-edge worker may hold before it is stopped (its requests answered 502) and restarted', { default: 256 })
+    .option('--allow-private-workers', "Let managed-edge workers fetch loopback, private and link-local addresses (this server's own ports and other workers' among them); off: public addresses only")
     .option('--worker-timeout <seconds>', 'Longest a managed-edge worker may take over a request or scheduled run before it is stopped and restarted', { default: 30 })
     .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
     .option('--client-limits-loopback', 'Apply --client-limits to loopback clients too (off: local tools are not limited)')
@@ -125,6 +129,8 @@ export function registerServeCommands(cli: CAC): void {
           edgeDomain: edgeDomainFlag(stringFlag('--edge-domain', flags.edgeDomain)),
           edgePort: edgePortFlag(stringFlag('--edge-port', flags.edgePort), port),
           workerTimeoutMs: wholeNumberFlag('--worker-timeout', flags.workerTimeout, 1, 900) * 1000,
+          workerMemoryBytes: wholeNumberFlag('--worker-memory', flags.workerMemory, 64, 65536) * (1 << 20),
+          allowPrivateWorkers: flags.allowPrivateWorkers === true,
           log: (line: string) => process.stderr.write(`vigil: ${line}\n`),
         },
       };

@@ -32,6 +32,10 @@ export interface CloudOptions {
   readonly deliveryTimeoutMs?: number;
   /** How long a managed-edge worker may take over a request or a scheduled run (30 s). */
   readonly workerTimeoutMs?: number;
+  /** Resident memory a managed-edge worker's workerd may hold (256 MB). */
+  readonly workerMemoryBytes?: number;
+  /** Workers' fetches may reach loopback, private and link-local addresses (off: public only). */
+  readonly allowPrivateWorkers?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -62,6 +66,8 @@ export class Cloud {
     this.edge = new ManagedEdge(this.store, options.edgeDomain ?? 'localhost', options.log, {
       ...defaultWorkerLimits,
       ...(options.workerTimeoutMs !== undefined && { timeoutMs: options.workerTimeoutMs }),
+      ...(options.workerMemoryBytes !== undefined && { memoryBytes: options.workerMemoryBytes }),
+      allowPrivate: options.allowPrivateWorkers ?? false,
     });
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();

@@ -2,7 +2,8 @@
 // edge's own port (never on the API's origin), give it a secret it reads,
 // delete it.
 import { execFileSync } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
 import { edgeFetch } from '../support/edge.ts';
@@ -196,5 +197,87 @@ describe('managed edge limits', { timeout: 120_000 }, () => {
     expect(endless.json()).toEqual({ code: 'UNAVAILABLE', error: `Worker "firehose" answered more than ${32 << 20} bytes; the answer was dropped.` });
     expect((await edgeFetch(`http://firehose.localhost:${roomy.server.edgePort}/`)).json()).toEqual({ ok: true });
     await call(roomy.url, 'DELETE', '/v1/workers/firehose', { token: key });
+  });
+});
+
+describe('managed edge bounds: memory and outbound fetches', { timeout: 120_000 }, () => {
+  const server = useCloudServer({ cloud: { workerMemoryBytes: 128 << 20 } });
+  const open = useCloudServer({ cloud: { allowPrivateWorkers: true } });
+  const boundsScript = `const kept = [];
+  export default {
+    async fetch(request) {
+      const url = new URL(request.url);
+      if (url.pathname === '/grow') {
+        while (kept.length < 1024) {
+          for (let i = 0; i < 16; i++) kept.push(new Uint8Array(1 << 20).fill(7));
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        return new Response('grew to ' + kept.length + ' MB');
+      }
+      if (url.pathname === '/fetch') {
+        try {
+          const answer = await fetch(url.searchParams.get('to'));
+          return Response.json({ status: answer.status, refused: answer.headers.get('x-vigil-edge-refused'), text: await answer.text() });
+        } catch (e) {
+          return Response.json({ error: String(e) });
+        }
+      }
+      return Response.json({ ok: true, held_mb: kept.length });
+    },
+  };`;
+  const workerd = () =>
+    execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.trim().endsWith('workerd'))
+      .map((line) => Number(line.trim().split(/\s+/)[0]));
+
+  it('stops a worker past its memory limit with a 502, and serves the next request afresh', async () => {
+    const key = await makeKey(server.url);
+    const before = new Set(workerd());
+    expect((await call(server.url, 'PUT', '/v1/workers/hog', { token: key, body: { script: boundsScript } })).status).toBe(200);
+    const at = (path: string) => `http://hog.localhost:${server.server.edgePort}${path}`;
+    expect((await edgeFetch(at('/'))).json()).toEqual({ ok: true, held_mb: 0 });
+    const hog = workerd().filter((pid) => !before.has(pid));
+    const grown = await edgeFetch(at('/grow'));
+    expect(grown.status, grown.text).toBe(502);
+    expect(grown.json()).toEqual({
+      code: 'UNAVAILABLE',
+      error: expect.stringMatching(/^Worker "hog" went past its memory limit of 128 MB \(\d+ MB\); it was stopped and starts afresh on its next use\.$/),
+    });
+    for (let i = 0; i < 50 && workerd().some((pid) => hog.includes(pid)); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(workerd().filter((pid) => hog.includes(pid))).toEqual([]);
+    expect((await edgeFetch(at('/'))).json()).toEqual({ ok: true, held_mb: 0 });
+    await call(server.url, 'DELETE', '/v1/workers/hog', { token: key });
+  });
+
+  it("refuses a worker's fetch of loopback (the server itself, a local service, a name resolving there) unless allowed", async () => {
+    const hits: string[] = [];
+    const local = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end('local secret');
+    });
+    await new Promise<void>((d) => local.listen(0, '127.0.0.1', d));
+    const port = (local.address() as AddressInfo).port;
+    try {
+      const key = await makeKey(server.url);
+      expect((await call(server.url, 'PUT', '/v1/workers/prober', { token: key, body: { script: boundsScript } })).status).toBe(200);
+      const probe = async (edge: { server: { edgePort?: number } }, to: string) =>
+        (await edgeFetch(`http://prober.localhost:${edge.server.edgePort}/fetch?to=${encodeURIComponent(to)}`)).json();
+      for (const to of [`http://127.0.0.1:${port}/a`, `http://localhost:${port}/b`, `${server.url}/v1/workers`, `http://[::1]:${server.server.edgePort}/`]) {
+        const seen = await probe(server, to);
+        expect(seen, to).toMatchObject({ status: 502, refused: '1' });
+        expect(seen.text, to).toMatch(/private, loopback or link-local address.*--allow-private-workers/);
+      }
+      expect(hits).toEqual([]);
+
+      // --allow-private-workers: the same fetch goes through.
+      const openKey = await makeKey(open.url);
+      expect((await call(open.url, 'PUT', '/v1/workers/prober', { token: openKey, body: { script: boundsScript } })).status).toBe(200);
+      expect(await probe(open, `http://127.0.0.1:${port}/c`)).toEqual({ status: 200, refused: null, text: 'local secret' });
+      expect(hits).toEqual(['/c']);
+    } finally {
+      local.closeAllConnections();
+      await new Promise((d) => local.close(d));
+    }
   });
 });
