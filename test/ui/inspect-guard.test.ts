@@ -128,6 +128,14 @@ describe('the inspector beside a server on 0.0.0.0', { timeout: 60_000 }, () => 
       observations = (await call(base, 'GET', `/subscriptions/${sub.body.subscription.id}/pull?limit=100&cursor=1`, { token: sub.body.token })).body;
     }
     expect(JSON.stringify(observations)).toContain('api_key=***');
+    // A new URL given by update: the recorded change (an observation subscribers read) shows it redacted too.
+    const updated = await call(base, 'POST', '/monitors/guarded-http/update', {
+      token: http.body.owner_token,
+      body: { reason: 'moved region', patch: { source: { kind: 'http', url: watched.replace('region=eu', 'region=us'), interval_s: 1 } } },
+    });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    const configured = (await call(base, 'GET', `/subscriptions/${sub.body.subscription.id}/pull?limit=100&cursor=1`, { token: sub.body.token })).body;
+    expect(JSON.stringify(configured)).toContain('region=us');
     const dashboard = await fetch(`${server.url}/ui/events`, { headers: { authorization: `Bearer ${admin}` } });
     const reader = dashboard.body!.getReader();
     let view = '';
@@ -136,7 +144,7 @@ describe('the inspector beside a server on 0.0.0.0', { timeout: 60_000 }, () => 
     expect(view).toContain('token=***');
     const snapshot = await call(base, 'GET', '/admin/snapshot', { token: admin });
 
-    for (const shown of [inspected, JSON.stringify(monitor.body), JSON.stringify(observations), view, JSON.stringify(snapshot.body)]) {
+    for (const shown of [inspected, JSON.stringify(monitor.body), JSON.stringify(observations), JSON.stringify(configured), JSON.stringify(updated.body), view, JSON.stringify(snapshot.body)]) {
       for (const secret of secrets) expect(shown).not.toContain(secret);
     }
     relay.socket!.close();
