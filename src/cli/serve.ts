@@ -160,6 +160,9 @@ export function registerServeCommands(cli: CAC): void {
       if (!isLoopbackHost(options.host)) {
         const privateSources = options.sources.allowPrivate ? 'may reach private addresses (--allow-private-sources)' : 'reach public addresses only (see --allow-private-sources)';
         process.stdout.write(`vigil: listening on ${options.host}: clients on other machines can connect; http, feed and ws sources ${privateSources}\n`);
+        if (options.cloud.edgeDomain === undefined) {
+          process.stdout.write('vigil: edge workers answer at <name>.localhost, which only this machine resolves; give other machines a wildcard DNS name with --edge-domain\n');
+        }
       }
       process.stdout.write(
         `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.store ? `${redactCredentials(options.store)}, node ${server.service.cluster?.node.id}` : (options.state ?? 'in memory')}, pid ${process.pid})\n`,
