@@ -9,8 +9,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { packageVersion } from '../../version.ts';
-import { invalid, VigilError } from '../errors.ts';
+import { packageVersion } from '../version.ts';
+import { invalid, VigilError } from '../errors/vigil-error.ts';
 
 interface StdioEntry {
   command: string;

@@ -2,7 +2,7 @@
 // 20 ms (a synchronous wait: SDK calls are synchronous), stale after 30 s so
 // a killed holder cannot block everyone forever.
 import { closeSync, openSync, rmSync, statSync } from 'node:fs';
-import { VigilError, type VigilErrorCode } from './errors.ts';
+import { VigilError, type VigilErrorCode } from '../errors/vigil-error.ts';
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { VigilError } from '../errors.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 import { compatibilityDate } from './templates.ts';
 
 export interface OwnAccount {

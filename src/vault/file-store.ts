@@ -6,9 +6,9 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { VigilError } from '../errors.ts';
-import { withFileLock } from '../file-lock.ts';
-import { ensureVigilHome } from '../home.ts';
+import { VigilError } from '../errors/vigil-error.ts';
+import { withFileLock } from '../file-lock/file-lock.ts';
+import { ensureVigilHome } from '../home/home.ts';
 
 /** service (`vigil-vault/<scope>`) → key → value */
 export type VaultData = Record<string, Record<string, string>>;

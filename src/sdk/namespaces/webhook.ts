@@ -1,9 +1,9 @@
 // sdk.webhook and `vigil webhook …`: registrations on the cloud API
 // (recipes-and-sdk.md §6). One implementation for the CLI and scripts.
 import { eventTypes } from '../../events/channel.ts';
-import { cloudCall, cloudTarget } from '../cloud-target.ts';
-import type { SdkContext } from '../context.ts';
-import { invalid } from '../errors.ts';
+import { cloudCall, cloudTarget } from '../../cloud/cloud-target.ts';
+import type { SdkContext } from '../../workspace/context.ts';
+import { invalid } from '../../errors/vigil-error.ts';
 import type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
 
 export type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';

@@ -1,13 +1,13 @@
-// sdk.worker and `vigil worker …`: create a worker folder from a template,
+// Workers (sdk.worker, `vigil worker …`): create a worker folder from a template,
 // bundle it, and deploy, list, inspect, delete it and manage its secrets on
 // one of two targets with the same calls: the user's own account (wrangler,
 // when `vigil worker setup` stored credentials in vault scope `worker`) or
 // the managed edge of the Vigil server at api_url.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { cloudCall, cloudTarget } from '../cloud-target.ts';
-import type { SdkContext } from '../context.ts';
-import { invalid, VigilError } from '../errors.ts';
+import { cloudCall, cloudTarget } from '../cloud/cloud-target.ts';
+import type { SdkContext } from '../workspace/context.ts';
+import { invalid, VigilError } from '../errors/vigil-error.ts';
 import { vaultDelete, vaultGet, vaultSet } from '../vault/vault.ts';
 import { bundleWorker } from './bundle.ts';
 import { type OwnAccount, ownAccountTarget, type WorkerInfo } from './own-account.ts';
@@ -54,7 +54,8 @@ export function workerSetupClear(env: NodeJS.ProcessEnv): boolean {
   return a || b;
 }
 
-export function workerNamespace(ctx: SdkContext) {
+/** The calls of sdk.worker and `vigil worker`, bound to a workspace. */
+export function workerCalls(ctx: SdkContext) {
   const workersDir = join(ctx.projectRoot, '.vigil', 'workers');
   const dirOf = (name: string) => join(workersDir, checkName(name));
   const own = () => {

@@ -3,7 +3,7 @@
 // script's variables. The CLI builds one from the current directory; a
 // script run builds one from --workspace and --var.
 import { resolve } from 'node:path';
-import { findProjectRoot } from '../recipes/loading/discovery.ts';
+import { findProjectRoot } from './project-root.ts';
 
 export interface SdkContext {
   workspace: string;

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { ensureVigilHome } from '../home.ts';
+import { ensureVigilHome } from '../home/home.ts';
 
 interface KeyringModule {
   Entry: new (

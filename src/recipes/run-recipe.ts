@@ -8,11 +8,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type RunJson, readRunJson, runsDir } from '../../recipes/records/run-record.ts';
-import { VigilError } from '../errors.ts';
+import { type RunJson, readRunJson, runsDir } from './records/run-record.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 
 export const RUN_TIMEOUT_MS = 600_000;
-const cliEntry = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'vigil.js');
+const cliEntry = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'vigil.js');
 
 export interface RecipeRunRequest {
   name: string;

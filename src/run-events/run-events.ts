@@ -3,9 +3,9 @@
 // step.end, run.end and gate.answer (hash-chained, no secrets); plugin hooks
 // get run.start, run.end, step.start, step.end and gate.open as JSON on
 // stdin. Neither may break a run: failures become one warning line.
-import { sdkContext } from './context.ts';
-import { appendLedger } from './ledger/ledger.ts';
-import { firePluginHook, loadPlugins, pluginEvents } from './namespaces/plugin.ts';
+import { sdkContext } from '../workspace/context.ts';
+import { appendLedger } from '../ledger/ledger.ts';
+import { firePluginHook, loadPlugins, pluginEvents } from '../plugins/plugins.ts';
 
 export type RunEvent = 'run.start' | 'run.end' | 'step.start' | 'step.end' | 'gate.open' | 'gate.answer';
 

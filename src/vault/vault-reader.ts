@@ -1,8 +1,8 @@
 // Read side of the vault, as the runner needs it: `api_key: vault:<key>` and
 // `requires.vault_keys`. A reference is `<key>` (scope "default") or
-// `<scope>/<key>`; the store itself is src/sdk/vault (OS keyring or the
+// `<scope>/<key>`; the store itself is vault.ts (OS keyring or the
 // encrypted ~/.vigil/vault.enc).
-import { parseVaultRef, vaultGet } from '../sdk/vault/vault.ts';
+import { parseVaultRef, vaultGet } from './vault.ts';
 
 export interface VaultReader {
   get(key: string): string | null;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withFileLock } from '../file-lock.ts';
+import { withFileLock } from '../file-lock/file-lock.ts';
 
 export const GENESIS = '0'.repeat(64);
 

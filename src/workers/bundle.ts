@@ -1,7 +1,7 @@
 // Bundles a worker folder into one ES module with esbuild, for workerd.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { VigilError } from '../errors.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 
 export async function bundleWorker(dir: string, minify: boolean): Promise<string> {
   const entry = ['src/index.ts', 'src/index.js', 'index.ts', 'index.js'].map((p) => join(dir, p)).find((p) => existsSync(p));

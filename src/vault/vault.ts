@@ -6,8 +6,8 @@
 // active backend on first use and then removed.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { invalid, VigilError } from '../errors.ts';
-import { vigilHome } from '../home.ts';
+import { invalid, VigilError } from '../errors/vigil-error.ts';
+import { vigilHome } from '../home/home.ts';
 import { filePaths, readVaultFile, updateVaultFile, type VaultData } from './file-store.ts';
 import { knownScopes, probeKeyring, rememberScope } from './keyring-store.ts';
 

@@ -2,11 +2,11 @@
 // vigil.yml (default `server.base`; VIGIL_API_URL overrides), with the API
 // key from the vault (scope `api`, key `api_key`). The script never sees the
 // key: it is read here, inside the SDK call.
-import { CloudError, type CloudClient, cloudClient } from '../cloud/cloud-client.ts';
+import { CloudError, type CloudClient, cloudClient } from './cloud-client.ts';
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
-import type { SdkContext } from './context.ts';
-import { VigilError } from './errors.ts';
-import { vaultGet } from './vault/vault.ts';
+import type { SdkContext } from '../workspace/context.ts';
+import { VigilError } from '../errors/vigil-error.ts';
+import { vaultGet } from '../vault/vault.ts';
 
 export const apiKeyScope = 'api';
 export const apiKeyName = 'api_key';
