@@ -101,9 +101,13 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   // Render every prompt first, so all missing variables are reported together.
   const problems: string[] = [];
   const rendered = new Map<string, RenderedStep>();
+  const backendNames = new Map<string, string | null>();
   for (const { step } of plan.steps) {
+    const name = chooseBackendName(step, req.backend, config, req.env);
+    backendNames.set(step.label, name);
+    const dialect = name === 'claude' || name === 'codex' ? name : 'generic';
     try {
-      rendered.set(step.label, renderStep(step, vars, { recipeFile: file, projectRoot, workspace }));
+      rendered.set(step.label, renderStep(step, vars, { recipeFile: file, projectRoot, workspace, dialect }));
     } catch (error) {
       if (error instanceof RecipeInputError) problems.push(...error.problems);
       else throw error;
@@ -139,7 +143,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const vmLabels: string[] = [];
   for (const { step } of plan.steps) {
     const r = rendered.get(step.label)!;
-    const name = chooseBackendName(step, req.backend, config, req.env);
+    const name = backendNames.get(step.label);
     if (!name)
       throw new RunRefusedError(
         `${file}: step "${step.label}" has no backend: set its "backend", pass --backend, set default_backend in vigil.yml, or install claude or codex`,
@@ -151,7 +155,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
       promptFiles.push([path, a.prompt.text]);
       return path;
     });
-    const backend = buildBackendSpec({ step, name, args, config, vault: req.vault, env: req.env, recipeFile: file });
+    const backend = buildBackendSpec({ step, name, args, kinds: r.args.map((a) => a.kind), config, vault: req.vault, env: req.env, recipeFile: file });
     const auth = authEnv(step, config, req.vault, file);
     const vm = step.vm ?? recipe.vm ?? false;
     if (vm) vmLabels.push(step.label);
