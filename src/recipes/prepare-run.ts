@@ -18,7 +18,8 @@ import { type ResumePoint, resumePoint } from './preflight/resume.ts';
 import { type RenderedStep, renderStep } from './prompts.ts';
 import { newRunId, runsDir } from './records/run-record.ts';
 import { requireBubblewrap } from './isolation/vm.ts';
-import type { FoundRecipe } from './types.ts';
+import { unpricedWhy } from './budget/budget-scope.ts';
+import type { Budget, FoundRecipe } from './types.ts';
 import { parseVarFlags, resolveVariables } from './variables.ts';
 import type { VaultReader } from './vault.ts';
 
@@ -161,6 +162,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     if (vm) vmLabels.push(step.label);
     steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...vars, ...r.env, ...auth, ...(over?.env ?? {}) }, vm });
   }
+  warnings.push(...checkUsdCounted(steps, plan, recipe.budget, config, file));
   const vmSpec = vmLabels.length > 0 ? { bwrap: requireBubblewrap(vmLabels, file) } : null;
   return {
     runId,
@@ -176,4 +178,25 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     resume,
     vmSpec,
   };
+}
+
+/**
+ * Steps whose dollars nothing can count (an HTTP or codex backend reports tokens only, and vigil.yml `prices`
+ * has no entry for the model): a warning each, and a usd budget over them is refused, since it could never stop.
+ */
+function checkUsdCounted(steps: Map<string, PreparedStep>, plan: Plan, recipeBudget: Budget | undefined, config: WorkspaceConfig, file: string): string[] {
+  const warnings: string[] = [];
+  const refused: string[] = [];
+  for (const { step } of plan.steps) {
+    const b = steps.get(step.label)!.backend;
+    if (b.kind !== 'http' && b.kind !== 'codex') continue;
+    if (b.model && config.prices?.[b.model]) continue;
+    const why = unpricedWhy(b.model);
+    warnings.push(`warning: step "${step.label}": usd is unknown: ${why}; its tokens are counted, its dollars are not`);
+    if (step.budget?.usd !== undefined) refused.push(`${file}: step "${step.label}".budget.usd: ${why}`);
+    if (recipeBudget?.usd !== undefined) refused.push(`${file}: budget.usd covers step "${step.label}": ${why}`);
+  }
+  if (refused.length > 0)
+    throw new RunRefusedError('a usd budget cannot be counted, nothing was started (add the models to prices in vigil.yml, or use a tokens budget)', refused);
+  return warnings;
 }
