@@ -25,7 +25,7 @@ describe('contest results on the screen', () => {
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const run = rootRun(project);
     const lines = r.stdout.split('\n');
-    const board = lines.findIndex((l) => l === `scoreboard of run ${run.id} ("race"):`);
+    const board = lines.indexOf(`scoreboard of run ${run.id} ("race"):`);
     expect(board).toBeGreaterThanOrEqual(0);
     expect(lines.slice(board + 1, board + 5)).toEqual([
       '  strategy 1  succeeded  score 3',
