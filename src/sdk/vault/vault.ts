@@ -113,7 +113,8 @@ function rescueKeyutils(env: NodeJS.ProcessEnv): void {
   rescuedFor = home;
   const rescue = rescueKeyutilsSecrets((scope, key, value) =>
     updateVaultFile(filePaths(env), (d) => {
-      const entries = (d[serviceOf(scope)] ??= {});
+      d[serviceOf(scope)] ??= {};
+      const entries = d[serviceOf(scope)]!;
       if (key in entries) return false;
       entries[key] = value;
       return true;
