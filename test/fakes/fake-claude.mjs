@@ -74,7 +74,9 @@ for (let t = 1; t <= Math.min(turns, maxTurns); t += 1) {
   await sleep(perTurn);
   const last = t === turns;
   const text = last && d.SAY ? `turn ${t} done. ${d.SAY}` : `turn ${t}`;
-  emit({ type: 'assistant', message: { content: [{ type: 'text', text }] } });
+  // As Claude Code writes a turn: each content block an event of its own, under one message id.
+  emit({ type: 'assistant', message: { id: `msg_${t}`, content: [{ type: 'text', text }], usage: { input_tokens: 10, output_tokens: 5 } } });
+  if (!last) emit({ type: 'assistant', message: { id: `msg_${t}`, content: [{ type: 'tool_use', name: 'Bash' }], usage: { input_tokens: 10, output_tokens: 5 } } });
 }
 applyWrites(d);
 if (turns > maxTurns) {

@@ -64,6 +64,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   let overLimit = false;
   const controller = new AbortController();
   const perMessage = new Map<string, ClaudeUsage>();
+  const turns = new Set<string>();
   const lines = new StreamLines((line) => {
     let event: StreamEvent;
     try {
@@ -76,13 +77,18 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
       // One model call may come as several events of one message id; the last usage of each counts if no result event comes.
       if (event.message?.usage) perMessage.set(event.message.id ?? `#${perMessage.size}`, event.message.usage);
       if (overLimit) return;
-      phases += 1;
-      if (phases > ctx.task.maxPhases) {
-        overLimit = true;
-        controller.abort();
-        return;
+      // Claude Code writes each content block of one message (text, tool use) as an event of its own: a turn is a message id.
+      const id = event.message?.id;
+      if (id === undefined || !turns.has(id)) {
+        if (id !== undefined) turns.add(id);
+        phases += 1;
+        if (phases > ctx.task.maxPhases) {
+          overLimit = true;
+          controller.abort();
+          return;
+        }
+        ctx.phase(phases);
       }
-      ctx.phase(phases);
       for (const block of event.message?.content ?? []) {
         if (block.type === 'text' && block.text) {
           text += `${block.text}\n`;
