@@ -76,10 +76,12 @@ describe('usage over an OpenAI-compatible server', () => {
       ],
     });
     const runs = 5;
+    const screens: string[] = [];
     for (let i = 0; i < runs; i += 1) {
       const r = await runVigil(project, ['sequence', 'counted']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).not.toContain('usd is unknown');
+      screens.push(r.stdout);
     }
     expect(server.sent).toHaveLength(runs * 4);
     const recorded = runsOf(project);
@@ -99,6 +101,8 @@ describe('usage over an OpenAI-compatible server', () => {
       expect(stepOf(run, 'three').usage).toEqual(sum(of('step three')));
       expect(run.usage).toMatchObject(sum(calls));
       expect(run.usage!.by_step).toEqual({ one: sum(of('step one')), three: sum(of('step three')) });
+      const total = sum(calls);
+      expect(screens[i]).toContain(`usage: ${total.input_tokens} input + ${total.output_tokens} output tokens, $${total.usd.toFixed(4)}\n`);
     }
   });
 
@@ -110,6 +114,7 @@ describe('usage over an OpenAI-compatible server', () => {
     let r = await runVigil(project, ['sequence', 'unpriced']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('warning: step "a": usd is unknown: the backend reports no cost and vigil.yml has no prices entry for model "m-free"');
+    expect(r.stdout).toMatch(/usage: \d+ input \+ \d+ output tokens, usd unknown\n/);
     const run = runsOf(project)[0]!;
     expect(run.usage).toMatchObject({ input_tokens: server.sent[0]!.prompt_tokens, output_tokens: server.sent[0]!.completion_tokens, usd: 0, usd_unknown: true });
     expect(stepOf(run, 'a').usage).toMatchObject({ usd_unknown: true });
