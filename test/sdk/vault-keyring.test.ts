@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { keyutilsVaultKeys } from '../../src/sdk/vault/keyutils-rescue.ts';
+import { keyutilsVaultKeys } from '../../src/vault/keyutils-rescue.ts';
 import { lastJson, makeSdkProject, type SdkProject, vigil } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 300_000 });

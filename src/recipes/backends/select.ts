@@ -8,7 +8,7 @@ import { findOnPath } from '../preflight/which.ts';
 import type { ArgKind } from '../step-args.ts';
 import { mapStepFlags } from './agent-flags.ts';
 import type { RecipeStep } from '../types.ts';
-import { resolveSecret, type VaultReader } from '../vault.ts';
+import { resolveSecret, type VaultReader } from '../../vault/vault-reader.ts';
 
 export const BUILTIN_BACKENDS = ['claude', 'codex'] as const;
 
