@@ -11,10 +11,11 @@ import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-d
 import type { HttpRequest, HttpResponse, StreamSink } from '../transport/http-types.ts';
 import { chartedActor, chartParam } from './chart-view.ts';
 import { machineCharts } from './machine-charts.ts';
+import { LeaseHistory } from './lease-history.ts';
 import { ObservationRates } from './rates.ts';
 import { dashboardPage } from './page.ts';
 import { TransitionLog } from './transition-log.ts';
-import { dashboardView } from './view.ts';
+import { dashboardView, type ViewBooks } from './view.ts';
 
 export const uiPath = '/ui';
 /** How often an open dashboard looks for changes that wrote no observation (lease expiry, source state). */
@@ -32,6 +33,7 @@ const security = {
 const scripts: Record<string, () => string> = {
   [`${uiPath}/app.js`]: () => readFileSync(fileURLToPath(new URL('./static/app.mjs', import.meta.url)), 'utf8'),
   [`${uiPath}/glance.js`]: () => readFileSync(fileURLToPath(new URL('./static/glance.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/timeline.js`]: () => readFileSync(fileURLToPath(new URL('./static/timeline.mjs', import.meta.url)), 'utf8'),
   [`${uiPath}/chart.js`]: () => readFileSync(fileURLToPath(new URL('./static/chart.mjs', import.meta.url)), 'utf8'),
   // elkjs lays the statecharts out in the page; its bundled build runs without a worker or a CDN.
   [`${uiPath}/elk.js`]: () => readFileSync(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'), 'utf8'),
@@ -40,14 +42,14 @@ const scripts: Record<string, () => string> = {
 export class Dashboard {
   private readonly loaded = new Map<string, string>();
   private viewers = 0;
-  private readonly rates: ObservationRates;
+  private readonly books: ViewBooks;
 
   constructor(
     private readonly service: MonitorService,
     /** The actors' last transitions; its `inspect` must be the root system's inspection observer. */
     readonly transitions: TransitionLog = new TransitionLog(),
   ) {
-    this.rates = new ObservationRates(service);
+    this.books = { rates: new ObservationRates(service), leases: new LeaseHistory(service) };
   }
 
   private script(path: string): string {
@@ -77,6 +79,7 @@ export class Dashboard {
       case `${uiPath}/app.js`:
       case `${uiPath}/chart.js`:
       case `${uiPath}/glance.js`:
+      case `${uiPath}/timeline.js`:
       case `${uiPath}/elk.js`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script(request.path) };
       case `${uiPath}/machines`:
@@ -95,7 +98,7 @@ export class Dashboard {
     const caller = { bearer: bearerOf(request) };
     const charted = chartParam(request.query);
     if (typeof charted === 'string') return jsonResponse(400, { code: 'INVALID', error: charted });
-    const { service, transitions, rates } = this;
+    const { service, transitions, books } = this;
     return {
       kind: 'stream',
       status: 200,
@@ -109,7 +112,7 @@ export class Dashboard {
           if (sink.closed || service.isClosed) return;
           let text: string;
           try {
-            const view = dashboardView(service, caller, rates);
+            const view = dashboardView(service, caller, books);
             text = JSON.stringify(charted ? { ...view, chart: chartedActor(service, transitions, view.actors, charted) } : view);
           } catch (error) {
             asProtocolError(error, 'the dashboard view'); // logs it with a request id

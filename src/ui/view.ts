@@ -11,7 +11,15 @@ import { stateDocument } from '../service/state-document.ts';
 import { lagOf } from '../service/subscription-handle.ts';
 import { secretMatches } from '../service/tokens.ts';
 import { redactCredentials } from '../net/redact.ts';
+import type { LeaseHistory } from './lease-history.ts';
 import type { ObservationRates } from './rates.ts';
+
+/** What the dashboard keeps beyond the service: rates for the sparklines, lease history for the timelines. */
+export interface ViewBooks {
+  rates?: ObservationRates;
+  leases?: LeaseHistory;
+}
+const timelinesShown = 20;
 
 const maxRows = 200;
 const recentPerMonitor = 20;
@@ -20,7 +28,7 @@ const runType = 'ai.vigil.recipe.run';
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-export function dashboardView(service: MonitorService, caller: Caller, rates?: ObservationRates) {
+export function dashboardView(service: MonitorService, caller: Caller, books: ViewBooks = {}) {
   const admin = service.options.adminToken !== undefined && secretMatches(caller.bearer, service.options.adminToken);
   const feeds: Feed[] = [];
   for (const feed of service.allFeeds()) if (admin || canSee(feed, caller)) feeds.push(feed);
@@ -46,7 +54,7 @@ export function dashboardView(service: MonitorService, caller: Caller, rates?: O
       gaps: state.confidence.gaps,
       ttl_seconds: feed.definition.ttl_seconds,
       contradictions_open: state.contradictions_open,
-      per_minute: rates?.perMinute(feed) ?? [],
+      per_minute: books.rates?.perMinute(feed) ?? [],
     };
   });
 
@@ -115,8 +123,19 @@ export function dashboardView(service: MonitorService, caller: Caller, rates?: O
     });
   }
 
+  const leaseTimelines = [];
+  if (books.leases) {
+    for (const feed of feeds) {
+      if (leaseTimelines.length >= timelinesShown) break;
+      if (!insider.has(feed.key)) continue;
+      const subjects = books.leases.of(feed);
+      if (subjects.length > 0) leaseTimelines.push({ monitor: feed.id, subjects });
+    }
+  }
+
   return {
     as_of: new Date(service.now()).toISOString(),
+    lease_timelines: leaseTimelines,
     admin,
     monitors,
     subscriptions,

@@ -100,11 +100,13 @@ const views = {
 };
 
 let lastView;
+// The page's other scripts (timeline.js) redraw after a change of their own controls.
+window.vigilRedraw = () => lastView && render(lastView);
 function render(view) {
   lastView = view;
   // A redraw keeps the keyboard where it was: the focused button or card is found again by its data attribute.
-  const { chart, glance } = document.activeElement?.dataset ?? {};
-  const focused = chart ? `[data-chart="${CSS.escape(chart)}"]` : glance ? `[data-glance="${CSS.escape(glance)}"]` : undefined;
+  const focus = Object.entries(document.activeElement?.dataset ?? {}).find(([k]) => ['chart', 'glance', 'focus'].includes(k));
+  const focused = focus ? `[data-${focus[0]}="${CSS.escape(focus[1])}"]` : undefined;
   for (const [name, draw] of Object.entries(views)) {
     const section = document.getElementById(name);
     section.replaceChildren(draw(view));
@@ -112,6 +114,9 @@ function render(view) {
   // Monitors at a glance (glance.js) sit above the monitors' table.
   const cards = window.vigilGlance?.(view);
   if (cards) document.getElementById('monitors').prepend(cards);
+  // Lease timelines (timeline.js) sit above the leases' table.
+  const timelines = window.vigilTimelines?.(view);
+  if (timelines) document.getElementById('leases').prepend(timelines);
   if (focused) document.querySelector(focused)?.focus();
   charts?.update(view);
   live.textContent = `live · ${new Date(view.as_of).toLocaleTimeString()}${view.admin ? ' · admin' : ''}`;
