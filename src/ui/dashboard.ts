@@ -13,6 +13,7 @@ import { chartedActor, chartParam } from './chart-view.ts';
 import { machineCharts } from './machine-charts.ts';
 import { LeaseHistory } from './lease-history.ts';
 import { ObservationRates } from './rates.ts';
+import { RunBook } from './run-book.ts';
 import { dashboardPage } from './page.ts';
 import { TransitionLog } from './transition-log.ts';
 import { dashboardView, type ViewBooks } from './view.ts';
@@ -34,6 +35,7 @@ const scripts: Record<string, () => string> = {
   [`${uiPath}/app.js`]: () => readFileSync(fileURLToPath(new URL('./static/app.mjs', import.meta.url)), 'utf8'),
   [`${uiPath}/glance.js`]: () => readFileSync(fileURLToPath(new URL('./static/glance.mjs', import.meta.url)), 'utf8'),
   [`${uiPath}/timeline.js`]: () => readFileSync(fileURLToPath(new URL('./static/timeline.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/waterfall.js`]: () => readFileSync(fileURLToPath(new URL('./static/waterfall.mjs', import.meta.url)), 'utf8'),
   [`${uiPath}/chart.js`]: () => readFileSync(fileURLToPath(new URL('./static/chart.mjs', import.meta.url)), 'utf8'),
   // elkjs lays the statecharts out in the page; its bundled build runs without a worker or a CDN.
   [`${uiPath}/elk.js`]: () => readFileSync(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'), 'utf8'),
@@ -49,7 +51,7 @@ export class Dashboard {
     /** The actors' last transitions; its `inspect` must be the root system's inspection observer. */
     readonly transitions: TransitionLog = new TransitionLog(),
   ) {
-    this.books = { rates: new ObservationRates(service), leases: new LeaseHistory(service) };
+    this.books = { rates: new ObservationRates(service), leases: new LeaseHistory(service), runs: new RunBook(service) };
   }
 
   private script(path: string): string {
@@ -80,6 +82,7 @@ export class Dashboard {
       case `${uiPath}/chart.js`:
       case `${uiPath}/glance.js`:
       case `${uiPath}/timeline.js`:
+      case `${uiPath}/waterfall.js`:
       case `${uiPath}/elk.js`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script(request.path) };
       case `${uiPath}/machines`:

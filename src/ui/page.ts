@@ -5,6 +5,7 @@
 import { chartStyle } from './chart-style.ts';
 import { glanceStyle } from './glance-style.ts';
 import { timelineStyle } from './timeline-style.ts';
+import { waterfallStyle } from './waterfall-style.ts';
 
 const style = `
 :root { color-scheme: light dark; --fg: #1c1f24; --muted: #5d6673; --line: #d9dde3; --bg: #fff; --panel: #f5f7fa; --ok: #1d7a3e; --warn: #a15c00; --bad: #b3261e; --accent: #2458d6; }
@@ -35,7 +36,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-
 .gap { display: inline-block; color: var(--warn); font-size: 12px; margin-right: 6px; }
 .empty { color: var(--muted); padding: 16px 0; }
 .data { max-width: 340px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-${chartStyle}${glanceStyle}${timelineStyle}`;
+${chartStyle}${glanceStyle}${timelineStyle}${waterfallStyle}`;
 
 export function dashboardPage(): string {
   return `<!doctype html>
@@ -69,6 +70,7 @@ export function dashboardPage(): string {
 <script src="/ui/chart.js" defer></script>
 <script src="/ui/glance.js" defer></script>
 <script src="/ui/timeline.js" defer></script>
+<script src="/ui/waterfall.js" defer></script>
 <script src="/ui/app.js" defer></script>
 </body></html>`;
 }

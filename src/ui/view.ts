@@ -13,11 +13,13 @@ import { secretMatches } from '../service/tokens.ts';
 import { redactCredentials } from '../net/redact.ts';
 import type { LeaseHistory } from './lease-history.ts';
 import type { ObservationRates } from './rates.ts';
+import type { RunBook } from './run-book.ts';
 
 /** What the dashboard keeps beyond the service: rates for the sparklines, lease history for the timelines. */
 export interface ViewBooks {
   rates?: ObservationRates;
   leases?: LeaseHistory;
+  runs?: RunBook;
 }
 const timelinesShown = 20;
 
@@ -25,6 +27,7 @@ const maxRows = 200;
 const recentPerMonitor = 20;
 const recentShown = 60;
 const runType = 'ai.vigil.recipe.run';
+const stepType = 'ai.vigil.recipe.step';
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -133,9 +136,22 @@ export function dashboardView(service: MonitorService, caller: Caller, books: Vi
     }
   }
 
+  // Runs are shown from the monitors that received any (a recipes monitor: see src/recipes/publish).
+  const runWaterfalls = [];
+  if (books.runs) {
+    for (const feed of feeds) {
+      if (runWaterfalls.length >= timelinesShown) break;
+      const known = [...feed.definition.types, ...feed.stats.known_types];
+      if (!known.includes(runType) && !known.includes(stepType)) continue;
+      const runs = books.runs.of(feed).slice(0, 10);
+      if (runs.length > 0) runWaterfalls.push({ monitor: feed.id, runs });
+    }
+  }
+
   return {
     as_of: new Date(service.now()).toISOString(),
     lease_timelines: leaseTimelines,
+    run_waterfalls: runWaterfalls,
     admin,
     monitors,
     subscriptions,

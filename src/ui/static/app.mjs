@@ -117,6 +117,9 @@ function render(view) {
   // Lease timelines (timeline.js) sit above the leases' table.
   const timelines = window.vigilTimelines?.(view);
   if (timelines) document.getElementById('leases').prepend(timelines);
+  // Run waterfalls (waterfall.js) sit above the runs' table.
+  const waterfalls = window.vigilWaterfalls?.(view);
+  if (waterfalls) document.getElementById('runs').prepend(waterfalls);
   if (focused) document.querySelector(focused)?.focus();
   charts?.update(view);
   live.textContent = `live · ${new Date(view.as_of).toLocaleTimeString()}${view.admin ? ' · admin' : ''}`;
