@@ -11,6 +11,7 @@ import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-d
 import type { HttpRequest, HttpResponse, StreamSink } from '../transport/http-types.ts';
 import { chartedActor, chartParam } from './chart-view.ts';
 import { machineCharts } from './machine-charts.ts';
+import { observationFilter } from './observation-filter.ts';
 import { LeaseHistory } from './lease-history.ts';
 import { ObservationRates } from './rates.ts';
 import { RunBook } from './run-book.ts';
@@ -36,6 +37,7 @@ const scripts: Record<string, () => string> = {
   [`${uiPath}/glance.js`]: () => readFileSync(fileURLToPath(new URL('./static/glance.mjs', import.meta.url)), 'utf8'),
   [`${uiPath}/timeline.js`]: () => readFileSync(fileURLToPath(new URL('./static/timeline.mjs', import.meta.url)), 'utf8'),
   [`${uiPath}/waterfall.js`]: () => readFileSync(fileURLToPath(new URL('./static/waterfall.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/filter.js`]: () => readFileSync(fileURLToPath(new URL('./static/filter.mjs', import.meta.url)), 'utf8'),
   [`${uiPath}/chart.js`]: () => readFileSync(fileURLToPath(new URL('./static/chart.mjs', import.meta.url)), 'utf8'),
   // elkjs lays the statecharts out in the page; its bundled build runs without a worker or a CDN.
   [`${uiPath}/elk.js`]: () => readFileSync(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'), 'utf8'),
@@ -83,6 +85,7 @@ export class Dashboard {
       case `${uiPath}/glance.js`:
       case `${uiPath}/timeline.js`:
       case `${uiPath}/waterfall.js`:
+      case `${uiPath}/filter.js`:
       case `${uiPath}/elk.js`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script(request.path) };
       case `${uiPath}/machines`:
@@ -101,6 +104,8 @@ export class Dashboard {
     const caller = { bearer: bearerOf(request) };
     const charted = chartParam(request.query);
     if (typeof charted === 'string') return jsonResponse(400, { code: 'INVALID', error: charted });
+    const filter = observationFilter(request.query);
+    if (typeof filter === 'string') return jsonResponse(400, { code: 'INVALID', error: filter });
     const { service, transitions, books } = this;
     return {
       kind: 'stream',
@@ -115,7 +120,7 @@ export class Dashboard {
           if (sink.closed || service.isClosed) return;
           let text: string;
           try {
-            const view = dashboardView(service, caller, books);
+            const view = dashboardView(service, caller, { ...books, filter });
             text = JSON.stringify(charted ? { ...view, chart: chartedActor(service, transitions, view.actors, charted) } : view);
           } catch (error) {
             asProtocolError(error, 'the dashboard view'); // logs it with a request id

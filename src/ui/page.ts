@@ -36,7 +36,11 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-
 .gap { display: inline-block; color: var(--warn); font-size: 12px; margin-right: 6px; }
 .empty { color: var(--muted); padding: 16px 0; }
 .data { max-width: 340px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-${chartStyle}${glanceStyle}${timelineStyle}${waterfallStyle}`;
+${chartStyle}${glanceStyle}${timelineStyle}${waterfallStyle}
+#obs-filter { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 0 0 8px; }
+#obs-filter[hidden] { display: none; }
+#obs-filter input:not([type]) { width: 200px; padding: 3px 6px; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--fg); }
+`;
 
 export function dashboardPage(): string {
   return `<!doctype html>
@@ -71,6 +75,7 @@ export function dashboardPage(): string {
 <script src="/ui/glance.js" defer></script>
 <script src="/ui/timeline.js" defer></script>
 <script src="/ui/waterfall.js" defer></script>
+<script src="/ui/filter.js" defer></script>
 <script src="/ui/app.js" defer></script>
 </body></html>`;
 }

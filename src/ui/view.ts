@@ -13,6 +13,7 @@ import { secretMatches } from '../service/tokens.ts';
 import { redactCredentials } from '../net/redact.ts';
 import type { LeaseHistory } from './lease-history.ts';
 import type { ObservationRates } from './rates.ts';
+import { latestMatching, type ObservationFilter } from './observation-filter.ts';
 import type { RunBook } from './run-book.ts';
 
 /** What the dashboard keeps beyond the service: rates for the sparklines, lease history for the timelines. */
@@ -20,6 +21,8 @@ export interface ViewBooks {
   rates?: ObservationRates;
   leases?: LeaseHistory;
   runs?: RunBook;
+  /** The Observations tab's filter; without one the latest observations of every type. */
+  filter?: ObservationFilter;
 }
 const timelinesShown = 20;
 
@@ -28,6 +31,16 @@ const recentPerMonitor = 20;
 const recentShown = 60;
 const runType = 'ai.vigil.recipe.run';
 const stepType = 'ai.vigil.recipe.step';
+
+type ServedRow = { monitor: string; seq: number; type: string; subject: string | null; time: string; actor: string; data: unknown };
+
+function servedRow(feed: Feed, row: { seq: number; body: string }): ServedRow {
+  const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
+  const { provenance: _p, tags: _t, ...data } = o.data ?? {};
+  return { monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data };
+}
+
+const newestFirst = (a: ServedRow, b: ServedRow) => (a.time < b.time ? 1 : a.time > b.time ? -1 : b.seq - a.seq);
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -96,17 +109,25 @@ export function dashboardView(service: MonitorService, caller: Caller, books: Vi
     });
   }
 
-  const recent: Array<{ monitor: string; seq: number; type: string; subject: string | null; time: string; actor: string; data: unknown }> = [];
+  const recent: ServedRow[] = [];
   for (const feed of feeds.slice(0, maxRows)) {
     const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
     if (feed.committedHead === 0) continue;
-    for (const row of service.store.readFeed(feed.key, from, recentPerMonitor, [])) {
-      const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
-      const { provenance: _p, tags: _t, ...data } = o.data ?? {};
-      recent.push({ monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data });
-    }
+    for (const row of service.store.readFeed(feed.key, from, recentPerMonitor, [])) recent.push(servedRow(feed, row));
   }
-  recent.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : b.seq - a.seq));
+  recent.sort(newestFirst);
+
+  // The Observations tab shows what passes its filter (bookkeeping folded unless asked for).
+  let shown = recent;
+  const observationTypes = new Set<string>();
+  if (books.filter) {
+    shown = [];
+    for (const feed of feeds.slice(0, maxRows)) {
+      for (const t of feed.knownTypes()) if (observationTypes.size < 200) observationTypes.add(t);
+      for (const row of latestMatching(service, feed, books.filter, recentPerMonitor)) shown.push(servedRow(feed, row));
+    }
+    shown.sort(newestFirst);
+  }
 
   const visibleIds = new Set(feeds.map((f) => f.id));
   const actors = [];
@@ -156,7 +177,8 @@ export function dashboardView(service: MonitorService, caller: Caller, books: Vi
     monitors,
     subscriptions,
     leases,
-    observations: recent.slice(0, recentShown),
+    observations: shown.slice(0, recentShown),
+    observation_types: [...observationTypes].sort(),
     runs: latestPerRun(recent.filter((o) => o.type === runType)).slice(0, 20),
     actors,
   };

@@ -102,6 +102,7 @@ const views = {
 let lastView;
 // The page's other scripts (timeline.js) redraw after a change of their own controls.
 window.vigilRedraw = () => lastView && render(lastView);
+window.vigilReconnect = () => connect();
 function render(view) {
   lastView = view;
   // A redraw keeps the keyboard where it was: the focused button or card is found again by its data attribute.
@@ -122,6 +123,7 @@ function render(view) {
   if (waterfalls) document.getElementById('runs').prepend(waterfalls);
   if (focused) document.querySelector(focused)?.focus();
   charts?.update(view);
+  window.vigilFilter?.update(view);
   live.textContent = `live · ${new Date(view.as_of).toLocaleTimeString()}${view.admin ? ' · admin' : ''}`;
 }
 
@@ -135,7 +137,9 @@ async function connect() {
   controller = new AbortController();
   const signal = controller.signal;
   try {
-    const query = charts?.target ? `?chart=${encodeURIComponent(charts.target)}` : '';
+    const params = window.vigilFilter?.params() ?? new URLSearchParams();
+    if (charts?.target) params.set('chart', charts.target);
+    const query = params.size ? `?${params}` : '';
     const response = await fetch(`/ui/events${query}`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
     if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
     live.className = 'on';
