@@ -14,7 +14,6 @@ import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './tran
 import type { HttpTransport } from './transport/http-types.ts';
 import { createTransport, type TransportChoice } from './transport/select-transport.ts';
 import { Dashboard, withDashboard } from './ui/dashboard.ts';
-import { TransitionLog } from './ui/transition-log.ts';
 
 export interface ServerOptions {
   readonly host?: string;
@@ -91,15 +90,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const cluster = options.store === undefined ? undefined : await (await import('./cluster/cluster-node.ts')).ClusterNode.open(options.store, log);
   // A cluster node's SQLite is a replica in memory; PostgreSQL holds the state.
   const store = Store.open({ path: cluster ? memoryPath : (options.state ?? memoryPath), commits: cluster?.commitQueue });
-  // The dashboard's statecharts show each actor's last transitions, recorded from the same inspection hook.
-  const transitions = new TransitionLog();
   const service = new MonitorService({
-    inspect: inspector
-      ? (event) => {
-          transitions.inspect(event);
-          inspector.inspect(event);
-        }
-      : transitions.inspect,
+    inspect: inspector?.inspect,
     store,
     clock: options.clock ?? systemClock,
     registrationToken: options.registrationToken,
@@ -133,7 +125,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBackoffMs: options.sources?.maxBackoffMs,
       log,
     }).attach();
-    const dashboard = new Dashboard(service, transitions);
+    const dashboard = new Dashboard(service);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
       cloud = new Cloud(service, { ...options.cloud, log: redactingLog(options.cloud?.log ?? options.log) });

@@ -1,6 +1,7 @@
 // The statechart panel's live part: the chosen actor (`/ui/events?chart=<kind>:<key>`),
 // its current state and its last transitions. Only an actor the caller's view
 // already lists may be charted, so the chart never shows more than the Actors tab.
+import type { AnyActorRef } from 'xstate';
 import type { MonitorService } from '../service/service.ts';
 import { machinesByKind } from './machine-charts.ts';
 import { statePath, type TransitionEntry, type TransitionLog } from './transition-log.ts';
@@ -40,11 +41,14 @@ export function chartedActor(
   log: TransitionLog,
   visible: ReadonlyArray<{ kind: string; key: string }>,
   target: ChartTarget,
+  /** Called with the actor found, so that its transitions are recorded while the chart is open. */
+  follow: (actor: AnyActorRef) => void,
 ): ChartedActor {
   const missing = { ...target, found: false, state: null, status: null, transitions: [] };
   if (!visible.some((a) => a.kind === target.kind && a.key === target.key)) return missing;
   for (const [kind, key, actor] of service.system.residents()) {
     if (kind !== target.kind || key !== target.key) continue;
+    follow(actor);
     const snapshot = actor.getSnapshot() as { value: unknown; status: string };
     return { ...target, found: true, state: statePath(snapshot.value), status: snapshot.status, transitions: log.of(actor) };
   }

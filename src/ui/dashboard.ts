@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import type { AnyActorRef } from 'xstate';
 import { asProtocolError } from '../protocol/errors.ts';
 import type { MonitorService } from '../service/service.ts';
 import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-door.ts';
@@ -50,7 +51,7 @@ export class Dashboard {
 
   constructor(
     private readonly service: MonitorService,
-    /** The actors' last transitions; its `inspect` must be the root system's inspection observer. */
+    /** The last transitions of the actors a chart follows. */
     readonly transitions: TransitionLog = new TransitionLog(),
   ) {
     this.books = { rates: new ObservationRates(service), leases: new LeaseHistory(service), runs: new RunBook(service) };
@@ -115,13 +116,22 @@ export class Dashboard {
         this.viewers++;
         let last = '';
         let queued = false;
+        // The charted actor's transitions are recorded while this stream shows it (a restored actor is a new object).
+        let followed: AnyActorRef | undefined;
+        let unfollow: (() => void) | undefined;
+        const follow = (actor: AnyActorRef) => {
+          if (actor === followed) return;
+          unfollow?.();
+          followed = actor;
+          unfollow = transitions.follow(actor);
+        };
         const send = () => {
           queued = false;
           if (sink.closed || service.isClosed) return;
           let text: string;
           try {
             const view = dashboardView(service, caller, { ...books, filter });
-            text = JSON.stringify(charted ? { ...view, chart: chartedActor(service, transitions, view.actors, charted) } : view);
+            text = JSON.stringify(charted ? { ...view, chart: chartedActor(service, transitions, view.actors, charted, follow) } : view);
           } catch (error) {
             asProtocolError(error, 'the dashboard view'); // logs it with a request id
             sink.end();
@@ -146,6 +156,7 @@ export class Dashboard {
         };
         const tick = setInterval(refreshed, tickMs);
         sink.onClose(() => {
+          unfollow?.();
           this.viewers--;
           stopRecorded();
           clearInterval(tick);

@@ -1,10 +1,10 @@
-// The last transitions of every actor, for the dashboard's statecharts. It is
-// an XState inspection observer on the root system (the same hook --inspect
-// uses) that keeps, per actor, the last few snapshots that an event produced:
-// which event, from which state to which, and when. Entries are held in a
-// WeakMap on the actor, so an actor stopped by the residency cap takes its
-// history with it; nothing else is kept.
-import type { ActorRefLike, InspectionEvent } from 'xstate';
+// The last transitions of the actors the dashboard's statecharts follow. An
+// actor is followed only while a chart shows it: its system's inspection hook
+// (XState's `system.inspect`, attached at run time) records each snapshot an
+// event produced — which event, from which state to which, and when — and is
+// detached when the last chart following the actor closes. Nothing is paid
+// for actors no one is looking at.
+import type { AnyActorRef, InspectionEvent } from 'xstate';
 
 export interface TransitionEntry {
   at: string;
@@ -27,24 +27,52 @@ export function statePath(value: unknown): string {
     .join(',');
 }
 
+interface Followed {
+  entries: TransitionEntry[];
+  followers: number;
+  detach: () => void;
+}
+
 export class TransitionLog {
-  private readonly byActor = new WeakMap<ActorRefLike, TransitionEntry[]>();
+  private readonly byActor = new WeakMap<AnyActorRef, Followed>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  readonly inspect = (event: InspectionEvent): void => {
-    if (event.type !== '@xstate.snapshot') return;
-    const snapshot = event.snapshot as { value?: unknown };
-    if (snapshot.value === undefined) return;
-    const list = this.byActor.get(event.actorRef) ?? [];
-    if (list.length === 0) this.byActor.set(event.actorRef, list);
-    const to = statePath(snapshot.value);
-    list.push({ at: new Date(this.now()).toISOString(), event: event.event.type, from: list.at(-1)?.to ?? null, to });
-    if (list.length > kept) list.shift();
-  };
+  /** Starts recording the actor's transitions; the returned function stops (once every follower has). */
+  follow(actor: AnyActorRef): () => void {
+    let followed = this.byActor.get(actor);
+    if (!followed) {
+      const entries: TransitionEntry[] = [];
+      // The snapshot is already the new one when the inspection event comes: remember the state before.
+      let before = statePath(actor.getSnapshot().value);
+      const subscription = actor.system.inspect((event: InspectionEvent) => {
+        if (event.type !== '@xstate.snapshot' || event.actorRef !== actor) return;
+        const value = (event.snapshot as { value?: unknown }).value;
+        if (value === undefined) return;
+        const to = statePath(value);
+        entries.push({ at: new Date(this.now()).toISOString(), event: event.event.type, from: before, to });
+        before = to;
+        if (entries.length > kept) entries.shift();
+      });
+      followed = { entries, followers: 0, detach: () => subscription.unsubscribe() };
+      this.byActor.set(actor, followed);
+    }
+    const current = followed;
+    current.followers++;
+    let stopped = false;
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      current.followers--;
+      if (current.followers === 0) {
+        current.detach();
+        this.byActor.delete(actor);
+      }
+    };
+  }
 
-  /** The actor's last transitions, oldest first. */
-  of(actor: ActorRefLike): TransitionEntry[] {
-    return this.byActor.get(actor) ?? [];
+  /** The followed actor's last transitions, oldest first. */
+  of(actor: AnyActorRef): TransitionEntry[] {
+    return this.byActor.get(actor)?.entries ?? [];
   }
 }

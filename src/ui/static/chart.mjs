@@ -185,7 +185,7 @@
     const list = section.querySelector('#chart-transitions');
     const entries = actor?.found ? actor.transitions.slice().reverse() : [];
     list.replaceChildren(...entries.map((t) => html('li', {}, `${new Date(t.at).toLocaleTimeString()}  ${t.event}  ${t.from ?? '∅'} → ${t.to}`)));
-    if (entries.length === 0) list.replaceChildren(html('li', { class: 'muted' }, actor?.found ? 'none recorded since the server started' : '—'));
+    if (entries.length === 0) list.replaceChildren(html('li', { class: 'muted' }, actor?.found ? 'none since this chart opened' : '—'));
     const chart = charts.get(kind);
     if (!chart) return;
     // One layout per machine, shared by every refresh that comes while it runs.
