@@ -1,10 +1,7 @@
 // `vigil plugin list` and `vigil dispatch list|send|status|run`: faces of
 // sdk.plugin and sdk.dispatch.
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
 import { invalid } from '../sdk/errors.ts';
-import { dispatchNamespace, runDispatchJob, runQueuedDispatchJobs } from '../sdk/namespaces/dispatch.ts';
-import { loadPlugins, pluginNamespace } from '../sdk/namespaces/plugin.ts';
 import { UsageError } from './options.ts';
 import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 
@@ -12,8 +9,10 @@ export function registerPluginCommands(cli: CAC): void {
   sdkCommand(cli, 'plugin <action>', 'Plugins in .vigil/plugins and ~/.vigil/plugins: "list"')
     .option('--json', 'Print PluginInfo[] as JSON')
     .action((action: string, options: { json?: boolean }) =>
-      runSdkCommand(() => {
+      runSdkCommand(async () => {
         if (action !== 'list') unknownAction('plugin', action, ['list']);
+        // Loaded on demand, as every heavy part of a command: `vigil --version` starts without them.
+        const [{ sdkContext }, { loadPlugins, pluginNamespace }] = await Promise.all([import('../sdk/context.ts'), import('../sdk/namespaces/plugin.ts')]);
         const ctx = sdkContext({ workspace: process.cwd() });
         const list = pluginNamespace(ctx).list();
         for (const p of loadPlugins(ctx).problems) process.stderr.write(`invalid plugin ${p}\n`);
@@ -29,6 +28,10 @@ export function registerPluginCommands(cli: CAC): void {
     .option('--json', 'Print the result as JSON')
     .action((action: string, arg: string | undefined, options: { params?: string; wait?: boolean; json?: boolean }) =>
       runSdkCommand(async () => {
+        const [{ sdkContext }, { dispatchNamespace, runDispatchJob, runQueuedDispatchJobs }] = await Promise.all([
+          import('../sdk/context.ts'),
+          import('../sdk/namespaces/dispatch.ts'),
+        ]);
         const ctx = sdkContext({ workspace: process.cwd() });
         const dispatch = dispatchNamespace(ctx);
         const need = (what: string): string => {

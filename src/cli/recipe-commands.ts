@@ -5,15 +5,23 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CAC } from 'cac';
+import { applyBaseFlag, baseHelp } from './base-flag.ts';
 import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
-import { gateAnswerFile, writeGateAnswer } from '../recipes/gates/gate.ts';
-import { discoverRecipes, findProjectRoot } from '../recipes/loading/discovery.ts';
-import { recipeSchemaPath } from '../recipes/loading/recipe-schema.ts';
-import { recipeTypeDef, recipeTypeDefs } from '../recipes/types/registry.ts';
-import { readRunJson, runsDir } from '../recipes/records/run-record.ts';
-import { renderRunTree } from '../recipes/records/run-tree.ts';
-import { listRuns, processAlive } from '../recipes/records/runs-list.ts';
-import { systemVault } from '../recipes/vault.ts';
+
+/** The recipe runner's modules, loaded when a command runs: `vigil --version` and `--help` start without them. */
+const runner = async () => {
+  const [gate, discovery, schema, registry, record, tree, runs, vault] = await Promise.all([
+    import('../recipes/gates/gate.ts'),
+    import('../recipes/loading/discovery.ts'),
+    import('../recipes/loading/recipe-schema.ts'),
+    import('../recipes/types/registry.ts'),
+    import('../recipes/records/run-record.ts'),
+    import('../recipes/records/run-tree.ts'),
+    import('../recipes/records/runs-list.ts'),
+    import('../recipes/vault.ts'),
+  ]);
+  return { ...gate, ...discovery, ...schema, ...registry, ...record, ...tree, ...runs, ...vault };
+};
 
 function fail(error: unknown): never {
   process.stderr.write(`vigil: ${(error as Error).message}\n`);
@@ -57,12 +65,14 @@ export function registerRecipeCommands(cli: CAC): void {
     .option('--model <id>', 'Model for every step of the run (and of every child run), replacing the recipe\'s')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
     .option('--run <run-id>', 'With --from: resume this run instead of the latest one')
+    .option('--base <url>', `${baseHelp}: where the run is published when vigil.yml names a server`, { type: [String] })
     .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view')
     .example((name) => `  $ ${name} sequence refactor --var TARGET=src/api --backend claude`)
     .action(async (name: string, options: Record<string, unknown>) => {
       try {
+        applyBaseFlag(options.base);
         // Loaded on demand: the pool, backends and isolation are only needed to run.
-        const { runSequence } = await import('../recipes/run-sequence.ts');
+        const [{ runSequence }, { systemVault }] = await Promise.all([import('../recipes/run-sequence.ts'), import('../recipes/vault.ts')]);
         const code = await runSequence(
           {
             name,
@@ -98,8 +108,9 @@ export function registerRecipeCommands(cli: CAC): void {
   )
     .example((name) => `  $ ${name} recipe list`)
     .example((name) => `  $ ${name} recipe schema parallel`)
-    .action((action: string, type: string | undefined) => {
+    .action(async (action: string, type: string | undefined) => {
       try {
+        const { discoverRecipes, findProjectRoot, recipeSchemaPath, recipeTypeDef, recipeTypeDefs } = await runner();
         const root = findProjectRoot();
         if (action === 'schema') {
           if (type === undefined) return void process.stdout.write(`${recipeSchemaPath}\n`);
@@ -132,8 +143,9 @@ export function registerRecipeCommands(cli: CAC): void {
 
   command(cli, 'runs [run-id]', 'List recorded runs, newest first; with a run id, show its steps')
     .option('--json', 'Print run.json records as JSON')
-    .action((runId: string | undefined, options: { json?: boolean }) => {
+    .action(async (runId: string | undefined, options: { json?: boolean }) => {
       try {
+        const { findProjectRoot, listRuns, readRunJson, renderRunTree, runsDir } = await runner();
         const root = findProjectRoot();
         if (runId) {
           const dir = join(runsDir(root), runId);
@@ -164,6 +176,7 @@ export function registerRecipeCommands(cli: CAC): void {
     .example((name) => `  $ ${name} gate 20261121-201403-ab12 review approve`)
     .action(async (runId: string, label: string, option: string) => {
       try {
+        const { findProjectRoot, gateAnswerFile, processAlive, readRunJson, runsDir, writeGateAnswer } = await runner();
         const root = findProjectRoot();
         const dir = join(runsDir(root), runId);
         if (!existsSync(join(dir, 'run.json'))) throw new RecipeInputError(`gate: no run "${runId}" in ${runsDir(root)} (see "vigil runs")`);

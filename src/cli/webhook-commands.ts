@@ -2,10 +2,17 @@
 // src/sdk/webhook. `register` reads the signing secret from stdin, never
 // from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
+import { applyBaseFlag } from './base-flag.ts';
 import { sdkContext } from '../sdk/context.ts';
-import { webhookNamespace } from '../sdk/webhook/webhook.ts';
+import { type DeliveryView, webhookNamespace } from '../sdk/webhook/webhook.ts';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
+
+/** One delivery as a line of tab-separated fields, like `webhook list`'s registrations. */
+function deliveryLine(d: DeliveryView): string {
+  const outcome = d.status === 'pending' ? `next ${d.next_attempt_at ?? '-'}` : d.status === 'failed' ? (d.error ?? `answered ${d.response_code}`) : `${d.response_code}`;
+  return [d.id, d.event, d.status, `attempts=${d.attempts}`, outcome, d.created_at].join('\t');
+}
 
 const actions = ['register', 'list', 'delete', 'test', 'deliveries'];
 
@@ -15,11 +22,13 @@ export function registerWebhookCommands(cli: CAC): void {
     'webhook <action> [...args]',
     'Webhooks on the cloud API (api_url of vigil.yml, key from the vault scope "api"): "register EVENT URL" (secret from stdin), "list", "delete ID", "test ID", "deliveries ID"',
   )
+    .option('--base <url>', 'Server whose cloud API to use (default: VIGIL_API_URL, then api_url of vigil.yml, then VIGIL_BASE, then server.base)', { type: [String] })
     .option('--json', 'Print the result as JSON')
     .example((name) => `  $ printf %s "$SECRET" | ${name} webhook register cir.capture https://example.com/hooks/vigil`)
-    .action((action: string, args: string[], options: { json?: boolean }) =>
+    .action((action: string, args: string[], options: { json?: boolean; base?: unknown }) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('webhook', action, actions);
+        applyBaseFlag(options.base, { cloud: true });
         const webhook = webhookNamespace(sdkContext({ workspace: process.cwd() }));
         const arg = (i: number, name: string): string => {
           const value = args[i];
@@ -47,7 +56,10 @@ export function registerWebhookCommands(cli: CAC): void {
           else process.stdout.write(result.delivered ? `delivered (${result.response_code})\n` : `not delivered: ${result.error ?? result.response_code}\n`);
           if (!result.delivered) process.exitCode = 1;
         } else {
-          printJson(await webhook.deliveries(arg(0, 'the registration id')));
+          const deliveries = await webhook.deliveries(arg(0, 'the registration id'));
+          if (options.json) printJson(deliveries);
+          else if (deliveries.length === 0) process.stdout.write(`no deliveries for ${args[0]} (finished ones are kept 7 days)\n`);
+          else for (const d of deliveries) process.stdout.write(`${deliveryLine(d)}\n`);
         }
       }),
     );

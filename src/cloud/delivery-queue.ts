@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { VigilEvent } from '../events/channel.ts';
 import type { CloudStore, DeliveryTable } from './cloud-store.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
+import type { DeliveryView } from './wire-types.ts';
 
 export const retryDelaysMs = [5_000, 30_000, 120_000, 600_000, 3_600_000] as const;
 
@@ -26,17 +27,7 @@ export const realTimers: DeliveryTimers = {
   },
 };
 
-export interface DeliveryView {
-  id: string;
-  event: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  next_attempt_at: string | null;
-  response_code: number | null;
-  error: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { DeliveryView } from './wire-types.ts';
 
 export const deliveryView = (row: DeliveryTable): DeliveryView => ({
   id: row.id,

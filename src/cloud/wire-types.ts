@@ -14,3 +14,15 @@ export interface WebhookTestResult {
   response_code?: number;
   error?: string;
 }
+
+export interface DeliveryView {
+  id: string;
+  event: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: string | null;
+  response_code: number | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}

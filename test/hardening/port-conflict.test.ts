@@ -3,8 +3,10 @@
 // traffic): it exits 1 naming the port and the process holding it. Any
 // failed listen says why.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, type ServerProcess, startServerProcess, stablePort, transports, vigilArgs } from '../support/server-process.ts';
+import { repoRoot, type ServerProcess, startServerProcess, stablePort, tempDir, transports, vigilArgs } from '../support/server-process.ts';
 
 function runServe(args: readonly string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((done) => {
@@ -35,6 +37,14 @@ describe.each(transports)('a port already served, first server on %s', (first) =
     expect(run.output).toMatch(/already in use/);
     expect(run.output).toContain(`pid ${server.child.pid}`);
     expect(run.output).not.toMatch(/serving the monitor protocol/);
+  }, 30_000);
+
+  it('a refused serve leaves no --state file behind (nor its folder)', async () => {
+    const state = join(tempDir(), 'new', 'monitors.db');
+    const run = await runServe(['--port', String(server.port), '--transport', first, '--state', state]);
+    expect(run.code, run.output).toBe(1);
+    expect(run.output).toMatch(/already in use/);
+    expect(existsSync(dirname(state))).toBe(false);
   }, 30_000);
 });
 

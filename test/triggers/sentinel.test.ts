@@ -32,7 +32,9 @@ describe('sentinel', () => {
     await until('the reaction', () => f.reactions().length === 1);
     const [monitor, seq, type, subject, branch, data] = readFileSync(join(f.out, 'vars.txt'), 'utf8').trim().split('|');
     expect({ monitor, seq, type, subject, branch }).toEqual({ monitor: f.monitor, seq: String(reply.body.seq), type: 'ci.build', subject: 'job-7', branch: 'main' });
-    expect(JSON.parse(data!)).toMatchObject({ ok: true, vars: { BRANCH: 'main' } });
+    // The data as published: the provenance the server adds is in OBSERVATION_FILE only.
+    expect(JSON.parse(data!)).toEqual({ ok: true, vars: { BRANCH: 'main' } });
+    expect(JSON.parse(readFileSync(join(f.out, 'observation.json'), 'utf8')).data.provenance).toMatchObject({ origin: 'agent' });
     expect(JSON.parse(readFileSync(join(f.out, 'observation.json'), 'utf8'))).toMatchObject({ id: String(reply.body.seq), subject: 'job-7' });
     expect(runsOf(f)[0]).toMatchObject({ type: 'sentinel', trigger: `sentinel:react:${reply.body.seq}`, status: 'succeeded' });
   });

@@ -4,9 +4,9 @@ import { eventTypes } from '../../events/channel.ts';
 import { cloudCall, cloudTarget } from '../cloud-target.ts';
 import type { SdkContext } from '../context.ts';
 import { invalid } from '../errors.ts';
-import type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
+import type { DeliveryView, WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
 
-export type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
+export type { DeliveryView, WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
 
 const text = (value: unknown, field: string): string => {
   if (typeof value !== 'string' || value.length === 0) throw invalid(field, `must be non-empty text; got ${JSON.stringify(value ?? null)}`);
@@ -27,7 +27,7 @@ export function webhookNamespace(ctx: SdkContext) {
       cloudCall(() => client().request<{ deleted: boolean }>('DELETE', `/webhooks/${encodeURIComponent(text(id, 'id'))}`)),
     test: (id: string): Promise<WebhookTestResult> =>
       cloudCall(() => client().request<WebhookTestResult>('POST', `/webhooks/${encodeURIComponent(text(id, 'id'))}/test`)),
-    deliveries: (id: string): Promise<unknown[]> =>
-      cloudCall(async () => (await client().request<{ deliveries: unknown[] }>('GET', `/webhooks/${encodeURIComponent(text(id, 'id'))}/deliveries`)).deliveries),
+    deliveries: (id: string): Promise<DeliveryView[]> =>
+      cloudCall(async () => (await client().request<{ deliveries: DeliveryView[] }>('GET', `/webhooks/${encodeURIComponent(text(id, 'id'))}/deliveries`)).deliveries),
   };
 }
