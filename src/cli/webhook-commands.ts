@@ -5,7 +5,7 @@ import type { CAC } from 'cac';
 import { applyBaseFlag } from './base-flag.ts';
 import { sdkContext } from '../sdk/context.ts';
 import { type DeliveryView, webhookNamespace } from '../sdk/webhook/webhook.ts';
-import { UsageError } from './options.ts';
+import { listFlag, stringFlag, UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 
 /** One delivery as a line of tab-separated fields, like `webhook list`'s registrations. */
@@ -20,12 +20,16 @@ export function registerWebhookCommands(cli: CAC): void {
   sdkCommand(
     cli,
     'webhook <action> [...args]',
-    'Webhooks on the cloud API (api_url of vigil.yml, key from the vault scope "api"): "register EVENT URL" (secret from stdin), "list", "delete ID", "test ID", "deliveries ID"',
+    'Webhooks on the cloud API (api_url of vigil.yml, key from the vault scope "api"): "register EVENT URL" (secret from stdin; EVENT monitor.observation with --monitor follows a monitor), "list", "delete ID", "test ID", "deliveries ID"',
   )
     .option('--base <url>', 'Server whose cloud API to use (default: VIGIL_API_URL, then api_url of vigil.yml, then VIGIL_BASE, then server.base)', { type: [String] })
+    .option('--monitor <id>', 'register monitor.observation: the monitor to follow', { type: [String] })
+    .option('--types <types>', 'register monitor.observation: observation types delivered, comma-separated (a trailing * matches a prefix; default all)', { type: [String] })
+    .option('--monitor-token <token>', "register monitor.observation: the monitor's owner or subscribe token when it is not public (or VIGIL_TOKEN)", { type: [String] })
     .option('--json', 'Print the result as JSON')
     .example((name) => `  $ printf %s "$SECRET" | ${name} webhook register cir.capture https://example.com/hooks/vigil`)
-    .action((action: string, args: string[], options: { json?: boolean; base?: unknown }) =>
+    .example((name) => `  $ printf %s "$SECRET" | ${name} webhook register monitor.observation https://example.com/hooks/builds --monitor builds --types "ci.build.*"`)
+    .action((action: string, args: string[], options: { json?: boolean; base?: unknown; monitor?: unknown; types?: unknown; monitorToken?: unknown }) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('webhook', action, actions);
         applyBaseFlag(options.base, { cloud: true });
@@ -39,13 +43,21 @@ export function registerWebhookCommands(cli: CAC): void {
           const [event, url] = [arg(0, 'EVENT and URL'), arg(1, 'a URL')];
           if (process.stdin.isTTY) process.stderr.write('signing secret, at least 16 characters (end with Ctrl-D):\n');
           const secret = (await readStdin()).replace(/\r?\n$/, '');
-          const made = await webhook.register(event, url, secret);
+          const monitor = stringFlag('--monitor', options.monitor);
+          const types = listFlag(stringFlag('--types', options.types));
+          const token = stringFlag('--monitor-token', options.monitorToken) ?? (monitor ? process.env.VIGIL_TOKEN : undefined);
+          const follow = monitor === undefined ? undefined : { monitor, ...(types.length > 0 && { types }), ...(token && { token }) };
+          const made = await webhook.register(event, url, secret, follow);
           if (options.json) printJson(made);
-          else process.stdout.write(`${made.id}\t${made.event}\t${made.url}\n`);
+          else process.stdout.write(`${[made.id, made.event, made.url, ...(made.monitor ? [`monitor=${made.monitor}`] : []), ...(made.types ? [`types=${made.types.join(',')}`] : [])].join('\t')}\n`);
         } else if (action === 'list') {
           const list = await webhook.list();
           if (options.json) printJson(list);
-          else for (const w of list) process.stdout.write(`${w.id}\t${w.event}\t${w.url}\tactive=${w.active}\t${w.created_at}\n`);
+          else
+            for (const w of list) {
+              const follows = w.monitor ? [`monitor=${w.monitor}`, ...(w.types ? [`types=${w.types.join(',')}`] : [])] : [];
+              process.stdout.write(`${[w.id, w.event, w.url, `active=${w.active}`, w.created_at, ...follows].join('\t')}\n`);
+            }
         } else if (action === 'delete') {
           const result = await webhook.delete(arg(0, 'the registration id'));
           if (options.json) printJson(result);

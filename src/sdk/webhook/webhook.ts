@@ -1,6 +1,6 @@
 // sdk.webhook and `vigil webhook …`: registrations on the cloud API
 // (recipes-and-sdk.md §6). One implementation for the CLI and scripts.
-import { eventTypes } from '../../events/channel.ts';
+import { monitorObservationEvent, webhookEvents } from '../../cloud/wire-types.ts';
 import { cloudCall, cloudTarget } from '../cloud-target.ts';
 import type { SdkContext } from '../context.ts';
 import { invalid } from '../errors.ts';
@@ -16,11 +16,19 @@ const text = (value: unknown, field: string): string => {
 export function webhookNamespace(ctx: SdkContext) {
   const client = () => cloudTarget(ctx);
   return {
-    register(event: string, url: string, secret: string): Promise<{ id: string; event: string; url: string }> {
-      if (!(eventTypes as readonly string[]).includes(event)) throw invalid('event', `must be one of ${eventTypes.join(', ')}; got ${JSON.stringify(event ?? null)}`);
+    /** `follow` is for monitor.observation: the monitor, the types delivered, and a token that sees a monitor that is not public. */
+    register(
+      event: string,
+      url: string,
+      secret: string,
+      follow?: { monitor: string; types?: string[]; token?: string },
+    ): Promise<{ id: string; event: string; url: string; monitor?: string; types?: string[] }> {
+      if (!webhookEvents.includes(event)) throw invalid('event', `must be one of ${webhookEvents.join(', ')}; got ${JSON.stringify(event ?? null)}`);
       text(url, 'url');
       if (typeof secret !== 'string' || [...secret].length < 16) throw invalid('secret', 'must be text of at least 16 characters');
-      return cloudCall(() => client().request('POST', '/webhooks', { event, url, secret }));
+      if (event === monitorObservationEvent && !follow?.monitor) throw invalid('monitor', 'is required for monitor.observation: the id of the monitor to follow');
+      if (event !== monitorObservationEvent && follow) throw invalid('monitor', `belongs to monitor.observation only, not ${event}`);
+      return cloudCall(() => client().request('POST', '/webhooks', { event, url, secret, ...follow }));
     },
     list: (): Promise<WebhookRegistration[]> => cloudCall(() => client().request<WebhookRegistration[]>('GET', '/webhooks')),
     delete: (id: string): Promise<{ deleted: boolean }> =>
