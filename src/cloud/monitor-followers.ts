@@ -31,7 +31,7 @@ export class MonitorFollowers {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly service: MonitorService,
+    service: MonitorService,
     private readonly store: CloudStore,
     private readonly queue: DeliveryQueue,
     private readonly log: (line: string) => void = () => {},
