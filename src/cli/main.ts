@@ -3,6 +3,7 @@
 import { cac } from 'cac';
 import { packageVersion } from '../version.ts';
 import { closestFlag } from './options.ts';
+import { registerInitCommand } from './init-command.ts';
 import { registerPublishCommand } from './publish.ts';
 import { registerServeCommands } from './serve.ts';
 import { registerConformCommands } from './conform-commands.ts';
@@ -35,6 +36,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 const cli = cac('vigil');
 registerServeCommands(cli);
+registerInitCommand(cli);
 registerConformCommands(cli);
 registerWatchCommand(cli);
 registerPublishCommand(cli);
