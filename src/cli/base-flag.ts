@@ -1,7 +1,7 @@
 // The server a client command talks to, the same way for every command:
 // --base, else VIGIL_BASE, else `server.base` of the project's vigil.yml,
 // else http://127.0.0.1:8130.
-import { defaultBase } from './server-client.ts';
+import { defaultBase } from '../server-client/server-client.ts';
 import { stringFlag } from './options.ts';
 
 export const baseHelp = 'Server to use (default: VIGIL_BASE, then server.base of vigil.yml, then http://127.0.0.1:8130)';
@@ -12,7 +12,7 @@ export async function resolveBase(flag: unknown): Promise<string> {
   // Loaded here: reading vigil.yml pulls in YAML and the schema validator.
   const [{ loadWorkspaceConfig }, { findProjectRoot }] = await Promise.all([
     import('../recipes/config/workspace-config.ts'),
-    import('../recipes/loading/discovery.ts'),
+    import('../workspace/project-root.ts'),
   ]);
   return loadWorkspaceConfig(findProjectRoot(process.cwd())).server?.base ?? defaultBase;
 }

@@ -16,7 +16,7 @@ export function registerDaemonCommands(cli: CAC): void {
       const [{ Daemon }, { exitCodeOf }, { findProjectRoot }] = await Promise.all([
         import('../triggers/daemon.ts'),
         import('../recipes/errors.ts'),
-        import('../recipes/loading/discovery.ts'),
+        import('../workspace/project-root.ts'),
       ]);
       const projectRoot = findProjectRoot();
       let daemon: Awaited<ReturnType<typeof Daemon.start>>;

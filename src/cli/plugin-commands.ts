@@ -1,7 +1,7 @@
 // `vigil plugin list` and `vigil dispatch list|send|status|run`: faces of
 // sdk.plugin and sdk.dispatch.
 import type { CAC } from 'cac';
-import { invalid } from '../sdk/errors.ts';
+import { invalid } from '../errors/vigil-error.ts';
 import { UsageError } from './options.ts';
 import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 
@@ -12,7 +12,11 @@ export function registerPluginCommands(cli: CAC): void {
       runSdkCommand(async () => {
         if (action !== 'list') unknownAction('plugin', action, ['list']);
         // Loaded on demand, as every heavy part of a command: `vigil --version` starts without them.
-        const [{ sdkContext }, { loadPlugins, pluginNamespace }] = await Promise.all([import('../sdk/context.ts'), import('../sdk/namespaces/plugin.ts')]);
+        const [{ sdkContext }, { loadPlugins }, { pluginNamespace }] = await Promise.all([
+          import('../workspace/context.ts'),
+          import('../plugins/plugins.ts'),
+          import('../sdk/namespaces/plugin.ts'),
+        ]);
         const ctx = sdkContext({ workspace: process.cwd() });
         const list = pluginNamespace(ctx).list();
         for (const p of loadPlugins(ctx).problems) process.stderr.write(`invalid plugin ${p}\n`);
@@ -28,9 +32,10 @@ export function registerPluginCommands(cli: CAC): void {
     .option('--json', 'Print the result as JSON')
     .action((action: string, arg: string | undefined, options: { params?: string; wait?: boolean; json?: boolean }) =>
       runSdkCommand(async () => {
-        const [{ sdkContext }, { dispatchNamespace, runDispatchJob, runQueuedDispatchJobs }] = await Promise.all([
-          import('../sdk/context.ts'),
+        const [{ sdkContext }, { dispatchNamespace }, { runDispatchJob, runQueuedDispatchJobs }] = await Promise.all([
+          import('../workspace/context.ts'),
           import('../sdk/namespaces/dispatch.ts'),
+          import('../dispatch/tools.ts'),
         ]);
         const ctx = sdkContext({ workspace: process.cwd() });
         const dispatch = dispatchNamespace(ctx);

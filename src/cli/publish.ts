@@ -1,7 +1,7 @@
 // `vigil publish`: publishes one observation to a monitor on a running server.
 import type { CAC } from 'cac';
 import { baseHelp, resolveBase } from './base-flag.ts';
-import { ServerError, serverClient, UnreachableError } from './server-client.ts';
+import { ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
 import { stringFlag, UsageError } from './options.ts';
 
 interface PublishFlags {

@@ -10,17 +10,17 @@ import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
 
 /** The recipe runner's modules, loaded when a command runs: `vigil --version` and `--help` start without them. */
 const runner = async () => {
-  const [gate, discovery, schema, registry, record, tree, runs, vault] = await Promise.all([
+  const [gate, discovery, root, schema, registry, record, tree, runs] = await Promise.all([
     import('../recipes/gates/gate.ts'),
     import('../recipes/loading/discovery.ts'),
+    import('../workspace/project-root.ts'),
     import('../recipes/loading/recipe-schema.ts'),
     import('../recipes/types/registry.ts'),
     import('../recipes/records/run-record.ts'),
     import('../recipes/records/run-tree.ts'),
     import('../recipes/records/runs-list.ts'),
-    import('../recipes/vault.ts'),
   ]);
-  return { ...gate, ...discovery, ...schema, ...registry, ...record, ...tree, ...runs, ...vault };
+  return { ...gate, ...discovery, ...root, ...schema, ...registry, ...record, ...tree, ...runs };
 };
 
 function fail(error: unknown): never {
@@ -72,7 +72,7 @@ export function registerRecipeCommands(cli: CAC): void {
       try {
         applyBaseFlag(options.base);
         // Loaded on demand: the pool, backends and isolation are only needed to run.
-        const [{ runSequence }, { systemVault }] = await Promise.all([import('../recipes/run-sequence.ts'), import('../recipes/vault.ts')]);
+        const [{ runSequence }, { systemVault }] = await Promise.all([import('../recipes/run-sequence.ts'), import('../vault/vault-reader.ts')]);
         const code = await runSequence(
           {
             name,

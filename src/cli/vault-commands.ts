@@ -1,9 +1,9 @@
-// `vigil vault set|get|list|delete`: the CLI face of src/sdk/vault. `set`
+// `vigil vault set|get|list|delete`: the CLI face of src/vault. `set`
 // reads the value from stdin, never from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
-import { VigilError } from '../sdk/errors.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 
 const actions = ['set', 'get', 'list', 'delete', 'backend'];
 
@@ -17,8 +17,8 @@ export function registerVaultCommands(cli: CAC): void {
         if (!actions.includes(action)) unknownAction('vault', action, actions);
         const [{ vaultNamespace }, { takeMigrationNote, vaultBackend }, { sdkContext }] = await Promise.all([
           import('../sdk/namespaces/vault.ts'),
-          import('../sdk/vault/vault.ts'),
-          import('../sdk/context.ts'),
+          import('../vault/vault.ts'),
+          import('../workspace/context.ts'),
         ]);
         const scope = options.scope === undefined ? undefined : String(options.scope);
         const vault = vaultNamespace(sdkContext({ workspace: process.cwd() }));

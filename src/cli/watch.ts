@@ -3,7 +3,7 @@
 // server restarts by resuming from where it read.
 import type { CAC } from 'cac';
 import { baseHelp, resolveBase } from './base-flag.ts';
-import { ServerError, serverClient, UnreachableError } from './server-client.ts';
+import { ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
 import { stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { isBookkeeping, type WatchedObservation, watchLine } from './watch-line.ts';
 

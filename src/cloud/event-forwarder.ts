@@ -20,10 +20,10 @@ export function forwardProductEvents(options: ForwarderOptions = {}): () => void
 async function forward(event: VigilEvent, options: ForwarderOptions, warn: (line: string) => void): Promise<void> {
   // Loaded on the first event: commands that emit none never read vigil.yml or the vault.
   const [{ sdkContext }, { vaultGet }, { cloudClient }, target] = await Promise.all([
-    import('../sdk/context.ts'),
-    import('../sdk/vault/vault.ts'),
+    import('../workspace/context.ts'),
+    import('../vault/vault.ts'),
     import('./cloud-client.ts'),
-    import('../sdk/cloud-target.ts'),
+    import('./cloud-target.ts'),
   ]);
   const env = options.env ?? process.env;
   let apiUrl: string | undefined;

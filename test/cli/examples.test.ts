@@ -2,12 +2,13 @@
 // a project (vigil.yml, .vigil/recipes, the files the scripts use); it is
 // copied so that runs leave nothing in the repository, with the local agent's
 // path made absolute and node_modules linked for the MCP example server.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../../bench/lib/sentinel-fleet.ts';
 import { cliEntry, makeSdkProject, projectEnv, repoRoot, type SdkProject, vigil } from '../sdk/helpers.ts';
+import { spawnChild } from '../support/children.ts';
 import { createMonitor } from '../support/client.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 
@@ -60,7 +61,7 @@ describe('examples/', { timeout: 300_000 }, () => {
       const { ownerToken } = await createMonitor(server.base, { id: 'builds', capabilities: ['observe', 'act'] });
       const env = { VIGIL_BASE: server.url };
       expect((await vigil(project, ['vault', 'set', 'builds-owner-token'], { stdin: ownerToken, env })).code).toBe(0);
-      daemon = spawn(process.execPath, [cliEntry, 'daemon', '--no-publish'], { cwd: project.root, env: projectEnv(project, env), stdio: ['ignore', 'pipe', 'pipe'] });
+      daemon = spawnChild(process.execPath, [cliEntry, 'daemon', '--no-publish'], { cwd: project.root, env: projectEnv(project, env), stdio: ['ignore', 'pipe', 'pipe'] });
       let log = '';
       daemon.stdout!.on('data', (d) => (log += d));
       daemon.stderr!.on('data', (d) => (log += d));

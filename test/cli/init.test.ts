@@ -1,12 +1,13 @@
 // Issue 31 point 3: `vigil init` and the README's quick start, as a new user
 // runs them in an empty folder: every recipe type it writes runs on the local
 // agent, without a model.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../../bench/lib/sentinel-fleet.ts';
 import { cliEntry, makeSdkProject, projectEnv, type SdkProject, vigil } from '../sdk/helpers.ts';
+import { spawnChild } from '../support/children.ts';
 import { createMonitor } from '../support/client.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 
@@ -67,7 +68,7 @@ describe('vigil init', { timeout: 300_000 }, () => {
       const { ownerToken } = await createMonitor(server.base, { id: 'builds', capabilities: ['observe', 'act'] });
       const env = { VIGIL_BASE: server.url };
       expect((await vigil(project, ['vault', 'set', 'builds-owner-token'], { stdin: ownerToken, env })).code).toBe(0);
-      daemon = spawn(process.execPath, [cliEntry, 'daemon'], { cwd: project.root, env: projectEnv(project, env), stdio: ['ignore', 'pipe', 'pipe'] });
+      daemon = spawnChild(process.execPath, [cliEntry, 'daemon'], { cwd: project.root, env: projectEnv(project, env), stdio: ['ignore', 'pipe', 'pipe'] });
       let log = '';
       daemon.stdout!.on('data', (d) => (log += d));
       daemon.stderr!.on('data', (d) => (log += d));
