@@ -10,6 +10,18 @@ function vigil(args: string[]) {
   return spawnSync(process.execPath, vigilArgs(args), { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
 }
 
+/** The CLI without blocking the test's event loop (spawnSync leaves its idle keep-alive sockets to a server that closed them). */
+function vigilAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawnChild(process.execPath, vigilArgs(args), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.once('close', (status) => done({ status, stdout, stderr }));
+  });
+}
+
 const running: ChildProcess[] = [];
 afterEach(() => {
   for (const child of running.splice(0)) child.kill('SIGKILL');
@@ -96,7 +108,7 @@ describe('vigil publish and vigil watch', () => {
       await call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.b', subject: 'y', data: { n: 2 }, tags: { env: 'ci' } } });
       const sub = await subscribe(server.base, { monitor: id, subscriber: 'agent:w' });
       const args = ['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--once', '--wait', '0'];
-      const compact = vigil([...args, '--catch-up']);
+      const compact = await vigilAsync([...args, '--catch-up']);
       expect(compact.status, compact.stderr).toBe(0);
       const lines = compact.stdout.trim().split('\n');
       expect(lines).toHaveLength(2);
@@ -104,11 +116,11 @@ describe('vigil publish and vigil watch', () => {
       expect(lines[1]).toMatch(/ \{"n":2,"tags":\{"env":"ci"\}\}$/);
       expect(compact.stdout).not.toContain('provenance');
       // Everything was acknowledged, bookkeeping included: a second catch-up has nothing.
-      expect(vigil([...args, '--catch-up']).stdout).toBe('');
+      expect((await vigilAsync([...args, '--catch-up'])).stdout).toBe('');
 
       const again = await subscribe(server.base, { monitor: id, subscriber: 'agent:all' });
       const allArgs = ['watch', '--base', server.url, '--subscription', again.id, '--token', again.token, '--once', '--wait', '0', '--catch-up'];
-      const all = vigil([...allArgs, '--all']);
+      const all = await vigilAsync([...allArgs, '--all']);
       expect(all.stdout.trim().split('\n').map((l) => l.split(' ')[1])).toEqual([
         'ai.vigil.monitor.configured',
         'demo.a',
@@ -117,7 +129,7 @@ describe('vigil publish and vigil watch', () => {
         'ai.vigil.monitor.subscribed',
       ]);
       const third = await subscribe(server.base, { monitor: id, subscriber: 'agent:json' });
-      const json = vigil(['watch', '--base', server.url, '--subscription', third.id, '--token', third.token, '--once', '--wait', '0', '--catch-up', '--json']);
+      const json = await vigilAsync(['watch', '--base', server.url, '--subscription', third.id, '--token', third.token, '--once', '--wait', '0', '--catch-up', '--json']);
       const parsed = json.stdout.trim().split('\n').map((l) => JSON.parse(l));
       expect(parsed.map((o) => o.type)).toEqual(['demo.a', 'demo.b']);
       expect(parsed[0]).toMatchObject({ id: '2', subject: 'x', data: { n: 1, provenance: { actor: 'agent:owner' } } });
