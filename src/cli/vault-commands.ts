@@ -15,7 +15,7 @@ export function registerVaultCommands(cli: CAC): void {
     .action((action: string, key: string | undefined, options: { scope?: unknown; json?: boolean }) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('vault', action, actions);
-        const [{ vaultNamespace }, { takeMigrationNote, vaultBackend }, { sdkContext }] = await Promise.all([
+        const [{ vaultNamespace }, { takeMigrationNote, takeRescueNote, vaultBackend }, { sdkContext }] = await Promise.all([
           import('../sdk/namespaces/vault.ts'),
           import('../vault/vault.ts'),
           import('../workspace/context.ts'),
@@ -51,6 +51,11 @@ export function registerVaultCommands(cli: CAC): void {
         }
         const note = takeMigrationNote();
         if (note) process.stderr.write(`moved ${note.keys} keys from the plaintext ${note.from} into the ${vaultBackend()} vault and removed it\n`);
+        const rescue = takeRescueNote();
+        if (rescue?.moved.length)
+          process.stderr.write(`moved ${rescue.moved.length} secrets from the kernel keyring (keyutils, lost at reboot) into the encrypted vault file: ${rescue.moved.join(', ')}\n`);
+        if (rescue?.kept.length)
+          process.stderr.write(`removed ${rescue.kept.length} stale copies from the kernel keyring (keyutils); the vault file already held them: ${rescue.kept.join(', ')}\n`);
       }),
     );
 }
