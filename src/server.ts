@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
 import type { Cloud, CloudOptions } from './cloud/cloud.ts';
 import type { ClientLimitSettings } from './service/client-limits.ts';
+import { listenFailure, probeListen } from './transport/listen-failure.ts';
 import { redactCredentials, redactingLog } from './net/redact.ts';
 import { isLoopbackHost } from './service/loopback.ts';
 import { MonitorService } from './service/service.ts';
@@ -71,6 +72,12 @@ export const maxStreamBufferBytes = 1 << 20;
 
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
+  // A port that is taken (or an address that is not this machine's) refuses
+  // the start before a state file, a database connection or an inspector is made.
+  if (options.port !== undefined && options.port !== 0) {
+    const refused = await probeListen(host, options.port);
+    if (refused) throw listenFailure(host, options.port, refused);
+  }
   const adminToken =
     options.allowAdmin === true ? `vga_${randomBytes(24).toString('base64url')}` : options.allowAdmin || undefined;
   // Every line logged goes through the one redaction: a URL's credentials never reach a log.
