@@ -140,7 +140,7 @@ export async function answerCloud(
   let key: ApiKeyTable;
   if (found.route.auth === 'admin') {
     requireAdmin(parts.service, { bearer });
-    key = { id: 'admin', name: 'admin', hash: '', created_at: '', revoked_at: null };
+    key = { id: 'admin', name: 'admin', hash: '', created_at: '', revoked_at: null, monitors: '[]' };
   } else key = authenticate(parts.store, bearer);
   return found.route.handle({
     request,

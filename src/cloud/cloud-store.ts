@@ -13,6 +13,8 @@ export interface ApiKeyTable {
   hash: string;
   created_at: string;
   revoked_at: string | null;
+  /** JSON list of the monitor ids the key may trigger, or `"*"` for every monitor. */
+  monitors: string;
 }
 
 export interface WebhookTable {
@@ -75,7 +77,8 @@ const schema = [
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('hash', 'text', (c) => c.notNull().unique())
     .addColumn('created_at', 'text', (c) => c.notNull())
-    .addColumn('revoked_at', 'text'),
+    .addColumn('revoked_at', 'text')
+    .addColumn('monitors', 'text', (c) => c.notNull().defaultTo('[]')),
   qb.schema
     .createTable('cloud_webhooks')
     .ifNotExists()
@@ -119,7 +122,7 @@ const schema = [
 const nulls = <Row>(columns: readonly (keyof Row & string)[]): Row =>
   Object.fromEntries(columns.map((c) => [c, null])) as Row;
 
-const keyColumns = ['id', 'name', 'hash', 'created_at', 'revoked_at'] as const;
+const keyColumns = ['id', 'name', 'hash', 'created_at', 'revoked_at', 'monitors'] as const;
 const webhookColumns = ['id', 'key_id', 'event', 'url', 'secret', 'active', 'created_at'] as const;
 const deliveryColumns = [
   'id',
@@ -146,6 +149,9 @@ export class CloudStore {
     // State files from before workers had crons.
     const columns = store.driver.prepare('PRAGMA table_info(cloud_workers)').all<{ name: string }>([]);
     if (!columns.some((c) => c.name === 'crons')) store.driver.exec("ALTER TABLE cloud_workers ADD COLUMN crons TEXT NOT NULL DEFAULT '[]'");
+    // State files from before keys were scoped: such a key may trigger no monitor until made again.
+    const keyTable = store.driver.prepare('PRAGMA table_info(cloud_api_keys)').all<{ name: string }>([]);
+    if (!keyTable.some((c) => c.name === 'monitors')) store.driver.exec("ALTER TABLE cloud_api_keys ADD COLUMN monitors TEXT NOT NULL DEFAULT '[]'");
     const p = (query: CompiledQuery) => new Prepared(store.driver, query);
     this.q = {
       putKey: p(qb.replaceInto('cloud_api_keys').values(nulls<ApiKeyTable>(keyColumns)).compile()),
