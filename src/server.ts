@@ -13,6 +13,7 @@ import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './tran
 import type { HttpTransport } from './transport/http-types.ts';
 import { createTransport, type TransportChoice } from './transport/select-transport.ts';
 import { Dashboard, withDashboard } from './ui/dashboard.ts';
+import type { ViewerCaps } from './ui/shared-views.ts';
 
 export interface ServerOptions {
   readonly host?: string;
@@ -45,6 +46,8 @@ export interface ServerOptions {
   readonly inspectPort?: number;
   /** The cloud API under /v1 and the managed edge (on unless false). */
   readonly cloud?: CloudOptions | false;
+  /** Dashboard viewers (/ui/events) open at once: without a token, and with one. */
+  readonly dashboardViewers?: Partial<ViewerCaps>;
   readonly log?: (line: string) => void;
 }
 
@@ -56,6 +59,7 @@ export interface RunningServer {
   readonly adminToken?: string;
   readonly service: MonitorService;
   readonly cloud?: Cloud;
+  readonly dashboard: Dashboard;
   /** The inspector's WebSocket URL when --inspect is on. */
   readonly inspectUrl?: string;
   close(): Promise<void>;
@@ -99,6 +103,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let port: number;
   let cloud: Cloud | undefined;
   let sources: SourceManager | undefined;
+  let dashboard: Dashboard;
   try {
     sources = new SourceManager(service, {
       kinds: new Set(options.sources?.kinds ?? defaultSourceKinds),
@@ -109,7 +114,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBackoffMs: options.sources?.maxBackoffMs,
       log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     }).attach();
-    const dashboard = new Dashboard(service);
+    dashboard = new Dashboard(service, options.dashboardViewers);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
       cloud = new Cloud(service, { log: options.log, ...options.cloud });
@@ -147,10 +152,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     service,
     cloud,
+    dashboard,
     inspectUrl: inspector?.url,
     close() {
       closing ??= (async () => {
         sources?.close();
+        dashboard.close();
         await transport.close();
         await cloud?.close();
         await service.settle().catch(() => {});

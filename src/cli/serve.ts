@@ -22,6 +22,7 @@ interface ServeFlags extends SourceFlags {
   heartbeat?: unknown;
   clientLimits?: unknown;
   clientLimitsLoopback?: unknown;
+  maxAnonymousViewers?: unknown;
   allowInsecureWebhooks?: unknown;
   edgeDomain?: unknown;
   workerTimeout?: unknown;
@@ -80,6 +81,7 @@ export function registerServeCommands(cli: CAC): void {
     .option('--edge-domain <domain>', 'Also serve each managed-edge worker at <name>.<domain> by Host header', { type: [String] })
     .option('--worker-timeout <seconds>', 'Longest a managed-edge worker may take over a request or scheduled run before it is stopped and restarted', { default: 30 })
     .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
+    .option('--max-anonymous-viewers <n>', 'Dashboards (/ui/events) open at once without a token; more are answered 429', { default: 1000 })
     .option('--client-limits-loopback', 'Apply --client-limits to loopback clients too (off: local tools are not limited)')
     .option('--sources <kinds>', sourceFlagHelp.sources, { type: [String] })
     .option('--source-root <dir>', sourceFlagHelp.sourceRoot, { type: [String] })
@@ -102,6 +104,7 @@ export function registerServeCommands(cli: CAC): void {
         allowHosts: listFlag(flags.allowHost),
         maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
         heartbeatMs: wholeNumberFlag('--heartbeat', flags.heartbeat, 1, 3600) * 1000,
+        dashboardViewers: { anonymous: wholeNumberFlag('--max-anonymous-viewers', flags.maxAnonymousViewers, 0, 100_000) },
         clientLimits: { ...clientLimitsFlag(stringFlag('--client-limits', flags.clientLimits)), loopback: flags.clientLimitsLoopback === true },
         transport: oneOfFlag('--transport', flags.transport, ['auto', 'uws', 'node'] as const, 'auto'),
         ...sourceOptions(flags, allowAdmin !== false),
