@@ -4,8 +4,9 @@
 // `.vigil/ratchet-baseline.json` {name: count}. A rule without a baseline
 // is reported by `check` but never fails it.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import type { SdkContext } from '../context.ts';
+import { confined, parseFailure } from '../confine.ts';
 import { invalid, VigilError } from '../errors.ts';
 import { globToRegExp } from '../../paths/glob.ts';
 
@@ -54,9 +55,9 @@ function loadRules(file: string): RatchetRule[] {
   try {
     doc = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new VigilError('RATCHET_CONFIG', `${file}: not valid JSON: ${(error as Error).message}`, { file });
+    throw new VigilError('RATCHET_CONFIG', `${file}: ${parseFailure(error)}`, { file });
   }
-  if (!Array.isArray(doc.rules)) throw new VigilError('RATCHET_CONFIG', `${file}: "rules" must be a list`, { file });
+  if (typeof doc !== 'object' || doc === null || !Array.isArray(doc.rules)) throw new VigilError('RATCHET_CONFIG', `${file}: "rules" must be a list`, { file });
   return doc.rules.map((r: RatchetRule, i: number) => {
     const where = `${file}: rules[${i}]`;
     if (!r || typeof r.name !== 'string' || !r.name) throw new VigilError('RATCHET_CONFIG', `${where}.name: required`, { file });
@@ -89,13 +90,25 @@ function count(rule: RatchetRule, root: string, all: string[]): number {
   return n;
 }
 
+function readBaseline(file: string): Record<string, number> {
+  if (!existsSync(file)) return {};
+  try {
+    const doc = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    return typeof doc === 'object' && doc !== null ? (doc as Record<string, number>) : {};
+  } catch (error) {
+    throw new VigilError('RATCHET_CONFIG', `${file}: ${parseFailure(error)}; record it again with "vigil ratchet baseline"`, { file });
+  }
+}
+
 export function ratchetNamespace(ctx: SdkContext) {
   const paths = (o: RatchetOptions | null | undefined) => {
     if (o !== undefined && o !== null && typeof o !== 'object') throw invalid('options', 'must be an object');
-    const config = resolve(ctx.workspace, o?.config ?? join(ctx.projectRoot, '.vigil', 'ratchet.json'));
-    const source = resolve(ctx.workspace, o?.source ?? ctx.workspace);
+    // Paths a caller names stay in the workspace; the defaults are the project's own files.
+    const config =
+      o?.config === undefined ? confined(ctx.projectRoot, join('.vigil', 'ratchet.json'), 'config', 'the project') : confined(ctx.workspace, o.config, 'config');
+    const source = o?.source === undefined ? confined(ctx.workspace, '.', 'source') : confined(ctx.workspace, o.source, 'source');
     if (!existsSync(source) || !statSync(source).isDirectory()) throw invalid('source', `${source} is not a directory`);
-    return { config, source, baseline: join(ctx.projectRoot, '.vigil', 'ratchet-baseline.json') };
+    return { config, source, baseline: confined(ctx.projectRoot, join('.vigil', 'ratchet-baseline.json'), 'baseline', 'the project') };
   };
   const measure = (o?: RatchetOptions) => {
     const p = paths(o);
@@ -106,7 +119,7 @@ export function ratchetNamespace(ctx: SdkContext) {
   return {
     check(options?: RatchetOptions): RatchetResult {
       const { p, rules, counts } = measure(options);
-      const baseline = existsSync(p.baseline) ? (JSON.parse(readFileSync(p.baseline, 'utf8')) as Record<string, number>) : {};
+      const baseline = readBaseline(p.baseline);
       const violations = rules
         .filter((r) => typeof baseline[r.name] === 'number' && counts[r.name]! > baseline[r.name]!)
         .map((r) => ({ name: r.name, pattern: r.pattern ?? r.glob!, count: counts[r.name]!, limit: baseline[r.name]! }));

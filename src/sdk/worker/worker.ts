@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cloudCall, cloudTarget } from '../cloud-target.ts';
+import { confined } from '../confine.ts';
 import type { SdkContext } from '../context.ts';
 import { invalid, VigilError } from '../errors.ts';
 import { vaultDelete, vaultGet, vaultSet } from '../vault/vault.ts';
@@ -56,7 +57,8 @@ export function workerSetupClear(env: NodeJS.ProcessEnv): boolean {
 
 export function workerNamespace(ctx: SdkContext) {
   const workersDir = join(ctx.projectRoot, '.vigil', 'workers');
-  const dirOf = (name: string) => join(workersDir, checkName(name));
+  // A worker's folder is written, bundled and deployed from inside the project only (no symlink out).
+  const dirOf = (name: string) => confined(ctx.projectRoot, join('.vigil', 'workers', checkName(name)), 'name', 'the project');
   const own = () => {
     const account = ownAccount(ctx.env);
     return account ? ownAccountTarget(account, workersDir, ctx.env) : undefined;
