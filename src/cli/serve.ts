@@ -23,6 +23,7 @@ interface ServeFlags extends SourceFlags {
   clientLimits?: unknown;
   clientLimitsLoopback?: unknown;
   maxAnonymousViewers?: unknown;
+  maxQueuedEventBytes?: unknown;
   allowInsecureWebhooks?: unknown;
   edgeDomain?: unknown;
   workerTimeout?: unknown;
@@ -78,6 +79,9 @@ export function registerServeCommands(cli: CAC): void {
     .option('--max-body <bytes>', 'Largest request body read', { default: defaults.maxBodyBytes })
     .option('--heartbeat <seconds>', 'Idle time before an event stream sends a heartbeat', { default: 15 })
     .option('--allow-insecure-webhooks', 'Let webhooks target plain http on loopback and private addresses (local testing only)')
+    .option('--max-queued-event-bytes <bytes>', 'Bytes of event bodies one API key may have waiting for webhook delivery; past it POST /v1/events is answered 429', {
+      default: 64 * 1024 * 1024,
+    })
     .option('--edge-domain <domain>', 'Also serve each managed-edge worker at <name>.<domain> by Host header', { type: [String] })
     .option('--worker-timeout <seconds>', 'Longest a managed-edge worker may take over a request or scheduled run before it is stopped and restarted', { default: 30 })
     .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
@@ -112,6 +116,7 @@ export function registerServeCommands(cli: CAC): void {
           allowInsecureWebhooks: flags.allowInsecureWebhooks === true,
           edgeDomain: edgeDomainFlag(stringFlag('--edge-domain', flags.edgeDomain)),
           workerTimeoutMs: wholeNumberFlag('--worker-timeout', flags.workerTimeout, 1, 900) * 1000,
+          maxQueuedEventBytes: wholeNumberFlag('--max-queued-event-bytes', flags.maxQueuedEventBytes, 65536, 2 ** 40),
           log: (line: string) => process.stderr.write(`vigil: ${line}\n`),
         },
       };

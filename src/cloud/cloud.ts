@@ -28,6 +28,8 @@ export interface CloudOptions {
   readonly timers?: DeliveryTimers;
   /** Per-attempt timeout of a delivery (10 s). */
   readonly deliveryTimeoutMs?: number;
+  /** Bytes of event bodies one API key may have waiting for webhook delivery (64 MiB). */
+  readonly maxQueuedEventBytes?: number;
   /** How long a managed-edge worker may take over a request or a scheduled run (30 s). */
   readonly workerTimeoutMs?: number;
   readonly log?: (line: string) => void;
@@ -56,7 +58,7 @@ export class Cloud {
   ) {
     this.store = new CloudStore(service.store);
     this.sender = new DeliverySender(options.allowInsecureWebhooks ?? false, options.deliveryTimeoutMs);
-    this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log);
+    this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log, options.maxQueuedEventBytes);
     this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false);
     this.parts = { service, store: this.store, webhooks: this.webhooks, queue: this.queue };
     this.edge = new ManagedEdge(this.store, options.edgeDomain, options.log, {
@@ -65,7 +67,10 @@ export class Cloud {
     });
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
-    const prune = () => this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
+    const prune = () => {
+      this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
+      this.store.pruneBodies(new Date(Date.now() - 3_600_000).toISOString());
+    };
     prune();
     this.pruner = setInterval(prune, 3_600_000);
     this.pruner.unref();
