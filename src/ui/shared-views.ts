@@ -15,6 +15,8 @@ import { dashboardView, type RecentCache } from './view.ts';
 const tickMs = 1000;
 /** A view is rebuilt at most this often, however many commits arrive. */
 const minRebuildMs = 250;
+/** Viewers sent a frame in one event-loop turn. */
+const broadcastBatch = 32;
 
 /** Who a viewer is to the dashboard: its view is shared with everyone of the same class. */
 export type ViewerClass = { kind: 'anonymous' } | { kind: 'admin' } | { kind: 'token'; id: string };
@@ -45,6 +47,7 @@ class SharedView {
   private readonly tick: ReturnType<typeof setInterval>;
   private readonly stopRecorded: () => void;
   private readonly recent: RecentCache = new Map();
+  private broadcasts = 0;
 
   constructor(
     private readonly service: MonitorService,
@@ -115,7 +118,25 @@ class SharedView {
     if (text === this.last) return;
     this.last = text;
     this.frame = Buffer.from(`id: ${this.builds}\nevent: view\ndata: {"as_of":${JSON.stringify(asOf)},${text.slice(1)}\n\n`);
-    for (const sink of this.viewers) sink.write(this.frame);
+    this.broadcast();
+  }
+
+  /**
+   * Sends the latest frame to every viewer, a batch per event-loop turn, so
+   * that requests are answered between batches however many watch. A newer
+   * frame started meanwhile takes over the viewers not yet reached.
+   */
+  private broadcast(): void {
+    const generation = ++this.broadcasts;
+    const sinks = [...this.viewers];
+    let next = 0;
+    const step = () => {
+      if (generation !== this.broadcasts || this.frame === undefined) return;
+      const end = Math.min(next + broadcastBatch, sinks.length);
+      for (; next < end; next++) if (!sinks[next]!.closed) sinks[next]!.write(this.frame);
+      if (next < sinks.length) setImmediate(step);
+    };
+    step();
   }
 }
 
