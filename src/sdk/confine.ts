@@ -1,10 +1,10 @@
 // Every path an SDK call reads or writes stays inside the folder it belongs
 // to: the workspace for paths a caller names, the project root for Vigil's
 // own files under .vigil/. The check is on the real path (symlinks followed)
-// of the path or of its nearest existing parent, so neither `../..` nor a
+// of the path or of its nearest existing parent (a dangling link followed), so neither `../..` nor a
 // symlink planted in the workspace reaches past it; a refusal names the field
 // and never what the file holds.
-import { realpathSync } from 'node:fs';
+import { readlinkSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { VigilError } from './errors.ts';
 
@@ -13,20 +13,36 @@ const inside = (root: string, path: string) => {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 };
 
-/** The real path of `path`, or of its nearest existing parent joined with the rest. */
+/**
+ * The real path of `path`, or of its nearest existing parent joined with the
+ * rest; a dangling link is followed to where it points (writing through it
+ * would create its target).
+ */
 function realOf(path: string): string {
   let existing = path;
   const rest: string[] = [];
-  for (;;) {
+  for (let hops = 0; hops < 40; ) {
     try {
-      return resolve(realpathSync(existing), ...rest.reverse());
+      return resolve(realpathSync(existing), ...[...rest].reverse());
     } catch {
+      let target: string | undefined;
+      try {
+        target = readlinkSync(existing);
+      } catch {
+        // not a link: look at its parent
+      }
+      if (target !== undefined) {
+        existing = resolve(dirname(existing), target);
+        hops++;
+        continue;
+      }
       const parent = dirname(existing);
       if (parent === existing) return path;
       rest.push(relative(parent, existing));
       existing = parent;
     }
   }
+  return path;
 }
 
 /**

@@ -79,6 +79,9 @@ describe('SDK paths and vault scopes from a script', () => {
     symlinkSync(join(outside, 'evil'), join(project.root, '.vigil', 'plugins', 'evil'));
     project.file('.vigil/plugins/good/plugin.json', JSON.stringify({ name: 'good', tools: { hi: { command: 'echo hi' } } }));
     symlinkSync(outside, join(project.root, '.vigil', 'workers'));
+    writeFileSync(join(outside, 'ledger.jsonl'), `${secret}\n`);
+    symlinkSync(join(outside, 'ledger.jsonl'), join(project.root, '.vigil', 'ledger.jsonl'));
+    symlinkSync(join(outside, 'cir.db'), join(project.root, '.vigil', 'cir.db'));
     project.script(
       'probe.js',
       attempts({
@@ -86,6 +89,8 @@ describe('SDK paths and vault scopes from a script', () => {
         plugins: 'sdk.plugin.list().map((p) => p.name)',
         tools: 'sdk.dispatch.list().map((t) => t.source + "/" + t.name)',
         worker: "sdk.worker.create('w1')",
+        ledger: 'sdk.ledger.verify()',
+        cir: 'sdk.cir.stats()',
       }),
     );
     const r = await vigil(project, ['script', 'run', 'probe']);
@@ -95,6 +100,8 @@ describe('SDK paths and vault scopes from a script', () => {
     expect(out.plugins).toEqual({ returned: ['good'] });
     expect(out.tools).toEqual({ returned: ['plugin:good/hi'] });
     expect(out.worker).toMatchObject({ code: 'SANDBOX_VIOLATION', field: 'name' });
+    expect(out.ledger).toMatchObject({ code: 'SANDBOX_VIOLATION', field: 'ledger' });
+    expect(out.cir).toMatchObject({ code: 'SANDBOX_VIOLATION', field: 'cir.db' });
     expect(r.stdout + r.stderr).not.toContain(secret);
   });
 
