@@ -4,10 +4,10 @@
 // Vigil reads those itself when a script calls the webhook and worker SDK.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SdkContext } from '../context.ts';
-import { VigilError } from '../errors.ts';
-import { appendLedger } from '../ledger/ledger.ts';
-import { type ScopeOption, vaultDelete, vaultGet, vaultList, vaultSet } from '../vault/vault.ts';
+import { VigilError } from '../../errors/vigil-error.ts';
+import type { SdkContext } from '../../workspace/context.ts';
+import { appendLedger } from '../../ledger/ledger.ts';
+import { type ScopeOption, vaultDelete, vaultGet, vaultList, vaultSet } from '../../vault/vault.ts';
 
 const credentialScopes = new Set(['api', 'worker']);
 
