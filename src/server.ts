@@ -15,6 +15,7 @@ import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './tran
 import type { HttpTransport } from './transport/http-types.ts';
 import { createTransport, type TransportChoice } from './transport/select-transport.ts';
 import { Dashboard, withDashboard } from './ui/dashboard.ts';
+import type { ViewerCaps } from './ui/shared-views.ts';
 
 export interface ServerOptions {
   readonly host?: string;
@@ -49,6 +50,8 @@ export interface ServerOptions {
   readonly inspectHost?: string;
   /** The cloud API under /v1 and the managed edge (on unless false). */
   readonly cloud?: CloudOptions | false;
+  /** Dashboard viewers (/ui/events) open at once: without a token, and with one. */
+  readonly dashboardViewers?: Partial<ViewerCaps>;
   readonly log?: (line: string) => void;
 }
 
@@ -60,6 +63,7 @@ export interface RunningServer {
   readonly adminToken?: string;
   readonly service: MonitorService;
   readonly cloud?: Cloud;
+  readonly dashboard: Dashboard;
   /** The managed edge's own port, where workers answer by Host (absent without the cloud). */
   readonly edgePort?: number;
   /** The inspector's WebSocket URL when --inspect is on. */
@@ -122,6 +126,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let port: number;
   let cloud: Cloud | undefined;
   let sources: SourceManager | undefined;
+  let dashboard: Dashboard;
   try {
     sources = new SourceManager(service, {
       kinds: new Set(options.sources?.kinds ?? defaultSourceKinds),
@@ -132,7 +137,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBackoffMs: options.sources?.maxBackoffMs,
       log,
     }).attach();
-    const dashboard = new Dashboard(service);
+    dashboard = new Dashboard(service, options.dashboardViewers);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
       cloud = new Cloud(service, { ...options.cloud, log: redactingLog(options.cloud?.log ?? options.log) });
@@ -192,11 +197,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     service,
     cloud,
+    dashboard,
     edgePort: cloud?.edge.port,
     inspectUrl: inspector?.url,
     close() {
       closing ??= (async () => {
         sources?.close();
+        dashboard.close();
         await transport.close();
         await edgeTransport?.close();
         await cloud?.close();
