@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { FlushScheduler } from './flush-scheduler.ts';
 import { failStream, internalErrorResponse } from './internal-error.ts';
 import { listenFailure } from './listen-failure.ts';
-import { bodyIdleMs, headersTimeoutMs, requestTimedOut, requestTimeoutMs } from './stalled-request.ts';
+import { bodyIdleMs, declaredTooLargeGraceMs, headersTimeoutMs, requestTimedOut, requestTimeoutMs } from './stalled-request.ts';
 import { joinChunks } from './stream-chunks.ts';
 import type {
   FullResponse,
@@ -15,6 +15,7 @@ import type {
   StreamResponse,
   StreamSink,
 } from './http-types.ts';
+import { headOf } from './http-types.ts';
 
 
 function readHeaders(req: IncomingMessage): Record<string, string> {
@@ -39,13 +40,18 @@ function sendFull(res: ServerResponse, response: FullResponse, closeConnection =
 }
 
 /** Collects the body, or calls `tooLarge` as soon as it passes the limit, or `stalled` when it stops arriving. */
-function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) => void, tooLarge: () => void, stalled: () => void): void {
+function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) => void, tooLarge: (head: Buffer) => void, stalled: () => void): void {
   const chunks: Buffer[] = [];
   let total = 0;
-  const expectsBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  const declared = Number(req.headers['content-length'] ?? 0);
+  const expectsBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
   const timer = expectsBody ? setTimeout(() => stop(stalled), bodyIdleMs) : undefined;
+  // A body declared too large is refused on its first bytes, kept for the reply (a JSON-RPC id).
+  const declaredTooLarge = declared > limit;
+  const grace = declaredTooLarge ? setTimeout(() => stop(() => tooLarge(Buffer.alloc(0))), declaredTooLargeGraceMs) : undefined;
   const stop = (then: () => void) => {
     clearTimeout(timer);
+    clearTimeout(grace);
     req.off('data', onData);
     req.off('end', onEnd);
     then();
@@ -53,11 +59,12 @@ function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) =>
   const onData = (chunk: Buffer) => {
     timer?.refresh();
     total += chunk.byteLength;
-    if (total > limit) return stop(tooLarge);
+    if (total > limit || declaredTooLarge) return stop(() => tooLarge(headOf([...chunks, chunk])));
     chunks.push(chunk);
   };
   const onEnd = () => {
     clearTimeout(timer);
+    clearTimeout(grace);
     onBody(Buffer.concat(chunks, total));
   };
   req.on('data', onData);
@@ -196,12 +203,8 @@ export class NodeHttpTransport implements HttpTransport {
       if (!res.writableFinished) controller.abort();
     });
     const [path = '', query = ''] = splitUrl(req.url ?? '/');
-    const tooLarge = () => sendFull(res, options.tooLarge(options.maxBodyBytes), true);
+    const tooLarge = (head: Buffer) => sendFull(res, options.tooLarge(options.maxBodyBytes, { path, head }), true);
 
-    if (Number(req.headers['content-length'] ?? 0) > options.maxBodyBytes) {
-      tooLarge();
-      return;
-    }
     readBody(
       req,
       options.maxBodyBytes,

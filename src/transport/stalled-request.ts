@@ -10,6 +10,12 @@ export const requestTimeoutMs = 60_000;
 /** A body with no new bytes for this long is abandoned (below uWS's own 10 s idle close). */
 export const bodyIdleMs = 8_000;
 
+/**
+ * A body declared larger than the limit is refused on its first bytes (kept
+ * for the reply: a JSON-RPC call's id), or after this long if none come.
+ */
+export const declaredTooLargeGraceMs = 250;
+
 export function requestTimedOut(): FullResponse & { body: string } {
   return {
     kind: 'full',
