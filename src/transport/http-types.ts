@@ -56,6 +56,13 @@ export interface StreamSink {
   readonly closed: boolean;
   /** Bytes queued or held by the socket library and not yet sent. */
   bufferedBytes(): number;
+  /** True while the connection takes bytes as they come: not backed up, and less than `room` bytes waiting. */
+  hasRoom(room: number): boolean;
+  /**
+   * Calls `listener` once, as soon as hasRoom(room) holds again (at the end of
+   * this turn if it already does). Never called once the stream is closed.
+   */
+  whenRoom(room: number, listener: () => void): void;
   /** Called once when the stream closes for any reason. */
   onClose(listener: () => void): void;
 }

@@ -11,6 +11,13 @@ export const requestTimeoutMs = 60_000;
 export const bodyIdleMs = 8_000;
 
 /**
+ * An event stream whose connection takes no bytes for this long while some wait
+ * is closed (the reader stopped reading; it resumes with Last-Event-ID). uWS
+ * closes such a socket after about 10 s on its own; node:http never would.
+ */
+export const streamStalledMs = 10_000;
+
+/**
  * A body declared larger than the limit is refused on its first bytes (kept
  * for the reply: a JSON-RPC call's id), or after this long if none come.
  */
