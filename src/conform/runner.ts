@@ -25,6 +25,8 @@ export interface ConformReport {
 export interface RunOptions {
   readonly base: string;
   readonly adminToken?: string;
+  /** The server's vendor segment; default `ai.vigil`. */
+  readonly vendor?: string;
   /** Checks in flight at once. */
   readonly concurrency?: number;
   /** Only checks whose id contains one of these strings. */
@@ -33,6 +35,9 @@ export interface RunOptions {
 
 const defaultTimeoutMs = 15_000;
 
+/** Vigil's own vendor segment, the default. */
+export const ownVendor = 'ai.vigil';
+
 export async function runChecks(checks: readonly Check[], options: RunOptions): Promise<ConformReport> {
   const base = options.base.replace(/\/+$/, '');
   const runId = randomBytes(3).toString('hex');
@@ -40,6 +45,7 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
   const ctx: CheckContext = {
     base,
     http: new WireClient(base),
+    vendor: options.vendor ?? ownVendor,
     adminToken: options.adminToken,
     unique: (prefix) => `${prefix}-${runId}-${(++counter).toString(36)}`,
   };
