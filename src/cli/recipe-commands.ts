@@ -7,13 +7,14 @@ import { join } from 'node:path';
 import type { CAC } from 'cac';
 import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
 import { gateAnswerFile, writeGateAnswer } from '../recipes/gates/gate.ts';
-import { discoverRecipes, findProjectRoot } from '../recipes/loading/discovery.ts';
+import { discoverRecipes } from '../recipes/loading/discovery.ts';
+import { findProjectRoot } from '../workspace/project-root.ts';
 import { recipeSchemaPath } from '../recipes/loading/recipe-schema.ts';
 import { recipeTypeDef, recipeTypeDefs } from '../recipes/types/registry.ts';
 import { readRunJson, runsDir } from '../recipes/records/run-record.ts';
 import { renderRunTree } from '../recipes/records/run-tree.ts';
 import { listRuns, processAlive } from '../recipes/records/runs-list.ts';
-import { systemVault } from '../recipes/vault.ts';
+import { systemVault } from '../vault/vault-reader.ts';
 
 function fail(error: unknown): never {
   process.stderr.write(`vigil: ${(error as Error).message}\n`);

@@ -16,7 +16,7 @@ import { type MonitorDelta, PgStore } from '../store/postgres/pg-store.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import type { Store } from '../store/store.ts';
 import { ClusterCommit } from './cluster-commit.ts';
-import { isClusterConflict } from './conflict.ts';
+import { isClusterConflict } from '../store/cluster-conflict.ts';
 import { ChangeListener } from './change-listener.ts';
 import { Ownership } from './ownership.ts';
 import { LookupBatch } from './lookup-batch.ts';

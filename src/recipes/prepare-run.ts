@@ -8,7 +8,8 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { authEnv, buildBackendSpec, chooseBackendName } from './backends/select.ts';
 import { loadWorkspaceConfig, type WorkspaceConfig } from './config/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from './errors.ts';
-import { findProjectRoot, findRecipe } from './loading/discovery.ts';
+import { findRecipe } from './loading/discovery.ts';
+import { findProjectRoot } from '../workspace/project-root.ts';
 import type { Plan } from './planning/plan.ts';
 import { planRecipe } from './planning/planners.ts';
 import type { BackendSpec, VmSpec } from './pool/step-task.ts';
@@ -20,7 +21,7 @@ import { newRunId, runsDir } from './records/run-record.ts';
 import { requireBubblewrap } from './isolation/vm.ts';
 import type { FoundRecipe } from './types.ts';
 import { parseVarFlags, resolveVariables } from './variables.ts';
-import type { VaultReader } from './vault.ts';
+import type { VaultReader } from '../vault/vault-reader.ts';
 
 export interface RunRequest {
   name: string;

@@ -6,7 +6,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { newRunId, type RunJson, RunRecorder, readRunJson, runsDir } from '../recipes/records/run-record.ts';
-import { runOutput } from '../sdk/namespaces/run-recipe.ts';
+import { runOutput } from '../recipes/run-recipe.ts';
 import { TRIGGER_DEFAULTS, type TriggerFields } from '../recipes/types/trigger-fields.ts';
 import type { Clock } from './clock.ts';
 import { runTarget, type TargetResult } from './target-runner.ts';

@@ -8,6 +8,7 @@ import { call } from '../support/client.ts';
 import { type ServerProcess, stablePort, startServerProcess, tempDir } from '../support/server-process.ts';
 import { adminToken, makeKey } from './fixtures.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const secret = 'durable-secret-0123456789';
 const dir = tempDir('vigil-cloud-');
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
+  const end = Date.now() + scaled(timeoutMs);
   for (;;) {
     const value = await read();
     if (done(value)) return value;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 import { failedIds, runConform } from './run-conform.ts';
 import { otherVendor, startVendorProxy, type VendorProxy } from './vendor-proxy.ts';
+import { scaled } from '../support/time-scale.ts';
 
 describe('vigil conform --vendor', () => {
   let server: ServerProcess;
@@ -25,13 +26,13 @@ describe('vigil conform --vendor', () => {
     expect(failedIds(run), run.stdout + run.stderr).toEqual([]);
     expect(run.code).toBe(0);
     expect(run.report).toMatchObject({ vendor: otherVendor, failed: 0, skipped: 0 });
-  }, 120_000);
+  }, scaled(120_000));
 
   it('fails the vendor-typed checks against it without the flag', async () => {
     const run = await runConform(['--base', proxy.url, '--only', 'MP-3-create-configured,MP-12-expiry,MP-9-mute-retirement', '--json']);
     expect(run.code).toBe(1);
     expect(failedIds(run).sort()).toEqual(['MP-12-expiry', 'MP-3-create-configured', 'MP-9-mute-retirement']);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('refuses a malformed segment, and --vendor with --self', async () => {
     const bad = await runConform(['--base', proxy.url, '--vendor', 'Not A Vendor']);
@@ -40,5 +41,5 @@ describe('vigil conform --vendor', () => {
     const self = await runConform(['--self', '--vendor', otherVendor]);
     expect(self.code).toBe(2);
     expect(self.stderr).toMatch(/--self tests this server/);
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -9,6 +9,7 @@ import { useServer } from '../http/fixtures.ts';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { transports } from '../support/server-process.ts';
 import { openSse } from '../support/sse.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const count = 60;
 const blob = 'x'.repeat(20_000);
@@ -33,31 +34,31 @@ describe.each(transports)('a large backlog over server-sent events on %s', (tran
     const stream = await openSse(url, auth);
     try {
       expect(stream.status).toBe(200);
-      const events = await stream.waitFor(count, 'observation', 30_000);
+      const events = await stream.waitFor(count, 'observation', scaled(30_000));
       expect(events.map((e) => JSON.parse(e.data).subject)).toEqual(Array.from({ length: count }, (_, i) => `s${i}`));
       const next = await publish(server.base, id, ownerToken, { type: 'test.tick', subject: 'after' });
-      const all = await stream.waitFor(count + 1, 'observation', 30_000);
+      const all = await stream.waitFor(count + 1, 'observation', scaled(30_000));
       expect(all.at(-1)!.id).toBe(String(next.body.seq));
     } finally {
       stream.close();
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it('resumes with Last-Event-ID from the middle of the backlog', async () => {
     const { url, auth } = await backlog();
     const first = await openSse(url, auth);
-    const seen = await first.waitFor(10, 'observation', 30_000);
+    const seen = await first.waitFor(10, 'observation', scaled(30_000));
     first.close();
     const lastId = seen[9]!.id!;
     const resumed = await openSse(url, { ...auth, 'last-event-id': lastId });
     try {
-      const rest = await resumed.waitFor(count - 10, 'observation', 30_000);
+      const rest = await resumed.waitFor(count - 10, 'observation', scaled(30_000));
       expect(rest[0]!.id).toBe(String(Number(lastId) + 1));
       expect(rest.map((e) => JSON.parse(e.data).subject)).toEqual(Array.from({ length: count - 10 }, (_, i) => `s${i + 10}`));
     } finally {
       resumed.close();
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it('waits for a reader that pauses, holding nothing back: once it reads again it gets the whole backlog', async () => {
     const { url, auth } = await backlog();
@@ -67,10 +68,10 @@ describe.each(transports)('a large backlog over server-sent events on %s', (tran
       // The first piece fills the socket buffers; the stream then waits for the reader instead of cutting it.
       await new Promise((d) => setTimeout(d, 1000));
       stream.response.resume();
-      const events = await stream.waitFor(count, 'observation', 30_000);
+      const events = await stream.waitFor(count, 'observation', scaled(30_000));
       expect(new Set(events.map((e) => e.id)).size).toBe(count);
     } finally {
       stream.close();
     }
-  }, 60_000);
+  }, scaled(60_000));
 });

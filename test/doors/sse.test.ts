@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { type ServerProcess, startServerProcess, transports } from '../support/server-process.ts';
 import { openSse } from '../support/sse.ts';
+import { scaled } from '../support/time-scale.ts';
 
 describe.each(transports)('server-sent events over %s', (transport) => {
   let server: ServerProcess;
@@ -99,7 +100,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
       const s = await subscribe(server.base, { monitor: monitor.id, subscriber: 'agent:fan', from: 'head' }, monitor.ownerToken);
       return { id: monitor.id, ownerToken: monitor.ownerToken, sub: s };
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it('lets go of a reader that stops reading, without holding its backlog in memory', async () => {
     const { id, ownerToken, streamUrl, auth } = await setup();
@@ -115,7 +116,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     }
     // A socket that takes nothing for 10 s is closed. A paused client cannot see that, but the
     // server can: with the stream gone the subscription is retired once its 2 s mute period passes.
-    const until = Date.now() + 45_000;
+    const until = Date.now() + scaled(45_000);
     for (;;) {
       const state = await call(server.base, 'GET', `/monitors/${id}/state`, { token: ownerToken });
       if (state.body.counters.subscriptions_active === 0) break;
@@ -127,5 +128,5 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     expect(stream.events.filter((e) => e.event === 'observation').length).toBeLessThan(800);
     const snapshotOk = await call(server.base, 'GET', '/discover');
     expect(snapshotOk.status).toBe(200);
-  }, 90_000);
+  }, scaled(90_000));
 });

@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { useServer } from '../http/fixtures.ts';
 import { createMonitor, publish, subscribe } from '../support/client.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /** Sends an HTTP/1.0 request and reads until the server closes the connection. */
 function http10(port: number, request: string): Promise<{ raw: string; status: number }> {
@@ -67,5 +68,5 @@ describe('HTTP/1.0 over uWebSockets.js 20.30', () => {
   it('gets no answer: the socket is closed unanswered, as the README says', async () => {
     const reply = await http10(server.server.port, 'GET /mp/v0/discover HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n');
     expect(reply.raw, 'this uWebSockets.js build now answers HTTP/1.0: update README "Exposing the server" and this test').toBe('');
-  }, 60_000);
+  }, scaled(60_000));
 });

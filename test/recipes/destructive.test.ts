@@ -2,6 +2,7 @@
 // a real shell parser, after variable expansion) and prompts (only their code).
 import { describe, expect, it } from 'vitest';
 import { scanShell, scanText } from '../../src/recipes/preflight/destructive.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const env = { CMD: 'rm -rf /', TARGET: '/usr', SAFE: './build', BRANCH: 'main' };
 
@@ -139,5 +140,5 @@ describe('the guard in a run', () => {
     } finally {
       project.cleanup();
     }
-  }, 60_000);
+  }, scaled(60_000));
 });
