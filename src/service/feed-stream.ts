@@ -171,7 +171,8 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
         return;
       }
       this.sizeReads(rows);
-      if (read.length < asked) {
+      // A short read reached head, unless rows of it were left for the next piece.
+      if (read.length < asked && rows.length === read.length) {
         this.next = Math.max(this.next, this.feed.committedHead + 1);
         break;
       }

@@ -44,6 +44,23 @@ describe.each(transports)('a large backlog over server-sent events on %s', (tran
     }
   }, scaled(60_000));
 
+  it('streams a backlog whose observations grow: reads sized for small ones are cut to a piece, none skipped', async () => {
+    const { id, ownerToken } = await createMonitor(server.base, { visibility: 'public' });
+    const sub = await subscribe(server.base, { monitor: id, subscriber: 'agent:growing', from: 'head' }, ownerToken);
+    const small = Array.from({ length: 10 }, (_, i) => ({ type: 'test.small', subject: `small${i}` }));
+    const big = Array.from({ length: 15 }, (_, i) => ({ type: 'test.big', subject: `big${i}`, data: { blob: blob.repeat(3) } }));
+    for (const observations of [small, big]) {
+      expect((await call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { observations } })).status).toBe(201);
+    }
+    const stream = await openSse(`${server.base}/subscriptions/${sub.id}/stream`, { authorization: `Bearer ${sub.token}` });
+    try {
+      const events = await stream.waitFor(25, 'observation', scaled(30_000));
+      expect(events.map((e) => JSON.parse(e.data).subject)).toEqual([...small, ...big].map((o) => o.subject));
+    } finally {
+      stream.close();
+    }
+  }, scaled(60_000));
+
   it('resumes with Last-Event-ID from the middle of the backlog', async () => {
     const { url, auth } = await backlog();
     const first = await openSse(url, auth);
