@@ -78,6 +78,8 @@ export interface ListenOptions {
   /** A stream whose unsent bytes pass this is closed. */
   readonly maxStreamBufferBytes: number;
   readonly tooLarge: (limitBytes: number, refused: RefusedBody) => FullResponse;
+  /** The flag a person changes to pick another port, named when the port is taken (default --port). */
+  readonly portFlag?: string;
 }
 
 /** A request refused for its body's size: its path and the first bytes of its body that had arrived (at most refusedHeadBytes). */
