@@ -4,6 +4,7 @@
 // actor of those monitors with its machine and current state. Built from
 // what the server holds in memory plus a few bounded reads.
 import { sourceStateOf } from '../machines/source-machine.ts';
+import { isLive } from '../sources/config.ts';
 import { type Caller, canSee, isOwner } from '../service/access.ts';
 import type { Feed } from '../service/feed.ts';
 import type { MonitorService } from '../service/service.ts';
@@ -50,6 +51,9 @@ export function dashboardView(service: MonitorService, caller: Caller, cache?: R
       name: feed.definition.name,
       status: feed.status,
       source: feed.definition.source.kind,
+      source_ref: typeof feed.definition.source.ref === 'string' ? feed.definition.source.ref : null,
+      /** Run by the server itself; otherwise the source is a label (§18). */
+      source_live: isLive(feed.definition.source),
       source_state: snapshot ? sourceStateOf(snapshot.value) : null,
       source_error: snapshot?.context.lastError ? redactCredentials(snapshot.context.lastError) : null,
       head: state.head,
