@@ -38,8 +38,10 @@ export async function publishScenario(ctx: BenchContext, transport: Transport): 
       figure: 'server CPU per publish, 50 clients',
       value: at0.cpuUs,
       unit: 'µs',
-      baseline: { name: 'server CPU per GET /discover', value: discover.cpuUs, unit: 'µs' },
+      baseline: { name: 'server CPU per GET /discover, same server', value: discover.cpuUs, unit: 'µs' },
       ratio: round(at0.cpuUs / discover.cpuUs, 2),
+      target: '≤ 1.3× a discover',
+      met: at0.cpuUs <= 1.3 * discover.cpuUs,
     });
     if (at0.failed + one.failed > 0) report.note(`publish ${transport}: ${at0.failed + one.failed} failed requests`);
     if (transport === 'uws') await storedAndDrain(ctx, server, owner, at0);
