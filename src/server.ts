@@ -146,20 +146,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (cloud) {
       const { createEdgeHandler } = await import('./cloud/edge/edge-door.ts');
       // The edge's workers are other people's code: an origin apart from the API and the dashboard.
-      edgeTransport = await createTransport(options.transport ?? 'auto');
-      cloud.edge.port = (
-        await edgeTransport
-          .listen(createEdgeHandler(cloud.edge, givenLog), {
-            host,
-            port: (options.cloud !== false && options.cloud?.edgePort) || 0,
-            maxBodyBytes: service.options.maxBodyBytes,
-            maxStreamBufferBytes,
-            tooLarge: tooLargeResponse,
-          })
-          .catch((error: Error) => {
-            throw new Error(`the edge port: ${error.message.replace(/--port\b/, '--edge-port')}`);
-          })
-      ).port;
+      const edgeOptions = options.cloud === false ? undefined : options.cloud;
+      const listenEdge = async (port: number) => {
+        edgeTransport = await createTransport(options.transport ?? 'auto');
+        const edge = { host, port, maxBodyBytes: service.options.maxBodyBytes, maxStreamBufferBytes, tooLarge: tooLargeResponse, portFlag: '--edge-port' };
+        return (await edgeTransport.listen(createEdgeHandler(cloud!.edge, givenLog), edge)).port;
+      };
+      const wanted = edgeOptions?.edgePort ?? 0;
+      try {
+        cloud.edge.port = await listenEdge(wanted);
+      } catch (error) {
+        // The default edge port (wrangler's 8787) being taken must not stop a server that was not asked for it.
+        if (!edgeOptions?.edgePortPreferred || wanted === 0 || (error as { code?: string }).code !== 'EADDRINUSE') throw new Error(`the edge port: ${(error as Error).message}`);
+        await edgeTransport?.close().catch(() => {});
+        cloud.edge.port = await listenEdge(0);
+        log(`vigil: the edge's default port ${wanted} is taken (${(error as Error).message.replace(/^port \d+ on \S+ is already in use by /, '').replace(/; stop it.*$/, '')}); edge workers answer on port ${cloud.edge.port} instead (--edge-port chooses)`);
+      }
     }
   } catch (error) {
     await edgeTransport?.close().catch(() => {});

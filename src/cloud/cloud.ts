@@ -27,6 +27,8 @@ export interface CloudOptions {
   readonly edgeDomain?: string;
   /** The edge's own port (0 or absent: any free port). */
   readonly edgePort?: number;
+  /** edgePort is only preferred (the default, not asked for): when it is taken, any free port serves. */
+  readonly edgePortPreferred?: boolean;
   readonly timers?: DeliveryTimers;
   /** Per-attempt timeout of a delivery (10 s). */
   readonly deliveryTimeoutMs?: number;
