@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
 import type { Cloud, CloudOptions } from './cloud/cloud.ts';
 import type { ClientLimitSettings } from './service/client-limits.ts';
+import { listenFailure, probeListen } from './transport/listen-failure.ts';
 import { redactCredentials, redactingLog } from './net/redact.ts';
 import { isLoopbackHost } from './service/loopback.ts';
 import { MonitorService } from './service/service.ts';
@@ -14,6 +15,7 @@ import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './tran
 import type { HttpTransport } from './transport/http-types.ts';
 import { createTransport, type TransportChoice } from './transport/select-transport.ts';
 import { Dashboard, withDashboard } from './ui/dashboard.ts';
+import type { ViewerCaps } from './ui/shared-views.ts';
 
 export interface ServerOptions {
   readonly host?: string;
@@ -48,6 +50,8 @@ export interface ServerOptions {
   readonly inspectHost?: string;
   /** The cloud API under /v1 and the managed edge (on unless false). */
   readonly cloud?: CloudOptions | false;
+  /** Dashboard viewers (/ui/events) open at once: without a token, and with one. */
+  readonly dashboardViewers?: Partial<ViewerCaps>;
   readonly log?: (line: string) => void;
 }
 
@@ -59,6 +63,7 @@ export interface RunningServer {
   readonly adminToken?: string;
   readonly service: MonitorService;
   readonly cloud?: Cloud;
+  readonly dashboard: Dashboard;
   /** The managed edge's own port, where workers answer by Host (absent without the cloud). */
   readonly edgePort?: number;
   /** The inspector's WebSocket URL when --inspect is on. */
@@ -71,6 +76,12 @@ export const maxStreamBufferBytes = 1 << 20;
 
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
+  // A port that is taken (or an address that is not this machine's) refuses
+  // the start before a state file, a database connection or an inspector is made.
+  if (options.port !== undefined && options.port !== 0) {
+    const refused = await probeListen(host, options.port);
+    if (refused) throw listenFailure(host, options.port, refused);
+  }
   const adminToken =
     options.allowAdmin === true ? `vga_${randomBytes(24).toString('base64url')}` : options.allowAdmin || undefined;
   // Every line logged goes through the one redaction: a URL's credentials never reach a log.
@@ -115,6 +126,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let port: number;
   let cloud: Cloud | undefined;
   let sources: SourceManager | undefined;
+  let dashboard: Dashboard;
   try {
     sources = new SourceManager(service, {
       kinds: new Set(options.sources?.kinds ?? defaultSourceKinds),
@@ -125,7 +137,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBackoffMs: options.sources?.maxBackoffMs,
       log,
     }).attach();
-    const dashboard = new Dashboard(service);
+    dashboard = new Dashboard(service, options.dashboardViewers);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
       cloud = new Cloud(service, { ...options.cloud, log: redactingLog(options.cloud?.log ?? options.log) });
@@ -185,11 +197,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     service,
     cloud,
+    dashboard,
     edgePort: cloud?.edge.port,
     inspectUrl: inspector?.url,
     close() {
       closing ??= (async () => {
         sources?.close();
+        dashboard.close();
         await transport.close();
         await edgeTransport?.close();
         await cloud?.close();

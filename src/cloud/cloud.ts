@@ -15,6 +15,7 @@ import { defaultWorkerLimits } from './edge/worker-runtimes.ts';
 import { DeliverySender } from './signed-delivery.ts';
 import { workerRoutes } from './worker-routes.ts';
 import { Webhooks } from './webhooks.ts';
+import { MonitorFollowers } from './monitor-followers.ts';
 
 export const cloudBasePath = '/v1';
 /** Finished deliveries are listed for this long, then forgotten. */
@@ -32,6 +33,8 @@ export interface CloudOptions {
   readonly timers?: DeliveryTimers;
   /** Per-attempt timeout of a delivery (10 s). */
   readonly deliveryTimeoutMs?: number;
+  /** Bytes of event bodies one API key may have waiting for webhook delivery (64 MiB). */
+  readonly maxQueuedEventBytes?: number;
   /** How long a managed-edge worker may take over a request or a scheduled run (30 s). */
   readonly workerTimeoutMs?: number;
   /** Resident memory a managed-edge worker's workerd may hold (256 MB). */
@@ -51,6 +54,7 @@ export class Cloud {
   readonly queue: DeliveryQueue;
   readonly webhooks: Webhooks;
   readonly edge: ManagedEdge;
+  private readonly followers: MonitorFollowers;
   private readonly sender: DeliverySender;
   private readonly routes: CloudRoute[];
   private readonly parts: CloudParts;
@@ -62,8 +66,16 @@ export class Cloud {
   ) {
     this.store = new CloudStore(service.store);
     this.sender = new DeliverySender(options.allowInsecureWebhooks ?? false, options.deliveryTimeoutMs);
-    this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log);
-    this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false);
+    this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log, options.maxQueuedEventBytes);
+    this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false, service);
+    this.followers = new MonitorFollowers(service, this.store, this.queue, options.log);
+    // Rows are written by the group commit: read them back once it has run (before the route answers, which waits on it too).
+    this.webhooks.changed = () => {
+      this.store.settled().then(
+        () => this.followers.reload(),
+        () => {},
+      );
+    };
     this.parts = { service, store: this.store, webhooks: this.webhooks, queue: this.queue };
     this.edge = new ManagedEdge(this.store, options.edgeDomain ?? 'localhost', options.log, {
       ...defaultWorkerLimits,
@@ -73,7 +85,10 @@ export class Cloud {
     });
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
-    const prune = () => this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
+    const prune = () => {
+      this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
+      this.store.pruneBodies(new Date(Date.now() - 3_600_000).toISOString());
+    };
     prune();
     this.pruner = setInterval(prune, 3_600_000);
     this.pruner.unref();
@@ -107,6 +122,7 @@ export class Cloud {
 
   async close(): Promise<void> {
     clearInterval(this.pruner);
+    this.followers.close();
     this.queue.close();
     // Destroying the sockets ends attempts in flight at once; their rows stay pending for the next start.
     this.sender.close();

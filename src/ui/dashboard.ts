@@ -2,28 +2,26 @@
 // view as server-sent events. It is mounted behind the same browser rules
 // as the API (origin and loopback Host), and /ui/events reads the bearer
 // token like every API call: without one it shows public monitors only.
+// Viewers of the same class share one view (shared-views.ts); viewers without
+// a token are capped apart from those with one.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type { AnyActorRef } from 'xstate';
-import { asProtocolError } from '../protocol/errors.ts';
 import type { MonitorService } from '../service/service.ts';
 import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-door.ts';
 import type { HttpRequest, HttpResponse, StreamSink } from '../transport/http-types.ts';
-import { chartedActor, chartParam } from './chart-view.ts';
+import { chartParam } from './chart-view.ts';
+import { LeaseHistory } from './lease-history.ts';
 import { machineCharts } from './machine-charts.ts';
 import { observationFilter } from './observation-filter.ts';
-import { LeaseHistory } from './lease-history.ts';
+import { dashboardPage } from './page.ts';
 import { ObservationRates } from './rates.ts';
 import { RunBook } from './run-book.ts';
-import { dashboardPage } from './page.ts';
+import { SharedViews, type ViewerCaps } from './shared-views.ts';
 import { TransitionLog } from './transition-log.ts';
-import { dashboardView, type ViewBooks } from './view.ts';
 
 export const uiPath = '/ui';
-/** How often an open dashboard looks for changes that wrote no observation (lease expiry, source state). */
-const tickMs = 1000;
-const maxViewers = 64;
+export const defaultViewerCaps: ViewerCaps = { anonymous: 1000, withToken: 64 };
 
 const security = {
   'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'",
@@ -46,15 +44,15 @@ const scripts: Record<string, () => string> = {
 
 export class Dashboard {
   private readonly loaded = new Map<string, string>();
-  private viewers = 0;
-  private readonly books: ViewBooks;
+  readonly views: SharedViews;
 
   constructor(
     private readonly service: MonitorService,
-    /** The last transitions of the actors a chart follows. */
-    readonly transitions: TransitionLog = new TransitionLog(),
+    caps: Partial<ViewerCaps> = {},
   ) {
-    this.books = { rates: new ObservationRates(service), leases: new LeaseHistory(service), runs: new RunBook(service) };
+    // Rates for the sparklines, lease history for the timelines, runs for the waterfalls, transitions for the charts.
+    const books = { rates: new ObservationRates(service), leases: new LeaseHistory(service), runs: new RunBook(service), transitions: new TransitionLog() };
+    this.views = new SharedViews(service, { ...defaultViewerCaps, ...caps }, books);
   }
 
   private script(path: string): string {
@@ -64,6 +62,10 @@ export class Dashboard {
       this.loaded.set(path, text);
     }
     return text;
+  }
+
+  close(): void {
+    this.views.close();
   }
 
   /** Answers /ui paths; undefined for every other path. */
@@ -82,11 +84,11 @@ export class Dashboard {
       case `${uiPath}/`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/html; charset=utf-8', ...security }, body: dashboardPage() };
       case `${uiPath}/app.js`:
-      case `${uiPath}/chart.js`:
       case `${uiPath}/glance.js`:
       case `${uiPath}/timeline.js`:
       case `${uiPath}/waterfall.js`:
       case `${uiPath}/filter.js`:
+      case `${uiPath}/chart.js`:
       case `${uiPath}/elk.js`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script(request.path) };
       case `${uiPath}/machines`:
@@ -99,70 +101,23 @@ export class Dashboard {
   }
 
   private events(request: HttpRequest): HttpResponse {
-    if (this.viewers >= maxViewers) {
-      return jsonResponse(429, { code: 'OVER_BUDGET', error: `At most ${maxViewers} dashboards may be open at once.` });
-    }
     const caller = { bearer: bearerOf(request) };
-    const charted = chartParam(request.query);
-    if (typeof charted === 'string') return jsonResponse(400, { code: 'INVALID', error: charted });
+    const chart = chartParam(request.query);
+    if (typeof chart === 'string') return jsonResponse(400, { code: 'INVALID', error: chart });
     const filter = observationFilter(request.query);
     if (typeof filter === 'string') return jsonResponse(400, { code: 'INVALID', error: filter });
-    const { service, transitions, books } = this;
+    const refused = this.views.refusal(caller);
+    if (refused) {
+      const who = refused.kind === 'anonymous' ? 'without a token (raise with serve --max-anonymous-viewers)' : 'with a token';
+      return jsonResponse(429, { code: 'OVER_BUDGET', error: `At most ${refused.limit} dashboards ${who} may be open at once; try again later.` });
+    }
     return {
       kind: 'stream',
       status: 200,
       headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
       start: (sink: StreamSink) => {
-        this.viewers++;
-        let last = '';
-        let queued = false;
-        // The charted actor's transitions are recorded while this stream shows it (a restored actor is a new object).
-        let followed: AnyActorRef | undefined;
-        let unfollow: (() => void) | undefined;
-        const follow = (actor: AnyActorRef) => {
-          if (actor === followed) return;
-          unfollow?.();
-          followed = actor;
-          unfollow = transitions.follow(actor);
-        };
-        const send = () => {
-          queued = false;
-          if (sink.closed || service.isClosed) return;
-          let text: string;
-          try {
-            const view = dashboardView(service, caller, { ...books, filter });
-            text = JSON.stringify(charted ? { ...view, chart: chartedActor(service, transitions, view.actors, charted, follow) } : view);
-          } catch (error) {
-            asProtocolError(error, 'the dashboard view'); // logs it with a request id
-            sink.end();
-            return;
-          }
-          if (text === last) return;
-          last = text;
-          sink.write(`event: view\ndata: ${text}\n\n`);
-        };
-        // Coalesced: many commits in a burst make one view.
-        const soon = () => {
-          if (!queued) {
-            queued = true;
-            setTimeout(send, 100);
-          }
-        };
-        const stopRecorded = service.onRecorded(soon);
-        // A cluster node first catches up on every monitor, so that any node shows all of them.
-        const refreshed = () => {
-          if (!service.cluster) return send();
-          service.cluster.refreshAll().then(send, send);
-        };
-        const tick = setInterval(refreshed, tickMs);
-        sink.onClose(() => {
-          unfollow?.();
-          this.viewers--;
-          stopRecorded();
-          clearInterval(tick);
-        });
-        sink.write('retry: 2000\n\n');
-        refreshed();
+        if (this.service.isClosed) sink.end();
+        else this.views.join(caller, sink, { chart, filter });
       },
     };
   }

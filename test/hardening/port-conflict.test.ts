@@ -2,9 +2,11 @@
 // start (uWebSockets.js would share it through SO_REUSEPORT and split the
 // traffic): it exits 1 naming the port and the process holding it. Any
 // failed listen says why.
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, type ServerProcess, startServerProcess, stablePort, transports, vigilArgs } from '../support/server-process.ts';
+import { repoRoot, type ServerProcess, startServerProcess, stablePort, tempDir, transports, vigilArgs } from '../support/server-process.ts';
 import { spawnChild } from '../support/children.ts';
 import { scaled } from '../support/time-scale.ts';
 
@@ -37,6 +39,14 @@ describe.each(transports)('a port already served, first server on %s', (first) =
     expect(run.output).toMatch(/already in use/);
     expect(run.output).toContain(`pid ${server.child.pid}`);
     expect(run.output).not.toMatch(/serving the monitor protocol/);
+  }, scaled(30_000));
+
+  it('a refused serve leaves no --state file behind (nor its folder)', async () => {
+    const state = join(tempDir(), 'new', 'monitors.db');
+    const run = await runServe(['--port', String(server.port), '--transport', first, '--state', state]);
+    expect(run.code, run.output).toBe(1);
+    expect(run.output).toMatch(/already in use/);
+    expect(existsSync(dirname(state))).toBe(false);
   }, scaled(30_000));
 });
 

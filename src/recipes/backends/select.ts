@@ -1,6 +1,7 @@
 // Chooses and configures the backend of each step, on the main thread and
 // before anything runs: the step's `backend`, else --backend, else
 // `default_backend` in vigil.yml, else the first of claude, codex on PATH.
+import { dirname, isAbsolute, resolve } from 'node:path';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
 import type { BackendSpec } from '../pool/step-task.ts';
@@ -72,7 +73,9 @@ export function buildBackendSpec(input: BackendInput): BackendSpec {
     throw new RecipeInputError(`${where}: unknown backend "${name}"; known backends: ${known.join(', ')} (providers come from vigil.yml)`);
   }
   if (provider.type === 'custom') {
-    const command = findOnPath(provider.command!, env.PATH);
+    // A relative path (`.vigil/agents/local-agent.mjs`) is the project's, wherever vigil runs from.
+    const given = provider.command!;
+    const command = findOnPath(given.includes('/') && !isAbsolute(given) && config.file ? resolve(dirname(config.file), given) : given, env.PATH);
     if (!command) throw new RunRefusedError(`${config.file}: providers.${name}.command: ${provider.command} is not an executable file`);
     return { kind: 'custom', provider: name, command, args: input.args, ...common };
   }
