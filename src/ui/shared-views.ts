@@ -213,7 +213,9 @@ export class SharedViews {
     this.open[kind]++;
     sink.onClose(() => this.open[kind]--);
     // Streams of one class that ask for the same chart and filter share a view too.
-    const asked = options.chart || options.filter ? `|${JSON.stringify([options.chart ?? null, options.filter ?? null])}` : '';
+    const f = options.filter;
+    const custom = options.chart !== undefined || (f !== undefined && (f.bookkeeping || f.type || f.subject || f.actor));
+    const asked = custom ? `|${JSON.stringify([options.chart ?? null, f ?? null])}` : '';
     const key = `${classKey(viewer)}${asked}`;
     let view = this.views.get(key);
     if (!view) {
