@@ -235,6 +235,15 @@ export class MonitorService {
     this.watchers.changed(id);
   }
 
+  /**
+   * A reply read from memory that writes nothing (an idempotent lease re-claim or complete): on a
+   * cluster node it stands only once PostgreSQL confirms, with the batch, that the monitor is still
+   * at the rev memory holds; otherwise the operation runs again on the reloaded state.
+   */
+  confirmUnchanged(mkey: number): void {
+    if (this.cluster) this.store.confirm(mkey);
+  }
+
   persistLease(mkey: number, subject: string): void {
     const key = leaseKey(mkey, subject);
     this.store.putLease(mkey, subject, () => this.leaseRow(key));

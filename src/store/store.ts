@@ -36,7 +36,7 @@ export interface StoreOptions {
 /** What the service needs from a group commit. */
 export type CommitQueue = Pick<GroupCommit, 'append' | 'put' | 'settled' | 'hasPending' | 'failed' | 'onCommitted' | 'onFailed' | 'flush'>;
 
-export type CapturedKind = 'monitor' | 'observation' | 'subject' | 'contradiction' | 'subscription' | 'lease' | 'compact';
+export type CapturedKind = 'monitor' | 'observation' | 'subject' | 'contradiction' | 'subscription' | 'lease' | 'compact' | 'confirm';
 /** Sees every row a commit writes, with the statement's parameters (a cluster writes the same rows to PostgreSQL). */
 export type RowCapture = (kind: CapturedKind, mkey: number, params: readonly unknown[]) => void;
 
@@ -219,6 +219,15 @@ export class Store {
       this.q.resolveContradiction.run([mkey, seq]);
       this.capture?.('contradiction', mkey, []);
     });
+  }
+
+  /**
+   * A decision read from memory that writes nothing (an idempotent lease re-claim): a cluster node's
+   * batch has PostgreSQL confirm, in its transaction, that the monitor has not moved since memory
+   * read it. Nothing for a single server, whose memory is the authority.
+   */
+  confirm(mkey: number): void {
+    this.commits.append(() => this.capture?.('confirm', mkey, []));
   }
 
   // Rows are read only when the batch commits: a timer that fires while an

@@ -1,0 +1,49 @@
+// Publishers writing one monitor through every node, each keeping what was
+// acknowledged (201 with its seq) and what had no reply (outcome unknown).
+export interface PublishRecord {
+  readonly publisher: number;
+  readonly n: number;
+  readonly node: number;
+  readonly status: number;
+  readonly seq: number | undefined;
+}
+
+export interface PublishWorkload {
+  readonly monitor: string;
+  readonly token: string;
+  readonly publishers: number;
+  readonly bases: () => readonly string[];
+  /** Checked before each round: false ends the run. */
+  readonly running: () => boolean;
+  readonly records: PublishRecord[];
+}
+
+export async function runPublishers(workload: PublishWorkload): Promise<PublishRecord[]> {
+  const records = workload.records;
+  await Promise.all(
+    Array.from({ length: workload.publishers }, async (_, publisher) => {
+      for (let n = 0; workload.running(); n++) {
+        const bases = workload.bases();
+        const node = (publisher + n) % bases.length;
+        let status = 0;
+        let seq: number | undefined;
+        try {
+          const response = await fetch(`${bases[node]}/monitors/${encodeURIComponent(workload.monitor)}/observations`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${workload.token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ type: 'test.load', subject: `p${publisher}`, data: { publisher, n } }),
+            signal: AbortSignal.timeout(20_000),
+          });
+          status = response.status;
+          const body = (await response.json().catch(() => ({}))) as { seq?: number };
+          seq = body.seq;
+        } catch {
+          // No reply: the write may or may not be stored.
+        }
+        records.push({ publisher, n, node, status, seq });
+        if (status !== 201) await new Promise((r) => setTimeout(r, 20));
+      }
+    }),
+  );
+  return records;
+}
