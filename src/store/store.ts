@@ -144,9 +144,13 @@ export class Store {
     return this.q.subjectSeen.get([mkey, subject]) !== undefined;
   }
 
-  /** Matching observations with seq ≥ from, in order, at most `limit` rows. */
-  readFeed(mkey: number, from: number, limit: number, filters: readonly Filter[]): Array<{ seq: number; body: string }> {
-    let query = qb.selectFrom('observations').select(['seq', 'body']).where('mkey', '=', mkey).where('seq', '>=', from);
+  /**
+   * Up to `limit` matching observations with from ≤ seq ≤ upTo, in order. Readers pass the feed's committed
+   * head: a cluster node's replica also holds the rows of a batch PostgreSQL has not committed yet.
+   */
+  readFeed(mkey: number, from: number, limit: number, filters: readonly Filter[], upTo: number): Array<{ seq: number; body: string }> {
+    if (upTo < from) return [];
+    let query = qb.selectFrom('observations').select(['seq', 'body']).where('mkey', '=', mkey).where('seq', '>=', from).where('seq', '<=', upTo);
     if (filters.length > 0) query = query.where((eb) => whereFilters(eb, filters));
     return this.dynamic.all(query.orderBy('seq').limit(limit).compile());
   }

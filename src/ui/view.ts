@@ -84,7 +84,7 @@ export function dashboardView(service: MonitorService, caller: Caller) {
   for (const feed of feeds.slice(0, maxRows)) {
     const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
     if (feed.committedHead === 0) continue;
-    for (const row of service.store.readFeed(feed.key, from, recentPerMonitor, [])) {
+    for (const row of service.store.readFeed(feed.key, from, recentPerMonitor, [], feed.committedHead)) {
       const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
       const { provenance: _p, tags: _t, ...data } = o.data ?? {};
       recent.push({ monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data });
