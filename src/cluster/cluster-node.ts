@@ -11,7 +11,8 @@ import { ProtocolError } from '../protocol/errors.ts';
 import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
 import type { FeedStats, MonitorDefinition, MonitorStatus } from '../store/records.ts';
 import type { CapturedBatch } from '../store/postgres/captured-batch.ts';
-import { type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
+import { isStoreFailure, type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
+import { redactedUrl } from '../store/postgres/url.ts';
 import { type MonitorDelta, PgStore } from '../store/postgres/pg-store.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import type { Store } from '../store/store.ts';
@@ -85,10 +86,14 @@ export class ClusterNode implements ClusterNodeHooks {
   /** Runs one operation on fresh state; a batch that lost a race runs again. */
   async run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T> {
     for (let tries = 1; ; tries++) {
-      await this.refreshFor(operation, input);
-      // No await between the reservation and the attempt: a concurrent create would take the key.
-      if (operation === 'monitors/create' && this.service.reservedMonitorKeys.length === 0) {
-        this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
+      try {
+        await this.refreshFor(operation, input);
+        // No await between the reservation and the attempt: a concurrent create would take the key.
+        if (operation === 'monitors/create' && this.service.reservedMonitorKeys.length === 0) {
+          this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
+        }
+      } catch (error) {
+        throw this.unavailable(error);
       }
       try {
         return await attempt();
@@ -117,6 +122,18 @@ export class ClusterNode implements ClusterNodeHooks {
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));
     }
+  }
+
+  /** A request that could not read PostgreSQL: 503, nothing changed (the door adds Retry-After). */
+  private unavailable(error: unknown): unknown {
+    if (error instanceof ProtocolError) return error;
+    if (!isStoreFailure(error)) this.log(`vigil: catching up from PostgreSQL failed: ${(error as Error).stack ?? error}`);
+    return new ProtocolError(
+      'STORE_UNAVAILABLE',
+      `PostgreSQL (${redactedUrl(this.connection.url)}) cannot be used right now (${(error as Error).message}); nothing was changed. Try again shortly.`,
+      {},
+      { cause: error },
+    );
   }
 
   /** Rethrows what is not a lost race, and a lost race past the bound; otherwise waits a little before the next attempt. */

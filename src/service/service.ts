@@ -295,7 +295,8 @@ export class MonitorService {
     } catch (error) {
       if (isClusterConflict(error)) throw error;
       if (this.cluster) {
-        throw new ProtocolError('STORE_UNAVAILABLE', `PostgreSQL did not store the change (${(error as Error).message}); nothing was written. Try again.`, {}, { cause: error });
+        // A connection lost during COMMIT leaves the outcome unknown: the reply must not claim either.
+        throw new ProtocolError('STORE_UNAVAILABLE', `PostgreSQL did not confirm the change (${(error as Error).message}); it may not have been stored. Try again shortly.`, {}, { cause: error });
       }
       throw new ProtocolError(
         'STORE_UNAVAILABLE',

@@ -76,7 +76,9 @@ describe.skipIf(unavailable !== undefined)('reads on three nodes under concurren
     const acknowledged = published.filter((p) => p.status === 201).map((p) => p.seq!);
     expect(acknowledged.length).toBeGreaterThanOrEqual(100);
     const from = (start: number) => Array.from({ length: finalHead - start + 1 }, (_, k) => start + k);
-    seen.forEach((s, i) => expect(s).toEqual(from(Number(readers[i]!.reply.body.subscription.cursor))));
+    seen.forEach((s, i) => {
+      expect(s).toEqual(from(Number(readers[i]!.reply.body.subscription.cursor)));
+    });
     const expected = from(first);
     for (const stream of streams) {
       const events = await stream.waitFor(expected.length, 'observation', 60_000);

@@ -17,6 +17,8 @@ export interface LeaseRecord {
   /** 0: no reply (connection refused or cut); the outcome is unknown. */
   readonly status: number;
   readonly body: any;
+  /** The Retry-After header of a 503. */
+  readonly retryAfter?: string | null;
 }
 
 export interface LeaseClient {
@@ -39,7 +41,7 @@ export interface LeaseWorkload {
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
 
-async function send(base: string, path: string, token: string, body: unknown): Promise<{ status: number; body: any }> {
+async function send(base: string, path: string, token: string, body: unknown): Promise<{ status: number; body: any; retryAfter?: string | null }> {
   try {
     const response = await fetch(`${base}${path}`, {
       method: 'POST',
@@ -48,7 +50,8 @@ async function send(base: string, path: string, token: string, body: unknown): P
       signal: AbortSignal.timeout(20_000),
     });
     const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    const parsed = text ? JSON.parse(text) : undefined;
+    return response.status === 503 ? { status: 503, body: parsed, retryAfter: response.headers.get('retry-after') } : { status: response.status, body: parsed };
   } catch (error) {
     return { status: 0, body: { error: (error as Error).message } };
   }

@@ -6,6 +6,8 @@ export interface PublishRecord {
   readonly node: number;
   readonly status: number;
   readonly seq: number | undefined;
+  /** The Retry-After header of a 503. */
+  readonly retryAfter?: string | null;
 }
 
 export interface PublishWorkload {
@@ -27,6 +29,7 @@ export async function runPublishers(workload: PublishWorkload): Promise<PublishR
         const node = (publisher + n) % bases.length;
         let status = 0;
         let seq: number | undefined;
+        let retryAfter: string | null | undefined;
         try {
           const response = await fetch(`${bases[node]}/monitors/${encodeURIComponent(workload.monitor)}/observations`, {
             method: 'POST',
@@ -35,12 +38,13 @@ export async function runPublishers(workload: PublishWorkload): Promise<PublishR
             signal: AbortSignal.timeout(20_000),
           });
           status = response.status;
+          if (status === 503) retryAfter = response.headers.get('retry-after');
           const body = (await response.json().catch(() => ({}))) as { seq?: number };
           seq = body.seq;
         } catch {
           // No reply: the write may or may not be stored.
         }
-        records.push({ publisher, n, node, status, seq });
+        records.push({ publisher, n, node, status, seq, ...(retryAfter !== undefined && { retryAfter }) });
         if (status !== 201) await new Promise((r) => setTimeout(r, 20));
       }
     }),
