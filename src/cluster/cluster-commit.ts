@@ -31,6 +31,7 @@ export class ClusterCommit implements CommitQueue {
   private readonly idleWaiters: Array<() => void> = [];
   /** Monitors whose memory changed after the queued writes were computed: the next batch touching them is refused. */
   private refused = new Set<number>();
+  private closed = false;
   /** Called with the highest seq each monitor of the batch committed. */
   private readonly committedListeners: Array<(heads: ReadonlyMap<number, number>) => void> = [];
   private readonly failedListeners: Array<(error: unknown) => void> = [];
@@ -89,9 +90,27 @@ export class ClusterCommit implements CommitQueue {
     if (this.pending) this.refused.add(mkey);
   }
 
+  /**
+   * The replica is about to close (the server stops, after its requests were answered and its
+   * batches committed): a write queued from now on is refused instead of opening a transaction on
+   * a replica that closes under it.
+   */
+  close(): void {
+    this.closed = true;
+    this.flush();
+  }
+
   flush(): void {
     const settle = this.settle;
     if (!settle || this.inFlight) return;
+    if (this.closed) {
+      this.ordered = [];
+      this.latest = new Map();
+      this.pending = undefined;
+      this.settle = undefined;
+      settle.reject(new Error('the server is stopping'));
+      return;
+    }
     const writes = [...this.ordered, ...this.latest.values()];
     this.ordered = [];
     this.latest = new Map();
@@ -134,7 +153,7 @@ export class ClusterCommit implements CommitQueue {
         this.driver.exec('ROLLBACK');
         return error ?? new Error('commit failed');
       },
-    );
+    ).catch((error: unknown) => error);
     this.track(committed.then((error) => this.finish(settle, error, batch.touched, batch)));
   }
 

@@ -309,6 +309,15 @@ export class ClusterNode implements ClusterNodeHooks {
     }
   }
 
+  /** Waits for the batches queued and in flight to commit; writes queued after that are refused. */
+  async quiesce(): Promise<void> {
+    while (this.queue.busy || this.queue.hasPending) {
+      await this.queue.settled().catch(() => {});
+      await this.queue.idle();
+    }
+    this.queue.close();
+  }
+
   async close(): Promise<void> {
     await this.ownership?.close();
     await this.listener?.close();

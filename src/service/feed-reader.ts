@@ -43,7 +43,7 @@ export async function readPage(service: MonitorService, feed: Feed, request: Pag
     return { ...readWithin(service, feed, request, head), head };
   };
   let result = read();
-  if (result.rows.length === 0 && request.waitMs > 0 && !request.signal?.aborted && !service.isClosed) {
+  if (result.rows.length === 0 && request.waitMs > 0 && !request.signal?.aborted && !service.isDraining) {
     result = await waitForRows(service, feed, request, read);
   }
   const { rows, head } = result;
@@ -98,8 +98,8 @@ function waitForRows(service: MonitorService, feed: Feed, request: PageRequest, 
       resolve(result);
     };
     const waiter = () => {
-      if (service.isClosed) {
-        finish({ rows: [], head: feed.committedHead });
+      if (service.isDraining) {
+        finish(read());
         return true;
       }
       if (feed.committedHead < request.from) return false;

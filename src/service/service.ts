@@ -47,6 +47,7 @@ export class MonitorService {
   readonly streamTicker: StreamTicker;
   private nextMonitorKey = 1;
   private closed = false;
+  private draining = false;
   /** Set by the live sources when the server runs them. */
   sources: SourceHooks | undefined;
   /** Set when this server is one node of a cluster on PostgreSQL. */
@@ -317,6 +318,19 @@ export class MonitorService {
       feed.waiters.clear();
     }
     this.store.close();
+  }
+
+  /** The server is stopping: waiting reads answer with what they have now instead of waiting on. */
+  drain(): void {
+    this.draining = true;
+    for (const feed of this.feeds.values()) {
+      for (const waiter of feed.waiters) waiter();
+      feed.waiters.clear();
+    }
+  }
+
+  get isDraining(): boolean {
+    return this.draining || this.closed;
   }
 
   get isClosed(): boolean {

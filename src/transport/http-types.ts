@@ -76,6 +76,8 @@ export interface ListenOptions {
 export interface HttpTransport {
   readonly name: 'uws' | 'node';
   listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }>;
+  /** Stops accepting connections; open ones stay, so requests in progress are still answered. */
+  stopListening(): void;
   /** Stops listening and closes every open connection, streams included. */
   close(): Promise<void>;
 }

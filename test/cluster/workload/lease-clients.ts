@@ -53,7 +53,9 @@ async function send(base: string, path: string, token: string, body: unknown): P
     const parsed = text ? JSON.parse(text) : undefined;
     return response.status === 503 ? { status: 503, body: parsed, retryAfter: response.headers.get('retry-after') } : { status: response.status, body: parsed };
   } catch (error) {
-    return { status: 0, body: { error: (error as Error).message } };
+    // Connection refused: nothing was sent, the request did nothing. Anything else: the outcome is unknown.
+    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    return { status: 0, body: { error: cause ?? (error as Error).message } };
   }
 }
 

@@ -8,6 +8,8 @@ export interface PublishRecord {
   readonly seq: number | undefined;
   /** The Retry-After header of a 503. */
   readonly retryAfter?: string | null;
+  /** Why there was no reply (ECONNREFUSED: the write was never sent). */
+  readonly error?: string;
 }
 
 export interface PublishWorkload {
@@ -30,6 +32,7 @@ export async function runPublishers(workload: PublishWorkload): Promise<PublishR
         let status = 0;
         let seq: number | undefined;
         let retryAfter: string | null | undefined;
+        let error: string | undefined;
         try {
           const response = await fetch(`${bases[node]}/monitors/${encodeURIComponent(workload.monitor)}/observations`, {
             method: 'POST',
@@ -41,10 +44,11 @@ export async function runPublishers(workload: PublishWorkload): Promise<PublishR
           if (status === 503) retryAfter = response.headers.get('retry-after');
           const body = (await response.json().catch(() => ({}))) as { seq?: number };
           seq = body.seq;
-        } catch {
-          // No reply: the write may or may not be stored.
+        } catch (failure) {
+          // No reply: unless the connection was refused, the write may or may not be stored.
+          error = (failure as { cause?: { code?: string } }).cause?.code ?? (failure as Error).message;
         }
-        records.push({ publisher, n, node, status, seq, ...(retryAfter !== undefined && { retryAfter }) });
+        records.push({ publisher, n, node, status, seq, ...(retryAfter !== undefined && { retryAfter }), ...(error !== undefined && { error }) });
         if (status !== 201) await new Promise((r) => setTimeout(r, 20));
       }
     }),
