@@ -1,11 +1,18 @@
 import { defineConfig } from 'vitest/config';
+import SlowestFirst from './test/support/slowest-first.ts';
+import { scaled } from './test/support/time-scale.ts';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/cleanup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Limits catch hangs; they are stretched on a small or busy machine.
+    testTimeout: scaled(30_000),
+    hookTimeout: scaled(60_000),
     pool: 'forks',
+    // Most files wait on servers and child processes rather than compute, so
+    // two run at once even on two cores (vitest's default there is one).
+    maxWorkers: 2,
+    sequence: { sequencer: SlowestFirst },
   },
 });

@@ -1,6 +1,5 @@
 // The ai.vigil/monitors extension (§15) through the SDK's own client against
 // a real `vigil mcp` child process, plus the notification coalescer alone.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -10,6 +9,8 @@ import { Coalescer, type Timers } from '../src/transport/mcp-coalescer.ts';
 import { call as httpCall } from './support/client.ts';
 import { repoRoot, startServerProcess, tempDir, vigilArgs } from './support/server-process.ts';
 import { seedToolNames } from './support/seed-tools.ts';
+import { spawnChild } from './support/children.ts';
+import { scaled } from './support/time-scale.ts';
 
 const toolNames = seedToolNames;
 
@@ -65,7 +66,7 @@ async function startSession(args: readonly string[] = []): Promise<Session> {
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
+  const deadline = Date.now() + scaled(ms);
   while (!check()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await sleep(10);
@@ -245,7 +246,7 @@ describe('vigil mcp --state', () => {
 
 describe('vigil mcp on a closing stdin', () => {
   it('answers every request already sent, then exits 0 with nothing but JSON-RPC on stdout', async () => {
-    const child = spawn(process.execPath, vigilArgs(['mcp']), { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawnChild(process.execPath, vigilArgs(['mcp']), { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
@@ -354,7 +355,7 @@ describe('vigil mcp --base', () => {
       await withToken.close();
       await server.stop();
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it('refuses --state with --base', async () => {
     const { spawnSync } = await import('node:child_process');
@@ -387,5 +388,5 @@ describe('the shipped .mcp.json', () => {
     } finally {
       await server.stop();
     }
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -6,8 +6,8 @@
 // then L2-normalised. Similar wording gives similar vectors; nothing is
 // downloaded or trained.
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
-import { resolveSecret, systemVault } from '../recipes/vault.ts';
-import { VigilError } from '../sdk/errors.ts';
+import { resolveSecret, systemVault } from '../vault/vault-reader.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 
 export const HASHED_MODEL = 'vigil-hashed-ngram-256-v1';
 const DIMS = 256;

@@ -1,7 +1,7 @@
 // Where the CIR store of a project lives, and one open store per path per
 // process (a script's calls and a recipe run share it).
 import { join } from 'node:path';
-import { vigilHome } from '../sdk/home.ts';
+import { vigilHome } from '../home/home.ts';
 import { CirStore } from './store.ts';
 
 export function cirPath(projectRoot: string, global = false, env: NodeJS.ProcessEnv = process.env): string {

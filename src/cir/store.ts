@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { emitEvent } from '../events/channel.ts';
-import { invalid, VigilError } from '../sdk/errors.ts';
+import { invalid, VigilError } from '../errors/vigil-error.ts';
 import { cosine, type Embedder, hashedVector, HASHED_MODEL } from './embed.ts';
 import { detectContradictions, detectPatterns } from './patterns.ts';
 import { CIR_SCHEMA } from './schema.ts';

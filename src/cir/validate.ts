@@ -1,5 +1,5 @@
 // Checks of CIR input: every refusal names the field and what is allowed.
-import { invalid } from '../sdk/errors.ts';
+import { invalid } from '../errors/vigil-error.ts';
 import { type CaptureInput, type QueryOptions, type RelationKind, relationKinds, type SearchOptions } from './types.ts';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$/;

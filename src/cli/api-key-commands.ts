@@ -3,7 +3,7 @@
 import type { CAC } from 'cac';
 import { CloudError, cloudClient } from '../cloud/cloud-client.ts';
 import { stringFlag, UsageError } from './options.ts';
-import { defaultBase } from './server-client.ts';
+import { defaultBase } from '../server-client/server-client.ts';
 import { sdkCommand, unknownAction } from './sdk-command.ts';
 
 interface KeyFlags {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { CAC } from 'cac';
 import type { CIRSignal } from '../cir/index.ts';
-import { sdkContext } from '../sdk/context.ts';
+import { sdkContext } from '../workspace/context.ts';
 import { cirNamespace } from '../sdk/namespaces/cir.ts';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';

@@ -3,7 +3,7 @@
 // naming the one that runs.
 import type { CAC } from 'cac';
 import { exitCodeOf } from '../recipes/errors.ts';
-import { findProjectRoot } from '../recipes/loading/discovery.ts';
+import { findProjectRoot } from '../workspace/project-root.ts';
 
 export function registerDaemonCommands(cli: CAC): void {
   cli

@@ -1,9 +1,9 @@
 // `vigil ledger verify|show`: checks the hash chain of .vigil/ledger.jsonl
 // and names the first broken line (exit 1), or shows the latest entries.
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
-import { VigilError } from '../sdk/errors.ts';
-import { ledgerFile } from '../sdk/ledger/ledger.ts';
+import { sdkContext } from '../workspace/context.ts';
+import { VigilError } from '../errors/vigil-error.ts';
+import { ledgerFile } from '../ledger/ledger.ts';
 import { ledgerNamespace } from '../sdk/namespaces/ledger.ts';
 import { wholeNumberFlag } from './options.ts';
 import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';

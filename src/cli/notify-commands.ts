@@ -1,9 +1,9 @@
 // `vigil notify TITLE MESSAGE` and `vigil health`: faces of sdk.notify and sdk.health.
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
+import { sdkContext } from '../workspace/context.ts';
 import { healthNamespace } from '../sdk/namespaces/health.ts';
-import { deliver, publishNotice } from '../sdk/namespaces/notify.ts';
-import { VigilError } from '../sdk/errors.ts';
+import { deliver, publishNotice } from '../notify/notify.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 import { printJson, runSdkCommand, sdkCommand } from './sdk-command.ts';
 
 export function registerNotifyCommands(cli: CAC): void {

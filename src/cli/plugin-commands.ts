@@ -1,10 +1,12 @@
 // `vigil plugin list` and `vigil dispatch list|send|status|run`: faces of
 // sdk.plugin and sdk.dispatch.
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
-import { invalid } from '../sdk/errors.ts';
-import { dispatchNamespace, runDispatchJob, runQueuedDispatchJobs } from '../sdk/namespaces/dispatch.ts';
-import { loadPlugins, pluginNamespace } from '../sdk/namespaces/plugin.ts';
+import { sdkContext } from '../workspace/context.ts';
+import { invalid } from '../errors/vigil-error.ts';
+import { runDispatchJob, runQueuedDispatchJobs } from '../dispatch/tools.ts';
+import { dispatchNamespace } from '../sdk/namespaces/dispatch.ts';
+import { loadPlugins } from '../plugins/plugins.ts';
+import { pluginNamespace } from '../sdk/namespaces/plugin.ts';
 import { UsageError } from './options.ts';
 import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 

@@ -1,6 +1,6 @@
 // `vigil publish`: publishes one observation to a monitor on a running server.
 import type { CAC } from 'cac';
-import { defaultBase, ServerError, serverClient, UnreachableError } from './server-client.ts';
+import { defaultBase, ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
 import { stringFlag, UsageError } from './options.ts';
 
 interface PublishFlags {

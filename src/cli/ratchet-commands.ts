@@ -1,7 +1,7 @@
 // `vigil ratchet check|baseline`: the face of sdk.ratchet.
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
-import { VigilError } from '../sdk/errors.ts';
+import { sdkContext } from '../workspace/context.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 import { ratchetNamespace } from '../sdk/namespaces/ratchet.ts';
 import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 

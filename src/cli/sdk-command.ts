@@ -5,7 +5,7 @@
 import type { CAC } from 'cac';
 import { settleEvents } from '../events/channel.ts';
 import { UsageError } from './options.ts';
-import { VigilError } from '../sdk/errors.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 
 export async function runSdkCommand(body: () => unknown | Promise<unknown>): Promise<void> {
   let code = 0;

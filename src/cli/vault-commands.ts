@@ -1,12 +1,12 @@
-// `vigil vault set|get|list|delete`: the CLI face of src/sdk/vault. `set`
+// `vigil vault set|get|list|delete`: the CLI face of src/vault. `set`
 // reads the value from stdin, never from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 import { vaultNamespace } from '../sdk/namespaces/vault.ts';
-import { takeMigrationNote, vaultBackend } from '../sdk/vault/vault.ts';
-import { sdkContext } from '../sdk/context.ts';
-import { VigilError } from '../sdk/errors.ts';
+import { takeMigrationNote, vaultBackend } from '../vault/vault.ts';
+import { sdkContext } from '../workspace/context.ts';
+import { VigilError } from '../errors/vigil-error.ts';
 
 const actions = ['set', 'get', 'list', 'delete', 'backend'];
 

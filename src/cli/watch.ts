@@ -2,7 +2,7 @@
 // observation; acknowledges only what was written, and keeps going through
 // server restarts by resuming from where it read.
 import type { CAC } from 'cac';
-import { defaultBase, ServerError, serverClient, UnreachableError } from './server-client.ts';
+import { defaultBase, ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
 import { stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { type WatchedObservation, watchLine } from './watch-line.ts';
 

@@ -1,9 +1,9 @@
 // `vigil webhook register|list|delete|test|deliveries`: the CLI face of
-// src/sdk/webhook. `register` reads the signing secret from stdin, never
+// src/sdk/namespaces/webhook.ts. `register` reads the signing secret from stdin, never
 // from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
-import { webhookNamespace } from '../sdk/webhook/webhook.ts';
+import { sdkContext } from '../workspace/context.ts';
+import { webhookNamespace } from '../sdk/namespaces/webhook.ts';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 

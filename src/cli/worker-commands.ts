@@ -1,9 +1,10 @@
 // `vigil worker create|deploy|list|status|delete|secret|setup`: the CLI face
-// of src/sdk/worker. Secret values and the API token are read from stdin,
+// of src/workers. Secret values and the API token are read from stdin,
 // never from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
-import { sdkContext } from '../sdk/context.ts';
-import { workerNamespace, workerSetup, workerSetupClear } from '../sdk/worker/worker.ts';
+import { sdkContext } from '../workspace/context.ts';
+import { workerNamespace } from '../sdk/namespaces/worker.ts';
+import { workerSetup, workerSetupClear } from '../workers/worker.ts';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 

@@ -20,11 +20,11 @@ export function forwardProductEvents(options: ForwarderOptions = {}): () => void
 async function forward(event: VigilEvent, options: ForwarderOptions, warn: (line: string) => void): Promise<void> {
   // Loaded on the first event: commands that emit none never read vigil.yml or the vault.
   const [{ sdkContext }, { loadWorkspaceConfig }, { vaultGet }, { cloudClient }, target] = await Promise.all([
-    import('../sdk/context.ts'),
+    import('../workspace/context.ts'),
     import('../recipes/config/workspace-config.ts'),
-    import('../sdk/vault/vault.ts'),
+    import('../vault/vault.ts'),
     import('./cloud-client.ts'),
-    import('../sdk/cloud-target.ts'),
+    import('./cloud-target.ts'),
   ]);
   const env = options.env ?? process.env;
   let apiUrl: string | undefined;

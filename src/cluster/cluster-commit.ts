@@ -10,7 +10,7 @@
 import type { SqlDriver } from '../store/sql-driver.ts';
 import { CapturedBatch } from '../store/postgres/captured-batch.ts';
 import type { CommitQueue, Store } from '../store/store.ts';
-import { ClusterConflictError, isClusterConflict } from './conflict.ts';
+import { ClusterConflictError, isClusterConflict } from '../store/cluster-conflict.ts';
 
 type Write = () => void;
 

@@ -12,12 +12,12 @@ import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
 import type { FeedStats, MonitorDefinition, MonitorStatus } from '../store/records.ts';
 import type { CapturedBatch } from '../store/postgres/captured-batch.ts';
 import { isStoreFailure, type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
-import { redactedUrl } from '../store/postgres/url.ts';
+import { redactCredentials } from '../net/redact.ts';
 import { type MonitorDelta, PgStore } from '../store/postgres/pg-store.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import type { Store } from '../store/store.ts';
 import { ClusterCommit } from './cluster-commit.ts';
-import { isClusterConflict } from './conflict.ts';
+import { isClusterConflict } from '../store/cluster-conflict.ts';
 import { ChangeListener } from './change-listener.ts';
 import { Ownership } from './ownership.ts';
 import { LookupBatch } from './lookup-batch.ts';
@@ -130,7 +130,7 @@ export class ClusterNode implements ClusterNodeHooks {
     if (!isStoreFailure(error)) this.log(`vigil: catching up from PostgreSQL failed: ${(error as Error).stack ?? error}`);
     return new ProtocolError(
       'STORE_UNAVAILABLE',
-      `PostgreSQL (${redactedUrl(this.connection.url)}) cannot be used right now (${(error as Error).message}); nothing was changed. Try again shortly.`,
+      `PostgreSQL (${redactCredentials(this.connection.url)}) cannot be used right now (${(error as Error).message}); nothing was changed. Try again shortly.`,
       {},
       { cause: error },
     );

@@ -7,16 +7,18 @@ import { join, relative } from 'node:path';
 import { loadWorkspaceConfig } from './config/workspace-config.ts';
 import { ExitCode, RecipeInputError } from './errors.ts';
 import { GateKeeper } from './gates/gate.ts';
-import { findProjectRoot } from './loading/discovery.ts';
+import { findProjectRoot } from '../workspace/project-root.ts';
 import { loadRecipeTree } from './loading/recipe-tree.ts';
 import { StepPool } from './pool/step-pool.ts';
 import type { RunRequest } from './prepare-run.ts';
 import { RUN_TYPE, ServerPublisher } from './publish/server-publisher.ts';
 import { reapInterruptedRuns } from './records/reap-interrupted.ts';
 import type { RunRecorder } from './records/run-record.ts';
+import { runCompositeNode } from './tree/composite-node.ts';
 import { treeConcurrency } from './tree/concurrency.ts';
 import { runNode } from './tree/run-node.ts';
 import type { TreeRuntime } from './tree/runtime.ts';
+import { runStepsNode } from './tree/steps-node.ts';
 import { TreeView, type ViewMode } from './tree/tree-view.ts';
 import { recipeTypeDef } from './types/registry.ts';
 import { parseVarFlags } from './variables.ts';
@@ -93,7 +95,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       resume: () => view.resume(),
       note: (l) => view.note(l),
     });
-    const rt: TreeRuntime = { req, projectRoot, config, tree, pool, view, gates, publisher, stderr: io.stderr, canaries: new Map(), live };
+    const rt: TreeRuntime = { req, projectRoot, config, tree, pool, view, gates, publisher, stderr: io.stderr, canaries: new Map(), live, nodes: { steps: runStepsNode, composite: runCompositeNode } };
     const result = await runNode(rt, {
       found: tree.root,
       parent: null,

@@ -2,9 +2,17 @@
 // cluster node when the database moved on (another node wrote) or when a
 // batch of this node was refused. The rows are already in the local store;
 // actors that changed are dropped and come back from their rows on next use.
+import type { RootSystem } from '../actors/root-system.ts';
 import type { MonitorRow } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
 import { Feed } from './feed.ts';
-import type { MonitorService } from './service.ts';
+
+/** What a reload needs of the service (MonitorService is one), so that this file does not import it back. */
+export interface ReloadHost {
+  feedByKey(key: number): Feed | undefined;
+  readonly system: RootSystem;
+  readonly store: Pick<Store, 'subscribers' | 'liveSubscriptionCounts'>;
+}
 
 export interface ReloadedMonitor {
   readonly row: MonitorRow;
@@ -18,7 +26,7 @@ export interface ReloadAccess {
   setSubscriber(mkey: number, subscriber: string, id: string): void;
 }
 
-export function reloadMonitor(service: MonitorService, access: ReloadAccess, update: ReloadedMonitor): Feed {
+export function reloadMonitor(service: ReloadHost, access: ReloadAccess, update: ReloadedMonitor): Feed {
   const { row } = update;
   let feed = service.feedByKey(row.key);
   const system = service.system;

@@ -1,6 +1,6 @@
 // Every operation of the protocol, by its JSON-RPC method name. Doors map
 // their routes, methods and tools onto this table and call `invoke`.
-import { isClusterConflict } from '../cluster/conflict.ts';
+import { isClusterConflict } from '../store/cluster-conflict.ts';
 import { asProtocolError, type ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from './access.ts';
 import { isOwner } from './access.ts';

@@ -5,7 +5,7 @@ import { type Clock, systemClock } from '../actors/clock.ts';
 import { leaseKey, RootSystem } from '../actors/root-system.ts';
 import { leaseStateOf } from '../machines/lease-machine.ts';
 import { subscriptionStateOf, touchedSubscription } from '../machines/subscription-machine.ts';
-import { isClusterConflict } from '../cluster/conflict.ts';
+import { isClusterConflict } from '../store/cluster-conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
 import type { LeaseRow, SubscriptionRow } from '../store/records.ts';
 import { memoryPath, type Store } from '../store/store.ts';

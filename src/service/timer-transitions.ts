@@ -3,9 +3,18 @@
 import { serverPrincipal } from '../protocol/principal.ts';
 import { observationTypes } from '../protocol/vocabulary.ts';
 import type { LeaseRecord, SubscriptionRecord } from '../store/records.ts';
-import type { MonitorService } from './service.ts';
+import type { Feed } from './feed.ts';
+import type { ObservationWriter } from './observation-writer.ts';
 
-export function leaseExpired(service: MonitorService, lease: LeaseRecord): void {
+/** What the transitions need of the service (MonitorService is one), so that this file does not import it back. */
+export interface TimerTransitionHost {
+  feedByKey(key: number): Feed | undefined;
+  readonly observations: Pick<ObservationWriter, 'recordBookkeeping'>;
+  persistLease(mkey: number, subject: string): void;
+  persistSubscription(id: string): void;
+}
+
+export function leaseExpired(service: TimerTransitionHost, lease: LeaseRecord): void {
   const feed = service.feedByKey(lease.mkey);
   if (!feed) return;
   const expires = lease.expiresMs === null ? null : new Date(lease.expiresMs).toISOString();
@@ -19,7 +28,7 @@ export function leaseExpired(service: MonitorService, lease: LeaseRecord): void 
   service.persistLease(lease.mkey, lease.subject);
 }
 
-export function subscriptionMuted(service: MonitorService, subscription: SubscriptionRecord): void {
+export function subscriptionMuted(service: TimerTransitionHost, subscription: SubscriptionRecord): void {
   const feed = service.feedByKey(subscription.mkey);
   if (!feed) return;
   feed.liveSubscriptions = Math.max(0, feed.liveSubscriptions - 1);

@@ -6,7 +6,7 @@
 // again after a pause, while the monitor is active: what the source saw
 // is not given up because the database was busy.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isClusterConflict } from '../cluster/conflict.ts';
+import { isClusterConflict } from '../store/cluster-conflict.ts';
 import type { ClusterNodeHooks } from '../service/cluster-hooks.ts';
 
 /** Writes waiting past this are the oldest dropped, each drop logged: a store away for hours must not grow memory without end. */

@@ -6,7 +6,7 @@
 // store, so a `send --wait` racing the daemon never runs a job twice.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { queuedJobIds } from '../sdk/dispatch/jobs.ts';
+import { queuedJobIds } from '../dispatch/jobs.ts';
 
 const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
 

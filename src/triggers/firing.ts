@@ -6,7 +6,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { newRunId, type RunJson, RunRecorder, readRunJson, runsDir } from '../recipes/records/run-record.ts';
-import { runOutput } from '../sdk/namespaces/run-recipe.ts';
+import { runOutput } from '../recipes/run-recipe.ts';
 import { TRIGGER_DEFAULTS, type TriggerFields } from '../recipes/types/trigger-fields.ts';
 import type { Clock } from './clock.ts';
 import { runTarget, type TargetResult } from './target-runner.ts';
@@ -111,7 +111,7 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
   req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status: 'running' });
 
   const env: Record<string, string | undefined> = { ...recipe.env, ...req.env, VIGIL_TRIGGER: req.trigger, VIGIL_RUN_ID: runId, VIGIL_PARENT_RUN: runId };
-  const spec = { mode, target: recipe.target, vars: { ...recipe.vars, ...triggerVars }, env, cwd: workspace, ttlSeconds: ttl };
+  const spec = { mode, target: recipe.target, vars: { ...recipe.vars, ...triggerVars }, env, cwd: workspace, ttlSeconds: ttl, allowDestructive: recipe.allow_destructive_intents === true };
   const onSpawn = (pid: number): void => store.setFiringPid(runId, pid);
   let result: TargetResult = await runTarget(spec, clock, onSpawn);
   if (result.status === 'ttl_expired' && (recipe.on_ttl_expire ?? TRIGGER_DEFAULTS.on_ttl_expire) === 'rerun') {

@@ -4,7 +4,8 @@
 // within a second. fire runs the target here and now, whatever the schedule,
 // circuit or enabled state, and is recorded like any firing.
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
-import { discoverRecipes, findProjectRoot } from '../recipes/loading/discovery.ts';
+import { discoverRecipes } from '../recipes/loading/discovery.ts';
+import { findProjectRoot } from '../workspace/project-root.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
 import { RecipeInputError } from '../recipes/errors.ts';
 import type { TemporalRecipe } from '../recipes/types/temporal/index.ts';

@@ -5,6 +5,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, tempDir } from '../support/server-process.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let dir: string;
 const npm = (cwd: string, ...args: string[]) =>
@@ -18,7 +19,7 @@ beforeAll(() => {
     cpSync(join(repoRoot, entry), join(project, entry), { recursive: true });
   }
   symlinkSync(join(repoRoot, 'node_modules'), join(project, 'node_modules'));
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -31,7 +32,7 @@ describe('build and pack', () => {
     expect(existsSync(join(project, 'dist/recipes/recipe.schema.json'))).toBe(true);
     const out = execFileSync(process.execPath, [join(project, 'bin/vigil.js'), '--version'], { encoding: 'utf8' });
     expect(out).toMatch(/^vigil\/\d+\.\d+\.\d+/);
-  }, 120_000);
+  }, scaled(120_000));
 
   it('npm pack yields a package whose CLI runs from dist/ alone', () => {
     const project = join(dir, 'project');
@@ -52,5 +53,5 @@ describe('build and pack', () => {
     const tools = spawnSync(process.execPath, [join(pkg, 'bin/vigil.js'), 'tools'], { encoding: 'utf8' });
     expect(tools.status).toBe(0);
     expect(tools.stdout).toContain('monitor_create');
-  }, 180_000);
+  }, scaled(180_000));
 });

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
 import { repoRoot, startServerProcess, stablePort, tempDir, vigilArgs } from '../support/server-process.ts';
+import { scaled } from '../support/time-scale.ts';
 
 function vigil(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, vigilArgs(args), { cwd: repoRoot, encoding: 'utf8', timeout: 120_000, env: { ...process.env, ...env } });
@@ -45,7 +46,7 @@ describe('the CLI as a new user meets it', () => {
     } finally {
       await server.stop();
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   it('a new state folder is 0700 and the state file 0600', async () => {
     const home = tempDir();

@@ -1,9 +1,10 @@
 // `vigil watch` against a real server: escaping, the stored cursor, a reader
 // that goes away, --once with --wait, and giving up on an absent server.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, subscribe } from '../support/client.ts';
 import { repoRoot, type ServerProcess, stablePort, startServerProcess, vigilArgs } from '../support/server-process.ts';
+import { spawnChild } from '../support/children.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let server: ServerProcess;
 beforeAll(async () => {
@@ -14,7 +15,7 @@ afterAll(() => server.stop());
 /** Runs the CLI without blocking this process: a blocked event loop would reuse keep-alive sockets the server has closed. */
 function vigil(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, vigilArgs(args), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnChild(process.execPath, vigilArgs(args), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -50,7 +51,7 @@ describe('vigil watch', () => {
     expect(lines[0]).toContain(JSON.stringify(forged));
     expect(lines[1]).toMatch(new RegExp(`^\\d+ demo\\.n plain-subject tier=unverified origin=agent actor=agent:owner monitor=${f.id} time=\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z \\{`));
     expect(lines[2]).toContain(' "with space" ');
-  }, 120_000);
+  }, scaled(120_000));
 
   it('without --catch-up it neither moves the stored cursor nor writes a subscribed record', async () => {
     const f = await fixture(['a', 'b']);
@@ -65,11 +66,11 @@ describe('vigil watch', () => {
     expect(await f.subscribedRecords()).toBe(before.records);
     const caught = await vigil([...f.args, '--catch-up', '--once', '--wait', '0']);
     expect(caught.stdout.split('\n').filter(Boolean).map((l) => l.split(' ')[2])).toEqual(['a', 'b']);
-  }, 120_000);
+  }, scaled(120_000));
 
   it('a reader that stops reading (watch | head) ends it quietly, acknowledging no more than was written', async () => {
     const f = await fixture(Array.from({ length: 400 }, (_, i) => `s${i}`));
-    const child = spawn('sh', ['-c', `"${process.execPath}" ${vigilArgs([...f.args, '--catch-up', '--wait', '1']).map((a) => `'${a}'`).join(' ')} | head -n 3`], {
+    const child = spawnChild('sh', ['-c', `"${process.execPath}" ${vigilArgs([...f.args, '--catch-up', '--wait', '1']).map((a) => `'${a}'`).join(' ')} | head -n 3`], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -83,11 +84,11 @@ describe('vigil watch', () => {
     // Four hundred lines of ~600 bytes cannot all have gone into a pipe nobody reads.
     const head = (await call(server.base, 'GET', `/monitors/${f.id}`)).body.head as number;
     expect(await f.storedCursor()).toBeLessThan(head);
-  }, 90_000);
+  }, scaled(90_000));
 
   it('--once waits up to --wait for the first observation', async () => {
     const f = await fixture([]);
-    const child = spawn(process.execPath, vigilArgs([...f.args, '--catch-up', '--once', '--wait', '30']), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnChild(process.execPath, vigilArgs([...f.args, '--catch-up', '--once', '--wait', '30']), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((done) => child.once('exit', done));
@@ -96,7 +97,7 @@ describe('vigil watch', () => {
     await call(server.base, 'POST', `/monitors/${f.id}/observations`, { token: f.ownerToken, body: { type: 'demo.late', subject: 'late' } });
     expect(await exited).toBe(0);
     expect(out).toContain(' demo.late late ');
-  }, 60_000);
+  }, scaled(60_000));
 
   it('--retry-for gives up with exit 1 when the server stays unreachable', async () => {
     const port = await stablePort();
@@ -107,5 +108,5 @@ describe('vigil watch', () => {
     const bad = await vigil(['watch', '--subscription', 'sub-x', '--token', 'vgs_x', '--retry-for', 'soon']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--retry-for');
-  }, 120_000);
+  }, scaled(120_000));
 });

@@ -1,8 +1,10 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, createMonitor, subscribe } from '../support/client.ts';
 import { repoRoot, stablePort, startServerProcess, tempDir, vigilArgs } from '../support/server-process.ts';
+import { spawnChild } from '../support/children.ts';
+import { scaled } from '../support/time-scale.ts';
 
 function vigil(args: string[]) {
   return spawnSync(process.execPath, vigilArgs(args), { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
@@ -19,7 +21,7 @@ function waitForLines(output: () => string, count: number, timeoutMs = 20_000): 
     const tick = () => {
       const lines = output().split('\n').filter(Boolean);
       if (lines.length >= count) return resolve(lines);
-      if (Date.now() - started > timeoutMs) return reject(new Error(`only ${lines.length} lines:\n${output()}`));
+      if (Date.now() - started > scaled(timeoutMs)) return reject(new Error(`only ${lines.length} lines:\n${output()}`));
       setTimeout(tick, 50);
     };
     tick();
@@ -49,7 +51,7 @@ describe('vigil publish and vigil watch', () => {
     } finally {
       await server.stop();
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   it('watch prints one line per observation and keeps going through a server restart without loss or repeats', async () => {
     const state = join(tempDir(), 'watch.db');
@@ -60,7 +62,7 @@ describe('vigil publish and vigil watch', () => {
       call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.n', subject: `s${n}`, data: { n } } });
     await post(1);
     await post(2);
-    const watch = spawn(
+    const watch = spawnChild(
       process.execPath,
       vigilArgs(['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--catch-up', '--wait', '1']),
       { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -84,7 +86,7 @@ describe('vigil publish and vigil watch', () => {
     const pulled = await call(server.base, 'GET', `/subscriptions/${sub.id}/pull`, { token: sub.token });
     expect(pulled.body.observations).toHaveLength(0);
     await server.stop();
-  }, 60_000);
+  }, scaled(60_000));
 
   it('watch --once prints one batch and exits; without --catch-up it starts at the head', async () => {
     const server = await startServerProcess();
@@ -108,5 +110,5 @@ describe('vigil publish and vigil watch', () => {
     } finally {
       await server.stop();
     }
-  }, 60_000);
+  }, scaled(60_000));
 });

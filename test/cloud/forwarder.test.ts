@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forwardProductEvents } from '../../src/cloud/event-forwarder.ts';
 import { emitEvent, settleEvents } from '../../src/events/channel.ts';
-import { vaultSet } from '../../src/sdk/vault/vault.ts';
+import { vaultSet } from '../../src/vault/vault.ts';
 import { call } from '../support/client.ts';
 import { makeKey, useCloudServer } from './fixtures.ts';
 import { type Receiver, startReceiver } from './receiver.ts';

@@ -2,7 +2,7 @@
 // publishes an observation, and a sentinel recipe on that monitor (run by a
 // real `vigil daemon`) reacts with the body's vars, which override the
 // recipe's own vars.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { until } from '../../bench/lib/sentinel-fleet.ts';
 import { call, createMonitor } from '../support/client.ts';
 import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
 import { adminToken, makeKey } from './fixtures.ts';
+import { spawnChild } from '../support/children.ts';
 
 const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
 const dir = tempDir('vigil-trigger-');
@@ -48,7 +49,7 @@ describe('inbound trigger to a sentinel', () => {
       }),
     );
     mkdirSync(join(dir, 'home'), { recursive: true });
-    daemon = spawn(process.execPath, [vigilBin, 'daemon', '--no-publish'], { cwd: root, env: { ...process.env, HOME: join(dir, 'home') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    daemon = spawnChild(process.execPath, [vigilBin, 'daemon', '--no-publish'], { cwd: root, env: { ...process.env, HOME: join(dir, 'home') }, stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     daemon.stdout!.on('data', (b: Buffer) => (log += b.toString()));
     daemon.stderr!.on('data', (b: Buffer) => (log += b.toString()));

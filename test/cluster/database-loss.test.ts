@@ -6,7 +6,7 @@
 // and lock sessions come back (a cross-node wake, an expiry recorded). A
 // store address that accepts and never answers fails the start, naming it.
 import { type Server, createServer, type Socket } from 'node:net';
-import { spawn } from 'node:child_process';
+import { spawnChild } from '../support/children.ts';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
@@ -121,7 +121,7 @@ describe.skipIf(unavailable !== undefined)('nodes that lose their database', () 
     const port = (silent.address() as { port: number }).port;
     const url = `postgres://vigil@127.0.0.1:${port}/vigil`;
     try {
-      const child = spawn(process.execPath, vigilArgs(['serve', '--port', '0', '--store', url]), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawnChild(process.execPath, vigilArgs(['serve', '--port', '0', '--store', url]), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       child.stdout.on('data', (d) => (output += d));
       child.stderr.on('data', (d) => (output += d));

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMonitor, replayAll, subscribe } from '../support/client.ts';
 import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster source outage test: ${unavailable}`);
@@ -110,7 +111,7 @@ describe.skipIf(unavailable !== undefined)('a live source on a cluster node whil
         `each observation carries the time its poll saw the change, not when it was stored: ${sourced.map((o) => o.time).join(', ')}`,
       ).toBe(true);
     });
-  }, 120_000);
+  }, scaled(120_000));
 
   it('says how many writes it did not store when stopped while the database still refuses them', async () => {
     await onRefusableNode(database, (i) => (i % 2 === 0 ? 200 : 503), async ({ node, answers, refuse }) => {
@@ -121,5 +122,5 @@ describe.skipIf(unavailable !== undefined)('a live source on a cluster node whil
       await node.stop();
       expect(node.output()).toMatch(/vigil: \d+ write\(s\) of the http source on monitor \S+ were not stored: the server closed first/);
     });
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -9,6 +9,7 @@ import { createMonitor, publish, replayAll, subscribe } from '../support/client.
 import { postgresUnavailable } from '../support/postgres.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import type { ServerProcess } from '../support/server-process.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster source tests: ${unavailable}`);
@@ -66,5 +67,5 @@ describe.skipIf(unavailable !== undefined)('a live source on a cluster under con
     } finally {
       target.close();
     }
-  }, 90_000);
+  }, scaled(90_000));
 });

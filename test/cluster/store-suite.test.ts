@@ -6,6 +6,7 @@ import { call, createMonitor, publish, replayAll, subscribe } from '../support/c
 import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
 import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
 import { failedIds, runConform } from '../conform/run-conform.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the PostgreSQL half of the store suite: ${unavailable}`);
@@ -74,7 +75,7 @@ describe.each(stores)('store suite on %s', (_name, store, skip) => {
     const run = await runConform(['--base', node.url, '--admin-token', 'conform-admin', '--json']);
     expect(failedIds(run), run.stdout + run.stderr).toEqual([]);
     expect(run.report!.skipped).toBe(0);
-  }, 120_000);
+  }, scaled(120_000));
 
   it.skipIf(skip)('keeps seq, cursor, lease and counters across a killed server', async () => {
     let node = await start();
@@ -102,7 +103,7 @@ describe.each(stores)('store suite on %s', (_name, store, skip) => {
     expect(next.body.seq).toBe(before.head + 3); // the two subscribes wrote a `subscribed` entry each
     const seqs = (await replayAll(node.base, other)).map((o) => Number(o.id));
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
-  }, 60_000);
+  }, scaled(60_000));
 
   it.skipIf(skip)('expires a lease on time after a restart, with no request arriving', async () => {
     let node = await start();
@@ -119,5 +120,5 @@ describe.each(stores)('store suite on %s', (_name, store, skip) => {
     expect(expired).toBeDefined();
     expect(Date.parse(expired.time)).toBeGreaterThanOrEqual(expires);
     expect(Date.parse(expired.time)).toBeLessThan(Date.parse(reader.reply.body.subscription.created));
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -10,6 +10,7 @@ import { openSse } from '../support/sse.ts';
 import { postgresUnavailable } from '../support/postgres.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import type { ServerProcess } from '../support/server-process.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
@@ -193,7 +194,7 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     } finally {
       target.close();
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it('shows on the dashboard of a node that never served the monitor, live', async () => {
     const [a, b, c] = await startNodes();

@@ -2,12 +2,14 @@
 // subscription, `vigil publish` goes to another node, and when the node the
 // watch reads from is killed the watch carries on against a survivor,
 // printing every observation once.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, createMonitor, subscribe } from '../support/client.ts';
 import { postgresUnavailable } from '../support/postgres.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import { repoRoot, type ServerProcess, vigilArgs } from '../support/server-process.ts';
+import { spawnChild } from '../support/children.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster watch test: ${unavailable}`);
@@ -37,7 +39,7 @@ describe.skipIf(unavailable !== undefined)('vigil watch against a cluster', () =
     const sub = await subscribe(b.base, { monitor: id, subscriber: 'human:watcher', filter: { types: 'demo.*' } });
     let out = '';
     let err = '';
-    watch = spawn(process.execPath, vigilArgs(['watch', '--base', [a.url, b.url, c.url].join(','), '--subscription', sub.id, '--token', sub.token, '--wait', '5', '--catch-up']), {
+    watch = spawnChild(process.execPath, vigilArgs(['watch', '--base', [a.url, b.url, c.url].join(','), '--subscription', sub.id, '--token', sub.token, '--wait', '5', '--catch-up']), {
       cwd: repoRoot,
     });
     watch.stdout!.on('data', (d) => (out += d));
@@ -62,5 +64,5 @@ describe.skipIf(unavailable !== undefined)('vigil watch against a cluster', () =
       if (lag !== 0) await new Promise((r) => setTimeout(r, 100));
     }
     expect(lag).toBe(0);
-  }, 90_000);
+  }, scaled(90_000));
 });

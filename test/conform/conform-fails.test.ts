@@ -5,6 +5,7 @@ import { acceptsUnknownVocabulary, ignoresStoredCursor, lacksReplyDetails, noAut
 import { type BrokenServer, type Fault, startBrokenProxy } from '../fakes/broken-proxy.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 import { failedIds, runConform } from './run-conform.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const cases: { name: string; fault: () => Fault; mustFail: string[]; mustPass: string[] }[] = [
   {
@@ -53,5 +54,5 @@ describe.each(cases)('vigil conform against a server that $name', ({ fault, must
     for (const id of mustPass) expect(failed, `${id} should pass`).not.toContain(id);
     expect(run.report!.failed).toBe(failed.length);
     expect(run.report!.passed).toBeGreaterThan(run.report!.checks.length / 2);
-  }, 60_000);
+  }, scaled(60_000));
 });

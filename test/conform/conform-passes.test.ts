@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 import { failedIds, runConform } from './run-conform.ts';
+import { scaled } from '../support/time-scale.ts';
 
 describe('vigil conform', () => {
   it('passes with --self and prints a machine-readable report', async () => {
@@ -17,7 +18,7 @@ describe('vigil conform', () => {
       expect(c.id).toMatch(/^MP-\d+-[a-z0-9-]+$/);
       expect(c).toMatchObject({ ok: true, section: expect.stringMatching(/^§\d+$/), name: expect.any(String), reason: expect.any(String) });
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it('prints a table and a summary line without --json', async () => {
     const run = await runConform(['--self', '--only', 'MP-2-,MP-1-']);
@@ -25,7 +26,7 @@ describe('vigil conform', () => {
     expect(run.stdout).toMatch(/^id\s+name\s+ok\s+reason/m);
     expect(run.stdout).toMatch(/^MP-2-discover\s+.+\s+pass/m);
     expect(run.stdout).toMatch(/^\d+ passed, 0 failed/m);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('exits 2 on usage errors', async () => {
     const neither = await runConform([]);
@@ -35,7 +36,7 @@ describe('vigil conform', () => {
     expect(both.code).toBe(2);
     const badUrl = await runConform(['--base', 'not-a-url']);
     expect(badUrl.code).toBe(2);
-  }, 60_000);
+  }, scaled(60_000));
 
   describe('against a separately started vigil serve', () => {
     let server: ServerProcess;
@@ -52,6 +53,6 @@ describe('vigil conform', () => {
       const root = await runConform(['--base', server.base, '--only', 'MP-3-', '--json']);
       expect(root.code).toBe(0);
       expect(root.report!.passed).toBeGreaterThan(5);
-    }, 60_000);
+    }, scaled(60_000));
   });
 });

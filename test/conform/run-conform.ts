@@ -1,7 +1,7 @@
 // Runs `vigil conform` as a real child process and returns its exit status,
 // output and (with --json) the parsed report.
-import { spawn } from 'node:child_process';
 import { repoRoot, vigilArgs } from '../support/server-process.ts';
+import { spawnChild } from '../support/children.ts';
 
 export interface ConformRun {
   readonly code: number | null;
@@ -12,7 +12,7 @@ export interface ConformRun {
 
 export function runConform(args: readonly string[]): Promise<ConformRun> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, vigilArgs(['conform', ...args]), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnChild(process.execPath, vigilArgs(['conform', ...args]), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { type ServerProcess, startServerProcess, transports } from '../support/server-process.ts';
 import { openSse } from '../support/sse.ts';
+import { scaled } from '../support/time-scale.ts';
 
 describe.each(transports)('server-sent events over %s', (transport) => {
   let server: ServerProcess;
@@ -99,7 +100,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
       const s = await subscribe(server.base, { monitor: monitor.id, subscriber: 'agent:fan', from: 'head' }, monitor.ownerToken);
       return { id: monitor.id, ownerToken: monitor.ownerToken, sub: s };
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it('disconnects a reader that stops reading, without holding its backlog in memory', async () => {
     const { id, ownerToken, streamUrl, auth } = await setup();
@@ -118,5 +119,5 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     ]);
     const snapshotOk = await call(server.base, 'GET', '/discover');
     expect(snapshotOk.status).toBe(200);
-  }, 30_000);
+  }, scaled(30_000));
 });

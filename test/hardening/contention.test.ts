@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { type ServerProcess, startServerProcess, transports } from '../support/server-process.ts';
 import { leaseType, readAll, sleep } from './support.ts';
+import { scaled } from '../support/time-scale.ts';
 
 interface Sub {
   readonly id: string;
@@ -53,7 +54,7 @@ describe.each(transports)('contention over %s', (transport) => {
         expect(r.body).toMatchObject({ code: 'LEASE_HELD', holder });
       }
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   it('a lease that expires while others keep claiming passes to exactly one new holder', async () => {
     const subject = 'expiring-job';

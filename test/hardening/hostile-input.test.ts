@@ -10,6 +10,7 @@ import { operations } from '../../src/service/operations.ts';
 import { routes } from '../../src/transport/http-routes.ts';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { type ServerProcess, startServerProcess, transports } from '../support/server-process.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const runs = 300;
 const requestTimeoutMs = 10_000;
@@ -246,5 +247,5 @@ describe.each(transports)('hostile input over %s', (transport) => {
     expect(refused).toBeGreaterThan(runs / 2);
     // The server is still healthy afterwards.
     expect((await call(server.base, 'GET', '/admin/snapshot', { token: admin })).body.health.ok).toBe(true);
-  }, 90_000);
+  }, scaled(90_000));
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { stablePort, startServerProcess, tempDir, transports } from '../support/server-process.ts';
 import { leaseType, readAll, sleep } from './support.ts';
+import { scaled } from '../support/time-scale.ts';
 
 interface Sub {
   readonly id: string;
@@ -151,5 +152,5 @@ describe.each(transports)('kill -9 under load over %s', (transport) => {
     } finally {
       await server.stop();
     }
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -2,13 +2,14 @@
 // start (uWebSockets.js would share it through SO_REUSEPORT and split the
 // traffic): it exits 1 naming the port and the process holding it. Any
 // failed listen says why.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, type ServerProcess, startServerProcess, stablePort, transports, vigilArgs } from '../support/server-process.ts';
+import { spawnChild } from '../support/children.ts';
+import { scaled } from '../support/time-scale.ts';
 
 function runServe(args: readonly string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, vigilArgs(['serve', ...args]), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnChild(process.execPath, vigilArgs(['serve', ...args]), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -35,7 +36,7 @@ describe.each(transports)('a port already served, first server on %s', (first) =
     expect(run.output).toMatch(/already in use/);
     expect(run.output).toContain(`pid ${server.child.pid}`);
     expect(run.output).not.toMatch(/serving the monitor protocol/);
-  }, 30_000);
+  }, scaled(30_000));
 });
 
 describe('a listen that fails for another reason', () => {
@@ -44,5 +45,5 @@ describe('a listen that fails for another reason', () => {
     expect(run.code, run.output).toBe(1);
     expect(run.output).toMatch(/192\.0\.2\.1/);
     expect(run.output).toMatch(/not an address of this machine|EADDRNOTAVAIL/);
-  }, 30_000);
+  }, scaled(30_000));
 });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { transports } from '../support/server-process.ts';
 import { useServer } from '../http/fixtures.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const big = (n: number, fill = 'x') => fill.repeat(n);
 const peakRssMb = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
@@ -78,5 +79,5 @@ describe.each(transports)('reply size limits over %s', (transport) => {
     const after = peakRssMb(server.server.child.pid!);
     // Unbounded pages would need 50 × 30 MB several times over; bounded ones a few hundred MB at most.
     expect(after - before, `peak RSS grew from ${before} MB to ${after} MB`).toBeLessThan(500);
-  }, 120_000);
+  }, scaled(120_000));
 });

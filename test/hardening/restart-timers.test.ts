@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { stablePort, startServerProcess, tempDir, transports } from '../support/server-process.ts';
 import { leaseType, readAll, sleep } from './support.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const retiredType = 'ai.vigil.monitor.subscription_retired';
 /** Timers fire on the server's clock; allow for its timer resolution and a busy test machine. */
@@ -80,5 +81,5 @@ describe.each(transports)('timers after kill -9 over %s', (transport) => {
     } finally {
       await server.stop();
     }
-  }, 30_000);
+  }, scaled(30_000));
 });

@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { transports } from '../support/server-process.ts';
 import { useServer } from '../http/fixtures.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /** Sends `text`, then nothing; resolves with what came back once the server closes (or the cap passes). */
 function stall(port: number, text: string, capMs: number): Promise<{ closedByServer: boolean; reply: string }> {
@@ -32,11 +33,18 @@ const capMs = 40_000;
 describe.each(transports)('stalled requests over %s', (transport) => {
   const server = useServer({ transport });
 
+  it('drops connections that never send a byte', async () => {
+    const silent = await Promise.all(Array.from({ length: 50 }, () => stall(server.server.port, '', capMs)));
+    expect(silent.filter((s) => !s.closedByServer)).toEqual([]);
+    // The server still answers.
+    expect((await fetch(`${server.url}/mp/v0/discover`)).status).toBe(200);
+  }, 60_000);
+
   it('drops a request whose headers never finish', async () => {
     const result = await stall(server.server.port, 'GET /mp/v0/discover HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1', capMs);
     expect(result.closedByServer).toBe(true);
     if (transport === 'node') expect(result.reply).toMatch(/^HTTP\/1\.1 408/);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('drops a request whose body stops half way, with 408 and the error body', async () => {
     const result = await stall(
@@ -47,5 +55,5 @@ describe.each(transports)('stalled requests over %s', (transport) => {
     expect(result.closedByServer).toBe(true);
     expect(result.reply).toMatch(/^HTTP\/1\.1 408/);
     expect(result.reply).toMatch(/"code":"INVALID"/);
-  }, 60_000);
+  }, scaled(60_000));
 });

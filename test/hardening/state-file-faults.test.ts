@@ -2,7 +2,7 @@
 // read-only gives a clear error at start (exit 1, naming the file); a disk
 // that fills up while serving gives 503 STORE_UNAVAILABLE, never a 2xx for a
 // write that was not stored, and the restarted server has every 2xx write.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { repoRoot, stablePort, startServerProcess, tempDir, transports, vigilArgs } from '../support/server-process.ts';
 import { readAll } from './support.ts';
+import { spawnChild } from '../support/children.ts';
 
 const isRoot = process.getuid?.() === 0;
 const nobody = 65534;
@@ -24,7 +25,7 @@ function serveUntilExit(state: string, asNobody = false): Promise<{ code: number
   return new Promise((resolve) => {
     // No tsx compile cache for nobody: it would stay behind in /tmp/tsx-65534.
     const env = { ...process.env, HOME: '/tmp', TSX_DISABLE_CACHE: '1' };
-    const child = spawn(command, argv, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnChild(command, argv, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findOnPath } from '../../src/recipes/preflight/which.ts';
 import { lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
@@ -48,6 +49,6 @@ describe('copy-back of mirror and rsync steps', () => {
       } catch {
         // another test's run still has a copy there
       }
-    }, 90_000);
+    }, scaled(90_000));
   }
 });

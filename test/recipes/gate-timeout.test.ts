@@ -1,9 +1,10 @@
 // gate_timeout: at a terminal, a review gate nobody answers applies
 // gate_action after that many seconds instead of holding the run.
-import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findOnPath } from '../../src/recipes/preflight/which.ts';
 import { cliEntry, lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
+import { spawnChild } from '../support/children.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
@@ -17,7 +18,7 @@ describe('gate_timeout', () => {
       steps: [{ label: 'a', args: ['x'], gate: 'review', gate_options: ['approve', 'reject'], gate_action: 'approve', gate_timeout: 1 }],
     });
     // script(1) gives the run a pseudo-terminal, as a person's shell would.
-    const child = spawn('script', ['-qec', `"${process.execPath}" "${cliEntry}" sequence gated`, '/dev/null'], {
+    const child = spawnChild('script', ['-qec', `"${process.execPath}" "${cliEntry}" sequence gated`, '/dev/null'], {
       cwd: project.root,
       env: { ...process.env, HOME: project.home, PATH: `${project.bin}:${process.env.PATH}`, FAKE_LOG: project.log },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -28,7 +29,7 @@ describe('gate_timeout', () => {
     expect(out).toContain('no answer within gate_timeout (1 s): applying gate_action "approve"');
     expect(code, out).toBe(0);
     expect(stepOf(lastRun(project), 'a')).toMatchObject({ status: 'succeeded', gate: { choice: 'approve', chosen_by: 'gate_action' } });
-  }, 60_000);
+  }, scaled(60_000));
 
   it('needs gate_action', async () => {
     project = makeProject();

@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEntry, lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
+import { spawnChild } from '../support/children.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
@@ -76,7 +76,7 @@ describe('review gates', () => {
     project = makeProject();
     project.recipe(gated({ gate_options: ['ship', 'stop'], gate_action: 'ship' }));
     // `script` gives the run a pseudo-terminal; we answer "stop" at the prompt.
-    const child = spawn('script', ['-qfec', `${process.execPath} ${cliEntry} sequence reviewed`, '/dev/null'], {
+    const child = spawnChild('script', ['-qfec', `${process.execPath} ${cliEntry} sequence reviewed`, '/dev/null'], {
       cwd: project.root,
       env: { ...process.env, HOME: project.home, PATH: `${project.bin}:${process.env.PATH}`, FAKE_LOG: project.log },
     });

@@ -1,11 +1,13 @@
 // Test helpers: a throwaway project (own .vigil/recipes, HOME and PATH with
 // the fake agents) and a way to run the real `vigil` CLI in it.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunJson } from '../../src/recipes/records/run-record.ts';
+import { spawnChild } from '../support/children.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
@@ -118,7 +120,7 @@ function childEnv(project: Project, env: Record<string, string>): NodeJS.Process
 }
 
 export function startVigil(project: Project, args: string[], env: Record<string, string> = {}, cwd = project.root): VigilProcess {
-  const child = spawn(process.execPath, [cliEntry, ...args], { cwd, env: childEnv(project, env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawnChild(process.execPath, [cliEntry, ...args], { cwd, env: childEnv(project, env), stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];
@@ -146,7 +148,7 @@ export function startVigil(project: Project, args: string[], env: Record<string,
           return false;
         };
         if (check()) return;
-        const timer = setTimeout(() => rej(new Error(`timed out waiting for ${pattern}; stdout:\n${out}\nstderr:\n${err}`)), timeoutMs);
+        const timer = setTimeout(() => rej(new Error(`timed out waiting for ${pattern}; stdout:\n${out}\nstderr:\n${err}`)), scaled(timeoutMs));
         waiters.push(() => {
           if (check()) clearTimeout(timer);
         });

@@ -1,7 +1,8 @@
 // Many concurrent steps, and `vigil sequence … | head`.
-import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEntry, lastRun, makeProject, type Project, runVigil } from './helpers.ts';
+import { spawnChild } from '../support/children.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
@@ -16,12 +17,12 @@ describe('many steps', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('MaxListenersExceededWarning');
     expect(r.stderr).not.toContain('Warning');
-  }, 120_000);
+  }, scaled(120_000));
 
   it('ends quietly when its reader goes away (vigil sequence … | head -n 1)', async () => {
     project = makeProject();
     project.recipe({ name: 'piped', canary: false, steps: steps(4) });
-    const child = spawn('sh', ['-c', `"${process.execPath}" "${cliEntry}" sequence piped | head -n 1`], {
+    const child = spawnChild('sh', ['-c', `"${process.execPath}" "${cliEntry}" sequence piped | head -n 1`], {
       cwd: project.root,
       env: { ...process.env, HOME: project.home, PATH: `${project.bin}:${process.env.PATH}`, FAKE_LOG: project.log },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -33,5 +34,5 @@ describe('many steps', () => {
     expect(err).not.toMatch(/at \S+ \(node:/);
     // The run went on without its reader and recorded every step.
     expect(lastRun(project).status).toBe('succeeded');
-  }, 120_000);
+  }, scaled(120_000));
 });

@@ -1,16 +1,17 @@
 // Publishing a run to a Vigil server: runs the real `vigil serve` on a free
 // loopback port and follows the `recipes` monitor the runner creates.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEntry, lastRun, makeProject, type Project, runVigil } from './helpers.ts';
+import { spawnChild } from '../support/children.ts';
 
 let server: ChildProcess;
 let base = '';
 
 beforeAll(async () => {
-  server = spawn(process.execPath, [cliEntry, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  server = spawnChild(process.execPath, [cliEntry, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   base = await new Promise<string>((resolve, reject) => {
     let out = '';
     const onData = (c: Buffer) => {

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive, lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
@@ -35,7 +36,7 @@ describe('signals and escaped children', () => {
     await until(() => allDead(pids), 'the agent, its grandchild and the escaped one to die');
     expect(lastRun(project).status).toBe('cancelled');
     expect(stepOf(lastRun(project), 'a').status).toBe('cancelled');
-  }, 60_000);
+  }, scaled(60_000));
 
   it('a second SIGINT records the run cancelled (not running) and kills everything at once', async () => {
     project = makeProject();
@@ -54,7 +55,7 @@ describe('signals and escaped children', () => {
     expect(record.status).toBe('cancelled');
     expect(record.reason).toBe('killed by a second SIGINT');
     expect(record.steps.map((s) => s.status)).not.toContain('running');
-  }, 60_000);
+  }, scaled(60_000));
 
   it('the watchdog kills a grandchild that escaped the process group with setsid', async () => {
     project = makeProject();
@@ -65,5 +66,5 @@ describe('signals and escaped children', () => {
     expect(stepOf(lastRun(project), 'a').killed_by).toBe('watchdog:timeout');
     const pids = readPids(pidfile);
     await until(() => allDead(pids), 'the escaped grandchild to die');
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -1,10 +1,10 @@
 // Test helpers for the SDK: a throwaway project with its own VIGIL_HOME and
 // HOME, and a way to run the real `vigil` CLI there (optionally with stdin).
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawnChild } from '../support/children.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
@@ -52,7 +52,7 @@ export function projectEnv(project: SdkProject, extra: Record<string, string> = 
 }
 
 export function vigil(project: SdkProject, args: string[], options: { stdin?: string; env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [cliEntry, ...args], { cwd: options.cwd ?? project.root, env: projectEnv(project, options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawnChild(process.execPath, [cliEntry, ...args], { cwd: options.cwd ?? project.root, env: projectEnv(project, options.env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => {

@@ -1,10 +1,11 @@
 // notify.send from a script: a line on stderr here (no desktop), and an
 // ai.vigil.notify observation on the Vigil server vigil.yml names.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cliEntry, lastJson, makeSdkProject, type SdkProject, vigil } from './helpers.ts';
+import { spawnChild } from '../support/children.ts';
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 120_000 });
 
@@ -14,7 +15,7 @@ let project: SdkProject;
 
 beforeAll(async () => {
   project = makeSdkProject();
-  server = spawn(process.execPath, [cliEntry, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  server = spawnChild(process.execPath, [cliEntry, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   base = await new Promise<string>((resolve, reject) => {
     let out = '';
     const onData = (c: Buffer) => {

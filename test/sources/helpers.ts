@@ -2,6 +2,7 @@
 // and reading what a source wrote through the API, as a user would.
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { call, createMonitor, subscribe } from '../support/client.ts';
+import { scaled } from '../support/time-scale.ts';
 
 export interface SourceServer {
   server: RunningServer;
@@ -51,7 +52,7 @@ export async function watchedMonitor(base: string, source: Record<string, unknow
 
 /** Polls until `check` returns a value (not undefined); fails with the last seen value after `ms`. */
 export async function eventually<T>(check: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms;
+  const until = Date.now() + scaled(ms);
   let last: unknown;
   for (;;) {
     try {

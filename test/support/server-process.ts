@@ -1,16 +1,19 @@
 // Starts a real `vigil serve` child process on a free port and stops it.
 // Tests talk to it over real sockets, exactly as a user's client would.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { spawnChild } from './children.ts';
+import { scaled } from './time-scale.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
-export const cliEntry = join(repoRoot, 'src/cli/main.ts');
+/** What a user runs: `dist/` when it is built and current (CI builds first), the sources otherwise. */
+export const cliEntry = join(repoRoot, 'bin/vigil.js');
 
-/** Runs the CLI the way a user does (node with tsx), without npm in between. */
+/** Runs the CLI the way a user does, without npm in between. */
 export function vigilArgs(args: readonly string[]): string[] {
-  return ['--import', 'tsx', cliEntry, ...args];
+  return [cliEntry, ...args];
 }
 
 export type TransportName = 'uws' | 'node';
@@ -51,7 +54,9 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
   const args = ['serve', '--port', String(options.port ?? 0), '--transport', options.transport ?? 'uws'];
   if (options.state) args.push('--state', options.state);
   args.push(...(options.args ?? []));
-  const child = spawn(process.execPath, vigilArgs(args), {
+  // With a fixed --port the edge would take its fixed default (8787), which parallel test files share.
+  if (!args.includes('--edge-port') && !args.some((a) => a.startsWith('--edge-port='))) args.push('--edge-port', '0');
+  const child = spawnChild(process.execPath, vigilArgs(args), {
     cwd: repoRoot,
     // A server killed with SIGKILL cannot remove its temporary files (miniflare's,
     // for one): they go to a folder of the test's, removed after the file.
@@ -62,8 +67,14 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  // Readiness is the line the server prints once it listens; the limit only
+  // turns a hang into a message, and a server that missed it is killed here.
+  const startLimit = scaled(20_000);
   const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`server did not start in 20 s:\n${output}`)), 20_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`server did not start in ${startLimit / 1000} s (killed):\n${output}`));
+    }, startLimit);
     const check = () => {
       const match = /serving the monitor protocol at (http:\/\/[^\s]+)\/mp\/v0/.exec(output);
       if (match) {

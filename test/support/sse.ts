@@ -1,5 +1,6 @@
 // A small server-sent events reader over node:http, as a browser's EventSource would parse the stream.
 import http from 'node:http';
+import { scaled } from './time-scale.ts';
 
 export interface SseEvent {
   readonly id?: string;
@@ -83,7 +84,7 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
             const timer = setTimeout(() => {
               listeners.delete(check);
               fail(new Error(`only ${matching().length} of ${count} ${type} events arrived`));
-            }, timeoutMs);
+            }, scaled(timeoutMs));
             listeners.add(check);
             check();
           });

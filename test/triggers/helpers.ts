@@ -1,10 +1,12 @@
 // Scratch projects for the trigger tests: a temporary folder with
 // .vigil/recipes, a private HOME (so no user recipes leak in), and helpers
 // to run the real `vigil` command.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { spawnChild } from '../support/children.ts';
+import { scaled } from '../support/time-scale.ts';
 
 export const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
 
@@ -58,7 +60,7 @@ export interface Running {
 }
 
 export function startDaemon(s: Scratch, extraEnv: NodeJS.ProcessEnv = {}): Running {
-  const child = spawn(process.execPath, [vigilBin, 'daemon'], { cwd: s.root, env: { ...s.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnChild(process.execPath, [vigilBin, 'daemon'], { cwd: s.root, env: { ...s.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (log += b.toString()));
@@ -67,7 +69,7 @@ export function startDaemon(s: Scratch, extraEnv: NodeJS.ProcessEnv = {}): Runni
 }
 
 export async function waitFor<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
+  const end = Date.now() + scaled(timeoutMs);
   for (;;) {
     const v = check();
     if (v) return v;

@@ -7,7 +7,7 @@ import type { BackendSpec } from '../pool/step-task.ts';
 import { findOnPath } from '../preflight/which.ts';
 import { classifyArgs } from '../step-args.ts';
 import type { RecipeStep } from '../types.ts';
-import { resolveSecret, type VaultReader } from '../vault.ts';
+import { resolveSecret, type VaultReader } from '../../vault/vault-reader.ts';
 
 export const BUILTIN_BACKENDS = ['claude', 'codex'] as const;
 

@@ -1,9 +1,9 @@
 // Finds recipes in <project>/.vigil/recipes/ and ~/.vigil/recipes/. The
 // project wins when both define the same name. Every file is parsed and
 // validated against the schema; broken files are reported, never run.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
 import type { FoundRecipe, Recipe, RecipeScope } from '../types.ts';
 import { checkRecipeSchema } from './recipe-schema.ts';
@@ -17,17 +17,6 @@ export interface RecipeProblem {
 export interface Discovery {
   recipes: FoundRecipe[];
   broken: RecipeProblem[];
-}
-
-/** The nearest directory at or above `cwd` holding `.vigil/` or `vigil.yml`; else `cwd`. */
-export function findProjectRoot(cwd: string = process.cwd()): string {
-  let dir = resolve(cwd);
-  for (;;) {
-    if (existsSync(join(dir, 'vigil.yml')) || isDir(join(dir, '.vigil'))) return dir;
-    const up = dirname(dir);
-    if (up === dir) return resolve(cwd);
-    dir = up;
-  }
 }
 
 function isDir(path: string): boolean {

@@ -2,7 +2,7 @@
 // so a user fixes them in one go; nothing starts while any is missing.
 import { RunRefusedError } from '../errors.ts';
 import type { RecipeRequires } from '../types.ts';
-import type { VaultReader } from '../vault.ts';
+import type { VaultReader } from '../../vault/vault-reader.ts';
 import { findOnPath } from './which.ts';
 
 export function checkRequires(

@@ -11,6 +11,7 @@ import type { RunRequest } from '../prepare-run.ts';
 import type { ServerPublisher } from '../publish/server-publisher.ts';
 import type { RunRecorder, RunStatus } from '../records/run-record.ts';
 import type { FoundRecipe } from '../types.ts';
+import type { CompositeRunner } from '../types/composite.ts';
 import type { TreeView } from './tree-view.ts';
 
 export interface TreeRuntime {
@@ -27,6 +28,15 @@ export interface TreeRuntime {
   canaries: Map<string, Promise<{ ok: true } | { ok: false; reason: string }>>;
   /** Every run recorder still running, so a forced exit can close them all. */
   live: Set<RunRecorder>;
+  /** How each kind of node runs (run-sequence.ts fills it in), so that run-node.ts dispatches without importing them and composite-node.ts runs its children through run-node.ts. */
+  nodes: NodeRunners;
+}
+
+export interface NodeRunners {
+  /** A type with a planner: its own steps (steps-node.ts). */
+  steps(rt: TreeRuntime, node: NodeRequest): Promise<NodeResult>;
+  /** A composite type: its children (composite-node.ts). */
+  composite(rt: TreeRuntime, node: NodeRequest, runner: CompositeRunner): Promise<NodeResult>;
 }
 
 export interface NodeParent {

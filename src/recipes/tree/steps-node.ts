@@ -2,7 +2,7 @@
 // it, checks its backend with the canary (once per backend in the tree), and
 // runs its plan on the shared step pool. Used for the root run and for every
 // child of a composite run alike.
-import { runEventSink, stepEvents } from '../../sdk/run-events.ts';
+import { runEventSink, stepEvents } from '../../run-events/run-events.ts';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { canaryTargets, runCanary } from '../canary.ts';
@@ -97,7 +97,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller);
   const signal = controller.signal;
 
-  // Ledger entries and plugin hooks (src/sdk/run-events.ts).
+  // Ledger entries and plugin hooks (src/run-events/run-events.ts).
   const events = runEventSink(prep.projectRoot, rt.req.env, (l) => rt.stderr.write(`${l}\n`));
   events('run.start', { run: prep.runId, recipe: recipe.name, type: prep.plan.type, ...(node.parent ? { parent: node.parent.id } : {}) });
   const setStep = (label: string, patch: Partial<StepRecord>, _note?: string): void => {

@@ -4,8 +4,8 @@ import { emitEvent } from '../../events/channel.ts';
 import { type CaptureInput, type CIRSignal, type CIRStats, type Contradiction, openCir, type Pattern, projectEmbedder, type QueryOptions, type SearchOptions } from '../../cir/index.ts';
 import { HASHED_MODEL } from '../../cir/embed.ts';
 import { checkCapture, checkRelationKind } from '../../cir/validate.ts';
-import type { SdkContext } from '../context.ts';
-import { invalid, type VigilError } from '../errors.ts';
+import type { SdkContext } from '../../workspace/context.ts';
+import { invalid, type VigilError } from '../../errors/vigil-error.ts';
 
 export interface CirTarget {
   global?: boolean;

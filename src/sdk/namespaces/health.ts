@@ -1,90 +1,9 @@
-// sdk.health and `vigil health`: is each part of Vigil usable here?
-// {ok, components: {store, cir, vault, daemon, server, backends: {…}}}, each
-// {ok, detail}. `ok` is the project's own parts (store, cir, vault); the
-// daemon, server and backends are reported but optional.
-import { accessSync, constants, existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { openCir } from '../../cir/open.ts';
-import { loadWorkspaceConfig } from '../../recipes/config/workspace-config.ts';
-import { findOnPath } from '../../recipes/preflight/which.ts';
-import { daemonHolder } from '../../triggers/daemon-lock.ts';
-import type { SdkContext } from '../context.ts';
-import { vaultBackend, vaultList } from '../vault/vault.ts';
-
-export interface ComponentHealth {
-  ok: boolean;
-  detail: string;
-}
-
-export interface HealthReport {
-  ok: boolean;
-  components: {
-    store: ComponentHealth;
-    cir: ComponentHealth;
-    vault: ComponentHealth;
-    daemon: ComponentHealth;
-    server: ComponentHealth;
-    backends: Record<string, ComponentHealth>;
-  };
-}
-
-function probe(work: () => string): ComponentHealth {
-  try {
-    return { ok: true, detail: work() };
-  } catch (error) {
-    return { ok: false, detail: (error as Error).message };
-  }
-}
-
-async function serverHealth(ctx: SdkContext): Promise<ComponentHealth> {
-  let base: string | undefined;
-  try {
-    base = loadWorkspaceConfig(ctx.projectRoot).server?.base;
-  } catch (error) {
-    return { ok: false, detail: (error as Error).message };
-  }
-  if (!base) return { ok: true, detail: 'no server configured in vigil.yml' };
-  try {
-    const res = await fetch(base, { signal: AbortSignal.timeout(3000) });
-    return { ok: res.status < 500, detail: `${base} answered HTTP ${res.status}` };
-  } catch (error) {
-    return { ok: false, detail: `${base}: ${(error as Error).message}` };
-  }
-}
-
-function daemonHealth(ctx: SdkContext): ComponentHealth {
-  const holder = daemonHolder(ctx.projectRoot);
-  return holder ? { ok: true, detail: `daemon pid ${holder.pid} on ${holder.host}` } : { ok: false, detail: 'no daemon running for this project (vigil daemon)' };
-}
+// sdk.health: the health check of src/health as a script sees it.
+import { checkHealth, type HealthReport } from '../../health/health.ts';
+import type { SdkContext } from '../../workspace/context.ts';
 
 export function healthNamespace(ctx: SdkContext) {
   return {
-    async check(): Promise<HealthReport> {
-      const store = probe(() => {
-        const dir = join(ctx.projectRoot, '.vigil');
-        if (!existsSync(dir)) return `${dir} does not exist yet (created on first use)`;
-        accessSync(dir, constants.W_OK);
-        return `${dir} writable`;
-      });
-      const cir = probe(() => {
-        const s = openCir(ctx.projectRoot, { env: ctx.env }).stats();
-        return `${s.signals} signals, ${s.database_size_bytes} bytes`;
-      });
-      const vault = probe(() => `${vaultBackend(ctx.env)} backend, ${vaultList({}, ctx.env).length} keys`);
-      const backends: Record<string, ComponentHealth> = {};
-      for (const name of ['claude', 'codex']) {
-        const path = findOnPath(name, ctx.env.PATH);
-        backends[name] = path ? { ok: true, detail: path } : { ok: false, detail: `${name} not on PATH` };
-      }
-      try {
-        for (const [name, p] of Object.entries(loadWorkspaceConfig(ctx.projectRoot).providers ?? {})) {
-          backends[name] = { ok: true, detail: `${p.type} provider${p.base_url ? ` at ${p.base_url}` : ''}` };
-        }
-      } catch {
-        // reported by the server component
-      }
-      const components = { store, cir, vault, daemon: daemonHealth(ctx), server: await serverHealth(ctx), backends };
-      return { ok: store.ok && cir.ok && vault.ok, components };
-    },
+    check: (): Promise<HealthReport> => checkHealth(ctx),
   };
 }

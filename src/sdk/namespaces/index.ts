@@ -2,7 +2,7 @@
 // functions (nested objects for sub-namespaces such as worker.secret); the
 // CLI command of the same name calls the same functions. To add one (the
 // cloud's webhook and worker), add its factory to `factories`.
-import type { SdkContext } from '../context.ts';
+import type { SdkContext } from '../../workspace/context.ts';
 import { cirNamespace } from './cir.ts';
 import { dispatchNamespace } from './dispatch.ts';
 import { healthNamespace } from './health.ts';
@@ -13,8 +13,8 @@ import { ratchetNamespace } from './ratchet.ts';
 import { sequenceNamespace } from './sequence.ts';
 import { temporalNamespace } from './temporal.ts';
 import { vaultNamespace } from './vault.ts';
-import { webhookNamespace } from '../webhook/webhook.ts';
-import { workerNamespace } from '../worker/worker.ts';
+import { webhookNamespace } from './webhook.ts';
+import { workerNamespace } from './worker.ts';
 
 /** What a script run gives the namespaces beyond the context: the signal that stops long calls. */
 export interface SdkRuntime {

@@ -1,6 +1,6 @@
 // sdk.ledger and `vigil ledger verify|show`.
-import type { SdkContext } from '../context.ts';
-import { type LedgerEntry, type LedgerVerdict, readLedger, verifyLedger } from '../ledger/ledger.ts';
+import type { SdkContext } from '../../workspace/context.ts';
+import { type LedgerEntry, type LedgerVerdict, readLedger, verifyLedger } from '../../ledger/ledger.ts';
 
 export function ledgerNamespace(ctx: SdkContext) {
   return {

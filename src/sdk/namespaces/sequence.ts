@@ -1,8 +1,8 @@
 // sdk.sequence: run a recipe and get its output; list recipes.
 import { discoverRecipes, findRecipe } from '../../recipes/loading/discovery.ts';
-import type { SdkContext } from '../context.ts';
-import { invalid } from '../errors.ts';
-import { runRecipe } from './run-recipe.ts';
+import type { SdkContext } from '../../workspace/context.ts';
+import { invalid } from '../../errors/vigil-error.ts';
+import { runRecipe } from '../../recipes/run-recipe.ts';
 
 export interface SequenceRunOptions {
   vars?: Record<string, string>;

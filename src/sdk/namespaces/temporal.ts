@@ -4,8 +4,8 @@
 // SEQUENCE_FAILED carrying the run id.
 import { RecipeInputError } from '../../recipes/errors.ts';
 import { TemporalApi, TemporalTimeoutError } from '../../triggers/temporal-api.ts';
-import type { SdkContext } from '../context.ts';
-import { invalid, VigilError } from '../errors.ts';
+import type { SdkContext } from '../../workspace/context.ts';
+import { invalid, VigilError } from '../../errors/vigil-error.ts';
 
 function translate(error: unknown): never {
   if (error instanceof TemporalTimeoutError) throw new VigilError('TIMEOUT', error.message);

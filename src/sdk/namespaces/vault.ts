@@ -2,9 +2,9 @@
 // (scope and key, never the value).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SdkContext } from '../context.ts';
-import { appendLedger } from '../ledger/ledger.ts';
-import { type ScopeOption, vaultDelete, vaultGet, vaultList, vaultSet } from '../vault/vault.ts';
+import type { SdkContext } from '../../workspace/context.ts';
+import { appendLedger } from '../../ledger/ledger.ts';
+import { type ScopeOption, vaultDelete, vaultGet, vaultList, vaultSet } from '../../vault/vault.ts';
 
 export function vaultNamespace(ctx: SdkContext) {
   // Outside a project (no .vigil/ or vigil.yml) there is no ledger to write.

@@ -3,7 +3,7 @@
 // top-level `await` and `return` both work. Modules are not: a script has
 // no import or export (it talks to the world through `sdk` only).
 import { transformSync } from 'esbuild';
-import { VigilError } from '../errors.ts';
+import { VigilError } from '../../errors/vigil-error.ts';
 
 export const ENTRY = '__vigil_script_main';
 

@@ -3,8 +3,8 @@
 // ~/.vigil/scripts (or $VIGIL_HOME/scripts).
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { VigilError } from '../errors.ts';
-import { vigilHome } from '../home.ts';
+import { VigilError } from '../../errors/vigil-error.ts';
+import { vigilHome } from '../../home/home.ts';
 
 const EXTENSIONS = ['.ts', '.mjs', '.js'];
 

@@ -4,7 +4,7 @@
 // (memory limit) race; whatever happens, MCP clients and running sequences
 // are closed before the result is returned.
 import ivm from 'isolated-vm';
-import { asVigilError, VigilError } from '../errors.ts';
+import { asVigilError, VigilError } from '../../errors/vigil-error.ts';
 import { BOOTSTRAP } from './bootstrap.ts';
 import { ENTRY } from './compile.ts';
 

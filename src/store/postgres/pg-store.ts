@@ -3,7 +3,7 @@
 // up on a monitor. The database arbitrates: a batch whose monitor moved
 // since the node read it is refused whole (ClusterConflictError).
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { ClusterConflictError } from '../../cluster/conflict.ts';
+import { ClusterConflictError } from '../cluster-conflict.ts';
 import { leaseColumns, monitorColumns, observationColumns, subscriptionColumns } from '../statements.ts';
 import type { MonitorTable } from '../tables.ts';
 import type { CapturedBatch } from './captured-batch.ts';

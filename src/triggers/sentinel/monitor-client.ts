@@ -1,7 +1,7 @@
 // The calls a sentinel makes to a Vigil server (protocol.md §9, §12): durable
 // subscriptions (re-keyed on restart, cursor kept), pull, ack and the lease
 // operations. Refusals come back as ServerError with the protocol's code.
-import { ServerError, serverClient } from '../../cli/server-client.ts';
+import { ServerError, serverClient } from '../../server-client/server-client.ts';
 
 export { ServerError };
 

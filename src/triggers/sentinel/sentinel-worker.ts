@@ -4,7 +4,7 @@
 // once, and an ack that never passes an observation still pending — so a
 // restart resumes exactly where the work stood.
 import { serverOnlyTypes } from '../../protocol/vocabulary.ts';
-import { resolveSecret, systemVault } from '../../recipes/vault.ts';
+import { resolveSecret, systemVault } from '../../vault/vault-reader.ts';
 import { SENTINEL_DEFAULTS, type SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
 import { admit } from '../temporal/schedule.ts';

@@ -1,0 +1,91 @@
+// The ledger: `.vigil/ledger.jsonl` of the project, append-only, one JSON
+// entry per line. Each entry's `prev` is the SHA-256 (hex) of the previous
+// line's exact text (64 zeros for the first), and `hash` is the SHA-256 of
+// the entry's own fields, so an edited line is named itself and removing or
+// reordering lines breaks the chain where it happened. Entries record run
+// starts and ends, step ends, gate answers and vault writes — never a
+// secret value.
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { withFileLock } from '../file-lock/file-lock.ts';
+
+export const GENESIS = '0'.repeat(64);
+
+export interface LedgerEntry {
+  seq: number;
+  at: string;
+  kind: string;
+  data: Record<string, unknown>;
+  prev: string;
+  hash: string;
+}
+
+export interface LedgerVerdict {
+  valid: boolean;
+  entries: number;
+  /** 1-based line of the first entry that breaks the chain. */
+  broken?: { line: number; reason: string };
+}
+
+export function ledgerFile(projectRoot: string): string {
+  return join(projectRoot, '.vigil', 'ledger.jsonl');
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+function lines(file: string): string[] {
+  if (!existsSync(file)) return [];
+  const text = readFileSync(file, 'utf8');
+  const all = text.split('\n');
+  if (all.at(-1) === '') all.pop();
+  return all;
+}
+
+export function appendLedger(projectRoot: string, kind: string, data: Record<string, unknown>): LedgerEntry {
+  const file = ledgerFile(projectRoot);
+  mkdirSync(join(projectRoot, '.vigil'), { recursive: true });
+  return withFileLock(`${file}.lock`, 'LEDGER_BROKEN', () => {
+    const existing = lines(file);
+    const last = existing.at(-1);
+    let seq = 1;
+    if (last !== undefined) {
+      try {
+        seq = (JSON.parse(last) as LedgerEntry).seq + 1;
+      } catch {
+        seq = existing.length + 1;
+      }
+    }
+    const body = { seq, at: new Date().toISOString(), kind, data, prev: last === undefined ? GENESIS : sha256(last) };
+    const entry: LedgerEntry = { ...body, hash: sha256(JSON.stringify(body)) };
+    appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+    return entry;
+  });
+}
+
+export function verifyLedger(projectRoot: string): LedgerVerdict {
+  const all = lines(ledgerFile(projectRoot));
+  let prev = GENESIS;
+  for (const [i, line] of all.entries()) {
+    let entry: LedgerEntry;
+    try {
+      entry = JSON.parse(line) as LedgerEntry;
+    } catch {
+      return { valid: false, entries: all.length, broken: { line: i + 1, reason: 'not valid JSON' } };
+    }
+    const { hash, ...body } = entry;
+    if (hash !== sha256(JSON.stringify(body))) return { valid: false, entries: all.length, broken: { line: i + 1, reason: 'its content does not match its hash (the line was edited)' } };
+    if (entry.prev !== prev) {
+      return { valid: false, entries: all.length, broken: { line: i + 1, reason: `prev ${String(entry.prev).slice(0, 12)}… does not match the hash of line ${i} (${prev.slice(0, 12)}…)` } };
+    }
+    if (entry.seq !== i + 1) return { valid: false, entries: all.length, broken: { line: i + 1, reason: `seq ${entry.seq} where ${i + 1} was expected` } };
+    prev = sha256(line);
+  }
+  return { valid: true, entries: all.length };
+}
+
+export function readLedger(projectRoot: string, limit = 50): LedgerEntry[] {
+  return lines(ledgerFile(projectRoot))
+    .slice(-limit)
+    .map((l) => JSON.parse(l) as LedgerEntry);
+}

@@ -1,0 +1,119 @@
+// Ratchets (sdk.ratchet, `vigil ratchet check|baseline`): counted metrics that may
+// only go down. Config `.vigil/ratchet.json` {rules: [{name, pattern (regex
+// counted in files) | glob (files counted), include?: [globs]}]}; baseline
+// `.vigil/ratchet-baseline.json` {name: count}. A rule without a baseline
+// is reported by `check` but never fails it.
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { SdkContext } from '../workspace/context.ts';
+import { invalid, VigilError } from '../errors/vigil-error.ts';
+import { globToRegExp } from '../paths/glob.ts';
+
+export interface RatchetRule {
+  name: string;
+  pattern?: string;
+  glob?: string;
+  include?: string[];
+}
+export interface RatchetViolation {
+  name: string;
+  pattern: string;
+  count: number;
+  limit: number;
+}
+export interface RatchetResult {
+  passed: boolean;
+  violations: RatchetViolation[];
+  counts: Record<string, number>;
+}
+export interface RatchetOptions {
+  config?: string;
+  source?: string;
+}
+
+const SKIP = new Set(['.git', 'node_modules', '.vigil']);
+const MAX_FILE = 2 * 1024 * 1024;
+
+function files(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (SKIP.has(e.name)) continue;
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out.push(relative(root, p));
+    }
+  };
+  walk(root);
+  return out;
+}
+
+function loadRules(file: string): RatchetRule[] {
+  if (!existsSync(file)) throw new VigilError('RATCHET_CONFIG', `no ratchet config at ${file} ({"rules": [{"name", "pattern" | "glob", "include"?}]})`, { file });
+  let doc: { rules?: unknown };
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new VigilError('RATCHET_CONFIG', `${file}: not valid JSON: ${(error as Error).message}`, { file });
+  }
+  if (!Array.isArray(doc.rules)) throw new VigilError('RATCHET_CONFIG', `${file}: "rules" must be a list`, { file });
+  return doc.rules.map((r: RatchetRule, i: number) => {
+    const where = `${file}: rules[${i}]`;
+    if (!r || typeof r.name !== 'string' || !r.name) throw new VigilError('RATCHET_CONFIG', `${where}.name: required`, { file });
+    if ((r.pattern === undefined) === (r.glob === undefined)) throw new VigilError('RATCHET_CONFIG', `${where}: needs exactly one of "pattern" or "glob"`, { file });
+    if (r.pattern !== undefined) {
+      try {
+        new RegExp(r.pattern, 'g');
+      } catch (error) {
+        throw new VigilError('RATCHET_CONFIG', `${where}.pattern: ${(error as Error).message}`, { file });
+      }
+    }
+    return r;
+  });
+}
+
+function count(rule: RatchetRule, root: string, all: string[]): number {
+  const include = (rule.include ?? []).map(globToRegExp);
+  const inScope = include.length ? all.filter((f) => include.some((g) => g.test(f))) : all;
+  if (rule.glob !== undefined) {
+    const g = globToRegExp(rule.glob);
+    return inScope.filter((f) => g.test(f)).length;
+  }
+  const re = new RegExp(rule.pattern!, 'g');
+  let n = 0;
+  for (const f of inScope) {
+    const p = join(root, f);
+    if (statSync(p).size > MAX_FILE) continue;
+    n += readFileSync(p, 'utf8').match(re)?.length ?? 0;
+  }
+  return n;
+}
+
+function paths(ctx: SdkContext, o: RatchetOptions | null | undefined) {
+  if (o !== undefined && o !== null && typeof o !== 'object') throw invalid('options', 'must be an object');
+  const config = resolve(ctx.workspace, o?.config ?? join(ctx.projectRoot, '.vigil', 'ratchet.json'));
+  const source = resolve(ctx.workspace, o?.source ?? ctx.workspace);
+  if (!existsSync(source) || !statSync(source).isDirectory()) throw invalid('source', `${source} is not a directory`);
+  return { config, source, baseline: join(ctx.projectRoot, '.vigil', 'ratchet-baseline.json') };
+}
+
+function measure(ctx: SdkContext, o?: RatchetOptions) {
+  const p = paths(ctx, o);
+  const rules = loadRules(p.config);
+  const all = files(p.source);
+  return { p, rules, counts: Object.fromEntries(rules.map((r) => [r.name, count(r, p.source, all)])) as Record<string, number> };
+}
+
+export function ratchetCheck(ctx: SdkContext, options?: RatchetOptions): RatchetResult {
+  const { p, rules, counts } = measure(ctx, options);
+  const baseline = existsSync(p.baseline) ? (JSON.parse(readFileSync(p.baseline, 'utf8')) as Record<string, number>) : {};
+  const violations = rules
+    .filter((r) => typeof baseline[r.name] === 'number' && counts[r.name]! > baseline[r.name]!)
+    .map((r) => ({ name: r.name, pattern: r.pattern ?? r.glob!, count: counts[r.name]!, limit: baseline[r.name]! }));
+  return { passed: violations.length === 0, violations, counts };
+}
+
+export function ratchetBaseline(ctx: SdkContext, options?: RatchetOptions): void {
+  const { p, counts } = measure(ctx, options);
+  writeFileSync(p.baseline, `${JSON.stringify(counts, null, 2)}\n`);
+}

@@ -1,0 +1,33 @@
+// sdk.webhook and `vigil webhook …`: registrations on the cloud API
+// (recipes-and-sdk.md §6). One implementation for the CLI and scripts.
+import { eventTypes } from '../../events/channel.ts';
+import { cloudCall, cloudTarget } from '../../cloud/cloud-target.ts';
+import type { SdkContext } from '../../workspace/context.ts';
+import { invalid } from '../../errors/vigil-error.ts';
+import type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
+
+export type { WebhookRegistration, WebhookTestResult } from '../../cloud/wire-types.ts';
+
+const text = (value: unknown, field: string): string => {
+  if (typeof value !== 'string' || value.length === 0) throw invalid(field, `must be non-empty text; got ${JSON.stringify(value ?? null)}`);
+  return value;
+};
+
+export function webhookNamespace(ctx: SdkContext) {
+  const client = () => cloudTarget(ctx);
+  return {
+    register(event: string, url: string, secret: string): Promise<{ id: string; event: string; url: string }> {
+      if (!(eventTypes as readonly string[]).includes(event)) throw invalid('event', `must be one of ${eventTypes.join(', ')}; got ${JSON.stringify(event ?? null)}`);
+      text(url, 'url');
+      if (typeof secret !== 'string' || [...secret].length < 16) throw invalid('secret', 'must be text of at least 16 characters');
+      return cloudCall(() => client().request('POST', '/webhooks', { event, url, secret }));
+    },
+    list: (): Promise<WebhookRegistration[]> => cloudCall(() => client().request<WebhookRegistration[]>('GET', '/webhooks')),
+    delete: (id: string): Promise<{ deleted: boolean }> =>
+      cloudCall(() => client().request<{ deleted: boolean }>('DELETE', `/webhooks/${encodeURIComponent(text(id, 'id'))}`)),
+    test: (id: string): Promise<WebhookTestResult> =>
+      cloudCall(() => client().request<WebhookTestResult>('POST', `/webhooks/${encodeURIComponent(text(id, 'id'))}/test`)),
+    deliveries: (id: string): Promise<unknown[]> =>
+      cloudCall(async () => (await client().request<{ deliveries: unknown[] }>('GET', `/webhooks/${encodeURIComponent(text(id, 'id'))}/deliveries`)).deliveries),
+  };
+}
