@@ -11,8 +11,7 @@ import { ProtocolError } from '../protocol/errors.ts';
 import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
 import type { FeedStats, MonitorDefinition, MonitorStatus } from '../store/records.ts';
 import type { CapturedBatch } from '../store/postgres/captured-batch.ts';
-import { isStoreFailure, type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
-import { redactCredentials } from '../net/redact.ts';
+import { type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
 import { type MonitorDelta, PgStore } from '../store/postgres/pg-store.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import type { Store } from '../store/store.ts';
@@ -22,6 +21,7 @@ import { ChangeListener } from './change-listener.ts';
 import { Ownership } from './ownership.ts';
 import { LookupBatch } from './lookup-batch.ts';
 import { ReplicaWriter } from './replica-writer.ts';
+import { storeUnavailable } from './store-unavailable.ts';
 
 const maxAttempts = 50;
 // delta: what changed since the known rev; reload: everything, from inside the batch that was refused;
@@ -93,7 +93,7 @@ export class ClusterNode implements ClusterNodeHooks {
           this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
         }
       } catch (error) {
-        throw this.unavailable(error);
+        throw storeUnavailable(error, this.connection.url, this.log);
       }
       try {
         return await attempt();
@@ -122,18 +122,6 @@ export class ClusterNode implements ClusterNodeHooks {
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));
     }
-  }
-
-  /** A request that could not read PostgreSQL: 503, nothing changed (the door adds Retry-After). */
-  private unavailable(error: unknown): unknown {
-    if (error instanceof ProtocolError) return error;
-    if (!isStoreFailure(error)) this.log(`vigil: catching up from PostgreSQL failed: ${(error as Error).stack ?? error}`);
-    return new ProtocolError(
-      'STORE_UNAVAILABLE',
-      `PostgreSQL (${redactCredentials(this.connection.url)}) cannot be used right now (${(error as Error).message}); nothing was changed. Try again shortly.`,
-      {},
-      { cause: error },
-    );
   }
 
   /** Rethrows what is not a lost race, and a lost race past the bound; otherwise waits a little before the next attempt. */
@@ -239,7 +227,7 @@ export class ClusterNode implements ClusterNodeHooks {
       if (mode !== 'reload') while (this.queue.busy) await this.queue.idle();
       // A refused batch's changes may still be in memory: only a whole reload clears them.
       if (mode === 'delta' && this.stale.has(mkey)) mode = 'refresh';
-      const whole = mode === 'reload' || mode === 'refresh';
+      const whole = mode === 'reload' || mode === 'refresh' || this.stale.has(mkey);
       if (mode === 'refresh' && !this.stale.has(mkey)) return; // reloaded meanwhile
       if (!delta) {
         // A monitor this node created in a refused batch: it exists nowhere else.
