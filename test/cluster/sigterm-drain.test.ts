@@ -69,9 +69,14 @@ describe.skipIf(unavailable !== undefined)('a node stopped with SIGTERM', () => 
     expect(exit).toEqual({ code: 0, signal: null });
     expect(stopping.output()).not.toMatch(/internal error|not open|Unhandled/i);
     for (const w of waits) expect([200, 503]).toContain(w.status);
-    // Every request got an answer, or found the node no longer listening (nothing was sent).
+    // Every other request got an answer or found the node no longer listening (refused: nothing was
+    // sent), except where TCP cannot do better: a request sent on a kept-alive connection as the node
+    // closed it, or on a connection still in the listen backlog when the node stopped listening (reset).
+    // Its outcome is unknown to the client, which the invariants below allow for.
     const unanswered = [...records.map((r) => ({ node: r.node, status: r.status, error: r.body?.error })), ...published];
-    expect(unanswered.filter((r) => r.status === 0 && r.error !== 'ECONNREFUSED')).toEqual([]);
+    const connectionLevel = new Set(['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET']);
+    expect(unanswered.filter((r) => r.status === 0 && !connectionLevel.has(r.error ?? ''))).toEqual([]);
+    expect(unanswered.filter((r) => r.status === 0 && r.node !== 0)).toEqual([]);
     expect(unanswered.filter((r) => r.status >= 500 && r.status !== 503)).toEqual([]);
 
     const live = bases.slice(1);
