@@ -27,7 +27,7 @@ export type RecentCache = Map<number, { head: number; rows: RecentObservation[] 
 
 function recentOf(service: MonitorService, feed: Feed): RecentObservation[] {
   const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
-  return service.store.readFeed(feed.key, from, recentPerMonitor, []).map((row) => {
+  return service.store.readFeed(feed.key, from, recentPerMonitor, [], feed.committedHead).map((row) => {
     const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
     const { provenance: _p, tags: _t, ...data } = o.data ?? {};
     return { monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data };
