@@ -154,7 +154,7 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
       const read =
         this.filters.length === 0
           ? feed.tail.read(this.service.store, feed.key, this.next, this.rowsPerRead, feed.committedHead, feed.stats.retention_floor)
-          : this.service.store.readFeed(feed.key, this.next, this.rowsPerRead, this.filters);
+          : this.service.store.readFeed(feed.key, this.next, this.rowsPerRead, this.filters, feed.committedHead);
       if (read.length === 0) {
         // Nothing matched up to head: skip past it so that the next read starts after what was examined.
         this.next = Math.max(this.next, this.feed.committedHead + 1);

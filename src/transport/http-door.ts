@@ -32,7 +32,11 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   };
 }
 
+/** Seconds a client is told to wait before trying again after 503 STORE_UNAVAILABLE. */
+const storeRetrySeconds = '1';
+
 export function errorResponse(error: ProtocolError, headers: Record<string, string> = {}): FullResponse {
+  if (error.code === 'STORE_UNAVAILABLE') return jsonResponse(error.status, error.toBody(), { ...headers, 'retry-after': storeRetrySeconds });
   return jsonResponse(error.status, error.toBody(), headers);
 }
 

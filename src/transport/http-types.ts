@@ -106,6 +106,8 @@ export function headOf(chunks: readonly Buffer[]): Buffer {
 export interface HttpTransport {
   readonly name: 'uws' | 'node';
   listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }>;
+  /** Stops accepting connections; open ones stay, so requests in progress are still answered. */
+  stopListening(): void;
   /** Stops listening and closes every open connection, streams included. */
   close(): Promise<void>;
 }

@@ -232,11 +232,19 @@ export class NodeHttpTransport implements HttpTransport {
     });
   }
 
+  private closed: Promise<void> | undefined;
+
+  stopListening(): void {
+    const server = this.server;
+    if (server && !this.closed) this.closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
   async close(): Promise<void> {
     const server = this.server;
     if (!server) return;
+    this.stopListening();
     this.server = undefined;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = this.closed!;
     for (const stream of [...this.streams]) stream.end();
     server.closeAllConnections();
     await closed;

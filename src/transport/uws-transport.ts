@@ -119,9 +119,13 @@ export class UwsTransport implements HttpTransport {
     });
   }
 
-  async close(): Promise<void> {
+  stopListening(): void {
     if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
+  }
+
+  async close(): Promise<void> {
+    this.stopListening();
     for (const exchange of [...this.open]) {
       if (exchange.stream) exchange.stream.end();
       else exchange.res.close();

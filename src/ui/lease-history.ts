@@ -60,7 +60,7 @@ export class LeaseHistory {
       this.byFeed.set(feed.key, book);
     }
     if (feed.committedHead <= book.upTo) return book;
-    const rows = this.service.store.readFeed(feed.key, book.upTo + 1, readLimit, [{ types: [observationTypes.lease] }]);
+    const rows = this.service.store.readFeed(feed.key, book.upTo + 1, readLimit, [{ types: [observationTypes.lease] }], feed.committedHead);
     for (const row of rows) {
       const o = JSON.parse(row.body) as { time: string; subject: string | null; actor: string; data?: { payload?: Record<string, unknown> } };
       const d = o.data?.payload ?? {};

@@ -45,7 +45,7 @@ export function latestMatching(service: MonitorService, feed: Feed, filter: Obse
   const where: Filter = { ...(types ? { types } : {}), ...(filter.subject ? { subjects: [filter.subject] } : {}), ...(filter.actor ? { actors: [filter.actor] } : {}) };
   let rows: Array<{ seq: number; body: string }> = [];
   for (const window of windows) {
-    rows = service.store.readFeed(feed.key, Math.max(1, head - window + 1), window, [where]);
+    rows = service.store.readFeed(feed.key, Math.max(1, head - window + 1), window, [where], head);
     if (rows.length >= limit || head <= window) break;
   }
   return rows.slice(-limit);

@@ -58,7 +58,7 @@ export class ObservationRates {
     const byMinute = new Map<number, number>();
     const since = this.service.now() - minutesShown * minuteMs;
     if (head > 0) {
-      for (const row of this.service.store.readFeed(feed.key, Math.max(1, head - seedRows + 1), seedRows, [])) {
+      for (const row of this.service.store.readFeed(feed.key, Math.max(1, head - seedRows + 1), seedRows, [], head)) {
         const time = Date.parse((JSON.parse(row.body) as { time: string }).time);
         if (!(time >= since)) continue;
         const minute = Math.floor(time / minuteMs);

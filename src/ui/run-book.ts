@@ -85,7 +85,7 @@ export class RunBook {
       this.byFeed.set(feed.key, book);
     }
     if (feed.committedHead <= book.upTo) return book;
-    const rows = this.service.store.readFeed(feed.key, book.upTo + 1, readLimit, [{ types: [runType, stepType] }]);
+    const rows = this.service.store.readFeed(feed.key, book.upTo + 1, readLimit, [{ types: [runType, stepType] }], feed.committedHead);
     for (const row of rows) {
       const o = JSON.parse(row.body) as { type: string; time: string; subject: string | null; data?: Record<string, unknown> };
       // A run publishes its own observations: their data is the record itself (bookkeeping would nest it in payload).

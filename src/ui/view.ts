@@ -52,7 +52,7 @@ export type RecentCache = Map<number, { head: number; rows: RecentObservation[] 
 
 function recentOf(service: MonitorService, feed: Feed): RecentObservation[] {
   const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
-  return service.store.readFeed(feed.key, from, recentPerMonitor, []).map((row) => servedRow(feed, row));
+  return service.store.readFeed(feed.key, from, recentPerMonitor, [], feed.committedHead).map((row) => servedRow(feed, row));
 }
 
 export function dashboardView(service: MonitorService, caller: Caller, cache?: RecentCache, books: ViewBooks = {}) {
