@@ -42,6 +42,12 @@ export interface RecipeStep {
   concurrencySafe?: boolean;
   outputPersistenceThreshold?: number;
   budget?: Budget;
+  /** Tries in all (the first included) and the seconds before the first retry, doubled before each next one. */
+  retry?: { attempts: number; backoff_s?: number };
+  /** A condition (executor/conditions.ts); false: the step is skipped and its dependents go on. */
+  if?: string;
+  /** A failure of this step does not skip its dependents nor fail the run. */
+  continue_on_error?: boolean;
 }
 
 export interface RecipeRequires {

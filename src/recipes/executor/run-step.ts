@@ -14,7 +14,9 @@ import type { StepOutcome, UsageReport } from '../pool/step-task.ts';
 import type { PreparedRun } from '../prepare-run.ts';
 import type { StepRecord } from '../records/run-record.ts';
 import { type RecipeStep, STEP_DEFAULTS } from '../types.ts';
+import { type ConditionContext, conditionHolds } from './conditions.ts';
 import type { FinalStatus } from './step-executor.ts';
+import { stepView } from './step-outputs.ts';
 
 export interface StepRunnerContext {
   prep: PreparedRun;
@@ -57,16 +59,22 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
   const { prep, setStep } = ctx;
   return async (planned: PlannedStep, runSignal: AbortSignal): Promise<FinalStatus> => {
     const { label, step } = planned;
+    if (planned.condition && !conditionHolds(planned.condition, conditionContext(ctx, label))) {
+      setStep(label, { status: 'skipped', reason: `if: ${planned.condition.source} was false` });
+      return 'skipped';
+    }
     const budget = ctx.budgets?.begin(label, step, runSignal);
     const signal = budget?.signal ?? runSignal;
     const outputRel = join('steps', `${label}.log`);
-    setStep(label, { status: 'running', started: new Date().toISOString(), output_file: outputRel });
+    setStep(label, { status: 'running', started: new Date().toISOString(), output_file: outputRel, ...(step.retry ? { attempts: 1 } : {}) });
     // The final state is recorded once, with the end time and the output, in `finally`.
     let final: Partial<StepRecord> & { status: FinalStatus } = { status: 'failed', reason: 'the step did not finish' };
     let ws: StepWorkspace | null = null;
     try {
       const extraEnv = ctx.hooks?.before(label) ?? {};
       ws = await ctx.isolation.prepare(label, step.dir ?? '.');
+      const attempts = step.retry?.attempts ?? 1;
+      let attempt = 1;
       for (;;) {
         const outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget);
         const overBudget = budget?.reached();
@@ -74,6 +82,18 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
         if (overBudget) {
           final = { status: 'killed', killed_by: 'budget', phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: overBudget };
           break;
+        }
+        if ((outcome.status === 'failed' || outcome.status === 'killed') && attempt < attempts && !signal.aborted) {
+          const wait = (step.retry?.backoff_s ?? 0) * 2 ** (attempt - 1);
+          const why = `attempt ${attempt} of ${attempts} ${outcome.status}: ${outcome.reason ?? 'no reason given'}`;
+          ctx.say(`step "${label}": ${why}; retrying${wait > 0 ? ` in ${wait}s` : ''}`);
+          setStep(label, { attempts: attempt + 1, phase: 0, reason: why });
+          if (!(await pause(wait * 1000, signal))) {
+            final = { status: 'cancelled', reason: `cancelled while waiting to retry (${why})` };
+            break;
+          }
+          attempt += 1;
+          continue;
         }
         if (outcome.status !== 'succeeded') {
           const killed = outcome.status === 'killed' ? { killed_by: `watchdog:${outcome.killedBy}` as const } : {};
@@ -116,6 +136,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
     } catch (error) {
       final = { status: 'failed', reason: (error as Error).message };
     } finally {
+      if (step.continue_on_error && (final.status === 'failed' || final.status === 'killed')) final = { ...final, continued: true };
       if (ws) await ws.dispose(final.status === 'conflict').catch((e: Error) => ctx.say(`could not remove the isolated copy of "${label}": ${e.message}`));
       const usage = budget?.end();
       setStep(
@@ -140,6 +161,37 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
     }
     return final.status;
   };
+}
+
+/** What a step's `if:` sees: the run's variables, the earlier steps, and whether any of them failed. */
+function conditionContext(ctx: StepRunnerContext, label: string): ConditionContext {
+  const labels = ctx.prep.plan.steps.map((p) => p.label);
+  const anyFailed = labels.some((l) => {
+    const r = ctx.step(l);
+    return (r.status === 'failed' || r.status === 'killed' || r.status === 'conflict') && !r.continued;
+  });
+  return {
+    vars: ctx.prep.steps.get(label)?.env ?? {},
+    step: (l) => (labels.includes(l) ? stepView(ctx.runDir, ctx.step(l)) : undefined),
+    anyFailed,
+  };
+}
+
+/** Waits `ms`; false when the signal aborted first. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  if (ms <= 0) return Promise.resolve(true);
+  return new Promise((res) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      res(true);
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      res(false);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function readOutput(path: string): string {

@@ -180,7 +180,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     });
     const result = await executePlan(
       prep.plan,
-      { runStep, notRun: (s, status, reason) => setStep(s.label, { status, reason }, reason) },
+      { runStep, notRun: (s, status, reason) => setStep(s.label, { status, reason }, reason), runsRegardless: (s) => s.condition?.checksStatus === true },
       signal,
       prep.resume?.preset,
     );
