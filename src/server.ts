@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
 import type { Cloud, CloudOptions } from './cloud/cloud.ts';
 import type { ClientLimitSettings } from './service/client-limits.ts';
+import { redactCredentials, redactingLog } from './net/redact.ts';
 import { isLoopbackHost } from './service/loopback.ts';
 import { MonitorService } from './service/service.ts';
 import { defaultSourceKinds } from './sources/config.ts';
@@ -43,6 +44,8 @@ export interface ServerOptions {
   readonly sources?: { kinds?: readonly string[]; root?: string; allowShell?: boolean; allowPrivate?: boolean; minBackoffMs?: number; maxBackoffMs?: number };
   /** Streams every actor to the Stately inspector on this port (§19); off when absent. */
   readonly inspectPort?: number;
+  /** Where the inspector listens (loopback unless given); beyond loopback it needs the admin token. */
+  readonly inspectHost?: string;
   /** The cloud API under /v1 and the managed edge (on unless false). */
   readonly cloud?: CloudOptions | false;
   readonly log?: (line: string) => void;
@@ -56,6 +59,8 @@ export interface RunningServer {
   readonly adminToken?: string;
   readonly service: MonitorService;
   readonly cloud?: Cloud;
+  /** The managed edge's own port, where workers answer by Host (absent without the cloud). */
+  readonly edgePort?: number;
   /** The inspector's WebSocket URL when --inspect is on. */
   readonly inspectUrl?: string;
   close(): Promise<void>;
@@ -68,10 +73,20 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const host = options.host ?? '127.0.0.1';
   const adminToken =
     options.allowAdmin === true ? `vga_${randomBytes(24).toString('base64url')}` : options.allowAdmin || undefined;
+  // Every line logged goes through the one redaction: a URL's credentials never reach a log.
+  const givenLog = redactingLog(options.log);
+  const log = givenLog ?? ((line: string) => process.stderr.write(`${redactCredentials(line)}\n`));
   // Loaded only with --inspect: nothing of the inspector is paid for otherwise.
   const inspector =
-    options.inspectPort === undefined ? undefined : await (await import('./ui/inspector.ts')).startInspector({ port: options.inspectPort, host });
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    options.inspectPort === undefined
+      ? undefined
+      : await (await import('./ui/inspector.ts')).startInspector({
+          port: options.inspectPort,
+          host: options.inspectHost ?? '127.0.0.1',
+          adminToken,
+          allowOrigins: options.allowOrigins ?? [],
+          allowHosts: options.allowHosts ?? [],
+        });
   const cluster = options.store === undefined ? undefined : await (await import('./cluster/cluster-node.ts')).ClusterNode.open(options.store, log);
   // A cluster node's SQLite is a replica in memory; PostgreSQL holds the state.
   const store = Store.open({ path: cluster ? memoryPath : (options.state ?? memoryPath), commits: cluster?.commitQueue });
@@ -85,7 +100,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     maxBodyBytes: options.maxBodyBytes,
     clientLimits: options.clientLimits,
     heartbeatMs: options.heartbeatMs,
-    log: options.log,
+    log,
     timersRunHere: cluster && ((mkey) => cluster.runsTimersOf(mkey)),
   });
   try {
@@ -95,7 +110,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await cluster?.close();
     throw error;
   }
-  let transport: HttpTransport & { fallbackReason?: string };
+  let transport!: HttpTransport & { fallbackReason?: string };
+  let edgeTransport: HttpTransport | undefined;
   let port: number;
   let cloud: Cloud | undefined;
   let sources: SourceManager | undefined;
@@ -107,12 +123,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       allowPrivate: options.sources?.allowPrivate ?? isLoopbackHost(host),
       minBackoffMs: options.sources?.minBackoffMs,
       maxBackoffMs: options.sources?.maxBackoffMs,
-      log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
+      log,
     }).attach();
     const dashboard = new Dashboard(service);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
-      cloud = new Cloud(service, { log: options.log, ...options.cloud });
+      cloud = new Cloud(service, { ...options.cloud, log: redactingLog(options.cloud?.log ?? options.log) });
     }
     transport = await createTransport(options.transport ?? 'auto');
     const handler = createHttpHandler(service, {
@@ -127,7 +143,27 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxStreamBufferBytes,
       tooLarge: tooLargeResponse,
     }));
+    if (cloud) {
+      const { createEdgeHandler } = await import('./cloud/edge/edge-door.ts');
+      // The edge's workers are other people's code: an origin apart from the API and the dashboard.
+      edgeTransport = await createTransport(options.transport ?? 'auto');
+      cloud.edge.port = (
+        await edgeTransport
+          .listen(createEdgeHandler(cloud.edge, givenLog), {
+            host,
+            port: (options.cloud !== false && options.cloud?.edgePort) || 0,
+            maxBodyBytes: service.options.maxBodyBytes,
+            maxStreamBufferBytes,
+            tooLarge: tooLargeResponse,
+          })
+          .catch((error: Error) => {
+            throw new Error(`the edge port: ${error.message.replace(/--port\b/, '--edge-port')}`);
+          })
+      ).port;
+    }
   } catch (error) {
+    await edgeTransport?.close().catch(() => {});
+    await transport?.close().catch(() => {});
     sources?.close();
     await cloud?.close();
     service.close();
@@ -147,11 +183,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     service,
     cloud,
+    edgePort: cloud?.edge.port,
     inspectUrl: inspector?.url,
     close() {
       closing ??= (async () => {
         sources?.close();
         await transport.close();
+        await edgeTransport?.close();
         await cloud?.close();
         await service.settle().catch(() => {});
         service.close();

@@ -1,4 +1,4 @@
-// Commands of the recipe runner: `sequence`, `recipe list|schema`, `runs`,
+// Commands of the recipe runner: `sequence`, `recipe list|types|schema|check`, `runs`,
 // `gate`. They parse flags, call src/recipes, and turn errors into a message
 // and an exit code (2 for bad input, 1 for a refused or failed run, 130 when
 // cancelled).
@@ -58,10 +58,19 @@ export function registerRecipeCommands(cli: CAC): void {
     .option('--model <id>', 'Model for every step of the run (and of every child run), replacing the recipe\'s')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
     .option('--run <run-id>', 'With --from: resume this run instead of the latest one')
-    .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view')
+    .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view; with --dry-run, the plan as JSON')
+    .option('--dry-run', 'Print the plan (waves, steps, backend and model of each, isolation, budgets, child runs) and the preflight verdict; run nothing (exit 0, or 2 when the run would be refused)')
     .example((name) => `  $ ${name} sequence refactor --var TARGET=src/api --backend claude`)
+    .example((name) => `  $ ${name} sequence refactor --dry-run`)
     .action(async (name: string, options: Record<string, unknown>) => {
       try {
+        if (options.dryRun === true) {
+          if (options.from !== undefined || options.run !== undefined) throw new RecipeInputError('--dry-run plans a whole run; it does not take --from or --run');
+          const { sequenceDryRun } = await import('./recipe-check.ts');
+          const backend = optionalString(options.backend, '--backend');
+          const model = optionalString(options.model, '--model');
+          process.exit(sequenceDryRun(name, { vars: asList(options.var), json: options.json === true, ...definedOnly({ backend, model }) }));
+        }
         // Loaded on demand: the pool, backends and isolation are only needed to run.
         const { runSequence } = await import('../recipes/run-sequence.ts');
         const code = await runSequence(
@@ -95,12 +104,20 @@ export function registerRecipeCommands(cli: CAC): void {
   command(
     cli,
     'recipe <action> [type]',
-    'Recipes: "list" shows name, type, description and where each was found; "types" lists the recipe types; "schema [type]" prints the path of the JSON Schema (of one type)',
+    'Recipes: "list" shows name, type, description and where each was found; "types" lists the recipe types; "schema [type]" prints the path of the JSON Schema (of one type); "check <name>" prints every verdict a run would reach (schema, graph, variables, requires, destructive intents, the recipes it runs included) and runs nothing: exit 0 clean, 2 refused',
   )
+    .option('--var <NAME=value>', 'check: set a variable, as for vigil sequence (repeatable)')
+    .option('--json', 'check: print the verdicts as JSON')
     .example((name) => `  $ ${name} recipe list`)
     .example((name) => `  $ ${name} recipe schema parallel`)
-    .action((action: string, type: string | undefined) => {
+    .example((name) => `  $ ${name} recipe check release --var TARGET=src/api`)
+    .action(async (action: string, type: string | undefined, options: Record<string, unknown>) => {
       try {
+        if (action === 'check') {
+          if (type === undefined) throw new RecipeInputError('recipe check: name the recipe to check (see "vigil recipe list")');
+          const { recipeCheck } = await import('./recipe-check.ts');
+          process.exit(recipeCheck(type, { vars: asList(options.var), json: options.json === true }));
+        }
         const root = findProjectRoot();
         if (action === 'schema') {
           if (type === undefined) return void process.stdout.write(`${recipeSchemaPath}\n`);
@@ -116,7 +133,7 @@ export function registerRecipeCommands(cli: CAC): void {
             process.stdout.write(`${d.type.padEnd(width)}  ${d.planner || d.composite ? 'runs with "vigil sequence"' : 'not run by "vigil sequence"'}  ${d.summary}\n`);
           return;
         }
-        if (action !== 'list') throw new RecipeInputError(`recipe: unknown action "${action}"; actions: list, types, schema`);
+        if (action !== 'list') throw new RecipeInputError(`recipe: unknown action "${action}"; actions: list, types, schema, check`);
         const { recipes, broken } = discoverRecipes(root);
         if (recipes.length === 0) process.stdout.write(`no recipes in ${join(root, '.vigil', 'recipes')} or ~/.vigil/recipes\n`);
         else {

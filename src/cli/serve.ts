@@ -1,6 +1,7 @@
 // `vigil serve`: the HTTP, JSON-RPC and event-stream bindings under /mp/v0.
 import type { CAC } from 'cac';
-import { isPostgresUrl, redactedUrl } from '../store/postgres/url.ts';
+import { redactCredentials } from '../net/redact.ts';
+import { isPostgresUrl } from '../store/postgres/url.ts';
 import { clientLimitNames, defaultClientLimits } from '../service/client-limits.ts';
 import { defaults } from '../service/defaults.ts';
 import { isLoopbackHost } from '../service/loopback.ts';
@@ -24,7 +25,10 @@ interface ServeFlags extends SourceFlags {
   clientLimitsLoopback?: unknown;
   allowInsecureWebhooks?: unknown;
   edgeDomain?: unknown;
+  edgePort?: unknown;
   workerTimeout?: unknown;
+  workerMemory?: unknown;
+  allowPrivateWorkers?: unknown;
 }
 
 function edgeDomainFlag(value: string | undefined): string | undefined {
@@ -34,6 +38,16 @@ function edgeDomainFlag(value: string | undefined): string | undefined {
     throw new UsageError(`--edge-domain takes a DNS name such as edge.example.com; got "${value}".`);
   }
   return domain;
+}
+
+/** wrangler dev's port: where a worker's author expects one. */
+export const defaultEdgePort = 8787;
+
+function edgePortFlag(value: string | undefined, port: number): number {
+  if (value === undefined) return port === 0 ? 0 : defaultEdgePort;
+  const edgePort = wholeNumberFlag('--edge-port', value, 0, 65535);
+  if (edgePort !== 0 && edgePort === port) throw new UsageError(`--edge-port must differ from --port (${port}): workers must not share the API's origin.`);
+  return edgePort;
 }
 
 /** `name=value,...` over the known limit names, each a whole number ≥ 1. */
@@ -77,7 +91,10 @@ export function registerServeCommands(cli: CAC): void {
     .option('--max-body <bytes>', 'Largest request body read', { default: defaults.maxBodyBytes })
     .option('--heartbeat <seconds>', 'Idle time before an event stream sends a heartbeat', { default: 15 })
     .option('--allow-insecure-webhooks', 'Let webhooks target plain http on loopback and private addresses (local testing only)')
-    .option('--edge-domain <domain>', 'Also serve each managed-edge worker at <name>.<domain> by Host header', { type: [String] })
+    .option('--edge-port <n>', `Port of the managed edge, where each worker answers at its own host name (default ${defaultEdgePort}; any free port when --port is 0)`, { type: [String] })
+    .option('--edge-domain <domain>', 'Workers answer on the edge port at <name>.<domain> by Host header (default localhost: <name>.localhost reaches this machine in browsers)', { type: [String] })
+    .option('--worker-memory <MB>', 'Resident memory a managed-edge worker may hold before it is stopped (its requests answered 502) and restarted', { default: 256 })
+    .option('--allow-private-workers', "Let managed-edge workers fetch loopback, private and link-local addresses (this server's own ports and other workers' among them); off: public addresses only")
     .option('--worker-timeout <seconds>', 'Longest a managed-edge worker may take over a request or scheduled run before it is stopped and restarted', { default: 30 })
     .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
     .option('--client-limits-loopback', 'Apply --client-limits to loopback clients too (off: local tools are not limited)')
@@ -86,12 +103,14 @@ export function registerServeCommands(cli: CAC): void {
     .option('--allow-shell-sources', sourceFlagHelp.allowShell)
     .option('--allow-private-sources', sourceFlagHelp.allowPrivate)
     .option('--inspect [port]', sourceFlagHelp.inspect)
+    .option('--inspect-host <addr>', sourceFlagHelp.inspectHost, { type: [String] })
     .option('--transport <name>', 'Socket library: auto (uWebSockets.js when it loads), uws or node', { default: 'auto' })
     .example('vigil serve --state ~/.vigil/monitors.db --allow-origin http://localhost:5173')
     .action(async (flags: ServeFlags) => {
+      const port = wholeNumberFlag('--port', flags.port, 0, 65535);
       const allowAdmin = flags.allowAdmin === undefined ? false : flags.allowAdmin === true ? true : stringFlag('--allow-admin', flags.allowAdmin);
       const options = {
-        port: wholeNumberFlag('--port', flags.port, 0, 65535),
+        port,
         host: stringFlag('--host', flags.host) ?? '127.0.0.1',
         state: stringFlag('--state', flags.state),
         store: storeFlag(stringFlag('--store', flags.store) ?? (process.env.VIGIL_STORE || undefined), flags.state !== undefined),
@@ -108,7 +127,10 @@ export function registerServeCommands(cli: CAC): void {
         cloud: {
           allowInsecureWebhooks: flags.allowInsecureWebhooks === true,
           edgeDomain: edgeDomainFlag(stringFlag('--edge-domain', flags.edgeDomain)),
+          edgePort: edgePortFlag(stringFlag('--edge-port', flags.edgePort), port),
           workerTimeoutMs: wholeNumberFlag('--worker-timeout', flags.workerTimeout, 1, 900) * 1000,
+          workerMemoryBytes: wholeNumberFlag('--worker-memory', flags.workerMemory, 64, 65536) * (1 << 20),
+          allowPrivateWorkers: flags.allowPrivateWorkers === true,
           log: (line: string) => process.stderr.write(`vigil: ${line}\n`),
         },
       };
@@ -119,23 +141,31 @@ export function registerServeCommands(cli: CAC): void {
         server = await startServer({ ...options, extensions: serverDoors });
       } catch (error) {
         if (error instanceof UsageError) throw error;
-        process.stderr.write(`vigil: cannot start: ${(error as Error).message}\n`);
+        process.stderr.write(`vigil: cannot start: ${redactCredentials((error as Error).message)}\n`);
         process.exit(1);
       }
       if (server.fallbackReason) process.stderr.write(`vigil: ${server.fallbackReason}\n`);
       // The token comes first: a tool that reads up to the "serving" line has it too.
       if (server.adminToken && allowAdmin === true) process.stdout.write(`vigil: admin token ${server.adminToken}\n`);
-      process.stdout.write(`vigil: cloud API at ${server.url}/v1${options.cloud.edgeDomain ? `, edge workers at <name>.${options.cloud.edgeDomain}` : ''}\n`);
+      process.stdout.write(`vigil: cloud API at ${server.url}/v1, edge workers at ${server.cloud?.edge.urlOf('<name>')}\n`);
       if (server.inspectUrl) {
-        process.stdout.write(`vigil: inspector at ${server.inspectUrl} (open http${server.inspectUrl.slice(2)}/ in a browser, or connect the Stately inspector)\n`);
+        const guarded = options.inspectHost !== undefined && !isLoopbackHost(options.inspectHost);
+        process.stdout.write(
+          guarded
+            ? `vigil: inspector at ${server.inspectUrl}, admin token required (open http${server.inspectUrl.slice(2)}/#token=<admin token> in a browser, or connect with ?token=<admin token>)\n`
+            : `vigil: inspector at ${server.inspectUrl} (open http${server.inspectUrl.slice(2)}/ in a browser, or connect the Stately inspector)\n`,
+        );
       }
       process.stdout.write(`vigil: dashboard at ${server.url}/ui\n`);
       if (!isLoopbackHost(options.host)) {
         const privateSources = options.sources.allowPrivate ? 'may reach private addresses (--allow-private-sources)' : 'reach public addresses only (see --allow-private-sources)';
         process.stdout.write(`vigil: listening on ${options.host}: clients on other machines can connect; http, feed and ws sources ${privateSources}\n`);
+        if (options.cloud.edgeDomain === undefined) {
+          process.stdout.write('vigil: edge workers answer at <name>.localhost, which only this machine resolves; give other machines a wildcard DNS name with --edge-domain\n');
+        }
       }
       process.stdout.write(
-        `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.store ? `${redactedUrl(options.store)}, node ${server.service.cluster?.node.id}` : (options.state ?? 'in memory')}, pid ${process.pid})\n`,
+        `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.store ? `${redactCredentials(options.store)}, node ${server.service.cluster?.node.id}` : (options.state ?? 'in memory')}, pid ${process.pid})\n`,
       );
       const stop = () => {
         void server.close().then(() => process.exit(0));

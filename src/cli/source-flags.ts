@@ -3,6 +3,7 @@
 // and --inspect[=<port>].
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isLoopbackHost } from '../service/loopback.ts';
 import { defaultSourceKinds, liveKinds } from '../sources/config.ts';
 import { listFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 
@@ -15,6 +16,7 @@ export interface SourceFlags {
   allowShellSources?: unknown;
   allowPrivateSources?: unknown;
   inspect?: unknown;
+  inspectHost?: unknown;
 }
 
 export function sourceOptions(flags: SourceFlags, adminEnabled: boolean) {
@@ -42,9 +44,14 @@ export function sourceOptions(flags: SourceFlags, adminEnabled: boolean) {
       : flags.inspect === true || flags.inspect === ''
         ? defaultInspectPort
         : wholeNumberFlag('--inspect', flags.inspect, 0, 65535);
+  const inspectHost = stringFlag('--inspect-host', flags.inspectHost);
+  if (inspectHost !== undefined && inspectPort === undefined) throw new UsageError('--inspect-host needs --inspect: it says where the inspector listens.');
+  if (inspectHost !== undefined && !isLoopbackHost(inspectHost) && !adminEnabled) {
+    throw new UsageError(`--inspect-host ${inspectHost} listens beyond loopback, where the inspector needs a token: add --allow-admin (its token opens the inspector).`);
+  }
   // Unset: the server decides by its listening address (private targets allowed on loopback only).
   const allowPrivate = flags.allowPrivateSources === true ? true : undefined;
-  return { sources: { kinds, root, allowShell, allowPrivate }, inspectPort };
+  return { sources: { kinds, root, allowShell, allowPrivate }, inspectPort, inspectHost };
 }
 
 export const sourceFlagHelp = {
@@ -53,4 +60,5 @@ export const sourceFlagHelp = {
   allowShell: 'Run shell sources (needs --allow-admin; such monitors must be created with the admin token)',
   allowPrivate: 'Let http, feed and ws sources reach loopback, private and link-local addresses (default: only when --host is a loopback address)',
   inspect: `Stream every actor to the Stately inspector over WebSocket on this port (default ${defaultInspectPort}; off unless given)`,
+  inspectHost: 'Where the inspector listens (default 127.0.0.1, whatever --host is); beyond loopback a client needs the admin token',
 };

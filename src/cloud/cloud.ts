@@ -1,8 +1,8 @@
 // The cloud API that `vigil serve` hosts (recipes-and-sdk.md §6): API keys,
 // signed webhooks with durable retries, inbound triggers and the managed
 // edge. It keeps its rows in the server's store and plugs into the HTTP door
-// through two hooks: /v1 behind the browser rules, the edge before them
-// (an edge worker is a public site, reached by its own host name).
+// at /v1, behind the browser rules; the edge's workers answer on a port of
+// their own (edge/edge-door.ts), never on the API's origin.
 import { ProtocolError } from '../protocol/errors.ts';
 import type { MonitorService } from '../service/service.ts';
 import { bearerOf, jsonResponse } from '../transport/http-door.ts';
@@ -10,8 +10,8 @@ import type { HttpRequest, HttpResponse } from '../transport/http-types.ts';
 import { CloudStore } from './cloud-store.ts';
 import { answerCloud, type CloudParts, type CloudRoute, webhookRoutes } from './cloud-routes.ts';
 import { DeliveryQueue, type DeliveryTimers, realTimers } from './delivery-queue.ts';
-import { ManagedEdge } from './edge/managed-edge.ts';
-import { defaultWorkerLimits, isReservedEdgePath, WorkerLimitError } from './edge/worker-runtimes.ts';
+import { ManagedEdge, workerName } from './edge/managed-edge.ts';
+import { defaultWorkerLimits } from './edge/worker-runtimes.ts';
 import { DeliverySender } from './signed-delivery.ts';
 import { workerRoutes } from './worker-routes.ts';
 import { Webhooks } from './webhooks.ts';
@@ -23,21 +23,25 @@ export const deliveryLogDays = 7;
 export interface CloudOptions {
   /** Plain http to loopback, and private addresses, become acceptable webhook targets. */
   readonly allowInsecureWebhooks?: boolean;
-  /** Workers are also served at <name>.<edgeDomain> by Host header. */
+  /** Workers answer at <name>.<edgeDomain> on the edge port (default localhost). */
   readonly edgeDomain?: string;
+  /** The edge's own port (0 or absent: any free port). */
+  readonly edgePort?: number;
   readonly timers?: DeliveryTimers;
   /** Per-attempt timeout of a delivery (10 s). */
   readonly deliveryTimeoutMs?: number;
   /** How long a managed-edge worker may take over a request or a scheduled run (30 s). */
   readonly workerTimeoutMs?: number;
+  /** Resident memory a managed-edge worker's workerd may hold (256 MB). */
+  readonly workerMemoryBytes?: number;
+  /** Workers' fetches may reach loopback, private and link-local addresses (off: public only). */
+  readonly allowPrivateWorkers?: boolean;
   readonly log?: (line: string) => void;
 }
 
 export interface CloudMounts {
-  /** Requests the cloud answers after the browser rules (/v1). */
+  /** Requests the cloud answers after the browser rules (/v1, and /edge/ to say where workers went). */
   readonly mount: (request: HttpRequest) => Promise<HttpResponse> | undefined;
-  /** Requests the cloud answers before the browser rules (the edge). */
-  readonly unguarded: (request: HttpRequest) => Promise<HttpResponse> | undefined;
 }
 
 export class Cloud {
@@ -59,9 +63,11 @@ export class Cloud {
     this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log);
     this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false);
     this.parts = { service, store: this.store, webhooks: this.webhooks, queue: this.queue };
-    this.edge = new ManagedEdge(this.store, options.edgeDomain, options.log, {
+    this.edge = new ManagedEdge(this.store, options.edgeDomain ?? 'localhost', options.log, {
       ...defaultWorkerLimits,
       ...(options.workerTimeoutMs !== undefined && { timeoutMs: options.workerTimeoutMs }),
+      ...(options.workerMemoryBytes !== undefined && { memoryBytes: options.workerMemoryBytes }),
+      allowPrivate: options.allowPrivateWorkers ?? false,
     });
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
@@ -73,28 +79,17 @@ export class Cloud {
 
   readonly mounts: CloudMounts = {
     mount: (request) => {
+      const edgePath = /^\/edge(?:\/([^/]*).*)?$/.exec(request.path);
+      if (edgePath) {
+        const name = edgePath[1] && workerName.test(edgePath[1]) ? edgePath[1] : '<name>';
+        return Promise.resolve(
+          jsonResponse(404, { code: 'NOT_FOUND', error: `Workers do not answer on the API's origin; worker "${name}" is at ${this.edge.urlOf(name)}.` }),
+        );
+      }
       if (request.path !== cloudBasePath && !request.path.startsWith(`${cloudBasePath}/`)) return undefined;
       return this.answer(request);
     },
-    unguarded: (request) => {
-      const target = this.edge.route(request.path, request.headers.host);
-      return target ? this.serveEdge(target.name, target.path, request) : undefined;
-    },
   };
-
-  private async serveEdge(name: string, path: string, request: HttpRequest): Promise<HttpResponse> {
-    if (isReservedEdgePath(path)) {
-      return jsonResponse(404, { code: 'NOT_FOUND', error: `Paths under /cdn-cgi/ belong to the edge itself; worker "${name}" cannot be reached there.` });
-    }
-    try {
-      const response = await this.edge.runtimes.fetch(name, path, request);
-      return response ?? jsonResponse(404, { code: 'NOT_FOUND', error: `No worker "${name}" is deployed on this edge.` });
-    } catch (error) {
-      this.options.log?.(`edge worker ${name} failed: ${(error as Error).message}`);
-      if (error instanceof WorkerLimitError) return jsonResponse(error.status, { code: 'UNAVAILABLE', error: error.message });
-      return jsonResponse(502, { code: 'UNAVAILABLE', error: `Worker "${name}" could not answer: ${(error as Error).message}` });
-    }
-  }
 
   private async answer(request: HttpRequest): Promise<HttpResponse> {
     const rest = request.path.slice(cloudBasePath.length);

@@ -5,7 +5,7 @@
 // a delivery connects, so a name that later resolves inward is refused too.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { bareHost, isInwardAddress, isInwardHost } from '../net/inward-addresses.ts';
+import { bareHost, isInwardAddress, isInwardHost, isLocalhostName } from '../net/inward-addresses.ts';
 import { isLoopback } from '../service/loopback.ts';
 import { invalid } from '../protocol/errors.ts';
 
@@ -23,7 +23,7 @@ export function checkWebhookUrl(text: unknown, allowInsecure: boolean): string {
   if (url.username || url.password) throw invalid('"url" must not carry a user name or password.', { field: 'url' });
   const host = bareHost(url);
   if (url.protocol === 'http:') {
-    const loopback = host === 'localhost' || (isIP(host) !== 0 && isLoopback(host));
+    const loopback = isLocalhostName(host) || (isIP(host) !== 0 && isLoopback(host));
     if (!allowInsecure || !loopback) {
       throw invalid(
         allowInsecure

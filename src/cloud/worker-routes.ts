@@ -8,7 +8,7 @@ export function workerRoutes(edge: ManagedEdge): CloudRoute[] {
     cloudRoute('GET', 'workers', 'key', (c) => ({ status: 200, body: edge.list(c.key) })),
     cloudRoute('PUT', 'workers/:name', 'key', async (c) => ({
       status: 200,
-      body: await edge.deploy(c.key, c.params.name!, c.body(), c.request.headers.host),
+      body: await edge.deploy(c.key, c.params.name!, c.body()),
     })),
     cloudRoute('POST', 'workers/:name/scheduled', 'key', async (c) => ({
       status: 200,

@@ -53,8 +53,7 @@ export const bareHost = (url: URL) => bracketless(url.hostname);
  * literal address, or `localhost` (which resolvers answer locally).
  */
 export function isInwardHost(host: string): boolean {
-  const lower = host.toLowerCase();
-  if (lower === 'localhost' || lower.endsWith('.localhost')) return true;
+  if (isLocalhostName(host)) return true;
   return isIP(host) !== 0 && isInwardAddress(host);
 }
 
@@ -66,7 +65,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  */
 export function guardedLookup(allowInward: boolean, hint?: string) {
   return (hostname: string, options: object, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    const answer = (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
       if (error) return callback(error, []);
       const usable = allowInward ? addresses : addresses.filter((a) => !isInwardAddress(a.address));
       if (usable.length === 0) {
@@ -75,6 +74,15 @@ export function guardedLookup(allowInward: boolean, hint?: string) {
       }
       if ((options as { all?: boolean }).all) return callback(null, usable);
       callback(null, usable[0]!.address, usable[0]!.family);
-    });
+    };
+    // RFC 6761: every name under localhost is this machine (managed-edge workers are <name>.localhost), whatever DNS says.
+    if (isLocalhostName(hostname)) answer(null, [{ address: '127.0.0.1', family: 4 }]);
+    else dnsLookup(hostname, { ...options, all: true }, answer);
   };
+}
+
+/** localhost and every name under it (RFC 6761). */
+export function isLocalhostName(host: string): boolean {
+  const lower = host.toLowerCase().replace(/\.$/, '');
+  return lower === 'localhost' || lower.endsWith('.localhost');
 }

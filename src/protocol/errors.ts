@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { redactCredentials } from '../net/redact.ts';
 // Every refusal of the protocol is a ProtocolError: it carries its own code,
 // HTTP status, JSON-RPC number and recovery fields, and one function turns it
 // into a reply body for every door.
@@ -75,12 +76,12 @@ export const unauthorized = (message = 'A valid bearer token is required: send "
 const storeFailureCodes = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|PERM|BUSY|LOCKED)/;
 
 let logInternal = (line: string) => {
-  process.stderr.write(`${line}\n`);
+  process.stderr.write(`${redactCredentials(line)}\n`);
 };
 
 /** Where unexpected failures are logged (the server's log; tests may capture it). */
 export function setInternalErrorLog(log: (line: string) => void): void {
-  logInternal = log;
+  logInternal = (line) => log(redactCredentials(line));
 }
 
 /**

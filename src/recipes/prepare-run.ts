@@ -13,7 +13,8 @@ import { findProjectRoot } from '../workspace/project-root.ts';
 import type { Plan } from './planning/plan.ts';
 import { planRecipe } from './planning/planners.ts';
 import type { BackendSpec, VmSpec } from './pool/step-task.ts';
-import { type DestructiveFinding, describeFinding, scanShell, scanText } from './preflight/destructive.ts';
+import { describeFinding } from './preflight/destructive.ts';
+import { scanPlanSteps } from './preflight/destructive-steps.ts';
 import { checkRequires } from './preflight/requires.ts';
 import { type ResumePoint, resumePoint } from './preflight/resume.ts';
 import { type RenderedStep, renderStep } from './prompts.ts';
@@ -114,21 +115,12 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
 
   checkRequires(recipe.requires, req.env, req.vault, file);
 
-  const findings: DestructiveFinding[] = [];
-  for (const { step } of plan.steps) {
-    const r = rendered.get(step.label)!;
-    r.args.forEach((a, i) => {
-      const where = a.prompt ? `${a.prompt.source} (step "${step.label}")` : `${file}: step "${step.label}".args[${i}]`;
-      findings.push(...scanText(a.prompt ? a.prompt.text : a.value, where, { ...vars, ...r.env }));
-    });
-    // The build command runs in a shell with the step's variables: read it after expanding them.
-    if (step.build_command) findings.push(...scanShell(step.build_command, `${file}: step "${step.label}".build_command`, { ...vars, ...r.env }));
-  }
+  const findings = scanPlanSteps(plan, rendered, vars, file);
   const warnings: string[] = [];
   if (findings.length > 0) {
     if (!recipe.allow_destructive_intents)
       throw new RunRefusedError(
-        `${file}: destructive intents found; nothing was started (set "allow_destructive_intents": true in the recipe to run anyway)`,
+        `${file}: destructive intents found (or commands whose effect cannot be told before they run); nothing was started (set "allow_destructive_intents": true in the recipe to run anyway)`,
         findings.map(describeFinding),
       );
     for (const f of findings) warnings.push(`warning: destructive intent allowed by the recipe: ${describeFinding(f)}`);

@@ -3,6 +3,7 @@ import { validate } from '../protocol/validate.ts';
 import { notFound } from '../protocol/errors.ts';
 import { type Caller, requireAdmin } from './access.ts';
 import type { Feed } from './feed.ts';
+import { redactCredentials } from '../net/redact.ts';
 import type { Reply } from './reply.ts';
 import type { MonitorService } from './service.ts';
 
@@ -30,7 +31,7 @@ export function snapshot(service: MonitorService, _input: unknown, caller: Calle
       },
       pending_deadlines: service.system.deadlines.size,
       client_limits: { ...service.clientLimits.settings, refusals_counted_not_stored: service.clientLimits.refusalsCounted },
-      store: { path: service.store.path },
+      store: { path: redactCredentials(service.store.path) },
       health: { ok: !service.store.commits.failed, uptime_s: Math.round(process.uptime()) },
       memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
     },

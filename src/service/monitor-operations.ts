@@ -26,6 +26,7 @@ import type { Reply } from './reply.ts';
 import { servedLimits, servedMonitor } from './served.ts';
 import { defaults } from './defaults.ts';
 import type { MonitorService } from './service.ts';
+import { redactDeep } from '../net/redact.ts';
 import { stateDocument } from './state-document.ts';
 import { mintToken, secretMatches } from './tokens.ts';
 
@@ -193,7 +194,8 @@ export function configureMonitor(action: ConfigureAction) {
       seq = service.observations.recordBookkeeping(feed, observationTypes.configured, feed.definition.owner, {
         action,
         reason: body.reason,
-        diff: outcome.diff,
+        // Subscribers read this observation: a new source URL's credentials stay out of it.
+        diff: redactDeep(outcome.diff),
       });
       service.persistMonitor(feed);
     }

@@ -2,6 +2,7 @@
 // server holds. Doors send these as they are.
 import type { Feed } from './feed.ts';
 import type { LeaseRecord, LeaseState, SubscriptionRecord, SubscriptionState } from '../store/records.ts';
+import { redactDeep } from '../net/redact.ts';
 import { defaults } from './defaults.ts';
 import type { MonitorService } from './service.ts';
 
@@ -25,7 +26,8 @@ export function servedMonitor(service: MonitorService, feed: Feed) {
     id: d.id,
     name: d.name,
     owner: d.owner,
-    source: d.source,
+    // Credentials in a source's URL are write-only: whoever may read the monitor sees them as "***".
+    source: redactDeep(d.source),
     filter: d.filter,
     horizon: d.horizon,
     capabilities: d.capabilities,

@@ -5,6 +5,7 @@
 // writes go through the source's ClusterWrites, in order, and survive lost
 // races and a busy database.
 
+import { redactCredentials } from '../net/redact.ts';
 import type { Feed } from '../service/feed.ts';
 import type { MonitorService } from '../service/service.ts';
 import { stateDocument } from '../service/state-document.ts';
@@ -147,7 +148,8 @@ export class SourceRun {
   fail(error: unknown): void {
     if (this.stopped) return;
     this.stoppedFlag = true;
-    this.report({ type: 'FAIL', error: error instanceof Error ? error.message : String(error) });
+    // The message is shown (state, dashboard, inspector, logs): a URL in it loses its credentials.
+    this.report({ type: 'FAIL', error: redactCredentials(error instanceof Error ? error.message : String(error)) });
   }
 
   /** The state document of another monitor (formula inputs), or undefined when it is gone. */

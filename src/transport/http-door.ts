@@ -20,8 +20,6 @@ export interface DoorExtensions {
   readonly rpc?: (request: HttpRequest, caller: Caller) => Promise<FullResponse>;
   /** Paths outside /mp/v0 another module answers after the browser rules (the cloud API's /v1); undefined: not its path. */
   readonly mount?: (request: HttpRequest) => Promise<HttpResponse> | undefined;
-  /** Requests another module answers before the browser rules (managed-edge workers by Host); undefined: not its request. */
-  readonly unguarded?: (request: HttpRequest) => Promise<HttpResponse> | undefined;
 }
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): FullResponse {
@@ -149,8 +147,6 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
   const extensions = options.extensions ?? {};
 
   return async (request) => {
-    const claimed = extensions.unguarded?.(request);
-    if (claimed) return claimed.catch((thrown: unknown) => errorResponse(asProtocolError(thrown)));
     const verdict = guard(request);
     if (verdict.kind === 'refused') return errorResponse(verdict.error);
     if (verdict.kind === 'preflight') return verdict.response;

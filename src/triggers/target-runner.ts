@@ -5,6 +5,7 @@
 // its restart would repeat. `ttl` kills the group (SIGTERM, then SIGKILL).
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { describeFinding, scanShell } from '../recipes/preflight/destructive.ts';
 import type { TriggerMode } from '../recipes/types/trigger-fields.ts';
 import type { Clock } from './clock.ts';
 
@@ -30,6 +31,8 @@ export interface TargetSpec {
   env: Record<string, string | undefined>;
   cwd: string;
   ttlSeconds: number;
+  /** A command target the destructive-intent guard refuses runs only when the recipe allows it. */
+  allowDestructive?: boolean;
 }
 
 export interface TargetResult {
@@ -47,6 +50,10 @@ export function targetCommand(spec: TargetSpec): string[] {
   return [process.execPath, vigilBin, 'sequence', spec.target, ...varFlags];
 }
 
+function definedValues(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
@@ -56,6 +63,14 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number) => void): Promise<TargetResult> {
+  // Recipe targets pass the guard in their own run's preflight; a command target is read here.
+  if (spec.mode === 'command' && !spec.allowDestructive) {
+    const findings = scanShell(spec.target, 'target', { ...definedValues(spec.env), ...spec.vars });
+    if (findings.length > 0) {
+      const reason = `refused: destructive intent (${findings.map(describeFinding).join('; ')}); set "allow_destructive_intents": true in the recipe to run it`;
+      return Promise.resolve({ status: 'failed', exitCode: null, output: '', stderr: '', reason });
+    }
+  }
   const argv = targetCommand(spec);
   const env = spec.mode === 'command' ? { ...spec.env, ...spec.vars } : spec.env;
   return new Promise((done) => {

@@ -4,11 +4,24 @@
 // new client and forwards what one client sends to the others) and connects
 // @statelyai/inspect's WebSocket inspector to it. GET on the port serves a
 // page that opens https://stately.ai/inspect and feeds it; nothing opens a
-// browser. The relay listens on the server's host only.
-import { createServer } from 'node:http';
+// browser.
+//
+// Every actor's context passes through the relay, so it is guarded like the
+// API: it listens on loopback unless --inspect-host says otherwise, and then
+// only a client with the admin token (`?token=` or a bearer header) may
+// connect; a browser's WebSocket from another origin is refused (the bridge
+// page's own origin, and --allow-origin, are allowed), and on loopback the
+// Host must name this machine (DNS rebinding). Token hashes are dropped and
+// every text is redacted (src/net/redact.ts) before it leaves the server.
+import { createServer, type IncomingMessage } from 'node:http';
 import { createWebSocketInspector } from '@statelyai/inspect';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
+import { redactCredentials } from '../net/redact.ts';
+import { isLoopbackHost } from '../service/loopback.ts';
+import { secretMatches } from '../service/tokens.ts';
+import { browserGuard } from '../transport/browser-guard.ts';
+import type { HttpRequest } from '../transport/http-types.ts';
 
 /** Events replayed to a client that connects late (the inspector rebuilds its view from them). */
 const replayEvents = 2000;
@@ -20,8 +33,9 @@ export interface RunningInspector {
   close(): Promise<void>;
 }
 
-/** Token hashes never leave the server, not even to the inspector. */
+/** Token hashes never leave the server, not even to the inspector, and no text keeps a URL's credentials. */
 function sanitize(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return redactCredentials(value);
   if (depth > 6 || typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((v) => sanitize(v, depth + 1));
   return Object.fromEntries(
@@ -47,7 +61,9 @@ window.addEventListener('message', (e) => {
     buffer.length = 0;
   }
 });
-const ws = new WebSocket('ws://' + location.host);
+const token = new URLSearchParams(location.hash.slice(1)).get('token');
+if (location.hash) history.replaceState(null, '', location.pathname);
+const ws = new WebSocket('ws://' + location.host + '/' + (token ? '?token=' + encodeURIComponent(token) : ''));
 ws.onmessage = (event) => {
   const data = JSON.parse(event.data);
   if (connected) iframe.contentWindow.postMessage(data, '*');
@@ -56,12 +72,39 @@ ws.onmessage = (event) => {
 </script></body></html>`;
 }
 
-export async function startInspector(options: { port: number; host: string }): Promise<RunningInspector> {
+export interface InspectorOptions {
+  readonly port: number;
+  /** Where it listens: loopback unless the user names another address. */
+  readonly host: string;
+  /** Required beyond loopback: the token a client presents. */
+  readonly adminToken?: string;
+  readonly allowOrigins: readonly string[];
+  readonly allowHosts: readonly string[];
+}
+
+export class InspectorRefused extends Error {}
+
+export async function startInspector(options: InspectorOptions): Promise<RunningInspector> {
+  const needsToken = !isLoopbackHost(options.host);
+  if (needsToken && !options.adminToken) {
+    throw new InspectorRefused(
+      `--inspect-host ${options.host} listens beyond loopback, where the inspector needs a token: start with --allow-admin (its token opens the inspector), or leave --inspect-host out.`,
+    );
+  }
   const http = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "frame-ancestors 'none'", 'referrer-policy': 'no-referrer' });
     res.end(bridgePage());
   });
-  const relay = new WebSocketServer({ server: http, maxPayload: 16 << 20 });
+  const refusal = admission(options, needsToken);
+  const relay = new WebSocketServer({
+    server: http,
+    maxPayload: 16 << 20,
+    verifyClient: ({ req }, done) => {
+      const refused = refusal(req);
+      if (refused) done(false, refused.status, refused.message);
+      else done(true);
+    },
+  });
   const recent: string[] = [];
   relay.on('connection', (socket) => {
     for (const message of recent) socket.send(message);
@@ -86,10 +129,13 @@ export async function startInspector(options: { port: number; host: string }): P
     http.listen(options.port, options.host, () => resolve());
   });
   const port = (http.address() as { port: number }).port;
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  // A wildcard address is where it listens, not somewhere to connect: show this machine's loopback.
+  const shown = options.host === '0.0.0.0' ? '127.0.0.1' : options.host === '::' ? '::1' : options.host;
+  const host = shown.includes(':') ? `[${shown}]` : shown;
   const url = `ws://${host}:${port}`;
   const inspector = createWebSocketInspector({
-    url,
+    // The server's own feed presents the token like any client.
+    url: needsToken ? `${url}/?token=${encodeURIComponent(options.adminToken!)}` : url,
     maxDeferredEvents: replayEvents,
     sanitizeContext: (context) => sanitize(context) as typeof context,
     sanitizeEvent: (event) => sanitize(event) as typeof event,
@@ -104,5 +150,22 @@ export async function startInspector(options: { port: number; host: string }): P
       relay.close();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
+  };
+}
+
+/** Why a WebSocket upgrade is refused (the API's browser rules, and the token beyond loopback), or undefined. */
+function admission(options: InspectorOptions, needsToken: boolean): (req: IncomingMessage) => { status: number; message: string } | undefined {
+  const guard = browserGuard({ allowOrigins: options.allowOrigins, allowHosts: options.allowHosts });
+  return (req) => {
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
+    // The bridge page this port serves connects back to where it came from: its own origin.
+    if (headers.origin !== undefined && headers.host !== undefined && headers.origin.toLowerCase() === `http://${headers.host.toLowerCase()}`) delete headers.origin;
+    const query = (req.url ?? '').split('?')[1] ?? '';
+    const verdict = guard({ method: 'GET', path: '/', query, headers, remoteAddress: req.socket.remoteAddress ?? '', body: Buffer.alloc(0), signal: AbortSignal.abort() } satisfies HttpRequest);
+    if (verdict.kind === 'refused') return { status: 403, message: verdict.error.message };
+    if (!needsToken) return undefined;
+    const presented = new URLSearchParams(query).get('token') ?? /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+    if (!secretMatches(presented, options.adminToken!)) return { status: 401, message: 'The inspector needs the admin token: connect with ?token=<admin token> or Authorization: Bearer <admin token>.' };
+    return undefined;
   };
 }

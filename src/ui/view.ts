@@ -10,6 +10,7 @@ import type { MonitorService } from '../service/service.ts';
 import { stateDocument } from '../service/state-document.ts';
 import { lagOf } from '../service/subscription-handle.ts';
 import { secretMatches } from '../service/tokens.ts';
+import { redactCredentials } from '../net/redact.ts';
 
 const maxRows = 200;
 const recentPerMonitor = 20;
@@ -36,7 +37,7 @@ export function dashboardView(service: MonitorService, caller: Caller) {
       status: feed.status,
       source: feed.definition.source.kind,
       source_state: snapshot ? sourceStateOf(snapshot.value) : null,
-      source_error: snapshot?.context.lastError ?? null,
+      source_error: snapshot?.context.lastError ? redactCredentials(snapshot.context.lastError) : null,
       head: state.head,
       observations: state.counters.observations,
       subscriptions: state.counters.subscriptions_active,

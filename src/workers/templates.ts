@@ -36,7 +36,26 @@ export default {
 const webhookWorker = (name: string) => `// Worker "${name}": receives Standard Webhooks deliveries (for example Vigil's
 // cir.capture) and checks their signature with the secret WEBHOOK_SECRET:
 //   vigil worker secret set ${name} WEBHOOK_SECRET
+// A delivery is handled once: its webhook-id is remembered for as long as its
+// timestamp is accepted, and a replay (or a retry whose first answer was lost)
+// is answered 200 { duplicate: true } without handling it again; later, the
+// timestamp check refuses it. The memory is this isolate's: bind a KV
+// namespace or a Durable Object where several isolates must agree.
 const toleranceSeconds = 300;
+const maxRemembered = 100_000;
+/** webhook-id -> when it may be forgotten (ms). Insertion order is expiry order, near enough. */
+const seen = new Map<string, number>();
+
+function firstDelivery(id: string): boolean {
+  const now = Date.now();
+  for (const [old, until] of seen) {
+    if (until > now && seen.size < maxRemembered) break;
+    seen.delete(old);
+  }
+  if (seen.has(id)) return false;
+  seen.set(id, now + 2 * toleranceSeconds * 1000);
+  return true;
+}
 
 async function signatureOf(secret: string, id: string, timestamp: string, body: string): Promise<string> {
   const encoder = new TextEncoder();
@@ -66,6 +85,7 @@ export default {
     const valid = signatures.split(' ').some((s) => s.startsWith('v1,') && sameText(s.slice(3), expected));
     if (!valid) return new Response('bad signature\\n', { status: 401 });
     const event = JSON.parse(body) as { type: string; data: unknown };
+    if (!firstDelivery(id)) return Response.json({ received: event.type, duplicate: true });
     console.log(\`${name}: \${event.type}\`);
     return Response.json({ received: event.type });
   },

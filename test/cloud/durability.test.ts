@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
+import { edgeFetch } from '../support/edge.ts';
 import { type ServerProcess, stablePort, startServerProcess, tempDir } from '../support/server-process.ts';
 import { adminToken, makeKey } from './fixtures.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
@@ -46,6 +47,13 @@ function workerdChildren(parent: number): number[] {
     .map(Number);
 }
 
+/** Where the worker answers on this run's edge port, as `vigil serve` printed it. */
+const keeperUrl = (running: ServerProcess): string => {
+  const template = /edge workers at (http:\/\/\S+)/.exec(running.output())?.[1];
+  if (!template) throw new Error(`no edge URL in the output:\n${running.output()}`);
+  return template.replace('<name>', 'keeper');
+};
+
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -75,7 +83,7 @@ describe('delivery durability', () => {
     const log = () => call(server!.url, 'GET', `/v1/webhooks/${hook.id}/deliveries`, { token: key }).then((r) => r.body.deliveries);
     const failed = await until(log, (d) => d[0]?.attempts >= 1);
     expect(failed[0]).toMatchObject({ status: 'pending', attempts: 1, error: expect.stringContaining('ECONNREFUSED') });
-    expect((await fetch(`${server.url}/edge/keeper/`)).status).toBe(200);
+    expect((await edgeFetch(keeperUrl(server))).status).toBe(200);
     const workerd = workerdChildren(server.child.pid!);
     expect(workerd.length).toBeGreaterThan(0);
     await server.kill();
@@ -90,6 +98,6 @@ describe('delivery durability', () => {
     expect(arrived!.body).toMatchObject({ type: 'cir.capture', data: { n: 1 } });
     const done = await until(log, (d) => d[0]?.status === 'delivered');
     expect(done[0]).toMatchObject({ status: 'delivered', response_code: 200 });
-    expect(await (await fetch(`${server.url}/edge/keeper/`)).text()).toBe('still here');
+    expect((await edgeFetch(keeperUrl(server))).text).toBe('still here');
   });
 });

@@ -43,7 +43,7 @@ return { id: hook.id, listed: list.map((w) => w.id), test, bad, deployed, secret
     expect(out.listed).toEqual([out.id]);
     expect(out.test).toEqual({ delivered: true, response_code: 200 });
     expect(out.bad).toEqual({ code: 'INVALID_ARGUMENT', field: 'event' });
-    expect(out.deployed).toEqual({ name: 'fromscript', url: `${server.url}/edge/fromscript/`, deployed: true });
+    expect(out.deployed).toEqual({ name: 'fromscript', url: `http://fromscript.localhost:${server.server.edgePort}/`, deployed: true });
     expect(out.secrets).toEqual(['K']);
     expect(out.deleted).toEqual({ deleted: true });
     expect(out.deletedHook).toEqual({ deleted: true });

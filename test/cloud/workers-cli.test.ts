@@ -7,6 +7,8 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
+import { edgeFetch } from '../support/edge.ts';
+import { signedHeaders } from '../../src/cloud/signed-delivery.ts';
 import { makeSdkProject, type SdkProject, vigil } from '../sdk/helpers.ts';
 import { makeKey, useCloudServer } from './fixtures.ts';
 
@@ -33,26 +35,26 @@ describe('vigil worker on the managed edge', { timeout: 180_000 }, () => {
     const deployed = await vigil(project, ['worker', 'deploy', 'hello', '--minify', '--json']);
     expect(deployed.code, deployed.stderr).toBe(0);
     const result = JSON.parse(deployed.stdout);
-    expect(result).toEqual({ name: 'hello', url: `${server.url}/edge/hello/`, deployed: true });
-    const answer = await fetch(`${result.url}some/path`);
-    expect(await answer.json()).toEqual({ worker: 'hello', path: '/some/path', method: 'GET', secrets: 0 });
+    expect(result).toEqual({ name: 'hello', url: `http://hello.localhost:${server.server.edgePort}/`, deployed: true });
+    const answer = await edgeFetch(`${result.url}some/path`);
+    expect(answer.json()).toEqual({ worker: 'hello', path: '/some/path', method: 'GET', secrets: 0 });
 
     expect((await vigil(project, ['worker', 'secret', 'set', 'hello', 'TOKEN'], { stdin: 'abc' })).code).toBe(0);
-    expect(await (await fetch(result.url)).json()).toMatchObject({ secrets: 1 });
+    expect((await edgeFetch(result.url)).json()).toMatchObject({ secrets: 1 });
     expect(JSON.parse((await vigil(project, ['worker', 'secret', 'list', 'hello', '--json'])).stdout)).toEqual(['TOKEN']);
     expect((await vigil(project, ['worker', 'secret', 'delete', 'hello', 'TOKEN'])).code).toBe(0);
-    expect(await (await fetch(result.url)).json()).toMatchObject({ secrets: 0 });
+    expect((await edgeFetch(result.url)).json()).toMatchObject({ secrets: 0 });
 
     const list = JSON.parse((await vigil(project, ['worker', 'list', '--json'])).stdout);
     expect(list.map((w: { name: string }) => w.name)).toEqual(['hello']);
     const status = JSON.parse((await vigil(project, ['worker', 'status', 'hello', '--json'])).stdout);
     expect(status).toEqual(list[0]);
     expect(JSON.parse((await vigil(project, ['worker', 'delete', 'hello', '--json'])).stdout)).toEqual({ deleted: true });
-    expect((await fetch(result.url)).status).toBe(404);
+    expect((await edgeFetch(result.url)).status).toBe(404);
     expect((await vigil(project, ['worker', 'status', 'hello'])).stderr).toMatch(/No worker "hello"/);
   });
 
-  it('the webhook template verifies a signed delivery from the server', async () => {
+  it('the webhook template verifies a signed delivery from the server and handles a replay once', async () => {
     expect((await vigil(project, ['worker', 'create', 'hook', '--template', 'webhook'])).code).toBe(0);
     const deployed = JSON.parse((await vigil(project, ['worker', 'deploy', 'hook', '--json'])).stdout);
     const secret = 'worker-webhook-secret-123';
@@ -60,6 +62,15 @@ describe('vigil worker on the managed edge', { timeout: 180_000 }, () => {
     const reg = await call(server.url, 'POST', '/v1/webhooks', { token: key, body: { event: 'cir.capture', url: deployed.url, secret } });
     expect(reg.status).toBe(201);
     expect((await call(server.url, 'POST', `/v1/webhooks/${reg.body.id}/test`, { token: key })).body).toEqual({ delivered: true, response_code: 200 });
+    // A captured delivery sent again (same webhook-id, signature and body) is not handled twice.
+    const body = JSON.stringify({ type: 'cir.capture', data: { n: 1 } });
+    const delivery = { method: 'POST', body, headers: { ...signedHeaders(secret, 'msg_replayed_0001', body), 'content-type': 'application/json' } };
+    expect((await edgeFetch(deployed.url, delivery)).json()).toEqual({ received: 'cir.capture' });
+    const replayed = await edgeFetch(deployed.url, delivery);
+    expect(replayed.status).toBe(200);
+    expect(replayed.json()).toEqual({ received: 'cir.capture', duplicate: true });
+    const next = JSON.stringify({ type: 'cir.capture', data: { n: 2 } });
+    expect((await edgeFetch(deployed.url, { method: 'POST', body: next, headers: signedHeaders(secret, 'msg_replayed_0002', next) })).json()).toEqual({ received: 'cir.capture' });
     await vigil(project, ['worker', 'secret', 'set', 'hook', 'WEBHOOK_SECRET'], { stdin: 'a-different-secret-value' });
     expect((await call(server.url, 'POST', `/v1/webhooks/${reg.body.id}/test`, { token: key })).body).toMatchObject({ delivered: false, response_code: 401 });
     await vigil(project, ['worker', 'delete', 'hook']);

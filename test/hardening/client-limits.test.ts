@@ -3,7 +3,9 @@
 // retry_after_s) and capped; refused anonymous writes beyond a small rate are
 // counted, not stored one row each. The limits are given with --client-limits;
 // --client-limits-loopback applies them to loopback clients too (as here).
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { networkOf } from '../../src/service/client-limits.ts';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { transports } from '../support/server-process.ts';
 import { headOf, useServer } from '../http/fixtures.ts';
@@ -73,5 +75,62 @@ describe.each(transports)('per-client limits spare loopback by default over %s',
   const server = useServer({ transport, args: ['--client-limits', 'creates_per_minute=2'] });
   it('lets a loopback client create past the rate', async () => {
     for (let i = 0; i < 4; i++) await createMonitor(server.base);
+  });
+});
+
+/** POST a JSON body from a chosen local address (loopback has all of 127/8 to speak from). */
+function postFrom(localAddress: string, url: string, body: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((done, fail) => {
+    const text = JSON.stringify(body);
+    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (res) => {
+      let answer = '';
+      res.on('data', (c) => (answer += c));
+      res.on('end', () => done({ status: res.statusCode ?? 0, body: JSON.parse(answer) }));
+    });
+    req.on('error', fail);
+    req.end(text);
+  });
+}
+
+describe('per-client limits against rotating source addresses', () => {
+  // Caps, not rates: a count refills with no clock, whatever this machine's load.
+  const server = useServer({ transport: 'node', args: ['--client-limits', 'monitors_per_client=5,anonymous_monitors=8', '--client-limits-loopback'] });
+
+  it('counts a /24 as one client, and everyone without a token against one budget', async () => {
+    // 40 addresses of one /24 get one address's budget, not 40 of them.
+    const sameNetwork: number[] = [];
+    let refusal: any;
+    for (let i = 2; i < 42; i++) {
+      const reply = await postFrom(`127.0.0.${i}`, `${server.base}/monitors`, {});
+      sameNetwork.push(reply.status);
+      if (reply.status === 429) refusal ??= reply.body;
+    }
+    expect(sameNetwork.filter((s) => s === 201).length).toBe(5);
+    expect(refusal).toMatchObject({ code: 'OVER_BUDGET', limit: 'monitors_per_client', limit_value: 5 });
+    expect(refusal.error).toBe("This client's network (127.0.0.0/24) has made 5 monitors without a token, the most allowed (monitors_per_client 5).");
+    // Other networks draw on the budget of everyone without a token: 3 are left of 8.
+    const otherNetworks: number[] = [];
+    for (let n = 1; n < 10; n++) {
+      const reply = await postFrom(`127.0.${n}.1`, `${server.base}/monitors`, {});
+      otherNetworks.push(reply.status);
+      if (reply.status === 429) refusal = reply.body;
+    }
+    expect(otherNetworks.slice(0, 3)).toEqual([201, 201, 201]);
+    expect(otherNetworks.slice(3).every((s) => s === 429)).toBe(true);
+    expect(refusal).toMatchObject({ code: 'OVER_BUDGET', limit: 'anonymous_monitors', limit_value: 8 });
+    expect(refusal.error).toBe('All clients without a token together have made 8 monitors, the most allowed (anonymous_monitors 8).');
+  });
+});
+
+describe('the network a client address belongs to', () => {
+  it.each([
+    ['203.0.113.77', '203.0.113.0/24'],
+    ['::ffff:198.51.100.9', '198.51.100.0/24'],
+    ['2001:db8:1:2:aaaa:bbbb:cccc:dddd', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['2001:db8:0:7::5', '2001:db8:0:7::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+  ])('%s is in %s', (address, network) => {
+    expect(networkOf(address)).toBe(network);
   });
 });

@@ -33,6 +33,13 @@ const capMs = 40_000;
 describe.each(transports)('stalled requests over %s', (transport) => {
   const server = useServer({ transport });
 
+  it('drops connections that never send a byte', async () => {
+    const silent = await Promise.all(Array.from({ length: 50 }, () => stall(server.server.port, '', capMs)));
+    expect(silent.filter((s) => !s.closedByServer)).toEqual([]);
+    // The server still answers.
+    expect((await fetch(`${server.url}/mp/v0/discover`)).status).toBe(200);
+  }, 60_000);
+
   it('drops a request whose headers never finish', async () => {
     const result = await stall(server.server.port, 'GET /mp/v0/discover HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1', capMs);
     expect(result.closedByServer).toBe(true);

@@ -54,6 +54,8 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
   const args = ['serve', '--port', String(options.port ?? 0), '--transport', options.transport ?? 'uws'];
   if (options.state) args.push('--state', options.state);
   args.push(...(options.args ?? []));
+  // With a fixed --port the edge would take its fixed default (8787), which parallel test files share.
+  if (!args.includes('--edge-port') && !args.some((a) => a.startsWith('--edge-port='))) args.push('--edge-port', '0');
   const child = spawnChild(process.execPath, vigilArgs(args), {
     cwd: repoRoot,
     // A server killed with SIGKILL cannot remove its temporary files (miniflare's,

@@ -59,7 +59,7 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
   };
 
   it('shows a monitor created through the API and its new observations without reloading', async () => {
-    // The token travels in the fragment (never sent to the server) and is moved to session storage.
+    // The token travels in the fragment (never sent to the server) and is kept in the page's memory.
     await page.goto(`${server.url}/ui#token=${admin}`);
     await page.waitForSelector('#live.on');
     expect(page.url()).toBe(`${server.url}/ui`);

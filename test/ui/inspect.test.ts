@@ -73,6 +73,6 @@ describe('vigil serve --inspect', () => {
     const page = await fetch(server.inspectUrl!.replace('ws://', 'http://'));
     const html = await page.text();
     expect(html).toContain('https://stately.ai/inspect');
-    expect(html).toContain("new WebSocket('ws://' + location.host)");
+    expect(html).toContain("new WebSocket('ws://' + location.host + '/'");
   });
 });

@@ -1,6 +1,6 @@
-// The managed edge: each deployed worker runs in workerd through miniflare,
-// answers at /edge/<name>/ and, with --edge-domain D, at <name>.D by Host
-// header. Scripts and secrets (as worker bindings) are rows in the server's
+// The managed edge: each deployed worker runs in workerd through miniflare
+// and answers on the edge's own port (--edge-port) at <name>.<edge domain>
+// by Host header, an origin of its own (edge-door.ts). Scripts and secrets (as worker bindings) are rows in the server's
 // store, so workers come back after a restart; a worker's runtime starts on
 // its first request and is replaced when its script or secrets change.
 import { randomUUID } from 'node:crypto';
@@ -19,7 +19,7 @@ export interface WorkerInfo {
 /** Each worker is a workerd process while it runs: a key may hold this many. */
 export const maxWorkersPerKey = 50;
 
-const workerName = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+export const workerName = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const secretName = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 export function checkWorkerName(name: unknown): string {
@@ -42,9 +42,13 @@ export class ManagedEdge {
   readonly runtimes: WorkerRuntimes;
   private readonly crons: CronJobs;
 
+  /** The edge door's port once it listens (edge-door.ts). */
+  port = 0;
+
   constructor(
     private readonly store: CloudStore,
-    readonly edgeDomain: string | undefined,
+    /** Workers answer at <name>.<edgeDomain>; `localhost` by default, which browsers resolve to this machine. */
+    readonly edgeDomain: string,
     log: (line: string) => void = () => {},
     limits: WorkerLimits = defaultWorkerLimits,
   ) {
@@ -58,18 +62,15 @@ export class ManagedEdge {
     for (const row of store.allWorkers()) this.crons.set(row.name, JSON.parse(row.crons) as string[]);
   }
 
-  /** Where a deployed worker answers, as seen from a client that reached the server at `host`. */
-  urlOf(name: string, host: string | undefined): string {
-    const port = host?.match(/:(\d+)$/)?.[1];
-    if (this.edgeDomain) return `http://${name}.${this.edgeDomain}${port ? `:${port}` : ''}/`;
-    return `http://${host ?? 'localhost'}/edge/${name}/`;
+  /** Where a deployed worker answers. */
+  urlOf(name: string): string {
+    return `http://${name}.${this.edgeDomain}${this.port === 80 ? '' : `:${this.port}`}/`;
   }
 
   async deploy(
     key: ApiKeyTable,
     name: string,
     input: { script?: unknown; crons?: unknown },
-    host: string | undefined,
   ): Promise<{ name: string; url: string; deployed: boolean }> {
     checkWorkerName(name);
     const { script } = input;
@@ -97,7 +98,7 @@ export class ManagedEdge {
     });
     await this.store.settled();
     this.crons.set(name, crons);
-    return { name, url: this.urlOf(name, host), deployed: true };
+    return { name, url: this.urlOf(name), deployed: true };
   }
 
   list(key: ApiKeyTable): WorkerInfo[] {
@@ -136,16 +137,14 @@ export class ManagedEdge {
     await this.updateSecrets(row, secrets);
   }
 
-  /** The worker a request is for: /edge/<name>/… or <name>.<edge domain>. */
-  route(path: string, host: string | undefined): { name: string; path: string } | undefined {
-    const byPath = /^\/edge\/([^/]+)(\/.*)?$/.exec(path);
-    if (byPath) return { name: byPath[1]!, path: byPath[2] ?? '/' };
-    if (!this.edgeDomain || !host) return undefined;
-    const bare = host.toLowerCase().replace(/:\d+$/, '');
+  /** The worker a Host header names (<name>.<edge domain>[:port]), or undefined. */
+  workerOfHost(host: string | undefined): string | undefined {
+    if (!host) return undefined;
+    const bare = host.toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
     const suffix = `.${this.edgeDomain}`;
     if (!bare.endsWith(suffix)) return undefined;
     const name = bare.slice(0, -suffix.length);
-    return workerName.test(name) ? { name, path } : undefined;
+    return workerName.test(name) ? name : undefined;
   }
 
   /** Runs the worker's scheduled handler now (as `wrangler dev --test-scheduled` does). */

@@ -5,10 +5,15 @@
 // A worker's code is anyone's with an API key: a request or scheduled run
 // that takes longer than the time limit is abandoned and the worker's
 // workerd is restarted (a spinning isolate would otherwise hold a core and
-// every later request for good), and an answer is read up to a size limit.
+// every later request for good), a workerd past the memory limit is stopped
+// the same way (worker-memory.ts), an answer is read up to a size limit, and
+// the worker's own fetches go out under the inward-address rules
+// (worker-outbound.ts).
 import type { Miniflare } from 'miniflare';
 import { readBounded } from '../../net/read-bounded.ts';
 import type { FullResponse, HttpRequest } from '../../transport/http-types.ts';
+import { MemoryWatch, workerdListeningOn } from './worker-memory.ts';
+import { WorkerOutbound } from './worker-outbound.ts';
 import { guardWorkerdChildren } from './workerd-guard.ts';
 
 export interface WorkerSource {
@@ -33,9 +38,13 @@ export interface WorkerLimits {
   /** A request (answer and body) or a scheduled run, in ms. */
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
+  /** Resident memory of a worker's workerd process. */
+  readonly memoryBytes: number;
+  /** The worker's fetches may reach loopback, private and link-local addresses (--allow-private-workers). */
+  readonly allowPrivate: boolean;
 }
 
-export const defaultWorkerLimits: WorkerLimits = { timeoutMs: 30_000, maxResponseBytes: 32 << 20 };
+export const defaultWorkerLimits: WorkerLimits = { timeoutMs: 30_000, maxResponseBytes: 32 << 20, memoryBytes: 256 << 20, allowPrivate: false };
 
 /** A worker went past a limit; `status` is what its caller is answered. */
 export class WorkerLimitError extends Error {
@@ -50,45 +59,73 @@ export class WorkerLimitError extends Error {
 // Hop-by-hop and framing headers are the transport's business; the body is already decoded.
 const dropped = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'content-encoding']);
 
+/** One running workerd; `dead` once stopped for a limit (the next use starts another). */
+interface Instance {
+  readonly mf: Miniflare;
+  /** Rejects with the limit error when the instance is stopped under its callers. */
+  readonly stopped: Promise<never>;
+  dead: boolean;
+  /** Stops it for a limit: its callers get `error`. */
+  kill(error: WorkerLimitError): void;
+  /** Stops it because it is replaced, deleted or the server closes. */
+  retire(): Promise<void>;
+}
+
 export class WorkerRuntimes {
-  private readonly running = new Map<string, Promise<Miniflare>>();
+  private readonly running = new Map<string, Promise<Instance>>();
+  private readonly memory: MemoryWatch;
+  private readonly outbound: WorkerOutbound | undefined;
 
   constructor(
     private readonly load: (name: string) => WorkerSource | undefined,
     private readonly limits: WorkerLimits = defaultWorkerLimits,
-  ) {}
+  ) {
+    this.memory = new MemoryWatch(limits.memoryBytes);
+    this.outbound = limits.allowPrivate ? undefined : new WorkerOutbound(limits.timeoutMs);
+  }
 
   /** Starts the worker from `source` (checking that it starts), replacing a running one. */
   async replace(name: string, source: WorkerSource): Promise<void> {
-    const started = this.start(source);
+    const started = this.start(name, source);
     // Awaited before the old instance goes, so a script that fails to start leaves the deployed one running.
     await started;
     const previous = this.running.get(name);
     this.running.set(name, started);
-    if (previous) await previous.then((mf) => mf.dispose()).catch(() => {});
+    if (previous) await previous.then((old) => old.retire()).catch(() => {});
   }
 
   async stop(name: string): Promise<void> {
     const previous = this.running.get(name);
     this.running.delete(name);
-    if (previous) await previous.then((mf) => mf.dispose()).catch(() => {});
+    if (previous) await previous.then((old) => old.retire()).catch(() => {});
   }
 
-  private instance(name: string): Promise<Miniflare> | undefined {
-    let instance = this.running.get(name);
-    if (!instance) {
-      const source = this.load(name);
-      if (!source) return undefined;
-      instance = this.start(source);
-      this.running.set(name, instance);
-      instance.catch(() => this.running.delete(name));
+  /** The worker's live instance, started when there is none (or it was stopped); undefined when not deployed. */
+  private async instance(name: string): Promise<Instance | undefined> {
+    for (;;) {
+      const current = this.running.get(name);
+      if (!current) break;
+      const live = await current.catch(() => undefined);
+      if (live && !live.dead) return live;
+      if (this.running.get(name) === current) {
+        this.running.delete(name);
+        break;
+      }
+      // Replaced meanwhile: look again.
     }
-    return instance;
+    const source = this.load(name);
+    if (!source) return undefined;
+    const started = this.start(name, source);
+    this.running.set(name, started);
+    started.catch(() => {
+      if (this.running.get(name) === started) this.running.delete(name);
+    });
+    return started;
   }
 
   /** Answers `request` with the worker, or undefined when no such worker is deployed. */
   async fetch(name: string, path: string, request: HttpRequest): Promise<FullResponse | undefined> {
-    const instance = this.instance(name);
+    const instance = await this.instance(name);
     if (!instance) return undefined;
     const host = request.headers.host ?? 'localhost';
     const url = `http://${host}${path}${request.query ? `?${request.query}` : ''}`;
@@ -116,7 +153,7 @@ export class WorkerRuntimes {
    * this whole server with it).
    */
   async scheduled(name: string, cron: string): Promise<{ outcome: string } | undefined> {
-    const instance = this.instance(name);
+    const instance = await this.instance(name);
     if (!instance) return undefined;
     return this.limited(name, instance, 'scheduled run', async (mf, signal) => {
       const response = await mf.dispatchFetch(`http://localhost${scheduledTrigger}?cron=${encodeURIComponent(cron)}`, { signal });
@@ -124,16 +161,15 @@ export class WorkerRuntimes {
     });
   }
 
-  /** Runs `work` under the time limit; past it, the worker's instance is disposed so the next use starts afresh. */
-  private async limited<T>(name: string, instance: Promise<Miniflare>, what: string, work: (mf: Miniflare, signal: AbortSignal) => Promise<T>): Promise<T> {
-    const mf = await instance;
+  /** Runs `work` under the time limit and while the instance lives; past the limit the instance is stopped. */
+  private async limited<T>(name: string, instance: Instance, what: string, work: (mf: Miniflare, signal: AbortSignal) => Promise<T>): Promise<T> {
     const controller = new AbortController();
-    return withinLimit(work(mf, controller.signal), this.limits.timeoutMs, () => {
-      controller.abort();
-      if (this.running.get(name) === instance) this.running.delete(name);
-      void mf.dispose().catch(() => {});
+    instance.stopped.catch(() => controller.abort());
+    return withinLimit(Promise.race([work(instance.mf, controller.signal), instance.stopped]), this.limits.timeoutMs, () => {
       const seconds = this.limits.timeoutMs / 1000;
-      return new WorkerLimitError(`Worker "${name}" did not finish its ${what} within ${seconds} s; it was stopped and starts afresh on its next use.`, 504);
+      const error = new WorkerLimitError(`Worker "${name}" did not finish its ${what} within ${seconds} s; it was stopped and starts afresh on its next use.`, 504);
+      instance.kill(error);
+      return error;
     });
   }
 
@@ -142,24 +178,67 @@ export class WorkerRuntimes {
    * finishes would leave `ready` unsettled and a core spinning, so it gets the
    * time limit too (at least 10 s, for the process to start on a busy machine).
    */
-  private async start(source: WorkerSource): Promise<Miniflare> {
+  private async start(name: string, source: WorkerSource): Promise<Instance> {
     const { Miniflare } = await import('miniflare');
-    const mf = new Miniflare({ modules: true, script: source.script, bindings: source.bindings, compatibilityDate });
+    const mf = new Miniflare({
+      modules: true,
+      script: source.script,
+      bindings: source.bindings,
+      compatibilityDate,
+      ...(this.outbound && { outboundService: this.outbound.fetch as never }),
+    });
     const limitMs = Math.max(this.limits.timeoutMs, 10_000);
+    let entry: URL;
     try {
-      await withinLimit(mf.ready, limitMs, () => new WorkerLimitError(`the script did not start within ${limitMs / 1000} s (its top-level code must finish)`, 504));
+      entry = await withinLimit(mf.ready, limitMs, () => new WorkerLimitError(`the script did not start within ${limitMs / 1000} s (its top-level code must finish)`, 504));
     } catch (error) {
       await mf.dispose().catch(() => {});
       throw error;
     }
     guardWorkerdChildren();
-    return mf;
+    let reject!: (error: WorkerLimitError) => void;
+    const stopped = new Promise<never>((_, fail) => {
+      reject = fail;
+    });
+    stopped.catch(() => {});
+    let unwatch = () => {};
+    const instance: Instance = {
+      mf,
+      stopped,
+      dead: false,
+      kill(error) {
+        if (instance.dead) return;
+        instance.dead = true;
+        unwatch();
+        reject(error);
+        void mf.dispose().catch(() => {});
+      },
+      async retire() {
+        instance.dead = true;
+        unwatch();
+        await mf.dispose().catch(() => {});
+      },
+    };
+    const pid = workerdListeningOn(Number(entry.port));
+    if (pid !== undefined) {
+      unwatch = this.memory.watch(pid, (bytes) => {
+        const mb = (n: number) => Math.round(n / (1 << 20));
+        instance.kill(
+          new WorkerLimitError(
+            `Worker "${name}" went past its memory limit of ${mb(this.limits.memoryBytes)} MB (${mb(bytes)} MB); it was stopped and starts afresh on its next use.`,
+            502,
+          ),
+        );
+      });
+    }
+    return instance;
   }
 
   async closeAll(): Promise<void> {
     const all = [...this.running.values()];
     this.running.clear();
-    await Promise.all(all.map((p) => p.then((mf) => mf.dispose()).catch(() => {})));
+    await Promise.all(all.map((p) => p.then((instance) => instance.retire()).catch(() => {})));
+    await this.outbound?.close();
   }
 }
 

@@ -44,7 +44,7 @@ function guardProcess(): ChildProcess | undefined {
   return guard;
 }
 
-function workerdChildren(parent: number): number[] {
+export function workerdChildren(parent: number): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));

@@ -1,77 +1,96 @@
-// What counts as destructive: checks over one command's argument list (after
-// expansion, see shell-commands.ts) and over SQL text.
-import { HOME, unwrap } from './shell-commands.ts';
+// What counts as destructive: checks over one normalised command (see
+// command-normalise.ts: wrappers, paths and tools' global options already
+// taken off) in the folder it runs in, and over SQL text. A rule answers an
+// intent ("recursive delete of /usr"), or "cannot tell" when what the command
+// would touch is only known when it runs.
+import { shown } from './shell-words.ts';
+import { classifyTarget } from './target-paths.ts';
 
-const systemDirs = new Set(['bin', 'boot', 'dev', 'etc', 'home', 'lib', 'lib32', 'lib64', 'media', 'mnt', 'opt', 'proc', 'root', 'sbin', 'srv', 'sys', 'usr', 'var', 'Users', 'System', 'Library']);
-
-/** `/`, `~`, `$HOME`, a top-level system folder, or everything inside one of them. */
-export function isVitalPath(path: string): boolean {
-  let p = path.trim().replace(/^\$\{HOME\}/, HOME);
-  if (p === '') return false;
-  p = p.replace(/\/\*$/, '/').replace(/(?:\/\.)+$/, '/').replace(/\/+$/, '');
-  if (p === '' || p === '/*' || p === '*' || p === HOME || p === '~' || p === `${HOME}/*`) return true;
-  const parts = p.split('/').filter(Boolean);
-  return p.startsWith('/') && parts.length === 1 && (systemDirs.has(parts[0]!) || parts[0] === '*');
+export interface Verdict {
+  verdict: 'intent' | 'cannot tell';
+  pattern: string;
 }
 
+// GNU tools take any unambiguous prefix of a long option: --rec is --recursive.
 const flagHas = (argv: readonly string[], short: string, long: readonly string[]) =>
-  argv.some((a) => long.includes(a) || (/^-[A-Za-z]+$/.test(a) && a.includes(short)));
+  argv.some((a) => long.some((l) => a.length >= 5 && l.startsWith(a) && a.startsWith('--')) || (/^-[A-Za-z]+$/.test(a) && a.includes(short)));
 
 const operands = (argv: readonly string[]) => {
   const i = argv.indexOf('--');
-  return i >= 0 ? argv.slice(i + 1) : argv.filter((a) => !a.startsWith('-'));
+  return i >= 0 ? [...argv.slice(0, i).filter((a) => !a.startsWith('-')), ...argv.slice(i + 1)] : argv.filter((a) => !a.startsWith('-'));
 };
 
-type Rule = (argv: string[]) => string | undefined;
+/** The first vital target, else the first that cannot be placed. */
+function judgeTargets(targets: readonly string[], cwd: string, what: string, unknownToo = true): Verdict | undefined {
+  const where = (t: string) => (t.startsWith('/') || t.startsWith('$HOME') || cwd === '.' ? '' : ` (in ${shown(cwd)})`);
+  const vital = targets.find((t) => classifyTarget(t, cwd) === 'vital');
+  if (vital !== undefined) return { verdict: 'intent', pattern: `${what} ${shown(vital)}${where(vital)}` };
+  const unknown = targets.find((t) => classifyTarget(t, cwd) === 'unknown');
+  if (unknown !== undefined && unknownToo)
+    return { verdict: 'cannot tell', pattern: `cannot tell: ${what} ${shown(unknown)}${where(unknown)}, a target only known when it runs or outside the workspace` };
+  return undefined;
+}
+
+const intent = (pattern: string): Verdict => ({ verdict: 'intent', pattern });
+
+type Rule = (argv: string[], cwd: string) => Verdict | undefined;
 
 const rules: Rule[] = [
-  ([cmd, ...args]) =>
-    cmd === 'rm' && (flagHas(args, 'r', ['--recursive']) || flagHas(args, 'R', [])) && operands(args).some(isVitalPath)
-      ? `recursive delete of ${operands(args).find(isVitalPath)}`
-      : undefined,
-  ([cmd, ...args]) => {
+  ([cmd, ...args], cwd) =>
+    cmd === 'rm' && (flagHas(args, 'r', ['--recursive']) || flagHas(args, 'R', [])) ? judgeTargets(operands(args), cwd, 'recursive delete of') : undefined,
+  ([cmd, ...args], cwd) => {
     if (cmd !== 'find') return undefined;
-    const paths = args.slice(0, Math.max(0, args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!')) === -1 ? args.length : args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!'));
-    const deletes = args.includes('-delete') || args.some((a, i) => (a === '-exec' || a === '-execdir') && ['rm', 'shred', 'unlink'].includes(args[i + 1] ?? ''));
-    return deletes && paths.some(isVitalPath) ? `find that deletes under ${paths.find(isVitalPath)}` : undefined;
+    const start = args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!');
+    const paths = start < 0 ? args : args.slice(0, start);
+    const deletes = args.includes('-delete') || args.some((a, i) => ['-exec', '-execdir', '-ok', '-okdir'].includes(a) && ['rm', 'shred', 'unlink'].includes((args[i + 1] ?? '').replace(/^.*\//, '')));
+    return deletes ? judgeTargets(paths.length > 0 ? paths : ['.'], cwd, 'find that deletes under') : undefined;
   },
-  ([cmd, ...args]) =>
-    (cmd === 'chmod' || cmd === 'chown' || cmd === 'chgrp') && flagHas(args, 'R', ['--recursive']) && operands(args).slice(1).some(isVitalPath)
-      ? `recursive ${cmd} of ${operands(args).slice(1).find(isVitalPath)}`
+  ([cmd, ...args], cwd) =>
+    (cmd === 'chmod' || cmd === 'chown' || cmd === 'chgrp') && flagHas(args, 'R', ['--recursive'])
+      ? judgeTargets(operands(args).slice(1), cwd, `recursive ${cmd} of`)
       : undefined,
+  ([cmd, ...args], cwd) => (cmd === 'rimraf' || cmd === 'del-cli' ? judgeTargets(operands(args), cwd, 'recursive delete of') : undefined),
+  ([cmd, ...args], cwd) => {
+    if (cmd === 'mv') return judgeTargets(operands(args).slice(0, -1), cwd, 'move away of', false);
+    if (cmd === 'rsync' && args.some((a) => a.startsWith('--delete') || a === '--remove-source-files')) return judgeTargets(operands(args).slice(-1), cwd, 'rsync --delete into');
+    return undefined;
+  },
   ([cmd, sub, ...args]) => {
     if (cmd !== 'git') return undefined;
     if (sub === 'push') {
       if (args.some((a) => ['--force', '--force-with-lease', '--mirror', '--delete', '--prune'].includes(a) || a.startsWith('--force-with-lease=') || /^-[A-Za-z]*[fd][A-Za-z]*$/.test(a)))
-        return 'force push or remote branch deletion';
-      if (args.some((a) => /^\+./.test(a) || /^:[^/\s]/.test(a))) return 'force push or remote branch deletion';
+        return intent('force push or remote branch deletion');
+      if (args.some((a) => /^\+./.test(a) || /^:[^/\s]/.test(a))) return intent('force push or remote branch deletion');
     }
-    if (sub === 'clean' && flagHas(args, 'f', ['--force']) && flagHas(args, 'x', []) && flagHas(args, 'd', [])) return 'git clean -fdx';
+    if (sub === 'clean' && flagHas(args, 'f', ['--force']) && flagHas(args, 'x', []) && flagHas(args, 'd', [])) return intent('git clean -fdx');
     return undefined;
   },
   ([cmd, sub, ...args]) => {
     if (cmd === 'terraform' || cmd === 'tofu') {
-      if (sub === 'destroy' || (sub === 'apply' && args.some((a) => a === '-destroy' || a === '--destroy'))) return `${cmd} destroy`;
+      if (sub === 'destroy' || (sub === 'apply' && args.some((a) => a === '-destroy' || a === '--destroy'))) return intent(`${cmd} destroy`);
     }
-    if (cmd === 'pulumi' && sub === 'destroy') return 'pulumi destroy';
-    if ((cmd === 'kubectl' || cmd === 'oc') && sub === 'delete') return `${cmd} delete`;
-    if (cmd === 'helm' && (sub === 'uninstall' || sub === 'delete')) return 'helm uninstall';
+    if (cmd === 'pulumi' && (sub === 'destroy' || (sub === 'stack' && args[0] === 'rm'))) return intent('pulumi destroy');
+    if ((cmd === 'kubectl' || cmd === 'oc') && sub === 'delete') return intent(`${cmd} delete`);
+    if (cmd === 'helm' && (sub === 'uninstall' || sub === 'delete')) return intent('helm uninstall');
+    if (cmd === 'dropdb') return intent('dropdb');
+    if (cmd === 'gh' && sub === 'repo' && args[0] === 'delete') return intent('gh repo delete');
+    if (cmd === 'aws' && sub === 's3' && ((args[0] === 'rm' && args.includes('--recursive')) || (args[0] === 'rb' && args.includes('--force')))) return intent(`aws s3 ${args[0]}`);
     return undefined;
   },
   ([cmd, ...args]) => {
-    if (cmd && /^mkfs(?:\.\w+)?$/.test(cmd)) return 'mkfs';
-    if (cmd === 'dd' && args.some((a) => /^of=\/dev\/(?:sd|nvme|hd|vd|xvd|mmcblk|disk)/.test(a))) return 'raw write to a disk device';
-    if ((cmd === 'shred' || cmd === 'wipefs') && args.some((a) => a.startsWith('/dev/'))) return `${cmd} of a device`;
+    if (cmd && /^mkfs(?:\.\w+)?$/.test(cmd)) return intent('mkfs');
+    if (cmd === 'dd' && args.some((a) => /^of=\/dev\/(?:sd|nvme|hd|vd|xvd|mmcblk|disk)/.test(a))) return intent('raw write to a disk device');
+    if ((cmd === 'shred' || cmd === 'wipefs') && args.some((a) => a.startsWith('/dev/'))) return intent(`${cmd} of a device`);
     return undefined;
   },
 ];
 
-/** The name of the destructive thing this command does, if any. */
-export function destructiveCommand(argv: readonly string[]): string | undefined {
-  const plain = unwrap(argv).map((a, i) => (i === 0 ? a.replace(/^.*\//, '') : a));
-  if (plain.length === 0) return undefined;
+/** What is destructive about this normalised command in this folder, if anything. */
+export function destructiveCommand(argv: readonly string[], cwd = '.'): Verdict | undefined {
+  if (argv.length === 0) return undefined;
+  const plain = [...argv];
   for (const rule of rules) {
-    const found = rule(plain);
+    const found = rule(plain, cwd);
     if (found) return found;
   }
   return undefined;

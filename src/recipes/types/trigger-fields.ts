@@ -12,6 +12,7 @@ export interface TriggerFields {
   vars?: Record<string, string>;
   workspace?: string;
   enabled?: boolean;
+  allow_destructive_intents?: boolean;
   cooldown?: number;
   ttl?: number;
   on_ttl_expire?: 'fail' | 'rerun';

@@ -4,6 +4,7 @@
 // restart neither repeats items nor refetches an unchanged feed.
 import { parseFeed } from 'feedsmith';
 import { readBounded } from '../../net/read-bounded.ts';
+import { redactCredentials } from '../../net/redact.ts';
 import type { SourceRun } from '../run.ts';
 
 interface FeedCursor {
@@ -87,7 +88,7 @@ export function runFeed(run: SourceRun): void {
     }
     for (const item of fresh) {
       cursor.seen = [...cursor.seen, item.id].slice(-maxSeen);
-      run.emit({ subject: item.id, data: { feed: url, ...item }, sourceRef: item.link, cursor: { ...cursor } });
+      run.emit({ subject: item.id, data: { feed: redactCredentials(url), ...item }, sourceRef: item.link, cursor: { ...cursor } });
     }
   });
 }

@@ -4,6 +4,7 @@
 // arrives, up to 8 MB (the rest is not read).
 import { createHash } from 'node:crypto';
 import { readBounded } from '../../net/read-bounded.ts';
+import { redactCredentials } from '../../net/redact.ts';
 import type { SourceRun } from '../run.ts';
 
 interface HttpCursor {
@@ -21,6 +22,8 @@ export function runHttp(run: SourceRun): void {
     interval_s: number;
     expect_status?: number;
   }>();
+  // Observations are read by every subscriber: the URL's credentials stay out of them.
+  const shown = redactCredentials(url);
   run.every(interval * 1000, async () => {
     const started = performance.now();
     let next: HttpCursor;
@@ -45,15 +48,15 @@ export function runHttp(run: SourceRun): void {
       !previous || previous.reachable !== next.reachable || previous.status !== next.status || previous.hash !== next.hash;
     if (changed) {
       run.emit({
-        subject: url,
+        subject: shown,
         data: {
-          url,
+          url: shown,
           reachable: next.reachable,
           status: next.status,
           body_sha256: next.hash,
           latency_ms: latency,
           ...(expect !== undefined ? { expected: next.status === expect } : {}),
-          ...(error ? { error } : {}),
+          ...(error ? { error: redactCredentials(error) } : {}),
           ...(previous ? { previous: { reachable: previous.reachable, status: previous.status } } : {}),
         },
         cursor: next,

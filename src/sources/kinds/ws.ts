@@ -2,6 +2,7 @@
 // receives; a closed or failed connection makes the actor back off and
 // reconnect. Pings keep `since_last_source_contact_s` fresh while it is quiet.
 import WebSocket from 'ws';
+import { redactCredentials } from '../../net/redact.ts';
 import type { SourceRun } from '../run.ts';
 
 const pingMs = 15_000;
@@ -9,6 +10,8 @@ const maxMessageBytes = 1 << 20;
 
 export function runWs(run: SourceRun): void {
   const { url, subprotocol } = run.settings<{ url: string; subprotocol?: string }>();
+  // Observations are read by every subscriber: the URL's credentials stay out of them.
+  const shown = redactCredentials(url);
   const refused = run.outbound.refusal(new URL(url).hostname);
   if (refused) {
     run.fail(`${url}: ${refused.message}`);
@@ -45,7 +48,7 @@ export function runWs(run: SourceRun): void {
         message = value;
       }
     }
-    run.emit({ subject: url, data: { url, message } });
+    run.emit({ subject: shown, data: { url: shown, message } });
   });
   socket.on('error', (error) => {
     close();

@@ -5,7 +5,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { migrate } from './migrations.ts';
 import type { PgDatabase } from './pg-tables.ts';
-import { redactedUrl } from './url.ts';
+import { redactCredentials } from '../../net/redact.ts';
 
 const int8 = 20;
 export const pgTypes = {
@@ -31,7 +31,7 @@ export async function openPostgres(url: string, poolSize = 8): Promise<PgConnect
     await migrate(db as Kysely<unknown>);
   } catch (error) {
     await db.destroy().catch(() => {});
-    throw new Error(`cannot use the PostgreSQL store ${redactedUrl(url)}: ${(error as Error).message}`, { cause: error });
+    throw new Error(`cannot use the PostgreSQL store ${redactCredentials(url)}: ${(error as Error).message}`, { cause: error });
   }
   return {
     url,

@@ -2,13 +2,11 @@
 // fetch, so the bearer token travels in the Authorization header as for any
 // API call, and redraws the views from each `view` event. Text is set with
 // textContent only: nothing the server relays is ever parsed as HTML.
-const tokenKey = 'vigil.dashboard.token';
-const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
-if (fromHash) {
-  sessionStorage.setItem(tokenKey, fromHash);
-  history.replaceState(null, '', location.pathname);
-}
-let token = sessionStorage.getItem(tokenKey) ?? '';
+// The token lives in this script's memory only, never in session or local
+// storage, a cookie or the address: no other page, tab or later visit of this
+// origin can read it. A reload asks for it again.
+let token = new URLSearchParams(location.hash.slice(1)).get('token') ?? '';
+if (location.hash) history.replaceState(null, '', location.pathname);
 let controller;
 const live = document.getElementById('live');
 
@@ -145,11 +143,8 @@ for (const button of document.querySelectorAll('nav button')) button.addEventLis
 document.getElementById('token-form').addEventListener('submit', (event) => {
   event.preventDefault();
   token = document.getElementById('token').value.trim();
-  sessionStorage.setItem(tokenKey, token);
   document.getElementById('token').value = '';
-  // Expiry countdowns move even when nothing on the server changed.
-setInterval(() => lastView && render(lastView), 1000);
-connect();
+  connect();
 });
 // Expiry countdowns move even when nothing on the server changed.
 setInterval(() => lastView && render(lastView), 1000);

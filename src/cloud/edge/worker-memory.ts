@@ -1,0 +1,90 @@
+// The memory limit of managed-edge workers. workerd enforces none (one
+// worker grew from 47 MB to 2 GB), so each worker's workerd process is
+// watched from /proc: past the limit of resident memory it is stopped, and
+// what it was answering gets a 502. Linux only; elsewhere nothing is watched.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { workerdChildren } from './workerd-guard.ts';
+
+/** How often resident memory is read: a worker can allocate a few hundred MB a second. */
+const sampleMs = 100;
+const pageBytes = 4096;
+
+/** The workerd child of this process that listens on `port` (miniflare's entry socket), when /proc shows it. */
+export function workerdListeningOn(port: number): number | undefined {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10 || fields[3] !== '0A') continue;
+      if (Number.parseInt(fields[1]!.split(':')[1] ?? '', 16) === port) inodes.add(`socket:[${fields[9]}]`);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const pid of workerdChildren(process.pid)) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`))) return pid;
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return undefined;
+}
+
+function residentBytes(pid: number): number | undefined {
+  try {
+    // statm: size resident shared ... in pages.
+    return Number(readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ')[1]) * pageBytes;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Watches processes' resident memory on one timer; `exceeded` is called once per process past the limit. */
+export class MemoryWatch {
+  private readonly watched = new Map<number, (bytes: number) => void>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(readonly limitBytes: number) {}
+
+  watch(pid: number, exceeded: (bytes: number) => void): () => void {
+    this.watched.set(pid, exceeded);
+    if (!this.timer) {
+      this.timer = setInterval(() => this.sample(), sampleMs);
+      this.timer.unref();
+    }
+    return () => this.unwatch(pid);
+  }
+
+  private unwatch(pid: number): void {
+    this.watched.delete(pid);
+    if (this.watched.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private sample(): void {
+    for (const [pid, exceeded] of this.watched) {
+      const bytes = residentBytes(pid);
+      if (bytes === undefined) this.unwatch(pid);
+      else if (bytes > this.limitBytes) {
+        this.unwatch(pid);
+        exceeded(bytes);
+      }
+    }
+  }
+}
