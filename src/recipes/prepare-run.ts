@@ -10,6 +10,7 @@ import { loadWorkspaceConfig, type WorkspaceConfig } from './config/workspace-co
 import { RecipeInputError, RunRefusedError } from './errors.ts';
 import { findRecipe } from './loading/discovery.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
+import { linkStepRefs } from './executor/step-refs.ts';
 import type { Plan } from './planning/plan.ts';
 import { planRecipe } from './planning/planners.ts';
 import type { BackendSpec, VmSpec } from './pool/step-task.ts';
@@ -112,6 +113,8 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     }
   }
   if (problems.length > 0) throw new RecipeInputError('missing variables, nothing was started', problems);
+  const refProblems = linkStepRefs(plan, (label) => rendered.get(label)?.promptText ?? '', file);
+  if (refProblems.length > 0) throw new RecipeInputError(`${file}: invalid references to other steps' output, nothing was started`, refProblems);
 
   checkRequires(recipe.requires, req.env, req.vault, file);
 

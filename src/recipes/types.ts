@@ -48,6 +48,8 @@ export interface RecipeStep {
   if?: string;
   /** A failure of this step does not skip its dependents nor fail the run. */
   continue_on_error?: boolean;
+  /** A JSON Schema the step's output (its last JSON object) must match; readable as ${steps.<label>.json.<field>}. */
+  output_schema?: Record<string, unknown>;
 }
 
 export interface RecipeRequires {

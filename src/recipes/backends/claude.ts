@@ -39,6 +39,8 @@ interface StreamEvent {
   num_turns?: number;
   total_cost_usd?: number;
   usage?: { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
+  /** With --json-schema: the validated answer. */
+  structured_output?: unknown;
   message?: { content?: Array<{ type?: string; text?: string; name?: string }> };
 }
 
@@ -75,6 +77,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
         model: spec.model ?? null,
       });
       if (event.result) text += `${event.result}\n`;
+      if (event.structured_output !== undefined) ctx.write(`${JSON.stringify(event.structured_output)}\n`);
     }
   });
   const env: Record<string, string> = {};
@@ -84,7 +87,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   const stderr = new StderrTail();
   const r = await ctx.spawn({
     command: spec.command,
-    args: claudeArgs(spec, ctx.task.maxPhases, effortFlag),
+    args: [...claudeArgs(spec, ctx.task.maxPhases, effortFlag), ...(ctx.task.outputSchema ? ['--json-schema', ctx.task.outputSchema.text] : [])],
     stdin: ctx.task.prompt,
     env,
     quiet: true,

@@ -14,9 +14,10 @@ import type { StepOutcome, UsageReport } from '../pool/step-task.ts';
 import type { PreparedRun } from '../prepare-run.ts';
 import type { StepRecord } from '../records/run-record.ts';
 import { type RecipeStep, STEP_DEFAULTS } from '../types.ts';
-import { type ConditionContext, conditionHolds } from './conditions.ts';
+import { conditionHolds } from './conditions.ts';
 import type { FinalStatus } from './step-executor.ts';
-import { stepView } from './step-outputs.ts';
+import { conditionContext, pause, type StepInput, stepInput } from './step-start.ts';
+import { readStructuredOutput } from './structured-output.ts';
 
 export interface StepRunnerContext {
   prep: PreparedRun;
@@ -73,10 +74,16 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
     try {
       const extraEnv = ctx.hooks?.before(label) ?? {};
       ws = await ctx.isolation.prepare(label, step.dir ?? '.');
+      const input = stepInput(ctx, planned);
       const attempts = step.retry?.attempts ?? 1;
       let attempt = 1;
       for (;;) {
-        const outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget);
+        let outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget, input);
+        if (outcome.status === 'succeeded' && step.output_schema) {
+          const structured = readStructuredOutput(readOutput(join(ctx.runDir, outputRel)), step.output_schema);
+          if ('error' in structured) outcome = { status: 'failed', phases: outcome.phases, exitCode: outcome.exitCode, reason: structured.error };
+          else setStep(label, { json: structured.json });
+        }
         const overBudget = budget?.reached();
         // A limit reached is the step's end even if the agent finished before it was killed.
         if (overBudget) {
@@ -163,37 +170,6 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
   };
 }
 
-/** What a step's `if:` sees: the run's variables, the earlier steps, and whether any of them failed. */
-function conditionContext(ctx: StepRunnerContext, label: string): ConditionContext {
-  const labels = ctx.prep.plan.steps.map((p) => p.label);
-  const anyFailed = labels.some((l) => {
-    const r = ctx.step(l);
-    return (r.status === 'failed' || r.status === 'killed' || r.status === 'conflict') && !r.continued;
-  });
-  return {
-    vars: ctx.prep.steps.get(label)?.env ?? {},
-    step: (l) => (labels.includes(l) ? stepView(ctx.runDir, ctx.step(l)) : undefined),
-    anyFailed,
-  };
-}
-
-/** Waits `ms`; false when the signal aborted first. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  if (ms <= 0) return Promise.resolve(true);
-  return new Promise((res) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      res(true);
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      res(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 function readOutput(path: string): string {
   try {
     return readFileSync(path, 'utf8');
@@ -209,6 +185,7 @@ function runOnPool(
   signal: AbortSignal,
   extraEnv: Record<string, string>,
   budget: StepBudget | undefined,
+  input: StepInput,
 ): Promise<StepOutcome> {
   const { prep } = ctx;
   const { label, step } = planned;
@@ -219,8 +196,9 @@ function runOnPool(
       label,
       cwd: ws.dir,
       env: { ...childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir), ...extraEnv },
-      backend: prepared.backend,
-      prompt: prepared.rendered.promptText,
+      backend: input.backend,
+      prompt: input.prompt,
+      ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
       ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),
       maxPhases: step.max_phases ?? STEP_DEFAULTS.max_phases,
       timeoutMs: (step.timeout ?? STEP_DEFAULTS.timeout) * 1000,

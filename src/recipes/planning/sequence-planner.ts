@@ -7,6 +7,7 @@
 import { isAbsolute, normalize } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
 import { type Condition, parseCondition } from '../executor/conditions.ts';
+import { compileOutputSchema } from '../executor/structured-output.ts';
 import type { Recipe } from '../types.ts';
 import { type Plan, type PlannedStep, type Planner, topologicalOrder } from './plan.ts';
 
@@ -33,6 +34,13 @@ export const sequencePlanner: Planner<Recipe> = {
           conditions.set(s.label, c);
         } catch (error) {
           problems.push(`steps[${i}] ("${s.label}").if: ${(error as Error).message} in ${JSON.stringify(s.if)} (allowed: vars.NAME, steps.<label>.status|output|json.<field>, 'text', numbers, == != < <= > >=, && || !, always() success() failure() contains() startsWith())`);
+        }
+      }
+      if (s.output_schema !== undefined) {
+        try {
+          compileOutputSchema(s.output_schema);
+        } catch (error) {
+          problems.push(`steps[${i}] ("${s.label}").output_schema: not a valid JSON Schema: ${(error as Error).message}`);
         }
       }
       for (const dep of s.depends_on ?? []) {

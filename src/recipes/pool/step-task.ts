@@ -29,6 +29,8 @@ export interface StepTask {
   timeoutMs: number;
   inactivityMs: number;
   buildCommand?: string;
+  /** The step's output_schema: its JSON text and a file holding it (codex and custom programs take a path). */
+  outputSchema?: { text: string; file: string };
   vm: VmSpec | null;
   /** Where the step's output is appended while it runs (kept when it is killed). */
   outputFile: string;
