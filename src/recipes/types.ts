@@ -18,7 +18,10 @@ export type PermissionMode = 'acceptEdits' | 'bypassPermissions';
 
 export interface RecipeStep {
   label: string;
+  /** Always present once loaded (loading/normalize.ts gives [] when the step has only a prompt). */
   args: string[];
+  /** The prompt written inline. */
+  prompt?: string;
   backend?: string;
   model?: string;
   effort?: Effort;
@@ -73,6 +76,10 @@ export interface Recipe {
   canary_timeout?: number;
   cir?: RecipeCir;
   budget?: Budget;
+  /** Filled into each step that does not set its own (loading/normalize.ts). */
+  defaults?: { backend?: string; model?: string; effort?: Effort; timeout?: number };
+  /** parallel: lists expanded to their product, appended to vars. */
+  matrix?: Record<string, unknown>;
   // Composite types (src/recipes/types/<type>/schema.json say which type has which).
   sequences?: PipelineEntry[];
   layers?: CompoundLayer[];

@@ -55,7 +55,8 @@ export function buildBackendSpec(input: BackendInput): BackendSpec {
     if (!command) throw new RunRefusedError(`${where} uses backend "${name}", but ${name} is not on PATH`);
     // Flags with their values go to the agent's command line; claude's own -p/--print is always there already.
     const kinds = classifyArgs(step.args);
-    const extraArgs = input.args.filter((a, i) => kinds[i] !== 'word' && !(name === 'claude' && kinds[i] === 'flag' && (a === '-p' || a === '--print')));
+    // Past step.args: the inline prompt's file, a word.
+    const extraArgs = input.args.filter((a, i) => (kinds[i] ?? 'word') !== 'word' && !(name === 'claude' && kinds[i] === 'flag' && (a === '-p' || a === '--print')));
     return { kind: name, command, ...common, extraArgs };
   }
   const provider = config.providers[name];

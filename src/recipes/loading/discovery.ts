@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
 import type { FoundRecipe, Recipe, RecipeScope } from '../types.ts';
+import { normalizeRecipe } from './normalize.ts';
 import { checkRecipeSchema } from './recipe-schema.ts';
 
 export interface RecipeProblem {
@@ -50,7 +51,9 @@ export function readRecipeFile(file: string): Recipe {
   }
   const problems = checkRecipeSchema(doc);
   if (problems.length > 0) throw new RecipeInputError(`${file}: invalid recipe`, problems);
-  return doc as Recipe;
+  const normal = normalizeRecipe(doc as Recipe);
+  if (normal.problems.length > 0) throw new RecipeInputError(`${file}: invalid recipe`, normal.problems);
+  return normal.recipe;
 }
 
 export function discoverRecipes(projectRoot: string): Discovery {
