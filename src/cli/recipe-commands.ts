@@ -58,6 +58,7 @@ export function registerRecipeCommands(cli: CAC): void {
     .option('--model <id>', 'Model for every step of the run (and of every child run), replacing the recipe\'s')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
     .option('--run <run-id>', 'With --from: resume this run instead of the latest one')
+    .option('--resume <run-id>', 'Run the recipe again keeping what succeeded in that run: failed, skipped and unfinished steps (and child runs of a pipeline, compound or parallel recipe) run again')
     .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view; with --dry-run, the plan as JSON')
     .option('--dry-run', 'Print the plan (waves, steps, backend and model of each, isolation, budgets, child runs) and the preflight verdict; run nothing (exit 0, or 2 when the run would be refused)')
     .example((name) => `  $ ${name} sequence refactor --var TARGET=src/api --backend claude`)
@@ -65,7 +66,7 @@ export function registerRecipeCommands(cli: CAC): void {
     .action(async (name: string, options: Record<string, unknown>) => {
       try {
         if (options.dryRun === true) {
-          if (options.from !== undefined || options.run !== undefined) throw new RecipeInputError('--dry-run plans a whole run; it does not take --from or --run');
+          if (options.from !== undefined || options.run !== undefined || options.resume !== undefined) throw new RecipeInputError('--dry-run plans a whole run; it does not take --from, --run or --resume');
           const { sequenceDryRun } = await import('./recipe-check.ts');
           const backend = optionalString(options.backend, '--backend');
           const model = optionalString(options.model, '--model');
@@ -85,6 +86,7 @@ export function registerRecipeCommands(cli: CAC): void {
               model: optionalString(options.model, '--model'),
               from: optionalString(options.from, '--from'),
               run: optionalString(options.run, '--run'),
+              resume: optionalString(options.resume, '--resume'),
             }),
           },
           {

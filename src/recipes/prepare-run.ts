@@ -17,7 +17,7 @@ import type { BackendSpec, VmSpec } from './pool/step-task.ts';
 import { describeFinding } from './preflight/destructive.ts';
 import { scanPlanSteps } from './preflight/destructive-steps.ts';
 import { checkRequires } from './preflight/requires.ts';
-import { type ResumePoint, resumePoint } from './preflight/resume.ts';
+import { type ResumePoint, resumeFailed, resumePoint } from './preflight/resume.ts';
 import { type RenderedStep, renderStep } from './prompts.ts';
 import { newRunId, runsDir } from './records/run-record.ts';
 import { requireBubblewrap } from './isolation/vm.ts';
@@ -33,6 +33,8 @@ export interface RunRequest {
   model?: string;
   from?: string;
   run?: string;
+  /** An earlier run of this recipe: keep what succeeded in it, run the rest (--resume). */
+  resume?: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
   vault: VaultReader;
@@ -98,7 +100,11 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const workspace = over?.workspace ?? resolveWorkspace(found, projectRoot);
   const cliVars = over?.vars ?? parseVarFlags(req.vars);
   const vars = resolveVariables(recipe.env, req.env, cliVars);
-  const resume = req.from ? resumePoint(projectRoot, recipe.name, plan, req.from, req.run) : null;
+  const resume = req.from
+    ? resumePoint(projectRoot, recipe.name, plan, req.from, req.run)
+    : req.resume
+      ? resumeFailed(projectRoot, recipe.name, plan, req.resume)
+      : null;
   if (req.run && !req.from) throw new RecipeInputError('--run needs --from <label> (the step to resume from)');
 
   // Render every prompt first, so all missing variables are reported together.

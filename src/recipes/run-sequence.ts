@@ -42,6 +42,9 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     throw new RecipeInputError(`${tree.root.file}: recipe "${req.name}" has type "${def.type}": ${def.refusal ?? 'this version of vigil cannot run it'}`);
   if (def.composite && req.from)
     throw new RecipeInputError(`--from ${req.from}: recipe "${req.name}" is a ${def.type} recipe; set "from" on an entry of a pipeline instead`);
+  if (req.resume && (req.from || req.run)) throw new RecipeInputError('--resume <run> re-runs what failed in that run; it does not take --from or --run');
+  if (req.resume && (def.type === 'adversarial' || def.type === 'convergent'))
+    throw new RecipeInputError(`--resume ${req.resume}: recipe "${req.name}" is ${def.type}: its rounds and candidates depend on each other; run it again instead`);
   const vars = parseVarFlags(req.vars);
   const config = loadWorkspaceConfig(projectRoot);
 
@@ -106,6 +109,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       ...(req.model ? { model: req.model } : {}),
       ...(req.from ? { from: req.from } : {}),
       ...(req.run ? { run: req.run } : {}),
+      ...(req.resume ? { resume: req.resume } : {}),
       onStart: (runId) => publisher?.publish(RUN_TYPE, runId, { recipe: tree.root.recipe.name, status: 'running' }),
     });
     view.stop();

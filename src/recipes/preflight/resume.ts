@@ -4,7 +4,9 @@
 import { RecipeInputError } from '../errors.ts';
 import type { Plan } from '../planning/plan.ts';
 import type { RunJson, StepStatus } from '../records/run-record.ts';
+import { readRunJson, runsDir } from '../records/run-record.ts';
 import { listRuns } from '../records/runs-list.ts';
+import { join } from 'node:path';
 
 export interface ResumePoint {
   previous: RunJson;
@@ -41,5 +43,28 @@ export function resumePoint(projectRoot: string, recipeName: string, plan: Plan,
     if (rerun.has(s.label)) continue;
     if ((s.status === 'succeeded' || s.status === 'reused') && plan.steps.some((p) => p.label === s.label)) preset.set(s.label, 'reused');
   }
+  return { previous, preset };
+}
+
+/** An earlier run of this recipe, by id, for --resume; refused naming why when there is none. */
+export function previousRun(projectRoot: string, recipeName: string, runId: string): RunJson {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(runId)) throw new RecipeInputError(`--resume ${JSON.stringify(runId)}: not a run id (see "vigil runs")`);
+  let run: RunJson;
+  try {
+    run = readRunJson(join(runsDir(projectRoot), runId));
+  } catch {
+    throw new RecipeInputError(`--resume ${runId}: no run with that id in ${runsDir(projectRoot)} (see "vigil runs")`);
+  }
+  if (run.recipe !== recipeName) throw new RecipeInputError(`--resume ${runId}: that run is of recipe "${run.recipe}", not "${recipeName}"`);
+  if (run.status === 'running') throw new RecipeInputError(`--resume ${runId}: that run is still running`);
+  return run;
+}
+
+/** `--resume <run>`: every step that succeeded in that run is reused; the ones that failed or never finished run again. */
+export function resumeFailed(projectRoot: string, recipeName: string, plan: Plan, runId: string): ResumePoint {
+  const previous = previousRun(projectRoot, recipeName, runId);
+  const preset = new Map<string, StepStatus>();
+  for (const s of previous.steps)
+    if ((s.status === 'succeeded' || s.status === 'reused') && plan.steps.some((p) => p.label === s.label)) preset.set(s.label, 'reused');
   return { previous, preset };
 }

@@ -31,8 +31,14 @@ async function createIsolation(prep: PreparedRun): Promise<Isolation> {
 }
 
 export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<NodeResult> {
-  const { from: _f, run: _r, ...base } = rt.req;
-  const req = { ...base, name: node.found.recipe.name, ...(node.from ? { from: node.from } : {}), ...(node.run ? { run: node.run } : {}) };
+  const { from: _f, run: _r, resume: _s, ...base } = rt.req;
+  const req = {
+    ...base,
+    name: node.found.recipe.name,
+    ...(node.from ? { from: node.from } : {}),
+    ...(node.run ? { run: node.run } : {}),
+    ...(node.resume ? { resume: node.resume } : {}),
+  };
   const prep = prepareRun(req, {
     found: node.found,
     vars: node.vars,
