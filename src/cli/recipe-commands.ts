@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import type { CAC } from 'cac';
 import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
 import { gateAnswerFile, writeGateAnswer } from '../recipes/gates/gate.ts';
-import { discoverRecipes } from '../recipes/loading/discovery.ts';
+import { describeRecipe } from '../recipes/loading/describe-recipe.ts';
+import { discoverRecipes, findRecipe } from '../recipes/loading/discovery.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
 import { recipeSchemaPath } from '../recipes/loading/recipe-schema.ts';
 import { recipeTypeDef, recipeTypeDefs } from '../recipes/types/registry.ts';
@@ -106,12 +107,13 @@ export function registerRecipeCommands(cli: CAC): void {
   command(
     cli,
     'recipe <action> [type]',
-    'Recipes: "list" shows name, type, description and where each was found; "types" lists the recipe types; "schema [type]" prints the path of the JSON Schema (of one type); "check <name>" prints every verdict a run would reach (schema, graph, variables, requires, destructive intents, the recipes it runs included) and runs nothing: exit 0 clean, 2 refused',
+    'Recipes: "list" shows name, type, description and where each was found; "show <name>" its parameters (description, required, default, choices) and steps or child recipes; "types" lists the recipe types; "schema [type]" prints the path of the JSON Schema (of one type); "check <name>" prints every verdict a run would reach (schema, graph, variables, requires, destructive intents, the recipes it runs included) and runs nothing: exit 0 clean, 2 refused',
   )
     .option('--var <NAME=value>', 'check: set a variable, as for vigil sequence (repeatable)')
     .option('--json', 'check: print the verdicts as JSON')
     .example((name) => `  $ ${name} recipe list`)
     .example((name) => `  $ ${name} recipe schema parallel`)
+    .example((name) => `  $ ${name} recipe show release`)
     .example((name) => `  $ ${name} recipe check release --var TARGET=src/api`)
     .action(async (action: string, type: string | undefined, options: Record<string, unknown>) => {
       try {
@@ -121,6 +123,10 @@ export function registerRecipeCommands(cli: CAC): void {
           process.exit(recipeCheck(type, { vars: asList(options.var), json: options.json === true }));
         }
         const root = findProjectRoot();
+        if (action === 'show') {
+          if (type === undefined) throw new RecipeInputError('recipe show: name the recipe to show (see "vigil recipe list")');
+          return void process.stdout.write(describeRecipe(findRecipe(root, type)));
+        }
         if (action === 'schema') {
           if (type === undefined) return void process.stdout.write(`${recipeSchemaPath}\n`);
           const def = recipeTypeDef(type);
@@ -135,7 +141,7 @@ export function registerRecipeCommands(cli: CAC): void {
             process.stdout.write(`${d.type.padEnd(width)}  ${d.planner || d.composite ? 'runs with "vigil sequence"' : 'not run by "vigil sequence"'}  ${d.summary}\n`);
           return;
         }
-        if (action !== 'list') throw new RecipeInputError(`recipe: unknown action "${action}"; actions: list, types, schema, check`);
+        if (action !== 'list') throw new RecipeInputError(`recipe: unknown action "${action}"; actions: list, types, schema, show, check`);
         const { recipes, broken } = discoverRecipes(root);
         if (recipes.length === 0) process.stdout.write(`no recipes in ${join(root, '.vigil', 'recipes')} or ~/.vigil/recipes\n`);
         else {

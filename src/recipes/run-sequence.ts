@@ -21,6 +21,7 @@ import type { TreeRuntime } from './tree/runtime.ts';
 import { runStepsNode } from './tree/steps-node.ts';
 import { TreeView, type ViewMode } from './tree/tree-view.ts';
 import { recipeTypeDef } from './types/registry.ts';
+import { resolveParameters, terminalAsker } from './preflight/parameters.ts';
 import { parseVarFlags } from './variables.ts';
 
 export interface SequenceIo {
@@ -46,6 +47,8 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   if (req.resume && (def.type === 'adversarial' || def.type === 'convergent'))
     throw new RecipeInputError(`--resume ${req.resume}: recipe "${req.name}" is ${def.type}: its rounds and candidates depend on each other; run it again instead`);
   const vars = parseVarFlags(req.vars);
+  const ask = io.interactive && !io.json ? () => terminalAsker(io.stdin, io.stdout) : null;
+  Object.assign(vars, await resolveParameters(tree.root.recipe, tree.root.file, req.env, vars, ask));
   const config = loadWorkspaceConfig(projectRoot);
 
   const mode: ViewMode = io.json ? 'json' : io.interactive ? 'tty' : 'plain';

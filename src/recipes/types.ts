@@ -61,9 +61,18 @@ export interface RecipeRequires {
   vault_keys?: string[];
 }
 
+export interface RecipeParameter {
+  description?: string;
+  required?: boolean;
+  default?: string | number | boolean;
+  choices?: Array<string | number | boolean>;
+}
+
 export interface Recipe {
   name: string;
   description?: string;
+  /** Variables the recipe asks for (preflight/parameters.ts). */
+  parameters?: Record<string, RecipeParameter>;
   workspace?: string;
   type?: RecipeType;
   requires?: RecipeRequires;
