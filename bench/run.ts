@@ -10,13 +10,15 @@ import os from 'node:os';
 import type { BenchContext, Sizes } from './lib/context.ts';
 import { log, Report, type Transport } from './lib/report.ts';
 import { round } from './lib/stats.ts';
-import { leaseScenario, redisRate } from './scenarios/lease.ts';
+import { bareFanOut } from './scenarios/bare-fanout.ts';
+import { coldStartScenario } from './scenarios/cold-start.ts';
+import { bullmqRate, leaseScenario, redisRate } from './scenarios/lease.ts';
 import { memoryScenario } from './scenarios/memory.ts';
 import { publishScenario } from './scenarios/publish.ts';
 import { scalingScenario } from './scenarios/scaling.ts';
-import { sseScenario } from './scenarios/sse.ts';
+import { type SseFigures, sseScenario } from './scenarios/sse.ts';
 
-const scenarioNames = ['publish', 'sse', 'lease', 'memory', 'scaling'] as const;
+const scenarioNames = ['publish', 'sse', 'lease', 'memory', 'scaling', 'cli'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 const argv = process.argv.slice(2);
@@ -80,14 +82,30 @@ async function attempt(name: string, run: () => Promise<unknown>): Promise<void>
   }
 }
 if (wanted('publish')) for (const t of transports) await attempt(`publish ${t}`, () => publishScenario(ctx, t));
-if (wanted('sse')) for (const t of transports) await attempt(`sse ${t}`, () => sseScenario(ctx, t));
+if (wanted('sse')) {
+  const vigil = new Map<Transport, SseFigures>();
+  for (const t of transports) await attempt(`sse ${t}`, async () => vigil.set(t, await sseScenario(ctx, t)).get(t));
+  await attempt('sse bare broadcaster', async () => {
+    const bare = await bareFanOut(ctx);
+    for (const [t, figures] of vigil) {
+      const scenario = '3 SSE';
+      const p99 = round(figures.p99 / bare.p99, 2);
+      ctx.report.add(t, { scenario, figure: 'p99 publish → last delivery against a bare uWS broadcaster', value: figures.p99, unit: 'ms', baseline: { name: 'bare uWS broadcaster, same readers, p99', value: bare.p99, unit: 'ms' }, ratio: p99, target: '≤ 1.5× bare', met: p99 <= 1.5 });
+      const rss = round(figures.perStreamKB / bare.perStreamKB, 2);
+      ctx.report.add(t, { scenario, figure: 'RSS per open stream against a bare uWS broadcaster', value: figures.perStreamKB, unit: 'KB', baseline: { name: 'bare uWS broadcaster, RSS per stream', value: bare.perStreamKB, unit: 'KB' }, ratio: rss, target: '≤ 1.5× bare', met: rss <= 1.5 });
+    }
+    return bare;
+  });
+}
 if (wanted('lease')) {
   await attempt('lease', async () => {
     const redis = await redisRate(ctx);
-    for (const t of transports) await attempt(`lease ${t}`, () => leaseScenario(ctx, t, redis));
+    const bullmq = await bullmqRate(ctx);
+    for (const t of transports) await attempt(`lease ${t}`, () => leaseScenario(ctx, t, redis, bullmq));
   });
 }
 if (wanted('memory')) await attempt('memory', () => memoryScenario(ctx));
+if (wanted('cli')) await attempt('cli', () => coldStartScenario(ctx));
 // A full run replaces the committed curves; a quick run's go next to its JSON.
 if (wanted('scaling')) await attempt('scaling', () => scalingScenario(ctx, quick ? `bench/results/scaling-${stamp}.svg` : 'bench/scaling.svg'));
 const loadAfter = loadAvg();

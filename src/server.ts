@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
 import type { Cloud, CloudOptions } from './cloud/cloud.ts';
 import type { ClientLimitSettings } from './service/client-limits.ts';
+import { listenFailure, probeListen } from './transport/listen-failure.ts';
 import { redactCredentials, redactingLog } from './net/redact.ts';
 import { isLoopbackHost } from './service/loopback.ts';
 import { MonitorService } from './service/service.ts';
@@ -71,6 +72,12 @@ export const maxStreamBufferBytes = 1 << 20;
 
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
+  // A port that is taken (or an address that is not this machine's) refuses
+  // the start before a state file, a database connection or an inspector is made.
+  if (options.port !== undefined && options.port !== 0) {
+    const refused = await probeListen(host, options.port);
+    if (refused) throw listenFailure(host, options.port, refused);
+  }
   const adminToken =
     options.allowAdmin === true ? `vga_${randomBytes(24).toString('base64url')}` : options.allowAdmin || undefined;
   // Every line logged goes through the one redaction: a URL's credentials never reach a log.
@@ -146,20 +153,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (cloud) {
       const { createEdgeHandler } = await import('./cloud/edge/edge-door.ts');
       // The edge's workers are other people's code: an origin apart from the API and the dashboard.
-      edgeTransport = await createTransport(options.transport ?? 'auto');
-      cloud.edge.port = (
-        await edgeTransport
-          .listen(createEdgeHandler(cloud.edge, givenLog), {
-            host,
-            port: (options.cloud !== false && options.cloud?.edgePort) || 0,
-            maxBodyBytes: service.options.maxBodyBytes,
-            maxStreamBufferBytes,
-            tooLarge: tooLargeResponse,
-          })
-          .catch((error: Error) => {
-            throw new Error(`the edge port: ${error.message.replace(/--port\b/, '--edge-port')}`);
-          })
-      ).port;
+      const edgeOptions = options.cloud === false ? undefined : options.cloud;
+      const listenEdge = async (port: number) => {
+        edgeTransport = await createTransport(options.transport ?? 'auto');
+        const edge = { host, port, maxBodyBytes: service.options.maxBodyBytes, maxStreamBufferBytes, tooLarge: tooLargeResponse, portFlag: '--edge-port' };
+        return (await edgeTransport.listen(createEdgeHandler(cloud!.edge, givenLog), edge)).port;
+      };
+      const wanted = edgeOptions?.edgePort ?? 0;
+      try {
+        cloud.edge.port = await listenEdge(wanted);
+      } catch (error) {
+        // The default edge port (wrangler's 8787) being taken must not stop a server that was not asked for it.
+        if (!edgeOptions?.edgePortPreferred || wanted === 0 || (error as { code?: string }).code !== 'EADDRINUSE') throw new Error(`the edge port: ${(error as Error).message}`);
+        await edgeTransport?.close().catch(() => {});
+        cloud.edge.port = await listenEdge(0);
+        log(`vigil: the edge's default port ${wanted} is taken (${(error as Error).message.replace(/^port \d+ on \S+ is already in use by /, '').replace(/; stop it.*$/, '')}); edge workers answer on port ${cloud.edge.port} instead (--edge-port chooses)`);
+      }
     }
   } catch (error) {
     await edgeTransport?.close().catch(() => {});

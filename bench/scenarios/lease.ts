@@ -38,7 +38,33 @@ export async function redisRate(ctx: BenchContext): Promise<number> {
   return rate;
 }
 
-export async function leaseScenario(ctx: BenchContext, transport: Transport, redis: number): Promise<void> {
+/** The BullMQ yardstick: jobs taken under its lock and completed per second, and the CPU each cost. */
+export interface BullmqFigures {
+  cyclesPerSecond: number;
+  /** The worker process's CPU plus Redis's, per cycle. */
+  cpuUsPerCycle: number;
+}
+
+function redisCpuSeconds(port: number): number {
+  const info = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'info', 'cpu'], { encoding: 'utf8' });
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+/** BullMQ (one Worker, concurrency 50) on the same Redis: the shape "many workers, each job held by one". */
+export async function bullmqRate(ctx: BenchContext): Promise<BullmqFigures> {
+  const port = await redisPort();
+  const jobs = ctx.quick ? 20_000 : 60_000;
+  const redis0 = redisCpuSeconds(port);
+  const [result] = await runChildren<{ cycles: number; elapsedMs: number; cpuSeconds: number }>('bullmq', () => ({ concurrency: 50, durationMs: ctx.size.leaseMs, jobs, port }), 1);
+  const redisCpu = redisCpuSeconds(port) - redis0;
+  const cyclesPerSecond = result!.cycles / (result!.elapsedMs / 1000);
+  const cpuUsPerCycle = ((result!.cpuSeconds + redisCpu) * 1e6) / Math.max(1, result!.cycles);
+  log(`BullMQ, one Worker of concurrency 50: ${fmt(cyclesPerSecond)} jobs/s, ${round(cpuUsPerCycle)} µs of worker and Redis CPU per job`);
+  return { cyclesPerSecond, cpuUsPerCycle };
+}
+
+export async function leaseScenario(ctx: BenchContext, transport: Transport, redis: number, bullmq: BullmqFigures): Promise<void> {
   const { report, size } = ctx;
   const server = await startServer({ transport, durable: true, nodeFlags: ctx.nodeFlags });
   try {
@@ -61,7 +87,27 @@ export async function leaseScenario(ctx: BenchContext, transport: Transport, red
     });
     report.add(transport, { scenario: '4 lease', figure: 'claim latency p99', value: result.p99, unit: 'ms' });
     report.add(transport, { scenario: '4 lease', figure: 'server CPU per lease request', value: result.cpuUs, unit: 'µs' });
-    report.add(transport, { scenario: '4 lease', figure: 'claims won per second (each then completed)', value: result.wins / result.elapsed, unit: 'wins/s' });
+    const cycles = result.wins / result.elapsed;
+    report.add(transport, {
+      scenario: '4 lease',
+      figure: 'cycles per second: claims won and completed (50 clients)',
+      value: cycles,
+      unit: 'cycles/s',
+      baseline: { name: 'BullMQ jobs taken and completed, concurrency 50', value: bullmq.cyclesPerSecond, unit: 'jobs/s' },
+      ratio: round(cycles / bullmq.cyclesPerSecond, 3),
+      target: '≥ 1.0 of BullMQ',
+      met: cycles >= bullmq.cyclesPerSecond,
+    });
+    // Every request a cycle needed (lost claims included) counts against it.
+    const cpuPerCycle = (result.cpuUs * (result.ok + result.wins)) / Math.max(1, result.wins);
+    report.add(transport, {
+      scenario: '4 lease',
+      figure: 'server CPU per cycle',
+      value: cpuPerCycle,
+      unit: 'µs',
+      baseline: { name: 'BullMQ worker + Redis CPU per job', value: bullmq.cpuUsPerCycle, unit: 'µs' },
+      ratio: round(cpuPerCycle / bullmq.cpuUsPerCycle, 2),
+    });
     // What the target asks of the HTTP door alone: the same server's cheapest request rate, spread
     // over the requests one claim attempt takes (the claim, and the complete after a win).
     const discover = await load(server, { mode: 'discover', concurrency: 50, durationMs: size.leaseMs / 2 });

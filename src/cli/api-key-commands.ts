@@ -3,7 +3,7 @@
 import type { CAC } from 'cac';
 import { CloudError, cloudClient } from '../cloud/cloud-client.ts';
 import { stringFlag, UsageError } from './options.ts';
-import { defaultBase } from '../server-client/server-client.ts';
+import { baseHelp, resolveBase } from './base-flag.ts';
 import { sdkCommand, unknownAction } from './sdk-command.ts';
 
 interface KeyFlags {
@@ -22,22 +22,22 @@ interface KeyInfo {
 
 const actions = ['create', 'list', 'revoke'];
 
-function adminClient(flags: KeyFlags) {
+async function adminClient(flags: KeyFlags) {
   const token = stringFlag('--admin-token', flags.adminToken) ?? process.env.VIGIL_ADMIN_TOKEN;
   if (!token) throw new UsageError('--admin-token <token> is required (or set VIGIL_ADMIN_TOKEN): the token the server printed or was given with --allow-admin.');
-  return cloudClient(stringFlag('--base', flags.base) ?? defaultBase, token);
+  return cloudClient(await resolveBase(flags.base), token);
 }
 
 export function registerApiKeyCommands(cli: CAC): void {
   sdkCommand(cli, 'api-key <action> [id]', 'API keys of the cloud API (/v1): "create" (the key is shown once), "list" (never the keys), "revoke ID"')
-    .option('--base <url>', 'Server to use', { default: process.env.VIGIL_BASE ?? defaultBase, type: [String] })
+    .option('--base <url>', baseHelp, { type: [String] })
     .option('--admin-token <token>', "The server's admin token (or VIGIL_ADMIN_TOKEN)", { type: [String] })
     .option('--name <name>', 'create: a label for the key', { type: [String] })
     .option('--json', 'Print the reply as JSON')
     .example((name) => `  $ ${name} api-key create --name laptop --admin-token vga_... | ${name} vault set api_key --scope api`)
     .action(async (action: string, id: string | undefined, flags: KeyFlags) => {
       if (!actions.includes(action)) unknownAction('api-key', action, actions);
-      const client = adminClient(flags);
+      const client = await adminClient(flags);
       try {
         if (action === 'create') {
           const made = await client.request<KeyInfo & { key: string }>('POST', '/api-keys', { name: stringFlag('--name', flags.name) ?? 'default' });

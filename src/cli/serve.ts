@@ -128,6 +128,7 @@ export function registerServeCommands(cli: CAC): void {
           allowInsecureWebhooks: flags.allowInsecureWebhooks === true,
           edgeDomain: edgeDomainFlag(stringFlag('--edge-domain', flags.edgeDomain)),
           edgePort: edgePortFlag(stringFlag('--edge-port', flags.edgePort), port),
+          edgePortPreferred: flags.edgePort === undefined,
           workerTimeoutMs: wholeNumberFlag('--worker-timeout', flags.workerTimeout, 1, 900) * 1000,
           workerMemoryBytes: wholeNumberFlag('--worker-memory', flags.workerMemory, 64, 65536) * (1 << 20),
           allowPrivateWorkers: flags.allowPrivateWorkers === true,

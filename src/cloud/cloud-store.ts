@@ -23,6 +23,8 @@ export interface WebhookTable {
   secret: string;
   active: number;
   created_at: string;
+  /** monitor.observation: JSON {monitor, types?}; null for the product events. */
+  filter: string | null;
 }
 
 export interface DeliveryTable {
@@ -85,7 +87,8 @@ const schema = [
     .addColumn('url', 'text', (c) => c.notNull())
     .addColumn('secret', 'text', (c) => c.notNull())
     .addColumn('active', 'integer', (c) => c.notNull())
-    .addColumn('created_at', 'text', (c) => c.notNull()),
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('filter', 'text'),
   qb.schema
     .createTable('cloud_deliveries')
     .ifNotExists()
@@ -120,7 +123,7 @@ const nulls = <Row>(columns: readonly (keyof Row & string)[]): Row =>
   Object.fromEntries(columns.map((c) => [c, null])) as Row;
 
 const keyColumns = ['id', 'name', 'hash', 'created_at', 'revoked_at'] as const;
-const webhookColumns = ['id', 'key_id', 'event', 'url', 'secret', 'active', 'created_at'] as const;
+const webhookColumns = ['id', 'key_id', 'event', 'url', 'secret', 'active', 'created_at', 'filter'] as const;
 const deliveryColumns = [
   'id',
   'webhook_id',
@@ -146,6 +149,9 @@ export class CloudStore {
     // State files from before workers had crons.
     const columns = store.driver.prepare('PRAGMA table_info(cloud_workers)').all<{ name: string }>([]);
     if (!columns.some((c) => c.name === 'crons')) store.driver.exec("ALTER TABLE cloud_workers ADD COLUMN crons TEXT NOT NULL DEFAULT '[]'");
+    // And from before webhooks could follow monitors.
+    const hookColumns = store.driver.prepare('PRAGMA table_info(cloud_webhooks)').all<{ name: string }>([]);
+    if (!hookColumns.some((c) => c.name === 'filter')) store.driver.exec('ALTER TABLE cloud_webhooks ADD COLUMN filter TEXT');
     const p = (query: CompiledQuery) => new Prepared(store.driver, query);
     this.q = {
       putKey: p(qb.replaceInto('cloud_api_keys').values(nulls<ApiKeyTable>(keyColumns)).compile()),
@@ -158,6 +164,7 @@ export class CloudStore {
       subscribers: p(
         qb.selectFrom('cloud_webhooks').selectAll().where('key_id', '=', '').where('event', '=', '').where('active', '=', 1).compile(),
       ),
+      allSubscribers: p(qb.selectFrom('cloud_webhooks').selectAll().where('event', '=', '').where('active', '=', 1).compile()),
       deleteWebhook: p(qb.deleteFrom('cloud_webhooks').where('id', '=', '').compile()),
       putDelivery: p(qb.replaceInto('cloud_deliveries').values(nulls<DeliveryTable>(deliveryColumns)).compile()),
       deliveriesOf: p(
@@ -203,6 +210,10 @@ export class CloudStore {
   }
   subscribers(keyId: string, event: string): WebhookTable[] {
     return this.q.subscribers.all([keyId, event, 1]);
+  }
+  /** Active registrations of `event` under every key (monitor.observation, whose filter picks the monitor). */
+  allSubscribers(event: string): WebhookTable[] {
+    return this.q.allSubscribers.all([event, 1]);
   }
   deleteWebhook(id: string): void {
     this.store.commits.append(() => {

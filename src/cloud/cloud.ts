@@ -15,6 +15,7 @@ import { defaultWorkerLimits } from './edge/worker-runtimes.ts';
 import { DeliverySender } from './signed-delivery.ts';
 import { workerRoutes } from './worker-routes.ts';
 import { Webhooks } from './webhooks.ts';
+import { MonitorFollowers } from './monitor-followers.ts';
 
 export const cloudBasePath = '/v1';
 /** Finished deliveries are listed for this long, then forgotten. */
@@ -27,6 +28,8 @@ export interface CloudOptions {
   readonly edgeDomain?: string;
   /** The edge's own port (0 or absent: any free port). */
   readonly edgePort?: number;
+  /** edgePort is only preferred (the default, not asked for): when it is taken, any free port serves. */
+  readonly edgePortPreferred?: boolean;
   readonly timers?: DeliveryTimers;
   /** Per-attempt timeout of a delivery (10 s). */
   readonly deliveryTimeoutMs?: number;
@@ -49,6 +52,7 @@ export class Cloud {
   readonly queue: DeliveryQueue;
   readonly webhooks: Webhooks;
   readonly edge: ManagedEdge;
+  private readonly followers: MonitorFollowers;
   private readonly sender: DeliverySender;
   private readonly routes: CloudRoute[];
   private readonly parts: CloudParts;
@@ -61,7 +65,15 @@ export class Cloud {
     this.store = new CloudStore(service.store);
     this.sender = new DeliverySender(options.allowInsecureWebhooks ?? false, options.deliveryTimeoutMs);
     this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log);
-    this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false);
+    this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false, service);
+    this.followers = new MonitorFollowers(service, this.store, this.queue, options.log);
+    // Rows are written by the group commit: read them back once it has run (before the route answers, which waits on it too).
+    this.webhooks.changed = () => {
+      this.store.settled().then(
+        () => this.followers.reload(),
+        () => {},
+      );
+    };
     this.parts = { service, store: this.store, webhooks: this.webhooks, queue: this.queue };
     this.edge = new ManagedEdge(this.store, options.edgeDomain ?? 'localhost', options.log, {
       ...defaultWorkerLimits,
@@ -105,6 +117,7 @@ export class Cloud {
 
   async close(): Promise<void> {
     clearInterval(this.pruner);
+    this.followers.close();
     this.queue.close();
     // Destroying the sockets ends attempts in flight at once; their rows stay pending for the next start.
     this.sender.close();

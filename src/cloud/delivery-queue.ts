@@ -6,8 +6,9 @@
 // stored next attempt.
 import { randomUUID } from 'node:crypto';
 import type { VigilEvent } from '../events/channel.ts';
-import type { CloudStore, DeliveryTable } from './cloud-store.ts';
+import type { CloudStore, DeliveryTable, WebhookTable } from './cloud-store.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
+import type { DeliveryView } from './wire-types.ts';
 
 export const retryDelaysMs = [5_000, 30_000, 120_000, 600_000, 3_600_000] as const;
 
@@ -26,17 +27,7 @@ export const realTimers: DeliveryTimers = {
   },
 };
 
-export interface DeliveryView {
-  id: string;
-  event: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  next_attempt_at: string | null;
-  response_code: number | null;
-  error: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { DeliveryView } from './wire-types.ts';
 
 export const deliveryView = (row: DeliveryTable): DeliveryView => ({
   id: row.id,
@@ -68,11 +59,19 @@ export class DeliveryQueue {
   }
 
   /** Stores one delivery per active registration of `keyId` on the event, then sends them. */
-  async fanOut(keyId: string, event: VigilEvent): Promise<{ deliveries: number }> {
+  fanOut(keyId: string, event: VigilEvent): Promise<{ deliveries: number }> {
+    return this.deliver(this.store.subscribers(keyId, event.type), event);
+  }
+
+  /**
+   * Stores one delivery per registration, in this turn (so the rows join the
+   * batch being written), then sends them once they are committed.
+   */
+  async deliver(registrations: readonly WebhookTable[], event: { type: string; timestamp: string; data: Record<string, unknown> }): Promise<{ deliveries: number }> {
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
     const now = this.timers.now();
     const at = new Date(now).toISOString();
-    const rows = this.store.subscribers(keyId, event.type).map(
+    const rows = registrations.map(
       (webhook): DeliveryTable => ({
         id: `msg_${randomUUID()}`,
         webhook_id: webhook.id,

@@ -10,6 +10,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { packageVersion } from '../version.ts';
+import { parseJson } from '../json/parse-json.ts';
 import { invalid, VigilError } from '../errors/vigil-error.ts';
 
 interface StdioEntry {
@@ -30,7 +31,7 @@ export function readMcpConfig(workspace: string): Record<string, Entry> {
   if (!existsSync(file)) return {};
   let doc: { mcpServers?: Record<string, Entry> };
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc = parseJson(readFileSync(file, 'utf8')) as typeof doc;
   } catch (error) {
     throw invalid(file, `is not valid JSON: ${(error as Error).message}`);
   }

@@ -8,6 +8,7 @@ import { join, relative, resolve } from 'node:path';
 import type { SdkContext } from '../workspace/context.ts';
 import { invalid, VigilError } from '../errors/vigil-error.ts';
 import { globToRegExp } from '../paths/glob.ts';
+import { parseJson } from '../json/parse-json.ts';
 
 export interface RatchetRule {
   name: string;
@@ -52,7 +53,7 @@ function loadRules(file: string): RatchetRule[] {
   if (!existsSync(file)) throw new VigilError('RATCHET_CONFIG', `no ratchet config at ${file} ({"rules": [{"name", "pattern" | "glob", "include"?}]})`, { file });
   let doc: { rules?: unknown };
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc = parseJson(readFileSync(file, 'utf8')) as typeof doc;
   } catch (error) {
     throw new VigilError('RATCHET_CONFIG', `${file}: not valid JSON: ${(error as Error).message}`, { file });
   }

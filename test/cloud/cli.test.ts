@@ -65,8 +65,11 @@ describe('vigil api-key and vigil webhook', { timeout: 120_000 }, () => {
     expect(byType['cir.capture']).toMatchObject({ body: 'tests pass on main', type: 'test.result' });
     expect(byType['training.ingested']).toMatchObject({ count: 1, types: ['ci'] });
 
-    const deliveries = JSON.parse((await vigil(project, ['webhook', 'deliveries', id])).stdout);
+    const deliveries = JSON.parse((await vigil(project, ['webhook', 'deliveries', id, '--json'])).stdout);
     expect(deliveries[0]).toMatchObject({ event: 'cir.capture', status: 'delivered' });
+    // Without --json, one tab-separated line per delivery, as `webhook list` prints registrations.
+    const table = (await vigil(project, ['webhook', 'deliveries', id])).stdout.trim().split('\n');
+    expect(table.map((line) => line.split('\t').slice(0, 5))).toEqual([[deliveries[0].id, 'cir.capture', 'delivered', 'attempts=1', '200']]);
     expect((await vigil(project, ['webhook', 'delete', id])).stdout).toBe(`deleted ${id}\n`);
     expect((await vigil(project, ['webhook', 'delete', id])).stderr).toMatch(/No webhook registration/);
   });
