@@ -76,7 +76,7 @@ export function registerRecipeCommands(cli: CAC): void {
       try {
         applyBaseFlag(options.base);
         if (options.dryRun === true) {
-          if (options.from !== undefined || options.run !== undefined || options.resume !== undefined) throw new RecipeInputError('--dry-run plans a whole run; it does not take --from, --run or --resume');
+          if (options.from !== undefined || options.run !== undefined || options.resume !== undefined) throw new RecipeInputError('--dry-run plans a whole run; it does not take --from or --run, nor --resume');
           const { sequenceDryRun } = await import('./recipe-check.ts');
           const backend = optionalString(options.backend, '--backend');
           const model = optionalString(options.model, '--model');

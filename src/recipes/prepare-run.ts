@@ -22,7 +22,7 @@ import { type RenderedStep, renderStep } from './prompts.ts';
 import { newRunId, runsDir } from './records/run-record.ts';
 import { requireBubblewrap } from './isolation/vm.ts';
 import { unpricedWhy } from './budget/budget-scope.ts';
-import type { Budget, FoundRecipe } from './types.ts';
+import type { Budget, FoundRecipe, RecipeStep } from './types.ts';
 import { parseVarFlags, resolveVariables } from './variables.ts';
 import type { VaultReader } from '../vault/vault-reader.ts';
 
@@ -88,6 +88,16 @@ export function resolveWorkspace(found: FoundRecipe, projectRoot: string): strin
   return path;
 }
 
+/** A reused step's rendering: its unset variables read as empty (it will not run). */
+function reusedStep(step: RecipeStep, vars: Record<string, string>, ctx: Parameters<typeof renderStep>[2]): RenderedStep {
+  const lenient = new Proxy(vars, { get: (t, k) => (typeof k === 'string' ? (t[k] ?? '') : undefined) });
+  try {
+    return renderStep(step, lenient, ctx);
+  } catch {
+    return { label: step.label, args: [], promptText: '', env: {} };
+  }
+}
+
 export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const projectRoot = findProjectRoot(req.cwd);
   const config = loadWorkspaceConfig(projectRoot);
@@ -102,7 +112,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const cliVars = over?.vars ?? parseVarFlags(req.vars);
   const vars = resolveVariables(recipe.env, req.env, cliVars);
   const resume = req.from
-    ? resumePoint(projectRoot, recipe.name, plan, req.from, req.run)
+    ? resumePoint(projectRoot, recipe.name, plan, req.from, req.run, (recipe.steps ?? []).map((s) => s.label))
     : req.resume
       ? resumeFailed(projectRoot, recipe.name, plan, req.resume)
       : null;
@@ -119,8 +129,10 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     try {
       rendered.set(step.label, renderStep(step, vars, { recipeFile: file, projectRoot, workspace, dialect }));
     } catch (error) {
-      if (error instanceof RecipeInputError) problems.push(...error.problems);
-      else throw error;
+      if (!(error instanceof RecipeInputError)) throw error;
+      // A step reused from the earlier run does not run: the variables it used need not be set now.
+      if (resume?.preset.has(step.label)) rendered.set(step.label, reusedStep(step, vars, { recipeFile: file, projectRoot, workspace, dialect }));
+      else problems.push(...error.problems);
     }
   }
   if (problems.length > 0) throw new RecipeInputError('missing variables, nothing was started', problems);

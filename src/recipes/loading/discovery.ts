@@ -1,9 +1,9 @@
-// Finds recipes in <project>/.vigil/recipes/ and ~/.vigil/recipes/. The
+// Finds recipes in <project>/.vigil/recipes/ and ~/.vigil/recipes/ ($VIGIL_HOME/recipes). The
 // project wins when both define the same name. Every file is parsed and
 // validated against the schema; broken files are reported, never run.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { vigilHome } from '../../home/home.ts';
 import { RecipeInputError } from '../errors.ts';
 import type { FoundRecipe, Recipe, RecipeScope } from '../types.ts';
 import { normalizeRecipe } from './normalize.ts';
@@ -31,7 +31,8 @@ function isDir(path: string): boolean {
 
 export function recipeDirs(projectRoot: string): Array<{ dir: string; scope: RecipeScope }> {
   const dirs: Array<{ dir: string; scope: RecipeScope }> = [{ dir: join(projectRoot, '.vigil', 'recipes'), scope: 'project' }];
-  const user = join(homedir(), '.vigil', 'recipes');
+  // The user's recipes live in the user folder, which VIGIL_HOME moves (with the vault).
+  const user = join(vigilHome(), 'recipes');
   if (resolve(user) !== resolve(dirs[0]!.dir)) dirs.push({ dir: user, scope: 'user' });
   return dirs;
 }

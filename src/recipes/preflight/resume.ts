@@ -1,6 +1,6 @@
 // `--from <label>`: re-runs a recipe from one step. Steps that succeeded in
-// the earlier run and are neither that step nor downstream of it are reused
-// (not run again); everything else runs.
+// the earlier run and are neither that step, nor written after it, nor
+// downstream of it are reused (not run again); everything else runs.
 import { RecipeInputError } from '../errors.ts';
 import type { Plan } from '../planning/plan.ts';
 import type { RunJson, StepStatus } from '../records/run-record.ts';
@@ -28,7 +28,7 @@ export function downstreamOf(plan: Plan, label: string): Set<string> {
   return out;
 }
 
-export function resumePoint(projectRoot: string, recipeName: string, plan: Plan, from: string, runId?: string): ResumePoint {
+export function resumePoint(projectRoot: string, recipeName: string, plan: Plan, from: string, runId?: string, written?: string[]): ResumePoint {
   if (!plan.steps.some((s) => s.label === from))
     throw new RecipeInputError(`--from ${from}: recipe "${recipeName}" has no step "${from}"; steps: ${plan.steps.map((s) => s.label).join(', ')}`);
   const runs = listRuns(projectRoot).filter((r) => r.recipe === recipeName);
@@ -38,6 +38,8 @@ export function resumePoint(projectRoot: string, recipeName: string, plan: Plan,
       runId ? `--run ${runId}: no run of recipe "${recipeName}" with that id (see "vigil runs")` : `--from ${from}: recipe "${recipeName}" has no earlier run to resume; run it without --from first`,
     );
   const rerun = downstreamOf(plan, from);
+  // "From this step on": the steps written after it run again too, even those that do not wait for it.
+  if (written) for (const label of written.slice(written.indexOf(from) + 1)) rerun.add(label);
   const preset = new Map<string, StepStatus>();
   for (const s of previous.steps) {
     if (rerun.has(s.label)) continue;

@@ -132,6 +132,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
           // An entry's own model wins; otherwise the model this composite was given (vigil sequence --model) goes down.
           ...((req.model ?? node.model) ? { model: req.model ?? node.model } : {}),
           ...(before?.run_id ? { resume: before.run_id } : req.from ? { from: req.from } : {}),
+          ...(recipe.canary === false || node.canary === false ? { canary: false as const } : {}),
           onStart: (childId) => recorder.updateChild(req.role, { run_id: childId, status: 'running', started: new Date().toISOString() }),
         });
       } catch (error) {

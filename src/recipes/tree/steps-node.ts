@@ -126,7 +126,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   try {
     for (const [label, status] of prep.resume?.preset ?? []) setStep(label, { status, reason: `succeeded in run ${prep.resume!.previous.id}` });
     const toRun = prep.plan.steps.filter((p) => !prep.resume?.preset.has(p.label));
-    if (recipe.canary !== false && toRun.length > 0) {
+    if (recipe.canary !== false && node.canary !== false && toRun.length > 0) {
       const vmOf = (vm: boolean) => (vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [prep.workspace, ...agentStatePaths()] } : null);
       const targets = canaryTargets(
         toRun.map(({ step }) => {
