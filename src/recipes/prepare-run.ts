@@ -177,6 +177,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...vars, ...r.env, ...auth, ...(over?.env ?? {}) }, vm });
   }
   warnings.push(...checkUsdCounted(steps, plan, recipe.budget, config, file));
+  for (const w of recipe.load_warnings ?? []) warnings.push(`warning: ${file}: ${w}`);
   const vmSpec = vmLabels.length > 0 ? { bwrap: requireBubblewrap(vmLabels, file) } : null;
   return {
     runId,

@@ -53,6 +53,12 @@ export interface RecipeStep {
   continue_on_error?: boolean;
   /** A JSON Schema the step's output (its last JSON object) must match; readable as ${steps.<label>.json.<field>}. */
   output_schema?: Record<string, unknown>;
+  // Fields of recipes written for mentu, mapped by loading/mentu.ts.
+  allowed_tools?: string[];
+  max_output_tokens?: number;
+  max_retries?: number;
+  expected_changes?: unknown;
+  verify?: { commands: string[] };
 }
 
 export interface RecipeRequires {
@@ -87,6 +93,12 @@ export interface Recipe {
   budget?: Budget;
   /** Filled into each step that does not set its own (loading/normalize.ts). */
   defaults?: { backend?: string; model?: string; effort?: Effort; timeout?: number };
+  /** mentu: top-level backend, model and providers (loading/mentu.ts). */
+  backend?: string;
+  model?: string;
+  providers?: unknown;
+  /** Warnings of loading: fields read from another tool's recipes that have no equivalent here. */
+  load_warnings?: string[];
   /** parallel: lists expanded to their product, appended to vars. */
   matrix?: Record<string, unknown>;
   // Composite types (src/recipes/types/<type>/schema.json say which type has which).

@@ -3,6 +3,7 @@
 // inline `prompt` beside `args`, and a parallel recipe's `matrix` expanded
 // into one set of variables per child.
 import type { Recipe, RecipeStep } from '../types.ts';
+import { mapMentuFields } from './mentu.ts';
 
 /** At most this many children from one matrix (a parallel recipe's fanout bounds how many run at once). */
 export const MATRIX_LIMIT = 256;
@@ -16,10 +17,12 @@ export interface Matrix {
 /** Returns the normalised recipe, or the problems that keep it from running (field paths named). */
 export function normalizeRecipe(recipe: Recipe): { recipe: Recipe; problems: string[] } {
   const problems: string[] = [];
-  let out: Recipe = recipe;
-  if (recipe.steps) {
-    const d = recipe.defaults ?? {};
-    const steps = recipe.steps.map((s, i): RecipeStep => {
+  const mentu = mapMentuFields(recipe);
+  let out: Recipe = mentu.recipe;
+  if (mentu.warnings.length > 0) out = { ...out, load_warnings: mentu.warnings };
+  if (out.steps) {
+    const d = out.defaults ?? {};
+    const steps = out.steps.map((s, i): RecipeStep => {
       if (s.args === undefined && s.prompt === undefined) problems.push(`steps[${i}] ("${s.label}"): needs "args", "prompt" or both`);
       return {
         ...(d.backend ? { backend: d.backend } : {}),

@@ -7,7 +7,7 @@ export type BackendSpec =
   | { kind: 'claude'; command: string; model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }
   | { kind: 'codex'; command: string; model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }
   | { kind: 'http'; api: 'openai' | 'anthropic'; provider: string; url: string; apiKey?: string; model: string; maxTokens: number }
-  | { kind: 'custom'; provider: string; command: string; args: string[]; model?: string; effort?: string; permissionMode?: string };
+  | { kind: 'custom'; provider: string; command: string; args: string[]; model?: string; effort?: string; permissionMode?: string; shell?: true };
 
 export interface VmSpec {
   /** Path of bwrap. */

@@ -135,6 +135,8 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
         }),
       );
       for (const target of targets) {
+        // A shell step has no agent to ask: its "backend" is /bin/sh.
+        if (target.backend.kind === 'custom' && target.backend.shell) continue;
         // Once per backend in the whole tree: a hundred children of one backend check it once.
         // A custom program's canary runs without the step's args, so they do not make another backend.
         const backend = target.backend.kind === 'custom' ? { ...target.backend, args: [] } : target.backend;
