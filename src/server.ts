@@ -1,4 +1,5 @@
 // Composes a running monitor server: store, service, doors and transport.
+import { Draining } from './transport/draining.ts';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
@@ -15,6 +16,7 @@ import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './tran
 import type { HttpTransport } from './transport/http-types.ts';
 import { createTransport, type TransportChoice } from './transport/select-transport.ts';
 import { Dashboard, withDashboard } from './ui/dashboard.ts';
+import type { ViewerCaps } from './ui/shared-views.ts';
 
 export interface ServerOptions {
   readonly host?: string;
@@ -49,6 +51,8 @@ export interface ServerOptions {
   readonly inspectHost?: string;
   /** The cloud API under /v1 and the managed edge (on unless false). */
   readonly cloud?: CloudOptions | false;
+  /** Dashboard viewers (/ui/events) open at once: without a token, and with one. */
+  readonly dashboardViewers?: Partial<ViewerCaps>;
   readonly log?: (line: string) => void;
 }
 
@@ -60,12 +64,16 @@ export interface RunningServer {
   readonly adminToken?: string;
   readonly service: MonitorService;
   readonly cloud?: Cloud;
+  readonly dashboard: Dashboard;
   /** The managed edge's own port, where workers answer by Host (absent without the cloud). */
   readonly edgePort?: number;
   /** The inspector's WebSocket URL when --inspect is on. */
   readonly inspectUrl?: string;
   close(): Promise<void>;
 }
+
+/** How long a stopping server waits for the requests it started to be answered. */
+const drainLimitMs = 10_000;
 
 /** The largest unsent SSE buffer per connection before the stream is closed. */
 export const maxStreamBufferBytes = 1 << 20;
@@ -119,9 +127,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   let transport!: HttpTransport & { fallbackReason?: string };
   let edgeTransport: HttpTransport | undefined;
+  const draining = new Draining();
   let port: number;
   let cloud: Cloud | undefined;
   let sources: SourceManager | undefined;
+  let dashboard: Dashboard;
   try {
     sources = new SourceManager(service, {
       kinds: new Set(options.sources?.kinds ?? defaultSourceKinds),
@@ -132,7 +142,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBackoffMs: options.sources?.maxBackoffMs,
       log,
     }).attach();
-    const dashboard = new Dashboard(service);
+    dashboard = new Dashboard(service, options.dashboardViewers);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
       cloud = new Cloud(service, { ...options.cloud, log: redactingLog(options.cloud?.log ?? options.log) });
@@ -143,7 +153,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       allowHosts: options.allowHosts ?? [],
       extensions: withDashboard(dashboard, { ...options.extensions?.(service), ...cloud?.mounts }),
     });
-    ({ port } = await transport.listen(handler, {
+    ({ port } = await transport.listen(draining.wrap(handler), {
       host,
       port: options.port ?? 8130,
       maxBodyBytes: service.options.maxBodyBytes,
@@ -192,15 +202,24 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     service,
     cloud,
+    dashboard,
     edgePort: cloud?.edge.port,
     inspectUrl: inspector?.url,
     close() {
+      // A drain: stop accepting, answer what was started (waiting pulls answer now), refuse what comes
+      // after, let the batches in flight commit, then close.
       closing ??= (async () => {
         sources?.close();
+        dashboard.close();
+        transport.stopListening();
+        service.drain();
+        const unanswered = await draining.drain(drainLimitMs);
+        if (unanswered > 0) log(`vigil: ${unanswered} request(s) still unanswered ${drainLimitMs / 1000} s after the stop began; closing their connections`);
         await transport.close();
         await edgeTransport?.close();
         await cloud?.close();
         await service.settle().catch(() => {});
+        await cluster?.quiesce();
         service.close();
         await cluster?.close();
         await inspector?.close();

@@ -33,6 +33,8 @@ export interface CloudOptions {
   readonly timers?: DeliveryTimers;
   /** Per-attempt timeout of a delivery (10 s). */
   readonly deliveryTimeoutMs?: number;
+  /** Bytes of event bodies one API key may have waiting for webhook delivery (64 MiB). */
+  readonly maxQueuedEventBytes?: number;
   /** How long a managed-edge worker may take over a request or a scheduled run (30 s). */
   readonly workerTimeoutMs?: number;
   /** Resident memory a managed-edge worker's workerd may hold (256 MB). */
@@ -64,7 +66,7 @@ export class Cloud {
   ) {
     this.store = new CloudStore(service.store);
     this.sender = new DeliverySender(options.allowInsecureWebhooks ?? false, options.deliveryTimeoutMs);
-    this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log);
+    this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log, options.maxQueuedEventBytes);
     this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false, service);
     this.followers = new MonitorFollowers(service, this.store, this.queue, options.log);
     // Rows are written by the group commit: read them back once it has run (before the route answers, which waits on it too).
@@ -83,7 +85,10 @@ export class Cloud {
     });
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
-    const prune = () => this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
+    const prune = () => {
+      this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
+      this.store.pruneBodies(new Date(Date.now() - 3_600_000).toISOString());
+    };
     prune();
     this.pruner = setInterval(prune, 3_600_000);
     this.pruner.unref();

@@ -3,12 +3,22 @@
 // first attempt, so kill -9 loses no pending delivery. A non-2xx answer or a
 // timeout retries at 5 s, 30 s, 2 min, 10 min and 1 h, then the delivery is
 // failed. After a restart every pending row is scheduled again from its
-// stored next attempt.
+// stored next attempt. An event's body is stored once and its deliveries
+// refer to it (one 64 KB event to 200 registrations stored 200 copies); the
+// bodies a key has waiting for delivery are capped in bytes, and an event
+// past the cap is refused (429) rather than queued.
 import { randomUUID } from 'node:crypto';
 import type { VigilEvent } from '../events/channel.ts';
+import { ProtocolError } from '../protocol/errors.ts';
 import type { CloudStore, DeliveryTable, WebhookTable } from './cloud-store.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
 import type { DeliveryView } from './wire-types.ts';
+
+/** Bytes of event bodies one key may have waiting for delivery, by default. */
+export const defaultMaxQueuedBytesPerKey = 64 * 1024 * 1024;
+
+/** What a delivery carries: an event of the API, or an observation a follower hears of. */
+type DeliveredEvent = { type: string; timestamp: string; data: Record<string, unknown> };
 
 export const retryDelaysMs = [5_000, 30_000, 120_000, 600_000, 3_600_000] as const;
 
@@ -44,6 +54,9 @@ export const deliveryView = (row: DeliveryTable): DeliveryView => ({
 export class DeliveryQueue {
   private readonly waiting = new Map<string, { row: DeliveryTable; cancel: () => void }>();
   private readonly running = new Set<Promise<void>>();
+  /** Each stored body still sent by a pending delivery: its key, size and how many deliveries still send it. */
+  private readonly bodies = new Map<string, { keyId: string; bytes: number; pending: number }>();
+  private readonly queuedBytes = new Map<string, number>();
   private closed = false;
 
   constructor(
@@ -51,32 +64,95 @@ export class DeliveryQueue {
     private readonly sender: DeliverySender,
     private readonly timers: DeliveryTimers = realTimers,
     private readonly log: (line: string) => void = () => {},
+    private readonly maxQueuedBytesPerKey = defaultMaxQueuedBytesPerKey,
   ) {}
 
   /** Schedules every delivery left pending by an earlier run of the server. */
   resume(): void {
-    for (const row of this.store.pendingDeliveries()) this.schedule(row);
+    for (const row of this.store.pendingDeliveries()) {
+      if (row.body_id !== null) {
+        const known = this.bodies.get(row.body_id);
+        if (known) known.pending++;
+        else {
+          const body = this.store.body(row.body_id);
+          if (body) this.hold(row.body_id, body.key_id, body.bytes, 1);
+        }
+      }
+      this.schedule(row);
+    }
+  }
+
+  /** Bytes of event bodies `keyId` has waiting for delivery. */
+  queuedBytesOf(keyId: string): number {
+    return this.queuedBytes.get(keyId) ?? 0;
+  }
+
+  private hold(bodyId: string, keyId: string, bytes: number, pending: number): void {
+    this.bodies.set(bodyId, { keyId, bytes, pending });
+    this.queuedBytes.set(keyId, this.queuedBytesOf(keyId) + bytes);
+  }
+
+  /** One delivery of the body is finished; the last one lets the body go. */
+  private release(bodyId: string | null): void {
+    const body = bodyId === null ? undefined : this.bodies.get(bodyId);
+    if (!body || --body.pending > 0) return;
+    this.bodies.delete(bodyId!);
+    const left = this.queuedBytesOf(body.keyId) - body.bytes;
+    if (left > 0) this.queuedBytes.set(body.keyId, left);
+    else this.queuedBytes.delete(body.keyId);
+    this.store.deleteBody(bodyId!);
   }
 
   /** Stores one delivery per active registration of `keyId` on the event, then sends them. */
-  fanOut(keyId: string, event: VigilEvent): Promise<{ deliveries: number }> {
-    return this.deliver(this.store.subscribers(keyId, event.type), event);
+  async fanOut(keyId: string, event: VigilEvent): Promise<{ deliveries: number }> {
+    const rows = this.stage(keyId, this.store.subscribers(keyId, event.type), event, 'refuse');
+    await this.store.settled();
+    for (const row of rows) this.schedule(row);
+    return { deliveries: rows.length };
   }
 
   /**
    * Stores one delivery per registration, in this turn (so the rows join the
-   * batch being written), then sends them once they are committed.
+   * batch being written, e.g. the observation a follower hears of), then sends
+   * them once they are committed. No caller waits to be refused here: a key
+   * past its cap has the event skipped, and logged.
    */
-  async deliver(registrations: readonly WebhookTable[], event: { type: string; timestamp: string; data: Record<string, unknown> }): Promise<{ deliveries: number }> {
+  async deliver(registrations: readonly WebhookTable[], event: DeliveredEvent): Promise<{ deliveries: number }> {
+    const byKey = new Map<string, WebhookTable[]>();
+    for (const webhook of registrations) byKey.set(webhook.key_id, [...(byKey.get(webhook.key_id) ?? []), webhook]);
+    const rows = [...byKey].flatMap(([keyId, webhooks]) => this.stage(keyId, webhooks, event, 'skip'));
+    await this.store.settled();
+    for (const row of rows) this.schedule(row);
+    return { deliveries: rows.length };
+  }
+
+  /** The event's body stored once for `keyId`, and a pending delivery per registration referring to it. */
+  private stage(keyId: string, registrations: readonly WebhookTable[], event: DeliveredEvent, overCap: 'refuse' | 'skip'): DeliveryTable[] {
+    if (registrations.length === 0) return [];
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
+    const bytes = Buffer.byteLength(body);
+    const queued = this.queuedBytesOf(keyId);
+    if (queued + bytes > this.maxQueuedBytesPerKey) {
+      const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+      this.log(`webhook events of API key ${keyId} ${overCap === 'refuse' ? 'refused' : `skipped (${event.type})`}: ${mib(queued)} of bodies already wait for delivery (cap ${mib(this.maxQueuedBytesPerKey)})`);
+      if (overCap === 'skip') return [];
+      throw new ProtocolError(
+        'OVER_BUDGET',
+        `This API key already has ${mib(queued)} of events waiting for webhook delivery; one more of ${bytes} bytes passes the cap of ${mib(this.maxQueuedBytesPerKey)} (vigil serve --max-queued-event-bytes). Try again once deliveries finish, or delete registrations whose receivers are down.`,
+        { queued_bytes: queued, limit_bytes: this.maxQueuedBytesPerKey },
+      );
+    }
     const now = this.timers.now();
     const at = new Date(now).toISOString();
+    const bodyId = `evb_${randomUUID()}`;
+    this.store.putBody({ id: bodyId, key_id: keyId, body, bytes, created_at: at });
     const rows = registrations.map(
       (webhook): DeliveryTable => ({
         id: `msg_${randomUUID()}`,
         webhook_id: webhook.id,
         event: event.type,
-        payload: body,
+        payload: '',
+        body_id: bodyId,
         status: 'pending',
         attempts: 0,
         next_attempt_ms: now,
@@ -87,9 +163,8 @@ export class DeliveryQueue {
       }),
     );
     for (const row of rows) this.store.putDelivery(row);
-    await this.store.settled();
-    for (const row of rows) this.schedule(row);
-    return { deliveries: rows.length };
+    this.hold(bodyId, keyId, bytes, rows.length);
+    return rows;
   }
 
   /** Resolves when no attempt is in flight (tests and shutdown). */
@@ -124,13 +199,15 @@ export class DeliveryQueue {
     if (!entry || this.closed) return;
     const { row } = entry;
     const webhook = this.store.webhook(row.webhook_id);
+    const payload = row.body_id === null ? row.payload : this.store.body(row.body_id)?.body;
     let outcome: DeliveryOutcome;
     if (webhook?.active !== 1) outcome = { delivered: false, error: 'the registration was deleted' };
-    else outcome = await this.sender.send(webhook.url, webhook.secret, row.id, row.payload);
+    else if (payload === undefined) outcome = { delivered: false, error: 'the event body is no longer stored' };
+    else outcome = await this.sender.send(webhook.url, webhook.secret, row.id, payload);
     if (this.closed) return;
     const attempts = row.attempts + 1;
     const now = this.timers.now();
-    const retryIn = webhook && webhook.active === 1 && !outcome.delivered ? retryDelaysMs[attempts - 1] : undefined;
+    const retryIn = webhook && webhook.active === 1 && payload !== undefined && !outcome.delivered ? retryDelaysMs[attempts - 1] : undefined;
     const next: DeliveryTable = {
       ...row,
       attempts,
@@ -142,6 +219,7 @@ export class DeliveryQueue {
     };
     this.store.putDelivery(next);
     this.waiting.delete(id);
+    if (next.status !== 'pending') this.release(row.body_id);
     await this.store.settled();
     if (next.status === 'pending') this.schedule(next);
   }

@@ -8,6 +8,7 @@ import type { PgConnection } from '../store/postgres/pg-connection.ts';
 /** The advisory lock namespace of monitor timers (first key of the two-key form). */
 const lockClass = 0x7669;
 const intervalMs = 1000;
+const answerWithinMs = 5000;
 
 export interface OwnershipHooks {
   /** The lock of this monitor was just taken: catch up on it and arm its timers. */
@@ -62,8 +63,7 @@ export class Ownership {
           if (this.session !== session) return;
           // The locks went with the session: another node may hold them now.
           this.session = undefined;
-          this.owned.clear();
-          this.hooks.released();
+          this.lost();
         };
         session.on('error', lost);
         session.on('end', lost);
@@ -72,17 +72,38 @@ export class Ownership {
         await session.query('set tcp_keepalives_idle = 2; set tcp_keepalives_interval = 1; set tcp_keepalives_count = 2');
         this.session = session;
       }
-      const { rows } = await this.session.query<{ key: number }>(
-        'select key from monitors where not (key = any($2::bigint[])) and pg_try_advisory_lock($1, key::int)',
-        [lockClass, [...this.owned]],
-      );
+      const { rows } = await this.session.query<{ key: number }>({
+        text: 'select key from monitors where not (key = any($2::bigint[])) and pg_try_advisory_lock($1, key::int)',
+        values: [lockClass, [...this.owned]],
+        // Asked every second: a session that stops answering is given up within seconds.
+        query_timeout: answerWithinMs,
+      } as pg.QueryConfig);
       for (const { key } of rows) {
         this.owned.add(key);
         await this.hooks.acquired(key).catch((error) => this.hooks.log(`vigil: cannot take over monitor ${key}: ${(error as Error).message}`));
       }
     } catch (error) {
-      if (!this.closed) this.hooks.log(`vigil: monitor ownership check failed: ${(error as Error).message}`);
+      if (this.closed) return;
+      this.hooks.log(`vigil: monitor ownership check failed: ${(error as Error).message}`);
+      // A session that did not answer in time may be gone: its locks are no longer ours to rely on.
+      this.dropSession();
     }
+  }
+
+  /** Ends the lock session and gives up every lock it held: this node's timers and sources of those monitors stop. */
+  private dropSession(): void {
+    const session = this.session;
+    if (!session) return;
+    this.session = undefined;
+    session.end().catch(() => {});
+    this.lost();
+  }
+
+  private lost(): void {
+    if (this.owned.size === 0) return;
+    this.hooks.log(`vigil: lost the PostgreSQL lock session; this node stopped the timers and sources of ${this.owned.size} monitor(s) until it holds their locks again`);
+    this.owned.clear();
+    this.hooks.released();
   }
 
   async close(): Promise<void> {

@@ -90,4 +90,20 @@ describe('vigil api-key and vigil webhook', { timeout: 120_000 }, () => {
     expect(wrongAdmin.stderr).toMatch(/UNAUTHORIZED/);
     expect((await vigil(project, ['api-key', 'list', '--base', server.url])).code).toBe(2);
   });
+
+  it('api-key create --monitors scopes the key; "*" only when asked for, and alone', async () => {
+    const admin = ['--base', server.url, '--admin-token', adminToken];
+    const scoped = await vigil(project, ['api-key', 'create', '--name', 'ci', '--monitors', 'deploys,builds', '--json', ...admin]);
+    expect(scoped.code, scoped.stderr).toBe(0);
+    expect(JSON.parse(scoped.stdout)).toMatchObject({ name: 'ci', monitors: ['deploys', 'builds'] });
+    const plain = await vigil(project, ['api-key', 'create', '--name', 'plain', ...admin]);
+    expect(plain.stderr).toMatch(/may trigger no monitor/);
+    const all = await vigil(project, ['api-key', 'create', '--name', 'all', '--monitors', '*', ...admin]);
+    expect(all.stderr).toMatch(/may trigger every monitor/);
+    const mixed = await vigil(project, ['api-key', 'create', '--monitors', 'a,*', ...admin]);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toMatch(/"\*" \(every monitor\) stands alone/);
+    const listed = (await vigil(project, ['api-key', 'list', ...admin])).stdout;
+    expect(listed).toMatch(/\tci\t.*\tmonitors deploys, builds\n/);
+  });
 });
