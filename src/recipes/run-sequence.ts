@@ -113,7 +113,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       ...(req.from ? { from: req.from } : {}),
       ...(req.run ? { run: req.run } : {}),
       ...(req.resume ? { resume: req.resume } : {}),
-      onStart: (runId) => publisher?.publish(RUN_TYPE, runId, { recipe: tree.root.recipe.name, status: 'running' }),
+      onStart: (runId) => publisher?.publish(RUN_TYPE, runId, { recipe: tree.root.recipe.name, status: 'running', budget: tree.root.recipe.budget ?? null }),
     });
     view.stop();
     view.note(`run ${result.runId} ${result.status}${result.reason ? ` (${result.reason})` : ''}`);

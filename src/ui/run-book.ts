@@ -24,6 +24,8 @@ export interface RunStep {
   reason: string | null;
   killed_by: string | null;
   usage: { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true } | null;
+  /** The last lines of the step's output, sent once it ended. */
+  log_tail: string | null;
 }
 
 export interface RunRecord {
@@ -32,6 +34,8 @@ export interface RunRecord {
   status: string;
   reason: string | null;
   parent: string | null;
+  /** The run's budget (usd, tokens, minutes), when it has one. */
+  budget: { usd?: number; tokens?: number; minutes?: number } | null;
   seen: string;
   updated: string;
   steps: RunStep[];
@@ -67,7 +71,7 @@ export class RunBook {
   private run(book: Book, id: string, time: string): RunRecord {
     let run = book.runs.get(id);
     if (!run) {
-      run = { id, recipe: null, status: 'running', reason: null, parent: null, seen: time, updated: time, steps: [] };
+      run = { id, recipe: null, status: 'running', reason: null, parent: null, budget: null, seen: time, updated: time, steps: [] };
       book.runs.set(id, run);
       if (book.runs.size > runsKept) {
         const oldest = [...book.runs.values()].sort((a, b) => (a.updated < b.updated ? -1 : 1))[0];
@@ -97,6 +101,7 @@ export class RunBook {
         run.status = str(d.status) ?? run.status;
         run.reason = str(d.reason);
         run.parent = str(d.parent) ?? run.parent;
+        if (typeof d.budget === 'object' && d.budget !== null) run.budget = d.budget as RunRecord['budget'];
       } else if (o.type === stepType && typeof d.run === 'string' && typeof d.label === 'string') {
         const run = this.run(book, d.run, o.time);
         run.recipe = run.recipe ?? str(d.recipe);
@@ -111,6 +116,7 @@ export class RunBook {
           reason: str(d.reason),
           killed_by: str(d.killed_by),
           usage: typeof d.usage === 'object' && d.usage !== null ? (d.usage as RunStep['usage']) : null,
+          log_tail: str(d.log_tail),
         };
         const at = run.steps.findIndex((s) => s.label === step.label);
         if (at === -1) {

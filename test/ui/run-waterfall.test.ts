@@ -38,10 +38,11 @@ describe.skipIf(!haveChromium)('run waterfalls in Chromium', () => {
     project.recipe({
       name: 'ship',
       canary: false,
+      budget: { tokens: 1000 },
       steps: [
         { label: 'lint', args: ['SLEEP_MS=200'], wave: 1, concurrencySafe: true },
         { label: 'unit-tests', args: ['SLEEP_MS=6000'], wave: 1, concurrencySafe: true },
-        { label: 'package', args: ['SLEEP_MS=200'], wave: 2 },
+        { label: 'package', args: ['SLEEP_MS=200 SAY=packaged-vigil-0.1.0.tgz'], wave: 2 },
       ],
     });
     await page.goto(`${server.url}/ui#token=${admin}`);
@@ -74,13 +75,34 @@ describe.skipIf(!haveChromium)('run waterfalls in Chromium', () => {
     await page.focus('[data-step$="/package"] button');
     await page.keyboard.press('Enter');
     await page.waitForSelector('[data-details$="/package"]');
-    expect(await page.textContent('[data-details$="/package"]')).toContain('status: succeeded (exit 0)');
+    const details = await page.textContent('[data-details$="/package"]');
+    expect(details).toContain('status: succeeded (exit 0)');
+    // Its last log lines, sent by the run when the step ended.
+    expect(details).toContain('last lines of its log');
+    expect(details).toContain('packaged-vigil-0.1.0.tgz');
+    // The budget the run set, and how much of it the steps used.
+    expect(await page.textContent('.waterfall .wf-budget')).toMatch(/^budget: tokens \d+ of 1,000 \(\d+%\)$/);
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('package');
     await page.screenshot({ path: `${browser.shots}/run-waterfall.png`, fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
     await page.screenshot({ path: `${browser.shots}/run-waterfall-phone.png`, fullPage: true });
     await page.setViewportSize({ width: 1280, height: 800 });
+    expect(browser.errors).toEqual([]);
+  });
+
+  it("nests a composite's child runs under it while they run", async () => {
+    project.recipe({ name: 'one', canary: false, steps: [{ label: 'work', args: ['SLEEP_MS=4000'] }] });
+    project.recipe({ name: 'fan', type: 'parallel', canary: false, recipe: 'one', vars: [{ N: '1' }, { N: '2' }] });
+    run = startVigil(project, ['sequence', 'fan']);
+    // Both children are drawn inside their parent's waterfall before either ends.
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('.waterfall')].some(
+        (w) => w.querySelectorAll(':scope > .waterfall').length === 2 && w.querySelectorAll(':scope > .waterfall .wf-bar.running').length > 0,
+      ),
+    );
+    const result = await run.done;
+    expect(result.code, result.stderr).toBe(0);
     expect(browser.errors).toEqual([]);
   });
 });

@@ -18,8 +18,8 @@ import { runIsLive } from '../records/runs-list.ts';
 import { STEP_DEFAULTS } from '../types.ts';
 import { cirStepHooks } from '../types/substrate/cir-steps.ts';
 import { runBudget, stepBudgets } from './budgets.ts';
-import { finishNode } from './finish.ts';
-import { lastStepOutput } from './output.ts';
+import { announceChild, finishNode } from './finish.ts';
+import { lastStepOutput, stepLogTail } from './output.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 import { runAbort } from './run-abort.ts';
 
@@ -94,6 +94,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   rt.live.add(recorder);
   node.onStart?.(prep.runId, prep.workspace);
   rt.view.addRun(recorder, node.parent?.id ?? null, node.role);
+  if (node.parent) announceChild(rt, recorder);
   for (const s of prep.steps.values()) for (const [path, text] of s.promptFiles) writeFileSync(path, text);
   if (!node.parent)
     rt.view.note(`run ${prep.runId} of recipe "${recipe.name}" (${prep.plan.steps.length} steps); record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
@@ -110,8 +111,11 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     recorder.updateStep(label, patch);
     for (const [event, data] of stepEvents(prep.runId, recorder.step(label), patch)) events(event, data);
     if (patch.status) {
-      const { label: _l, output: _o, needs: _n, prompt_files: _p, ...state } = recorder.step(label);
-      rt.publisher?.publish(STEP_TYPE, `${prep.runId}/${label}`, { run: prep.runId, recipe: recipe.name, label, ...state });
+      const step = recorder.step(label);
+      const { label: _l, output: _o, needs: _n, prompt_files: _p, ...state } = step;
+      const ended = patch.status !== 'running' && patch.status !== 'pending';
+      const log_tail = ended ? stepLogTail(step, recorder.dir) : null;
+      rt.publisher?.publish(STEP_TYPE, `${prep.runId}/${label}`, { run: prep.runId, recipe: recipe.name, label, ...state, ...(log_tail ? { log_tail } : {}) });
     }
   };
   const finish = (status: RunStatus, reason?: string): NodeResult => {

@@ -27,6 +27,22 @@
     return used.length ? `${t} tokens · $${d.toFixed(4)}${unknown ? ' (some usd unknown)' : ''}` : 'no usage reported';
   }
 
+  /** Used against the run's budget, per limit it sets: "tokens 45 of 1,000 (5%)". */
+  function budgetUse(run) {
+    const b = run.budget;
+    if (!b) return null;
+    const all = [run, ...(run.children ?? [])].flatMap((r) => r.steps).filter((s) => s.usage);
+    const used = {
+      tokens: all.reduce((n, s) => n + s.usage.input_tokens + s.usage.output_tokens, 0),
+      usd: all.reduce((n, s) => n + (s.usage.usd ?? 0), 0),
+    };
+    const parts = [];
+    if (b.tokens !== undefined) parts.push(`tokens ${used.tokens.toLocaleString()} of ${b.tokens.toLocaleString()} (${Math.round((used.tokens / b.tokens) * 100)}%)`);
+    if (b.usd !== undefined) parts.push(`$${used.usd.toFixed(4)} of $${b.usd} (${Math.round((used.usd / b.usd) * 100)}%)`);
+    if (b.minutes !== undefined) parts.push(`${b.minutes} min at most`);
+    return parts.length ? `budget: ${parts.join(', ')}` : null;
+  }
+
   function details(run, step) {
     const lines = [
       `status: ${step.status}${step.exit_code !== null ? ` (exit ${step.exit_code})` : ''}`,
@@ -35,7 +51,9 @@
       step.reason ? `reason: ${step.reason}` : null,
       step.killed_by ? `stopped by ${step.killed_by}` : null,
       step.usage ? `usage: ${step.usage.input_tokens} input + ${step.usage.output_tokens} output tokens, ${usd(step.usage)}` : null,
-      `log: the step's log stays with the run (.vigil/runs/${run.id}/ in the project that ran it); the server is sent its state only`,
+      step.log_tail
+        ? `last lines of its log (the whole log: .vigil/runs/${run.id}/ in the project that ran it):\n${step.log_tail}`
+        : `log: ${step.status === 'running' ? 'its last lines come when it ends' : 'it wrote nothing'} (the whole log: .vigil/runs/${run.id}/ in the project that ran it)`,
     ].filter(Boolean);
     return el('pre', { class: 'step-details', 'data-details': `${run.id}/${step.label}` }, lines.join('\n'));
   }
@@ -75,6 +93,7 @@
       { class: 'waterfall', 'data-run': run.id, style: `margin-left:${depth * 18}px`, 'aria-label': `run ${run.id}` },
       el('h3', {}, `${depth ? '↳ ' : ''}${run.recipe ?? 'run'} `, el('code', {}, run.id), ' ', el('span', { class: `pill ${run.status}` }, `${marks[run.status] ?? ''} ${run.status}`)),
       el('p', { class: 'muted wf-meta' }, `${secs(to - from)}${running ? ' so far' : ''} · ${totals(run)}${run.reason ? ` · ${run.reason}` : ''}`),
+      ...(budgetUse(run) ? [el('p', { class: 'muted wf-budget' }, budgetUse(run))] : []),
       ...rows,
       ...(run.children ?? []).map((c) => waterfall(c, now, depth + 1)),
     );
