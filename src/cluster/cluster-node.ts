@@ -36,6 +36,8 @@ export class ClusterNode implements ClusterNodeHooks {
   private queue!: ClusterCommit;
   /** The rev of each monitor that memory and the local replica hold. */
   private readonly known = new Map<number, number>();
+  /** Set once the server stops: other nodes' changes are no longer caught up on. */
+  private stopping = false;
   private readonly subscriptionMonitors = new Map<string, number>();
   private readonly syncing = new Map<number, Promise<void>>();
   /** Monitors whose memory may hold a refused batch's changes: reloaded whole before their next use. */
@@ -186,6 +188,8 @@ export class ClusterNode implements ClusterNodeHooks {
    * otherwise the next request on it catches up (every operation compares revs first).
    */
   private changed(mkey: number, rev: number, timers: boolean): void {
+    // A stopping node answers nothing more: catching up would read a replica that is closing.
+    if (this.stopping) return;
     const known = this.known.get(mkey);
     if (known === undefined || known >= rev) return;
     const feed = this.service.feedByKey(mkey);
@@ -299,6 +303,9 @@ export class ClusterNode implements ClusterNodeHooks {
 
   /** Waits for the batches queued and in flight to commit; writes queued after that are refused. */
   async quiesce(): Promise<void> {
+    this.stopping = true;
+    // Catch-ups already under way write into the replica: they end before it closes.
+    await Promise.allSettled([...this.syncing.values()]);
     while (this.queue.busy || this.queue.hasPending) {
       await this.queue.settled().catch(() => {});
       await this.queue.idle();
