@@ -7,6 +7,7 @@ import { ProtocolError } from '../protocol/errors.ts';
 import type { MonitorService } from '../service/service.ts';
 import { bearerOf, jsonResponse } from '../transport/http-door.ts';
 import type { HttpRequest, HttpResponse } from '../transport/http-types.ts';
+import { type CloudRows, localRows } from './cloud-rows.ts';
 import { CloudStore } from './cloud-store.ts';
 import { answerCloud, type CloudParts, type CloudRoute, webhookRoutes } from './cloud-routes.ts';
 import { DeliveryQueue, type DeliveryTimers, realTimers } from './delivery-queue.ts';
@@ -37,6 +38,8 @@ export interface CloudOptions {
   /** Workers' fetches may reach loopback, private and link-local addresses (off: public only). */
   readonly allowPrivateWorkers?: boolean;
   readonly log?: (line: string) => void;
+  /** Where API keys, registrations and deliveries live when not in the server's own store (a cluster's PostgreSQL). */
+  readonly rows?: CloudRows;
 }
 
 export interface CloudMounts {
@@ -46,6 +49,7 @@ export interface CloudMounts {
 
 export class Cloud {
   readonly store: CloudStore;
+  readonly rows: CloudRows;
   readonly queue: DeliveryQueue;
   readonly webhooks: Webhooks;
   readonly edge: ManagedEdge;
@@ -59,10 +63,11 @@ export class Cloud {
     readonly options: CloudOptions = {},
   ) {
     this.store = new CloudStore(service.store);
+    this.rows = options.rows ?? localRows(this.store);
     this.sender = new DeliverySender(options.allowInsecureWebhooks ?? false, options.deliveryTimeoutMs);
-    this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log);
-    this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false);
-    this.parts = { service, store: this.store, webhooks: this.webhooks, queue: this.queue };
+    this.queue = new DeliveryQueue(this.rows, this.sender, options.timers ?? realTimers, options.log);
+    this.webhooks = new Webhooks(this.rows, this.sender, options.allowInsecureWebhooks ?? false);
+    this.parts = { service, store: this.rows, webhooks: this.webhooks, queue: this.queue };
     this.edge = new ManagedEdge(this.store, options.edgeDomain ?? 'localhost', options.log, {
       ...defaultWorkerLimits,
       ...(options.workerTimeoutMs !== undefined && { timeoutMs: options.workerTimeoutMs }),
@@ -71,7 +76,10 @@ export class Cloud {
     });
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
-    const prune = () => this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
+    const prune = () =>
+      void this.rows
+        .pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString())
+        .catch((error: Error) => options.log?.(`webhook deliveries: cannot prune: ${error.message}`));
     prune();
     this.pruner = setInterval(prune, 3_600_000);
     this.pruner.unref();

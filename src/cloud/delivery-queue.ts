@@ -3,13 +3,19 @@
 // first attempt, so kill -9 loses no pending delivery. A non-2xx answer or a
 // timeout retries at 5 s, 30 s, 2 min, 10 min and 1 h, then the delivery is
 // failed. After a restart every pending row is scheduled again from its
-// stored next attempt.
+// stored next attempt. When several nodes share the rows (PostgreSQL), each
+// polls for due deliveries and claims one before attempting it, so a delivery
+// queued on a node that dies is sent by another, and by one node at a time.
 import { randomUUID } from 'node:crypto';
 import type { VigilEvent } from '../events/channel.ts';
-import type { CloudStore, DeliveryTable } from './cloud-store.ts';
+import type { CloudRows } from './cloud-rows.ts';
+import type { DeliveryTable } from './cloud-store.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
 
 export const retryDelaysMs = [5_000, 30_000, 120_000, 600_000, 3_600_000] as const;
+/** Shared rows: how often a node looks for due deliveries, and how long a claimed attempt keeps others off. */
+const pollMs = 1_000;
+const claimMs = 60_000;
 
 /** Timer scheduling, injectable so tests need not wait an hour. */
 export interface DeliveryTimers {
@@ -54,9 +60,10 @@ export class DeliveryQueue {
   private readonly waiting = new Map<string, { row: DeliveryTable; cancel: () => void }>();
   private readonly running = new Set<Promise<void>>();
   private closed = false;
+  private poller: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly store: CloudStore,
+    private readonly store: CloudRows,
     private readonly sender: DeliverySender,
     private readonly timers: DeliveryTimers = realTimers,
     private readonly log: (line: string) => void = () => {},
@@ -64,7 +71,22 @@ export class DeliveryQueue {
 
   /** Schedules every delivery left pending by an earlier run of the server. */
   resume(): void {
-    for (const row of this.store.pendingDeliveries()) this.schedule(row);
+    if (!this.store.shared) {
+      void this.poll();
+      return;
+    }
+    // Real time: another node's rows come due by the database's record, not by injected timers.
+    this.poller = setInterval(() => void this.poll(Date.now() + pollMs), pollMs);
+    this.poller.unref();
+    void this.poll(Date.now() + pollMs);
+  }
+
+  private async poll(dueBeforeMs?: number): Promise<void> {
+    try {
+      for (const row of await this.store.pendingDeliveries(dueBeforeMs)) if (!this.waiting.has(row.id)) this.schedule(row);
+    } catch (error) {
+      if (!this.closed) this.log(`webhook deliveries: cannot read pending deliveries: ${(error as Error).message}`);
+    }
   }
 
   /** Stores one delivery per active registration of `keyId` on the event, then sends them. */
@@ -72,7 +94,7 @@ export class DeliveryQueue {
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
     const now = this.timers.now();
     const at = new Date(now).toISOString();
-    const rows = this.store.subscribers(keyId, event.type).map(
+    const rows = (await this.store.subscribers(keyId, event.type)).map(
       (webhook): DeliveryTable => ({
         id: `msg_${randomUUID()}`,
         webhook_id: webhook.id,
@@ -87,7 +109,7 @@ export class DeliveryQueue {
         updated_at: at,
       }),
     );
-    for (const row of rows) this.store.putDelivery(row);
+    for (const row of rows) await this.store.putDelivery(row);
     await this.store.settled();
     for (const row of rows) this.schedule(row);
     return { deliveries: rows.length };
@@ -104,6 +126,7 @@ export class DeliveryQueue {
 
   close(): void {
     this.closed = true;
+    clearInterval(this.poller);
     for (const { cancel } of this.waiting.values()) cancel();
     this.waiting.clear();
   }
@@ -123,8 +146,17 @@ export class DeliveryQueue {
   private async attempt(id: string): Promise<void> {
     const entry = this.waiting.get(id);
     if (!entry || this.closed) return;
-    const { row } = entry;
-    const webhook = this.store.webhook(row.webhook_id);
+    let { row } = entry;
+    if (this.store.shared) {
+      // Another node may have attempted it meanwhile, or be attempting it now.
+      const until = Date.now() + claimMs;
+      if (!(await this.store.claimDelivery(row.id, row.next_attempt_ms, until))) {
+        if (this.waiting.get(id) === entry) this.waiting.delete(id);
+        return;
+      }
+      row = { ...row, next_attempt_ms: until };
+    }
+    const webhook = await this.store.webhook(row.webhook_id);
     let outcome: DeliveryOutcome;
     if (webhook?.active !== 1) outcome = { delivered: false, error: 'the registration was deleted' };
     else outcome = await this.sender.send(webhook.url, webhook.secret, row.id, row.payload);
@@ -141,8 +173,8 @@ export class DeliveryQueue {
       error: outcome.delivered ? null : (outcome.error ?? null),
       updated_at: new Date(now).toISOString(),
     };
-    this.store.putDelivery(next);
     this.waiting.delete(id);
+    await this.store.putDelivery(next);
     await this.store.settled();
     if (next.status === 'pending') this.schedule(next);
   }

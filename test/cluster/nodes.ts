@@ -8,6 +8,8 @@ import { type ServerProcess, startServerProcess } from '../support/server-proces
 export interface ClusterNodes {
   /** Starts `count` nodes on the file's database, each with `extra` flags. */
   start(count?: number, extra?: string[]): Promise<ServerProcess[]>;
+  /** Starts one node on the file's database, on `port` when given (to restart it on its address). */
+  startOne(extra?: string[], port?: number): Promise<ServerProcess>;
 }
 
 /** Call inside a describe block: registers the hooks that make and clean up the database and nodes. */
@@ -29,6 +31,11 @@ export function nodesOnOneDatabase(): ClusterNodes {
       const nodes = await Promise.all(Array.from({ length: count }, () => startServerProcess({ args: ['--store', database!.url, ...extra] })));
       started.push(...nodes);
       return nodes;
+    },
+    async startOne(extra = [], port) {
+      const node = await startServerProcess({ args: ['--store', database!.url, ...extra], ...(port !== undefined && { port }) });
+      started.push(node);
+      return node;
     },
   };
 }
