@@ -72,6 +72,14 @@ export class ClusterNode implements ClusterNodeHooks {
       released: () => {
         for (const feed of this.service.allFeeds()) this.service.sources?.changed(feed);
       },
+      // Before the node has its id and the live list (identify), it takes what it can, as the first node up does.
+      nodeId: () => this.node.id,
+      assigned: (mkey, holders) => !this.heartbeat || this.heartbeat.assignee(mkey, holders) === this.node.id,
+      // Its source stops here; the assigned node starts it when it takes the lock.
+      handedBack: (mkey) => {
+        const feed = this.service.feedByKey(mkey);
+        if (feed) this.service.sources?.changed(feed);
+      },
       log: this.log,
     });
   }
@@ -91,7 +99,12 @@ export class ClusterNode implements ClusterNodeHooks {
     return this.heartbeat?.live() ?? [{ id: this.node.id, url: '' }];
   }
 
-  /** The database, its credentials left out. */
+  /** How many monitors' timers and sources run on this node. */
+  get timerMonitors(): number {
+    return this.ownership?.ownedCount ?? 0;
+  }
+
+  /** The database (shown redacted). */
   get storeUrl(): string {
     return this.connection.url;
   }

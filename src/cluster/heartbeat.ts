@@ -2,6 +2,7 @@
 // database's time into `cluster_nodes` every second; a node not seen for
 // `liveForMs` is not listed (it died, or cannot reach the database). /discover
 // lists the live nodes; the database's clock alone is compared, never a node's.
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { PgConnection } from '../store/postgres/pg-connection.ts';
 
@@ -15,6 +16,7 @@ export interface NodeInfo {
 
 export class Heartbeat {
   private nodes: NodeInfo[] = [];
+  private beatAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private closed = false;
@@ -31,9 +33,27 @@ export class Heartbeat {
     this.timer.unref();
   }
 
-  /** The nodes seen within `liveForMs` at the last beat, this one first. */
+  /**
+   * The nodes seen within `liveForMs` at the last beat, this one first. A list older than that
+   * (the database unreachable) is not trusted: this node alone.
+   */
   live(): readonly NodeInfo[] {
-    return this.nodes.length > 0 ? this.nodes : [this.self];
+    return this.nodes.length > 0 && Date.now() - this.beatAt < liveForMs ? this.nodes : [this.self];
+  }
+
+  /**
+   * The live node a key is assigned to: rendezvous (highest random weight) hashing over the live ids,
+   * those in `among` only when given (and this node).
+   */
+  assignee(key: number, among?: ReadonlySet<string>): string {
+    let best = this.self.id;
+    let bestWeight = -1;
+    for (const { id } of this.live()) {
+      if (among && id !== this.self.id && !among.has(id)) continue;
+      const weight = createHash('sha256').update(`${id}\u0000${key}`).digest().readUInt32BE(0);
+      if (weight > bestWeight || (weight === bestWeight && id < best)) [best, bestWeight] = [id, weight];
+    }
+    return best;
   }
 
   private beat(): Promise<void> {
@@ -54,6 +74,7 @@ export class Heartbeat {
         )
         select id, url from cluster_nodes where seen_ms > ${now} - ${liveForMs} and id <> ${this.self.id} order by id`.execute(this.connection.db);
       this.nodes = [this.self, ...rows];
+      this.beatAt = Date.now();
     } catch (error) {
       if (!this.closed) this.log(`vigil: cluster heartbeat failed: ${(error as Error).message}`);
     }

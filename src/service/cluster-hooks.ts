@@ -6,6 +6,8 @@ export interface ClusterNodeHooks {
   liveNodes(): readonly { readonly id: string; readonly url: string }[];
   /** The database's URL (redacted where shown). */
   readonly storeUrl: string;
+  /** How many monitors' timers and sources run on this node. */
+  readonly timerMonitors: number;
   run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T>;
   /** A write the server makes on its own on one monitor (a live source), retried like a request; undefined once stored, else why not. */
   writeOn(mkey: number, attempt: () => Promise<void>): Promise<Error | undefined>;
