@@ -38,6 +38,7 @@ const layers = [
       'events',
       'net',
       'paths',
+      'json',
     ],
     files: ['version.ts'],
     says: 'small shared rooms every layer may use',

@@ -11,13 +11,14 @@ import type { BenchContext, Sizes } from './lib/context.ts';
 import { log, Report, type Transport } from './lib/report.ts';
 import { round } from './lib/stats.ts';
 import { bareFanOut } from './scenarios/bare-fanout.ts';
+import { coldStartScenario } from './scenarios/cold-start.ts';
 import { bullmqRate, leaseScenario, redisRate } from './scenarios/lease.ts';
 import { memoryScenario } from './scenarios/memory.ts';
 import { publishScenario } from './scenarios/publish.ts';
 import { scalingScenario } from './scenarios/scaling.ts';
 import { type SseFigures, sseScenario } from './scenarios/sse.ts';
 
-const scenarioNames = ['publish', 'sse', 'lease', 'memory', 'scaling'] as const;
+const scenarioNames = ['publish', 'sse', 'lease', 'memory', 'scaling', 'cli'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 const argv = process.argv.slice(2);
@@ -104,6 +105,7 @@ if (wanted('lease')) {
   });
 }
 if (wanted('memory')) await attempt('memory', () => memoryScenario(ctx));
+if (wanted('cli')) await attempt('cli', () => coldStartScenario(ctx));
 // A full run replaces the committed curves; a quick run's go next to its JSON.
 if (wanted('scaling')) await attempt('scaling', () => scalingScenario(ctx, quick ? `bench/results/scaling-${stamp}.svg` : 'bench/scaling.svg'));
 const loadAfter = loadAvg();

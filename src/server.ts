@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
 import type { Cloud, CloudOptions } from './cloud/cloud.ts';
 import type { ClientLimitSettings } from './service/client-limits.ts';
+import { listenFailure, probeListen } from './transport/listen-failure.ts';
 import { redactCredentials, redactingLog } from './net/redact.ts';
 import { isLoopbackHost } from './service/loopback.ts';
 import { MonitorService } from './service/service.ts';
@@ -15,6 +16,7 @@ import { createHttpHandler, type DoorExtensions, tooLargeResponse } from './tran
 import type { HttpTransport } from './transport/http-types.ts';
 import { createTransport, type TransportChoice } from './transport/select-transport.ts';
 import { Dashboard, withDashboard } from './ui/dashboard.ts';
+import type { ViewerCaps } from './ui/shared-views.ts';
 
 export interface ServerOptions {
   readonly host?: string;
@@ -51,6 +53,8 @@ export interface ServerOptions {
   readonly inspectHost?: string;
   /** The cloud API under /v1 and the managed edge (on unless false). */
   readonly cloud?: CloudOptions | false;
+  /** Dashboard viewers (/ui/events) open at once: without a token, and with one. */
+  readonly dashboardViewers?: Partial<ViewerCaps>;
   readonly log?: (line: string) => void;
 }
 
@@ -62,6 +66,7 @@ export interface RunningServer {
   readonly adminToken?: string;
   readonly service: MonitorService;
   readonly cloud?: Cloud;
+  readonly dashboard: Dashboard;
   /** The managed edge's own port, where workers answer by Host (absent without the cloud). */
   readonly edgePort?: number;
   /** The inspector's WebSocket URL when --inspect is on. */
@@ -74,6 +79,12 @@ export const maxStreamBufferBytes = 1 << 20;
 
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
+  // A port that is taken (or an address that is not this machine's) refuses
+  // the start before a state file, a database connection or an inspector is made.
+  if (options.port !== undefined && options.port !== 0) {
+    const refused = await probeListen(host, options.port);
+    if (refused) throw listenFailure(host, options.port, refused);
+  }
   const adminToken =
     options.allowAdmin === true ? `vga_${randomBytes(24).toString('base64url')}` : options.allowAdmin || undefined;
   // Every line logged goes through the one redaction: a URL's credentials never reach a log.
@@ -118,6 +129,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let port: number;
   let cloud: Cloud | undefined;
   let sources: SourceManager | undefined;
+  let dashboard: Dashboard;
   try {
     sources = new SourceManager(service, {
       kinds: new Set(options.sources?.kinds ?? defaultSourceKinds),
@@ -128,7 +140,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxBackoffMs: options.sources?.maxBackoffMs,
       log,
     }).attach();
-    const dashboard = new Dashboard(service);
+    dashboard = new Dashboard(service, options.dashboardViewers);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
       // A cluster's API keys, registrations and deliveries are the cluster's: every node serves every key.
@@ -151,20 +163,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (cloud) {
       const { createEdgeHandler } = await import('./cloud/edge/edge-door.ts');
       // The edge's workers are other people's code: an origin apart from the API and the dashboard.
-      edgeTransport = await createTransport(options.transport ?? 'auto');
-      cloud.edge.port = (
-        await edgeTransport
-          .listen(createEdgeHandler(cloud.edge, givenLog), {
-            host,
-            port: (options.cloud !== false && options.cloud?.edgePort) || 0,
-            maxBodyBytes: service.options.maxBodyBytes,
-            maxStreamBufferBytes,
-            tooLarge: tooLargeResponse,
-          })
-          .catch((error: Error) => {
-            throw new Error(`the edge port: ${error.message.replace(/--port\b/, '--edge-port')}`);
-          })
-      ).port;
+      const edgeOptions = options.cloud === false ? undefined : options.cloud;
+      const listenEdge = async (port: number) => {
+        edgeTransport = await createTransport(options.transport ?? 'auto');
+        const edge = { host, port, maxBodyBytes: service.options.maxBodyBytes, maxStreamBufferBytes, tooLarge: tooLargeResponse, portFlag: '--edge-port' };
+        return (await edgeTransport.listen(createEdgeHandler(cloud!.edge, givenLog), edge)).port;
+      };
+      const wanted = edgeOptions?.edgePort ?? 0;
+      try {
+        cloud.edge.port = await listenEdge(wanted);
+      } catch (error) {
+        // The default edge port (wrangler's 8787) being taken must not stop a server that was not asked for it.
+        if (!edgeOptions?.edgePortPreferred || wanted === 0 || (error as { code?: string }).code !== 'EADDRINUSE') throw new Error(`the edge port: ${(error as Error).message}`);
+        await edgeTransport?.close().catch(() => {});
+        cloud.edge.port = await listenEdge(0);
+        log(`vigil: the edge's default port ${wanted} is taken (${(error as Error).message.replace(/^port \d+ on \S+ is already in use by /, '').replace(/; stop it.*$/, '')}); edge workers answer on port ${cloud.edge.port} instead (--edge-port chooses)`);
+      }
     }
   } catch (error) {
     await edgeTransport?.close().catch(() => {});
@@ -190,11 +204,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminToken,
     service,
     cloud,
+    dashboard,
     edgePort: cloud?.edge.port,
     inspectUrl: inspector?.url,
     close() {
       closing ??= (async () => {
         sources?.close();
+        dashboard.close();
         await transport.close();
         await edgeTransport?.close();
         await cloud?.close();

@@ -44,6 +44,8 @@ export interface FleetOptions {
   filter?: Record<string, unknown>;
   /** Publish the daemons' firings and reactions to the same server (vigil.yml `server`). */
   publishToServer?: boolean;
+  /** The monitor's capabilities (default observe and act, what a sentinel needs). */
+  capabilities?: string[];
 }
 
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
@@ -53,7 +55,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const home = join(base, 'home');
   mkdirSync(home, { recursive: true });
   const server = await startServerProcess();
-  const { id: monitor, ownerToken } = await createMonitor(server.base, { capabilities: ['observe', 'act'] });
+  const { id: monitor, ownerToken } = await createMonitor(server.base, { capabilities: options.capabilities ?? ['observe', 'act'] });
   const roots = Array.from({ length: options.instances }, (_, i) => {
     const root = join(base, `sentinel-${i}`);
     mkdirSync(join(root, '.vigil', 'recipes'), { recursive: true });

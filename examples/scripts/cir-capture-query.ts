@@ -1,5 +1,5 @@
 // sdk.cir: record what a check found, then read back what is known.
-// vigil script run examples/scripts/cir-capture-query.ts --var FINDING="tests pass on main"
+// cd examples && vigil script run scripts/cir-capture-query.ts --var FINDING="tests pass on main"
 const finding: string = sdk.vars.FINDING ?? 'tests pass on main';
 const { id } = sdk.cir.capture(finding, { type: 'test.result', domain: 'ci', confidence: 0.9, source: 'script:cir-example', tags: ['example'] });
 const recent = sdk.cir.query({ type: 'test.result', since: '24h', limit: 5 });

@@ -1,5 +1,5 @@
 // sdk.health and sdk.notify: tell the user when a required part is broken.
-// vigil script run examples/scripts/notify-health.js
+// cd examples && vigil script run scripts/notify-health.js
 const report = sdk.health.check();
 const broken = Object.entries(report.components)
   .filter(([name, c]) => name !== 'backends' && !c.ok)

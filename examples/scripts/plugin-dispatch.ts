@@ -1,5 +1,5 @@
 // sdk.plugin and sdk.dispatch: list plugins and tools, queue a job, read its status.
-// vigil script run examples/scripts/plugin-dispatch.ts --var TOOL=upper
+// cd examples && vigil script run scripts/plugin-dispatch.ts --var TOOL=upper
 const plugins = sdk.plugin.list();
 const tools = sdk.dispatch.list();
 if (!sdk.vars.TOOL) return { plugins, tools };

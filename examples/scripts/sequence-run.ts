@@ -1,6 +1,6 @@
 // sdk.sequence: run a recipe and record its output in CIR.
-// vigil script run examples/scripts/sequence-run.ts --var RECIPE=review
-const recipe = sdk.vars.RECIPE ?? 'review';
+// cd examples && vigil script run scripts/sequence-run.ts --var RECIPE=build
+const recipe = sdk.vars.RECIPE ?? 'build';
 const known = sdk.sequence.list().map((r) => r.name);
 if (!known.includes(recipe)) throw new Error(`no recipe "${recipe}"; recipes: ${known.join(', ')}`);
 try {

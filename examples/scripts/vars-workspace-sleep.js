@@ -1,5 +1,5 @@
 // sdk.vars (frozen), sdk.workspace, sleep (capped at 30000 ms).
-// vigil script run examples/scripts/vars-workspace-sleep.js --var NAME=world
+// cd examples && vigil script run scripts/vars-workspace-sleep.js --var NAME=world
 let refused = false;
 try {
   sdk.vars.NAME = 'changed';

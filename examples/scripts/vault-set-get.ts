@@ -1,5 +1,5 @@
 // sdk.vault: store a secret (scope "example"), read it, list names, delete it.
-// vigil script run examples/scripts/vault-set-get.ts --var VALUE=s3cret
+// cd examples && vigil script run scripts/vault-set-get.ts --var VALUE=s3cret
 sdk.vault.set('demo_token', sdk.vars.VALUE ?? 'example-value', { scope: 'example' });
 const value = sdk.vault.get('demo_token', { scope: 'example' });
 const names = sdk.vault.list({ scope: 'example' });

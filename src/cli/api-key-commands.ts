@@ -2,14 +2,15 @@
 // `vigil serve`, managed with the server's admin token.
 import type { CAC } from 'cac';
 import { CloudError, cloudClient } from '../cloud/cloud-client.ts';
-import { stringFlag, UsageError } from './options.ts';
-import { defaultBase } from '../server-client/server-client.ts';
+import { listFlag, stringFlag, UsageError } from './options.ts';
+import { baseHelp, resolveBase } from './base-flag.ts';
 import { sdkCommand, unknownAction } from './sdk-command.ts';
 
 interface KeyFlags {
   base?: unknown;
   adminToken?: unknown;
   name?: unknown;
+  monitors?: unknown;
   json?: boolean;
 }
 
@@ -18,38 +19,63 @@ interface KeyInfo {
   name: string;
   created_at: string;
   revoked: boolean;
+  monitors: string[] | '*';
 }
 
 const actions = ['create', 'list', 'revoke'];
 
-function adminClient(flags: KeyFlags) {
+async function adminClient(flags: KeyFlags) {
   const token = stringFlag('--admin-token', flags.adminToken) ?? process.env.VIGIL_ADMIN_TOKEN;
   if (!token) throw new UsageError('--admin-token <token> is required (or set VIGIL_ADMIN_TOKEN): the token the server printed or was given with --allow-admin.');
-  return cloudClient(stringFlag('--base', flags.base) ?? defaultBase, token);
+  return cloudClient(await resolveBase(flags.base), token);
 }
+
+/** "*" alone asks for every monitor; anything else is a list of ids. */
+function monitorsFlag(value: unknown): string[] | '*' {
+  const ids = listFlag(value);
+  if (ids.includes('*')) {
+    if (ids.length > 1) throw new UsageError('--monitors: "*" (every monitor) stands alone; give either "*" or a list of monitor ids.');
+    return '*';
+  }
+  return ids;
+}
+
+const scopeText = (monitors: string[] | '*') =>
+  monitors === '*' ? 'every monitor' : monitors.length === 0 ? 'no monitor' : `monitors ${monitors.join(', ')}`;
 
 export function registerApiKeyCommands(cli: CAC): void {
   sdkCommand(cli, 'api-key <action> [id]', 'API keys of the cloud API (/v1): "create" (the key is shown once), "list" (never the keys), "revoke ID"')
-    .option('--base <url>', 'Server to use', { default: process.env.VIGIL_BASE ?? defaultBase, type: [String] })
+    .option('--base <url>', baseHelp, { type: [String] })
     .option('--admin-token <token>', "The server's admin token (or VIGIL_ADMIN_TOKEN)", { type: [String] })
     .option('--name <name>', 'create: a label for the key', { type: [String] })
+    .option('--monitors <ids>', 'create: the monitors the key may trigger (POST /v1/triggers/<id>), comma-separated or repeated; "*" for every monitor. Default: none', {
+      type: [String],
+    })
     .option('--json', 'Print the reply as JSON')
     .example((name) => `  $ ${name} api-key create --name laptop --admin-token vga_... | ${name} vault set api_key --scope api`)
+    .example((name) => `  $ ${name} api-key create --name ci --monitors deploys,builds --admin-token vga_...`)
     .action(async (action: string, id: string | undefined, flags: KeyFlags) => {
       if (!actions.includes(action)) unknownAction('api-key', action, actions);
-      const client = adminClient(flags);
+      const client = await adminClient(flags);
       try {
         if (action === 'create') {
-          const made = await client.request<KeyInfo & { key: string }>('POST', '/api-keys', { name: stringFlag('--name', flags.name) ?? 'default' });
+          const made = await client.request<KeyInfo & { key: string }>('POST', '/api-keys', {
+            name: stringFlag('--name', flags.name) ?? 'default',
+            monitors: monitorsFlag(flags.monitors),
+          });
           if (flags.json) process.stdout.write(`${JSON.stringify(made)}\n`);
           else {
             process.stdout.write(`${made.key}\n`);
-            process.stderr.write(`vigil: API key ${made.id} (${made.name}); this is the only time it is shown. Store it with: vigil vault set api_key --scope api\n`);
+            process.stderr.write(
+              `vigil: API key ${made.id} (${made.name}) may trigger ${scopeText(made.monitors)}; this is the only time it is shown. Store it with: vigil vault set api_key --scope api\n`,
+            );
           }
         } else if (action === 'list') {
           const { keys } = await client.request<{ keys: KeyInfo[] }>('GET', '/api-keys');
           if (flags.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
-          else for (const k of keys) process.stdout.write(`${k.id}\t${k.name}\t${k.created_at}\t${k.revoked ? 'revoked' : 'active'}\n`);
+          else {
+            for (const k of keys) process.stdout.write(`${k.id}\t${k.name}\t${k.created_at}\t${k.revoked ? 'revoked' : 'active'}\t${scopeText(k.monitors)}\n`);
+          }
         } else {
           if (!id) throw new UsageError('api-key revoke: needs the key id (see "vigil api-key list")');
           const reply = await client.request('DELETE', `/api-keys/${encodeURIComponent(id)}`);

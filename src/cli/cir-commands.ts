@@ -3,8 +3,6 @@
 import { readFileSync } from 'node:fs';
 import type { CAC } from 'cac';
 import type { CIRSignal } from '../cir/index.ts';
-import { sdkContext } from '../workspace/context.ts';
-import { cirNamespace } from '../sdk/namespaces/cir.ts';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 
@@ -50,6 +48,8 @@ export function registerCirCommands(cli: CAC): void {
     .action((action: string, args: string[], flags: Flags) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('cir', action, actions);
+        // Loaded when the command runs: the signal store is SQLite, FTS5 and embeddings.
+        const [{ sdkContext }, { cirNamespace }] = await Promise.all([import('../workspace/context.ts'), import('../sdk/namespaces/cir.ts')]);
         const cir = cirNamespace(sdkContext({ workspace: process.cwd() }), { global: flags.global === true });
         const scope = text(flags.scope);
         const common = { ...(scope !== undefined ? { scope } : {}) };

@@ -1,9 +1,7 @@
 // `vigil conform`: the black-box conformance suite against a base URL, or
 // against a server this process starts (--self).
 import type { CAC } from 'cac';
-import { runChecks } from '../conform/runner.ts';
-import { formatReport } from '../conform/report.ts';
-import { conformanceChecks } from '../conform/suite.ts';
+import type { runChecks } from '../conform/runner.ts';
 import { listFlag, stringFlag, UsageError } from './options.ts';
 
 interface ConformFlags {
@@ -25,6 +23,11 @@ export function registerConformCommands(cli: CAC): void {
     .example('vigil conform --self')
     .example('vigil conform --base http://127.0.0.1:8130 --json')
     .action(async (flags: ConformFlags) => {
+      const [{ runChecks }, { formatReport }, { conformanceChecks }] = await Promise.all([
+        import('../conform/runner.ts'),
+        import('../conform/report.ts'),
+        import('../conform/suite.ts'),
+      ]);
       const base = stringFlag('--base', flags.base);
       const self = flags.self === true;
       if (base === undefined && !self) throw new UsageError('conform needs --base <url> or --self.');

@@ -2,6 +2,8 @@
 // own file and registers itself here.
 import { cac } from 'cac';
 import { packageVersion } from '../version.ts';
+import { closestFlag } from './options.ts';
+import { registerInitCommand } from './init-command.ts';
 import { registerPublishCommand } from './publish.ts';
 import { registerServeCommands } from './serve.ts';
 import { registerConformCommands } from './conform-commands.ts';
@@ -34,6 +36,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 const cli = cac('vigil');
 registerServeCommands(cli);
+registerInitCommand(cli);
 registerConformCommands(cli);
 registerWatchCommand(cli);
 registerPublishCommand(cli);
@@ -73,6 +76,17 @@ function negativeValuesAttached(argv: readonly string[]): string[] {
   return out;
 }
 
+/** "; did you mean --var?" after cac's "Unknown option `--vars`", from the matched command's flags and the global ones. */
+const kebab = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+
+function flagHint(message: string): string {
+  const typed = /^Unknown option `(-[^`]+)`/.exec(message)?.[1];
+  if (!typed) return '';
+  const known = [...(cli.matchedCommand?.options ?? []), ...cli.globalCommand.options].flatMap((o) => o.names.map(kebab));
+  const flag = closestFlag(typed, known.filter((n) => n.length > 1));
+  return flag ? `; did you mean ${flag}?` : '';
+}
+
 try {
   cli.parse(negativeValuesAttached(process.argv), { run: false });
   // cac has printed the help or the version and forgotten the command.
@@ -87,6 +101,8 @@ try {
     await cli.runMatchedCommand();
   }
 } catch (error) {
-  process.stderr.write(`vigil: ${(error as Error).message}\n`);
+  // cac names an unknown `--catch-up` by its camel-cased key: name it as typed.
+  const message = (error as Error).message.replace(/^(Unknown option `--)([^`]+)`/, (_m, head: string, name: string) => `${head}${kebab(name)}\``);
+  process.stderr.write(`vigil: ${message}${flagHint(message)}\n`);
   process.exit(2);
 }

@@ -1,5 +1,6 @@
 // `vigil notify TITLE MESSAGE` and `vigil health`: faces of sdk.notify and sdk.health.
 import type { CAC } from 'cac';
+import { applyBaseFlag, baseHelp } from './base-flag.ts';
 import { sdkContext } from '../workspace/context.ts';
 import { healthNamespace } from '../sdk/namespaces/health.ts';
 import { deliver, publishNotice } from '../notify/notify.ts';
@@ -8,9 +9,11 @@ import { printJson, runSdkCommand, sdkCommand } from './sdk-command.ts';
 
 export function registerNotifyCommands(cli: CAC): void {
   sdkCommand(cli, 'notify <title> <message>', 'Show a desktop notification (or a line on stderr where there is no desktop); never fails')
+    .option('--base <url>', `${baseHelp}; the notice is published there when vigil.yml names a server`, { type: [String] })
     .option('--json', 'Print where it was delivered as JSON')
-    .action((title: string, message: string, options: { json?: boolean }) =>
+    .action((title: string, message: string, options: { json?: boolean; base?: unknown }) =>
       runSdkCommand(async () => {
+        applyBaseFlag(options.base);
         const ctx = sdkContext({ workspace: process.cwd() });
         const r = deliver(ctx, String(title), String(message));
         await publishNotice(ctx, String(title), String(message), r.delivered);
@@ -19,9 +22,11 @@ export function registerNotifyCommands(cli: CAC): void {
     );
 
   sdkCommand(cli, 'health', 'Check the store, CIR, vault, daemon, server and agent backends of this project (exit 1 when a required part is broken)')
+    .option('--base <url>', baseHelp, { type: [String] })
     .option('--json', 'Print the report as JSON')
-    .action((options: { json?: boolean }) =>
+    .action((options: { json?: boolean; base?: unknown }) =>
       runSdkCommand(async () => {
+        applyBaseFlag(options.base);
         const report = await healthNamespace(sdkContext({ workspace: process.cwd() })).check();
         if (options.json) printJson(report);
         else {

@@ -39,3 +39,24 @@ export function oneOfFlag<T extends string>(flag: string, value: unknown, allowe
   }
   return text as T;
 }
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
+}
+
+/** The known flag closest to a mistyped one (`--vars` → `--var`), when one is close enough to be a typo. */
+export function closestFlag(typed: string, known: readonly string[]): string | undefined {
+  const name = typed.replace(/^-+/, '').replace(/=.*$/, '');
+  let best: { flag: string; distance: number } | undefined;
+  for (const flag of known) {
+    const distance = editDistance(name, flag);
+    if (distance <= Math.max(1, Math.floor(flag.length / 3)) && (!best || distance < best.distance)) best = { flag, distance };
+  }
+  return best && `--${best.flag}`;
+}

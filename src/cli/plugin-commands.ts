@@ -1,12 +1,7 @@
 // `vigil plugin list` and `vigil dispatch list|send|status|run`: faces of
 // sdk.plugin and sdk.dispatch.
 import type { CAC } from 'cac';
-import { sdkContext } from '../workspace/context.ts';
 import { invalid } from '../errors/vigil-error.ts';
-import { runDispatchJob, runQueuedDispatchJobs } from '../dispatch/tools.ts';
-import { dispatchNamespace } from '../sdk/namespaces/dispatch.ts';
-import { loadPlugins } from '../plugins/plugins.ts';
-import { pluginNamespace } from '../sdk/namespaces/plugin.ts';
 import { UsageError } from './options.ts';
 import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 
@@ -14,8 +9,14 @@ export function registerPluginCommands(cli: CAC): void {
   sdkCommand(cli, 'plugin <action>', 'Plugins in .vigil/plugins and ~/.vigil/plugins: "list"')
     .option('--json', 'Print PluginInfo[] as JSON')
     .action((action: string, options: { json?: boolean }) =>
-      runSdkCommand(() => {
+      runSdkCommand(async () => {
         if (action !== 'list') unknownAction('plugin', action, ['list']);
+        // Loaded on demand, as every heavy part of a command: `vigil --version` starts without them.
+        const [{ sdkContext }, { loadPlugins }, { pluginNamespace }] = await Promise.all([
+          import('../workspace/context.ts'),
+          import('../plugins/plugins.ts'),
+          import('../sdk/namespaces/plugin.ts'),
+        ]);
         const ctx = sdkContext({ workspace: process.cwd() });
         const list = pluginNamespace(ctx).list();
         for (const p of loadPlugins(ctx).problems) process.stderr.write(`invalid plugin ${p}\n`);
@@ -31,6 +32,11 @@ export function registerPluginCommands(cli: CAC): void {
     .option('--json', 'Print the result as JSON')
     .action((action: string, arg: string | undefined, options: { params?: string; wait?: boolean; json?: boolean }) =>
       runSdkCommand(async () => {
+        const [{ sdkContext }, { dispatchNamespace }, { runDispatchJob, runQueuedDispatchJobs }] = await Promise.all([
+          import('../workspace/context.ts'),
+          import('../sdk/namespaces/dispatch.ts'),
+          import('../dispatch/tools.ts'),
+        ]);
         const ctx = sdkContext({ workspace: process.cwd() });
         const dispatch = dispatchNamespace(ctx);
         const need = (what: string): string => {

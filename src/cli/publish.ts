@@ -1,6 +1,7 @@
 // `vigil publish`: publishes one observation to a monitor on a running server.
 import type { CAC } from 'cac';
-import { defaultBase, ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
+import { baseHelp, resolveBase } from './base-flag.ts';
+import { ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
 import { stringFlag, UsageError } from './options.ts';
 
 interface PublishFlags {
@@ -19,7 +20,7 @@ interface PublishFlags {
 export function registerPublishCommand(cli: CAC): void {
   cli
     .command('publish <monitor>', 'Publish one observation to a monitor on a running server')
-    .option('--base <url>', 'Server to use', { default: process.env.VIGIL_BASE ?? defaultBase, type: [String] })
+    .option('--base <url>', baseHelp, { type: [String] })
     .option('--token <token>', "The monitor's owner token (or VIGIL_TOKEN)", { type: [String] })
     .option('--type <type>', 'Observation type, e.g. ci.build.finished', { type: [String] })
     .option('--subject <subject>', 'What the observation is about', { type: [String] })
@@ -42,13 +43,19 @@ export function registerPublishCommand(cli: CAC): void {
       }
       const data = stringFlag('--data', flags.data);
       if (data !== undefined) {
+        let parsed: unknown;
         try {
-          observation.data = JSON.parse(data);
+          parsed = JSON.parse(data);
         } catch (error) {
           throw new UsageError(`--data must be a JSON object: ${(error as Error).message}`);
         }
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+          const kind = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
+          throw new UsageError(`--data must be a JSON object ({"key": value}); got ${kind}.`);
+        }
+        observation.data = parsed;
       }
-      const client = serverClient(stringFlag('--base', flags.base) ?? defaultBase);
+      const client = serverClient(await resolveBase(flags.base));
       try {
         const reply = await client.request('POST', `/monitors/${encodeURIComponent(monitor)}/observations`, { token, body: observation });
         process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : `published ${monitor} seq ${reply.seq}\n`);

@@ -1,8 +1,6 @@
 // `vigil ratchet check|baseline`: the face of sdk.ratchet.
 import type { CAC } from 'cac';
-import { sdkContext } from '../workspace/context.ts';
 import { VigilError } from '../errors/vigil-error.ts';
-import { ratchetNamespace } from '../sdk/namespaces/ratchet.ts';
 import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
 
 export function registerRatchetCommands(cli: CAC): void {
@@ -11,7 +9,8 @@ export function registerRatchetCommands(cli: CAC): void {
     .option('--source <dir>', 'Directory whose files are counted (default: the current directory)')
     .option('--json', 'Print the result as JSON')
     .action((action: string, options: { config?: string; source?: string; json?: boolean }) =>
-      runSdkCommand(() => {
+      runSdkCommand(async () => {
+        const [{ sdkContext }, { ratchetNamespace }] = await Promise.all([import('../workspace/context.ts'), import('../sdk/namespaces/ratchet.ts')]);
         const ratchet = ratchetNamespace(sdkContext({ workspace: process.cwd() }));
         const opts = { ...(options.config ? { config: String(options.config) } : {}), ...(options.source ? { source: String(options.source) } : {}) };
         if (action === 'baseline') {

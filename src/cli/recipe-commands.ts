@@ -5,16 +5,23 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CAC } from 'cac';
+import { applyBaseFlag, baseHelp } from './base-flag.ts';
 import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
-import { gateAnswerFile, writeGateAnswer } from '../recipes/gates/gate.ts';
-import { discoverRecipes } from '../recipes/loading/discovery.ts';
-import { findProjectRoot } from '../workspace/project-root.ts';
-import { recipeSchemaPath } from '../recipes/loading/recipe-schema.ts';
-import { recipeTypeDef, recipeTypeDefs } from '../recipes/types/registry.ts';
-import { readRunJson, runsDir } from '../recipes/records/run-record.ts';
-import { renderRunTree } from '../recipes/records/run-tree.ts';
-import { listRuns, processAlive } from '../recipes/records/runs-list.ts';
-import { systemVault } from '../vault/vault-reader.ts';
+
+/** The recipe runner's modules, loaded when a command runs: `vigil --version` and `--help` start without them. */
+const runner = async () => {
+  const [gate, discovery, root, schema, registry, record, tree, runs] = await Promise.all([
+    import('../recipes/gates/gate.ts'),
+    import('../recipes/loading/discovery.ts'),
+    import('../workspace/project-root.ts'),
+    import('../recipes/loading/recipe-schema.ts'),
+    import('../recipes/types/registry.ts'),
+    import('../recipes/records/run-record.ts'),
+    import('../recipes/records/run-tree.ts'),
+    import('../recipes/records/runs-list.ts'),
+  ]);
+  return { ...gate, ...discovery, ...root, ...schema, ...registry, ...record, ...tree, ...runs };
+};
 
 function fail(error: unknown): never {
   process.stderr.write(`vigil: ${(error as Error).message}\n`);
@@ -58,12 +65,14 @@ export function registerRecipeCommands(cli: CAC): void {
     .option('--model <id>', 'Model for every step of the run (and of every child run), replacing the recipe\'s')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
     .option('--run <run-id>', 'With --from: resume this run instead of the latest one')
+    .option('--base <url>', `${baseHelp}: where the run is published when vigil.yml names a server`, { type: [String] })
     .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view; with --dry-run, the plan as JSON')
     .option('--dry-run', 'Print the plan (waves, steps, backend and model of each, isolation, budgets, child runs) and the preflight verdict; run nothing (exit 0, or 2 when the run would be refused)')
     .example((name) => `  $ ${name} sequence refactor --var TARGET=src/api --backend claude`)
     .example((name) => `  $ ${name} sequence refactor --dry-run`)
     .action(async (name: string, options: Record<string, unknown>) => {
       try {
+        applyBaseFlag(options.base);
         if (options.dryRun === true) {
           if (options.from !== undefined || options.run !== undefined) throw new RecipeInputError('--dry-run plans a whole run; it does not take --from or --run');
           const { sequenceDryRun } = await import('./recipe-check.ts');
@@ -72,7 +81,7 @@ export function registerRecipeCommands(cli: CAC): void {
           process.exit(sequenceDryRun(name, { vars: asList(options.var), json: options.json === true, ...definedOnly({ backend, model }) }));
         }
         // Loaded on demand: the pool, backends and isolation are only needed to run.
-        const { runSequence } = await import('../recipes/run-sequence.ts');
+        const [{ runSequence }, { systemVault }] = await Promise.all([import('../recipes/run-sequence.ts'), import('../vault/vault-reader.ts')]);
         const code = await runSequence(
           {
             name,
@@ -118,6 +127,7 @@ export function registerRecipeCommands(cli: CAC): void {
           const { recipeCheck } = await import('./recipe-check.ts');
           process.exit(recipeCheck(type, { vars: asList(options.var), json: options.json === true }));
         }
+        const { discoverRecipes, findProjectRoot, recipeSchemaPath, recipeTypeDef, recipeTypeDefs } = await runner();
         const root = findProjectRoot();
         if (action === 'schema') {
           if (type === undefined) return void process.stdout.write(`${recipeSchemaPath}\n`);
@@ -150,8 +160,9 @@ export function registerRecipeCommands(cli: CAC): void {
 
   command(cli, 'runs [run-id]', 'List recorded runs, newest first; with a run id, show its steps')
     .option('--json', 'Print run.json records as JSON')
-    .action((runId: string | undefined, options: { json?: boolean }) => {
+    .action(async (runId: string | undefined, options: { json?: boolean }) => {
       try {
+        const { findProjectRoot, listRuns, readRunJson, renderRunTree, runsDir } = await runner();
         const root = findProjectRoot();
         if (runId) {
           const dir = join(runsDir(root), runId);
@@ -182,6 +193,7 @@ export function registerRecipeCommands(cli: CAC): void {
     .example((name) => `  $ ${name} gate 20261121-201403-ab12 review approve`)
     .action(async (runId: string, label: string, option: string) => {
       try {
+        const { findProjectRoot, gateAnswerFile, processAlive, readRunJson, runsDir, writeGateAnswer } = await runner();
         const root = findProjectRoot();
         const dir = join(runsDir(root), runId);
         if (!existsSync(join(dir, 'run.json'))) throw new RecipeInputError(`gate: no run "${runId}" in ${runsDir(root)} (see "vigil runs")`);

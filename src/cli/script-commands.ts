@@ -1,5 +1,6 @@
 // `vigil script run <name>`: runs a script in the sandbox (src/sdk/script).
 import type { CAC } from 'cac';
+import { applyBaseFlag, baseHelp } from './base-flag.ts';
 import { UsageError, wholeNumberFlag } from './options.ts';
 import { runSdkCommand, sdkCommand } from './sdk-command.ts';
 
@@ -19,12 +20,14 @@ export function registerScriptCommands(cli: CAC): void {
   sdkCommand(cli, 'script <action> <name>', 'Scripts: "run NAME" runs .vigil/scripts/NAME.{ts,mjs,js} (or ~/.vigil/scripts, or a path) with the sdk global')
     .option('--var <NAME=value>', 'A variable for sdk.vars (repeatable)', { type: [String] })
     .option('--workspace <path>', 'Workspace of the script (default: the current directory)')
+    .option('--base <url>', `${baseHelp}: for the sdk calls that reach a server`, { type: [String] })
     .option('--timeout <seconds>', 'Stop the script after this many seconds, exit 124 (default 600)')
     .option('--memory <MB>', 'Heap limit of the script sandbox in MB (default 128)')
     .example((name) => `  $ ${name} script run triage --var ISSUE=42 --timeout 120`)
     .action((action: string, name: string, options: Record<string, unknown>) =>
       runSdkCommand(async () => {
         if (action !== 'run') throw new UsageError(`script: unknown action "${action}"; actions: run`);
+        applyBaseFlag(options.base);
         const { runScript } = await import('../sdk/script/run-script.ts');
         const code = await runScript(
           {

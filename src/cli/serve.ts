@@ -24,6 +24,8 @@ interface ServeFlags extends SourceFlags {
   heartbeat?: unknown;
   clientLimits?: unknown;
   clientLimitsLoopback?: unknown;
+  maxAnonymousViewers?: unknown;
+  maxQueuedEventBytes?: unknown;
   allowInsecureWebhooks?: unknown;
   edgeDomain?: unknown;
   edgePort?: unknown;
@@ -100,12 +102,16 @@ export function registerServeCommands(cli: CAC): void {
     .option('--max-body <bytes>', 'Largest request body read', { default: defaults.maxBodyBytes })
     .option('--heartbeat <seconds>', 'Idle time before an event stream sends a heartbeat', { default: 15 })
     .option('--allow-insecure-webhooks', 'Let webhooks target plain http on loopback and private addresses (local testing only)')
+    .option('--max-queued-event-bytes <bytes>', 'Bytes of event bodies one API key may have waiting for webhook delivery; past it POST /v1/events is answered 429', {
+      default: 64 * 1024 * 1024,
+    })
     .option('--edge-port <n>', `Port of the managed edge, where each worker answers at its own host name (default ${defaultEdgePort}; any free port when --port is 0)`, { type: [String] })
     .option('--edge-domain <domain>', 'Workers answer on the edge port at <name>.<domain> by Host header (default localhost: <name>.localhost reaches this machine in browsers)', { type: [String] })
     .option('--worker-memory <MB>', 'Resident memory a managed-edge worker may hold before it is stopped (its requests answered 502) and restarted', { default: 256 })
     .option('--allow-private-workers', "Let managed-edge workers fetch loopback, private and link-local addresses (this server's own ports and other workers' among them); off: public addresses only")
     .option('--worker-timeout <seconds>', 'Longest a managed-edge worker may take over a request or scheduled run before it is stopped and restarted', { default: 30 })
     .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
+    .option('--max-anonymous-viewers <n>', 'Dashboards (/ui/events) open at once without a token; more are answered 429', { default: 1000 })
     .option('--client-limits-loopback', 'Apply --client-limits to loopback clients too (off: local tools are not limited)')
     .option('--sources <kinds>', sourceFlagHelp.sources, { type: [String] })
     .option('--source-root <dir>', sourceFlagHelp.sourceRoot, { type: [String] })
@@ -134,6 +140,7 @@ export function registerServeCommands(cli: CAC): void {
         allowHosts: listFlag(flags.allowHost),
         maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
         heartbeatMs: wholeNumberFlag('--heartbeat', flags.heartbeat, 1, 3600) * 1000,
+        dashboardViewers: { anonymous: wholeNumberFlag('--max-anonymous-viewers', flags.maxAnonymousViewers, 0, 100_000) },
         clientLimits: { ...clientLimitsFlag(stringFlag('--client-limits', flags.clientLimits)), loopback: flags.clientLimitsLoopback === true },
         transport: oneOfFlag('--transport', flags.transport, ['auto', 'uws', 'node'] as const, 'auto'),
         ...sourceOptions(flags, allowAdmin !== false),
@@ -141,7 +148,9 @@ export function registerServeCommands(cli: CAC): void {
           allowInsecureWebhooks: flags.allowInsecureWebhooks === true,
           edgeDomain: edgeDomainFlag(stringFlag('--edge-domain', flags.edgeDomain)),
           edgePort: edgePortFlag(stringFlag('--edge-port', flags.edgePort), port),
+          edgePortPreferred: flags.edgePort === undefined,
           workerTimeoutMs: wholeNumberFlag('--worker-timeout', flags.workerTimeout, 1, 900) * 1000,
+          maxQueuedEventBytes: wholeNumberFlag('--max-queued-event-bytes', flags.maxQueuedEventBytes, 65536, 2 ** 40),
           workerMemoryBytes: wholeNumberFlag('--worker-memory', flags.workerMemory, 64, 65536) * (1 << 20),
           allowPrivateWorkers: flags.allowPrivateWorkers === true,
           log: (line: string) => process.stderr.write(`vigil: ${line}\n`),

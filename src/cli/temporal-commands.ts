@@ -3,6 +3,7 @@
 // code). `fire` prints the target's output; it exits 1 when the firing
 // failed and 124 when it passed the 600000 ms limit.
 import type { CAC } from 'cac';
+import { applyBaseFlag, baseHelp } from './base-flag.ts';
 import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
 
 const ACTIONS = ['list', 'status', 'enable', 'disable', 'fire'] as const;
@@ -11,9 +12,11 @@ export function registerTemporalCommands(cli: CAC): void {
   cli
     .command('temporal <action> [name]', 'Scheduled recipes: list, status <name>, enable <name>, disable <name>, fire <name>')
     .usage('temporal <action> [name]\n\n  list | status <name> | enable <name> | disable <name> | fire <name> (runs the target now and prints its output)')
+    .option('--base <url>', `${baseHelp}: where a firing is published`, { type: [String] })
     .option('--json', 'Print TemporalEntry JSON (list, status) or {run_id, status, output} (fire)')
     .example((name) => `  $ ${name} temporal fire nightly-report`)
-    .action(async (action: string, name: string | undefined, options: { json?: boolean }) => {
+    .action(async (action: string, name: string | undefined, options: { json?: boolean; base?: unknown }) => {
+      applyBaseFlag(options.base);
       const { TemporalApi, TemporalTimeoutError } = await import('../triggers/temporal-api.ts');
       try {
         if (!(ACTIONS as readonly string[]).includes(action))
@@ -23,10 +26,19 @@ export function registerTemporalCommands(cli: CAC): void {
           const entries = api.list();
           if (options.json) return void process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
           if (entries.length === 0) return void process.stdout.write('no temporal recipes in .vigil/recipes or ~/.vigil/recipes\n');
-          for (const e of entries)
-            process.stdout.write(
-              `${e.name.padEnd(20)} ${e.schedule.padEnd(16)} ${(e.enabled ? 'enabled' : 'disabled').padEnd(9)} next ${e.next_run ?? '-'}  last ${e.last_run ?? '-'}  failures ${e.consecutive_failures}${e.circuit_broken ? '  CIRCUIT BROKEN' : ''}\n`,
-            );
+          const rows = [
+            ['NAME', 'SCHEDULE', 'STATE', 'NEXT RUN', 'LAST RUN', 'FAILURES'],
+            ...entries.map((e) => [
+              e.name,
+              e.schedule,
+              e.circuit_broken ? 'circuit-broken' : e.enabled ? 'enabled' : 'disabled',
+              e.next_run ?? '-',
+              e.last_run ?? '-',
+              String(e.consecutive_failures),
+            ]),
+          ];
+          const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+          for (const row of rows) process.stdout.write(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')}\n`);
           return;
         }
         if (!name) throw new RecipeInputError(`temporal ${action} needs a recipe name (see "vigil temporal list")`);

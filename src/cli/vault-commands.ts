@@ -3,9 +3,6 @@
 import type { CAC } from 'cac';
 import { UsageError } from './options.ts';
 import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
-import { vaultNamespace } from '../sdk/namespaces/vault.ts';
-import { takeMigrationNote, vaultBackend } from '../vault/vault.ts';
-import { sdkContext } from '../workspace/context.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 
 const actions = ['set', 'get', 'list', 'delete', 'backend'];
@@ -18,6 +15,11 @@ export function registerVaultCommands(cli: CAC): void {
     .action((action: string, key: string | undefined, options: { scope?: unknown; json?: boolean }) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('vault', action, actions);
+        const [{ vaultNamespace }, { takeMigrationNote, takeRescueNote, vaultBackend }, { sdkContext }] = await Promise.all([
+          import('../sdk/namespaces/vault.ts'),
+          import('../vault/vault.ts'),
+          import('../workspace/context.ts'),
+        ]);
         const scope = options.scope === undefined ? undefined : String(options.scope);
         const vault = vaultNamespace(sdkContext({ workspace: process.cwd() }));
         const needKey = (): string => {
@@ -49,6 +51,11 @@ export function registerVaultCommands(cli: CAC): void {
         }
         const note = takeMigrationNote();
         if (note) process.stderr.write(`moved ${note.keys} keys from the plaintext ${note.from} into the ${vaultBackend()} vault and removed it\n`);
+        const rescue = takeRescueNote();
+        if (rescue?.moved.length)
+          process.stderr.write(`moved ${rescue.moved.length} secrets from the kernel keyring (keyutils, lost at reboot) into the encrypted vault file: ${rescue.moved.join(', ')}\n`);
+        if (rescue?.kept.length)
+          process.stderr.write(`removed ${rescue.kept.length} stale copies from the kernel keyring (keyutils); the vault file already held them: ${rescue.kept.join(', ')}\n`);
       }),
     );
 }

@@ -1,7 +1,15 @@
 // The line `vigil watch` prints for one observation (protocol.md §16, with
-// the monitor and the time added). Every field comes from whoever published,
+// the monitor and the time added): the provenance in short (tier, origin,
+// actor) and the data as the producer published it, without the provenance
+// object the server adds to it. Every field comes from whoever published,
 // so each is escaped: a newline or a space in a subject must not forge a
 // second line or a field with someone else's provenance.
+
+import { producerData } from '../protocol/observation.ts';
+import { serverOnlyTypes } from '../protocol/vocabulary.ts';
+
+/** The server's own records (subscriptions, leases, refusals, …): hidden by `vigil watch` unless --all. */
+export const isBookkeeping = (o: { type: string }): boolean => serverOnlyTypes.has(o.type);
 
 export interface WatchedObservation {
   id: string;
@@ -26,7 +34,7 @@ export function field(value: string | null | undefined): string {
 }
 
 export function watchLine(o: WatchedObservation, monitor: string): string {
-  const data = JSON.stringify(o.data ?? null).replace(unsafeChars, escapeChar);
+  const data = JSON.stringify(producerData(o.data) ?? null).replace(unsafeChars, escapeChar);
   const cut = data.length > 400 ? `${data.slice(0, 399)}…` : data;
   return `${field(o.id)} ${field(o.type)} ${field(o.subject)} tier=${field(o.tier)} origin=${field(o.origin)} actor=${field(o.actor)} monitor=${field(monitor)} time=${field(o.time)} ${cut}`;
 }

@@ -2,9 +2,10 @@
 // observation; acknowledges only what was written, and keeps going through
 // server restarts by resuming from where it read.
 import type { CAC } from 'cac';
-import { defaultBase, ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
+import { baseHelp, resolveBase } from './base-flag.ts';
+import { ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
 import { stringFlag, UsageError, wholeNumberFlag } from './options.ts';
-import { type WatchedObservation, watchLine } from './watch-line.ts';
+import { isBookkeeping, type WatchedObservation, watchLine } from './watch-line.ts';
 
 export { watchLine } from './watch-line.ts';
 
@@ -17,6 +18,8 @@ interface WatchFlags {
   limit?: unknown;
   once?: boolean;
   retryFor?: unknown;
+  json?: boolean;
+  all?: boolean;
 }
 
 interface Page {
@@ -56,14 +59,16 @@ function stdoutWriter(): (text: string) => Promise<boolean> {
 
 export function registerWatchCommand(cli: CAC): void {
   cli
-    .command('watch', 'Follow one subscription; print one line per observation')
-    .option('--base <urls>', 'Server to use; several nodes of one cluster comma-separated: watch moves to the next when one is unreachable', { default: process.env.VIGIL_BASE ?? defaultBase, type: [String] })
+    .command('watch', "Follow one subscription; print one line per observation (the server's bookkeeping hidden unless --all)")
+    .option('--base <urls>', `${baseHelp}; several nodes of one cluster comma-separated: watch moves to the next when one is unreachable`, { type: [String] })
     .option('--subscription <id>', 'Subscription to follow', { type: [String] })
     .option('--token <token>', 'Subscription token (or VIGIL_TOKEN)', { type: [String] })
     .option('--catch-up', 'Print the backlog first, from the stored cursor (otherwise print from the head on, and leave a backlog unacknowledged)')
     .option('--wait <seconds>', 'Pull wait (also for --once)', { default: 25 })
     .option('--limit <n>', 'Batch size', { default: 50 })
     .option('--once', 'Stop after one batch')
+    .option('--json', 'Print each observation whole, as the server serves it, one JSON object per line')
+    .option('--all', "Also print the server's own bookkeeping (ai.vigil.monitor.subscribed, .lease, .rejected, …), hidden by default")
     .option('--retry-for <seconds>', 'Give up (exit 1) when the server stays unreachable this long (default: retry for ever)', { type: [String] })
     .example('vigil watch --subscription sub-1a2b3c --token vgs_... --catch-up')
     .action(async (flags: WatchFlags) => {
@@ -75,7 +80,7 @@ export function registerWatchCommand(cli: CAC): void {
       const limit = wholeNumberFlag('--limit', flags.limit, 1, 1000);
       const retryText = stringFlag('--retry-for', flags.retryFor);
       const retryForMs = retryText === undefined ? undefined : wholeNumberFlag('--retry-for', retryText, 0, 31_536_000) * 1000;
-      const bases = (stringFlag('--base', flags.base) ?? defaultBase).split(',').map((b) => b.trim()).filter(Boolean);
+      const bases = (await resolveBase(flags.base)).split(',').map((b) => b.trim()).filter(Boolean);
       if (bases.length === 0) throw new UsageError('--base takes a server URL, or several comma-separated.');
       const clients = bases.map((b) => serverClient(b));
       let current = 0;
@@ -126,7 +131,9 @@ export function registerWatchCommand(cli: CAC): void {
           retryMs = 250;
           let written = cursor;
           for (const observation of page.observations) {
-            if (!(await write(`${watchLine(observation, page.monitor)}\n`))) {
+            const shown = flags.all || !isBookkeeping(observation);
+            const line = flags.json ? JSON.stringify(observation) : watchLine(observation, page.monitor);
+            if (shown && !(await write(`${line}\n`))) {
               // The reader went away: acknowledge only the lines it got, then leave quietly.
               if (mayAck && written > acknowledged) await ack(written).catch(() => undefined);
               process.exit(0);

@@ -2,6 +2,7 @@
 // of src/workers. Secret values and the API token are read from stdin,
 // never from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
+import { applyBaseFlag } from './base-flag.ts';
 import { sdkContext } from '../workspace/context.ts';
 import { workerNamespace } from '../sdk/namespaces/worker.ts';
 import { workerSetup, workerSetupClear } from '../workers/worker.ts';
@@ -16,6 +17,7 @@ interface WorkerFlags {
   accountId?: unknown;
   clear?: boolean;
   json?: boolean;
+  base?: unknown;
 }
 
 export function registerWorkerCommands(cli: CAC): void {
@@ -28,11 +30,13 @@ export function registerWorkerCommands(cli: CAC): void {
     .option('--minify', 'deploy: minify the bundle')
     .option('--account-id <id>', 'setup: the account id of your own edge account')
     .option('--clear', 'setup: forget the own-account credentials (deploys go to the managed edge again)')
+    .option('--base <url>', 'Server whose cloud API to use (default: VIGIL_API_URL, then api_url of vigil.yml, then VIGIL_BASE, then server.base)', { type: [String] })
     .option('--json', 'Print the result as JSON')
     .example((name) => `  $ ${name} worker create hello --template webhook && ${name} worker deploy hello --minify`)
     .action((action: string, args: string[], flags: WorkerFlags) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('worker', action, actions);
+        applyBaseFlag(flags.base, { cloud: true });
         const ctx = sdkContext({ workspace: process.cwd() });
         const worker = workerNamespace(ctx);
         const arg = (i: number, what: string): string => {

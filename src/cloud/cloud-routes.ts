@@ -90,7 +90,7 @@ export function webhookRoutes(parts: CloudParts): CloudRoute[] {
       if (timestamp !== undefined && (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp)))) {
         throw invalid('"timestamp" must be an ISO 8601 time.', { field: 'timestamp' });
       }
-      // Stored once per registration: a cap keeps 1,000 registrations from turning one request into a gigabyte.
+      // Stored once and sent to every registration: the cap bounds what one request makes the server send.
       if (Buffer.byteLength(JSON.stringify(data)) > maxEventDataBytes) {
         throw invalid(`"data" is larger than ${maxEventDataBytes / 1024} KiB once serialised; send a reference instead of the content.`, { field: 'data' });
       }
@@ -141,7 +141,7 @@ export async function answerCloud(
   let key: ApiKeyTable;
   if (found.route.auth === 'admin') {
     requireAdmin(parts.service, { bearer });
-    key = { id: 'admin', name: 'admin', hash: '', created_at: '', revoked_at: null };
+    key = { id: 'admin', name: 'admin', hash: '', created_at: '', revoked_at: null, monitors: '[]' };
   } else key = await authenticate(parts.store, bearer);
   return found.route.handle({
     request,

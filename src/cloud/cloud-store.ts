@@ -13,6 +13,8 @@ export interface ApiKeyTable {
   hash: string;
   created_at: string;
   revoked_at: string | null;
+  /** JSON list of the monitor ids the key may trigger, or `"*"` for every monitor. */
+  monitors: string;
 }
 
 export interface WebhookTable {
@@ -23,13 +25,18 @@ export interface WebhookTable {
   secret: string;
   active: number;
   created_at: string;
+  /** monitor.observation: JSON {monitor, types?}; null for the product events. */
+  filter: string | null;
 }
 
 export interface DeliveryTable {
   id: string;
   webhook_id: string;
   event: string;
+  /** The body itself in rows from before bodies were stored once; '' when `body_id` names it. */
   payload: string;
+  /** The event body this delivery sends (cloud_event_bodies), shared by every delivery of one event. */
+  body_id: string | null;
   status: string;
   attempts: number;
   next_attempt_ms: number | null;
@@ -37,6 +44,15 @@ export interface DeliveryTable {
   error: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** One event's body, stored once however many registrations it is delivered to. */
+export interface EventBodyTable {
+  id: string;
+  key_id: string;
+  body: string;
+  bytes: number;
+  created_at: string;
 }
 
 export interface WorkerTable {
@@ -55,6 +71,7 @@ interface CloudDatabase {
   cloud_api_keys: ApiKeyTable;
   cloud_webhooks: WebhookTable;
   cloud_deliveries: DeliveryTable;
+  cloud_event_bodies: EventBodyTable;
   cloud_workers: WorkerTable;
 }
 
@@ -75,7 +92,8 @@ const schema = [
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('hash', 'text', (c) => c.notNull().unique())
     .addColumn('created_at', 'text', (c) => c.notNull())
-    .addColumn('revoked_at', 'text'),
+    .addColumn('revoked_at', 'text')
+    .addColumn('monitors', 'text', (c) => c.notNull().defaultTo('[]')),
   qb.schema
     .createTable('cloud_webhooks')
     .ifNotExists()
@@ -85,7 +103,8 @@ const schema = [
     .addColumn('url', 'text', (c) => c.notNull())
     .addColumn('secret', 'text', (c) => c.notNull())
     .addColumn('active', 'integer', (c) => c.notNull())
-    .addColumn('created_at', 'text', (c) => c.notNull()),
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('filter', 'text'),
   qb.schema
     .createTable('cloud_deliveries')
     .ifNotExists()
@@ -93,6 +112,7 @@ const schema = [
     .addColumn('webhook_id', 'text', (c) => c.notNull())
     .addColumn('event', 'text', (c) => c.notNull())
     .addColumn('payload', 'text', (c) => c.notNull())
+    .addColumn('body_id', 'text')
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('attempts', 'integer', (c) => c.notNull())
     .addColumn('next_attempt_ms', 'integer')
@@ -100,6 +120,14 @@ const schema = [
     .addColumn('error', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull()),
+  qb.schema
+    .createTable('cloud_event_bodies')
+    .ifNotExists()
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('key_id', 'text', (c) => c.notNull())
+    .addColumn('body', 'text', (c) => c.notNull())
+    .addColumn('bytes', 'integer', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull()),
   qb.schema.createIndex('cloud_deliveries_by_webhook').ifNotExists().on('cloud_deliveries').columns(['webhook_id', 'created_at']),
   qb.schema.createIndex('cloud_deliveries_by_status').ifNotExists().on('cloud_deliveries').columns(['status', 'updated_at']),
   qb.schema.createIndex('cloud_webhooks_by_event').ifNotExists().on('cloud_webhooks').columns(['key_id', 'event']),
@@ -119,13 +147,14 @@ const schema = [
 const nulls = <Row>(columns: readonly (keyof Row & string)[]): Row =>
   Object.fromEntries(columns.map((c) => [c, null])) as Row;
 
-const keyColumns = ['id', 'name', 'hash', 'created_at', 'revoked_at'] as const;
-const webhookColumns = ['id', 'key_id', 'event', 'url', 'secret', 'active', 'created_at'] as const;
+const keyColumns = ['id', 'name', 'hash', 'created_at', 'revoked_at', 'monitors'] as const;
+const webhookColumns = ['id', 'key_id', 'event', 'url', 'secret', 'active', 'created_at', 'filter'] as const;
 const deliveryColumns = [
   'id',
   'webhook_id',
   'event',
   'payload',
+  'body_id',
   'status',
   'attempts',
   'next_attempt_ms',
@@ -134,6 +163,7 @@ const deliveryColumns = [
   'created_at',
   'updated_at',
 ] as const;
+const bodyColumns = ['id', 'key_id', 'body', 'bytes', 'created_at'] as const;
 const workerColumns = ['name', 'id', 'key_id', 'script', 'secrets', 'crons', 'created_on', 'modified_on'] as const;
 
 const valuesOf = <Row>(columns: readonly (keyof Row)[], row: Row) => columns.map((c) => row[c]);
@@ -146,6 +176,16 @@ export class CloudStore {
     // State files from before workers had crons.
     const columns = store.driver.prepare('PRAGMA table_info(cloud_workers)').all<{ name: string }>([]);
     if (!columns.some((c) => c.name === 'crons')) store.driver.exec("ALTER TABLE cloud_workers ADD COLUMN crons TEXT NOT NULL DEFAULT '[]'");
+    // And from before webhooks could follow monitors.
+    const hookColumns = store.driver.prepare('PRAGMA table_info(cloud_webhooks)').all<{ name: string }>([]);
+    if (!hookColumns.some((c) => c.name === 'filter')) store.driver.exec('ALTER TABLE cloud_webhooks ADD COLUMN filter TEXT');
+    // State files from before keys were scoped: such a key may trigger no monitor until made again.
+    const keyTable = store.driver.prepare('PRAGMA table_info(cloud_api_keys)').all<{ name: string }>([]);
+    // State files from before event bodies were stored once: their rows keep their own payload.
+    const deliveryTable = store.driver.prepare('PRAGMA table_info(cloud_deliveries)').all<{ name: string }>([]);
+    if (!deliveryTable.some((c) => c.name === 'body_id')) store.driver.exec('ALTER TABLE cloud_deliveries ADD COLUMN body_id TEXT');
+    store.driver.exec('CREATE INDEX IF NOT EXISTS cloud_deliveries_by_body ON cloud_deliveries (body_id)');
+    if (!keyTable.some((c) => c.name === 'monitors')) store.driver.exec("ALTER TABLE cloud_api_keys ADD COLUMN monitors TEXT NOT NULL DEFAULT '[]'");
     const p = (query: CompiledQuery) => new Prepared(store.driver, query);
     this.q = {
       putKey: p(qb.replaceInto('cloud_api_keys').values(nulls<ApiKeyTable>(keyColumns)).compile()),
@@ -158,6 +198,7 @@ export class CloudStore {
       subscribers: p(
         qb.selectFrom('cloud_webhooks').selectAll().where('key_id', '=', '').where('event', '=', '').where('active', '=', 1).compile(),
       ),
+      allSubscribers: p(qb.selectFrom('cloud_webhooks').selectAll().where('event', '=', '').where('active', '=', 1).compile()),
       deleteWebhook: p(qb.deleteFrom('cloud_webhooks').where('id', '=', '').compile()),
       putDelivery: p(qb.replaceInto('cloud_deliveries').values(nulls<DeliveryTable>(deliveryColumns)).compile()),
       deliveriesOf: p(
@@ -165,6 +206,9 @@ export class CloudStore {
       ),
       pending: p(qb.selectFrom('cloud_deliveries').selectAll().where('status', '=', 'pending').compile()),
       prune: p(qb.deleteFrom('cloud_deliveries').where('status', '!=', 'pending').where('updated_at', '<', '').compile()),
+      putBody: p(qb.insertInto('cloud_event_bodies').values(nulls<EventBodyTable>(bodyColumns)).compile()),
+      body: p(qb.selectFrom('cloud_event_bodies').selectAll().where('id', '=', '').compile()),
+      deleteBody: p(qb.deleteFrom('cloud_event_bodies').where('id', '=', '').compile()),
       deleteDeliveriesOf: p(qb.deleteFrom('cloud_deliveries').where('webhook_id', '=', '').compile()),
       putWorker: p(qb.replaceInto('cloud_workers').values(nulls<WorkerTable>(workerColumns)).compile()),
       worker: p(qb.selectFrom('cloud_workers').selectAll().where('name', '=', '').compile()),
@@ -204,6 +248,10 @@ export class CloudStore {
   subscribers(keyId: string, event: string): WebhookTable[] {
     return this.q.subscribers.all([keyId, event, 1]);
   }
+  /** Active registrations of `event` under every key (monitor.observation, whose filter picks the monitor). */
+  allSubscribers(event: string): WebhookTable[] {
+    return this.q.allSubscribers.all([event, 1]);
+  }
   deleteWebhook(id: string): void {
     this.store.commits.append(() => {
       this.q.deleteWebhook.run([id]);
@@ -220,6 +268,25 @@ export class CloudStore {
   /** Forgets finished deliveries last touched before `beforeIso`. */
   pruneDeliveries(beforeIso: string): void {
     this.store.commits.append(() => this.q.prune.run(['pending', beforeIso]));
+  }
+  putBody(row: EventBodyTable): void {
+    this.store.commits.put(`cb:${row.id}`, () => this.q.putBody.run(valuesOf(bodyColumns, row)));
+  }
+  body(id: string): EventBodyTable | undefined {
+    return this.q.body.get([id]);
+  }
+  deleteBody(id: string): void {
+    this.store.commits.append(() => this.q.deleteBody.run([id]));
+  }
+  /** Forgets bodies made before `beforeIso` that no pending delivery sends any more (their registrations deleted, say). */
+  pruneBodies(beforeIso: string): void {
+    this.store.commits.append(() =>
+      this.store.driver
+        .prepare(
+          "DELETE FROM cloud_event_bodies WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM cloud_deliveries d WHERE d.body_id = cloud_event_bodies.id AND d.status = 'pending')",
+        )
+        .run([beforeIso]),
+    );
   }
   pendingDeliveries(): DeliveryTable[] {
     return this.q.pending.all(['pending']);

@@ -14,7 +14,7 @@ export const apiKeyName = 'api_key';
 export function cloudApiUrl(ctx: SdkContext): string | undefined {
   const override = ctx.env.VIGIL_API_URL;
   if (override) return override;
-  const config = loadWorkspaceConfig(ctx.projectRoot);
+  const config = loadWorkspaceConfig(ctx.projectRoot, ctx.env);
   return config.api_url ?? config.server?.base;
 }
 

@@ -16,6 +16,7 @@ import { defaultWorkerLimits } from './edge/worker-runtimes.ts';
 import { DeliverySender } from './signed-delivery.ts';
 import { workerRoutes } from './worker-routes.ts';
 import { Webhooks } from './webhooks.ts';
+import { MonitorFollowers } from './monitor-followers.ts';
 
 export const cloudBasePath = '/v1';
 /** Finished deliveries are listed for this long, then forgotten. */
@@ -28,9 +29,13 @@ export interface CloudOptions {
   readonly edgeDomain?: string;
   /** The edge's own port (0 or absent: any free port). */
   readonly edgePort?: number;
+  /** edgePort is only preferred (the default, not asked for): when it is taken, any free port serves. */
+  readonly edgePortPreferred?: boolean;
   readonly timers?: DeliveryTimers;
   /** Per-attempt timeout of a delivery (10 s). */
   readonly deliveryTimeoutMs?: number;
+  /** Bytes of event bodies one API key may have waiting for webhook delivery (64 MiB). */
+  readonly maxQueuedEventBytes?: number;
   /** How long a managed-edge worker may take over a request or a scheduled run (30 s). */
   readonly workerTimeoutMs?: number;
   /** Resident memory a managed-edge worker's workerd may hold (256 MB). */
@@ -53,10 +58,12 @@ export class Cloud {
   readonly queue: DeliveryQueue;
   readonly webhooks: Webhooks;
   readonly edge: ManagedEdge;
+  private readonly followers: MonitorFollowers;
   private readonly sender: DeliverySender;
   private readonly routes: CloudRoute[];
   private readonly parts: CloudParts;
   private readonly pruner: NodeJS.Timeout;
+  private followerReload: NodeJS.Timeout | undefined;
 
   constructor(
     readonly service: MonitorService,
@@ -65,8 +72,16 @@ export class Cloud {
     this.store = new CloudStore(service.store);
     this.rows = options.rows ?? localRows(this.store);
     this.sender = new DeliverySender(options.allowInsecureWebhooks ?? false, options.deliveryTimeoutMs);
-    this.queue = new DeliveryQueue(this.rows, this.sender, options.timers ?? realTimers, options.log);
-    this.webhooks = new Webhooks(this.rows, this.sender, options.allowInsecureWebhooks ?? false);
+    this.queue = new DeliveryQueue(this.rows, this.sender, options.timers ?? realTimers, options.log, options.maxQueuedEventBytes);
+    this.webhooks = new Webhooks(this.rows, this.sender, options.allowInsecureWebhooks ?? false, service);
+    this.followers = new MonitorFollowers(service, this.rows, this.queue, options.log);
+    // Rows are written by the group commit: read them back once it has run (before the route answers, which waits on it too).
+    this.webhooks.changed = () => {
+      this.rows.settled().then(
+        () => this.followers.reload(),
+        () => {},
+      );
+    };
     this.parts = { service, store: this.rows, webhooks: this.webhooks, queue: this.queue };
     this.edge = new ManagedEdge(this.store, options.edgeDomain ?? 'localhost', options.log, {
       ...defaultWorkerLimits,
@@ -76,10 +91,16 @@ export class Cloud {
     });
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
-    const prune = () =>
-      void this.rows
-        .pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString())
-        .catch((error: Error) => options.log?.(`webhook deliveries: cannot prune: ${error.message}`));
+    const prune = () => {
+      const failed = (error: Error) => options.log?.(`webhook deliveries: cannot prune: ${error.message}`);
+      this.rows.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString()).catch(failed);
+      this.rows.pruneBodies(new Date(Date.now() - 3_600_000).toISOString()).catch(failed);
+    };
+    // Registrations made through other nodes: followers are read again every few seconds.
+    if (this.rows.shared) {
+      this.followerReload = setInterval(() => void this.followers.reload().catch(() => {}), 2_000);
+      this.followerReload.unref();
+    }
     prune();
     this.pruner = setInterval(prune, 3_600_000);
     this.pruner.unref();
@@ -113,6 +134,8 @@ export class Cloud {
 
   async close(): Promise<void> {
     clearInterval(this.pruner);
+    clearInterval(this.followerReload);
+    this.followers.close();
     this.queue.close();
     // Destroying the sockets ends attempts in flight at once; their rows stay pending for the next start.
     this.sender.close();

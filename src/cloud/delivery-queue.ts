@@ -3,14 +3,26 @@
 // first attempt, so kill -9 loses no pending delivery. A non-2xx answer or a
 // timeout retries at 5 s, 30 s, 2 min, 10 min and 1 h, then the delivery is
 // failed. After a restart every pending row is scheduled again from its
-// stored next attempt. When several nodes share the rows (PostgreSQL), each
-// polls for due deliveries and claims one before attempting it, so a delivery
-// queued on a node that dies is sent by another, and by one node at a time.
+// stored next attempt. An event's body is stored once and its deliveries
+// refer to it (one 64 KB event to 200 registrations stored 200 copies); the
+// bodies a key has waiting for delivery are capped in bytes, and an event
+// past the cap is refused (429) rather than queued. When several nodes share
+// the rows (PostgreSQL), each polls for due deliveries and claims one before
+// attempting it, so a delivery queued on a node that dies is sent by another,
+// and by one node at a time (the cap is counted per node).
 import { randomUUID } from 'node:crypto';
 import type { VigilEvent } from '../events/channel.ts';
+import { ProtocolError } from '../protocol/errors.ts';
 import type { CloudRows } from './cloud-rows.ts';
-import type { DeliveryTable } from './cloud-store.ts';
+import type { DeliveryTable, WebhookTable } from './cloud-store.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
+import type { DeliveryView } from './wire-types.ts';
+
+/** Bytes of event bodies one key may have waiting for delivery, by default. */
+export const defaultMaxQueuedBytesPerKey = 64 * 1024 * 1024;
+
+/** What a delivery carries: an event of the API, or an observation a follower hears of. */
+type DeliveredEvent = { type: string; timestamp: string; data: Record<string, unknown> };
 
 export const retryDelaysMs = [5_000, 30_000, 120_000, 600_000, 3_600_000] as const;
 /** Shared rows: how often a node looks for due deliveries, and how long a claimed attempt keeps others off. */
@@ -32,17 +44,7 @@ export const realTimers: DeliveryTimers = {
   },
 };
 
-export interface DeliveryView {
-  id: string;
-  event: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  next_attempt_at: string | null;
-  response_code: number | null;
-  error: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { DeliveryView } from './wire-types.ts';
 
 export const deliveryView = (row: DeliveryTable): DeliveryView => ({
   id: row.id,
@@ -59,47 +61,138 @@ export const deliveryView = (row: DeliveryTable): DeliveryView => ({
 export class DeliveryQueue {
   private readonly waiting = new Map<string, { row: DeliveryTable; cancel: () => void }>();
   private readonly running = new Set<Promise<void>>();
+  /** Each stored body still sent by a pending delivery: its key, size and how many deliveries still send it. */
+  private readonly bodies = new Map<string, { keyId: string; bytes: number; pending: number }>();
+  private readonly queuedBytes = new Map<string, number>();
   private closed = false;
   private poller: NodeJS.Timeout | undefined;
+  /** Writes staged in this turn (queued at once on SQLite), awaited before the deliveries are sent. */
+  private staged: Promise<void>[] = [];
 
   constructor(
     private readonly store: CloudRows,
     private readonly sender: DeliverySender,
     private readonly timers: DeliveryTimers = realTimers,
     private readonly log: (line: string) => void = () => {},
+    private readonly maxQueuedBytesPerKey = defaultMaxQueuedBytesPerKey,
   ) {}
 
   /** Schedules every delivery left pending by an earlier run of the server. */
   resume(): void {
-    if (!this.store.shared) {
-      void this.poll();
-      return;
+    if (this.store.shared) {
+      // Real time: rows come due by the database's record, whichever node wrote them.
+      this.poller = setInterval(() => void this.poll(), pollMs);
+      this.poller.unref();
     }
-    // Real time: another node's rows come due by the database's record, not by injected timers.
-    this.poller = setInterval(() => void this.poll(Date.now() + pollMs), pollMs);
-    this.poller.unref();
-    void this.poll(Date.now() + pollMs);
+    void this.load().catch((error: Error) => this.log(`webhook deliveries: cannot read pending deliveries: ${error.message}`));
   }
 
-  private async poll(dueBeforeMs?: number): Promise<void> {
+  private async load(): Promise<void> {
+    for (const row of await this.store.pendingDeliveries()) {
+      if (row.body_id !== null) {
+        const known = this.bodies.get(row.body_id);
+        if (known) known.pending++;
+        else {
+          const body = await this.store.body(row.body_id);
+          if (body) this.hold(row.body_id, body.key_id, body.bytes, 1);
+        }
+      }
+      this.schedule(row);
+    }
+  }
+
+  /** Shared rows: schedules the deliveries due soon that this node does not wait on yet (another node's, say). */
+  private async poll(): Promise<void> {
     try {
-      for (const row of await this.store.pendingDeliveries(dueBeforeMs)) if (!this.waiting.has(row.id)) this.schedule(row);
+      for (const row of await this.store.pendingDeliveries(Date.now() + pollMs)) if (!this.waiting.has(row.id)) this.schedule(row);
     } catch (error) {
       if (!this.closed) this.log(`webhook deliveries: cannot read pending deliveries: ${(error as Error).message}`);
     }
   }
 
+  private stage(write: Promise<void>): void {
+    this.staged.push(write);
+  }
+
+  /** Waits for the writes staged so far, then for the store's commit. */
+  private async stored(): Promise<void> {
+    const writes = this.staged;
+    this.staged = [];
+    await Promise.all(writes);
+    await this.store.settled();
+  }
+
+  /** Bytes of event bodies `keyId` has waiting for delivery. */
+  queuedBytesOf(keyId: string): number {
+    return this.queuedBytes.get(keyId) ?? 0;
+  }
+
+  private hold(bodyId: string, keyId: string, bytes: number, pending: number): void {
+    this.bodies.set(bodyId, { keyId, bytes, pending });
+    this.queuedBytes.set(keyId, this.queuedBytesOf(keyId) + bytes);
+  }
+
+  /** One delivery of the body is finished; the last one lets the body go. */
+  private release(bodyId: string | null): void {
+    const body = bodyId === null ? undefined : this.bodies.get(bodyId);
+    if (!body || --body.pending > 0) return;
+    this.bodies.delete(bodyId!);
+    const left = this.queuedBytesOf(body.keyId) - body.bytes;
+    if (left > 0) this.queuedBytes.set(body.keyId, left);
+    else this.queuedBytes.delete(body.keyId);
+    this.store.deleteBody(bodyId!).catch((error: Error) => this.log(`webhook event body ${bodyId} not deleted: ${error.message}`));
+  }
+
   /** Stores one delivery per active registration of `keyId` on the event, then sends them. */
   async fanOut(keyId: string, event: VigilEvent): Promise<{ deliveries: number }> {
+    const rows = this.stageEvent(keyId, await this.store.subscribers(keyId, event.type), event, 'refuse');
+    await this.stored();
+    for (const row of rows) this.schedule(row);
+    return { deliveries: rows.length };
+  }
+
+  /**
+   * Stores one delivery per registration, in this turn (so the rows join the
+   * batch being written, e.g. the observation a follower hears of), then sends
+   * them once they are committed. No caller waits to be refused here: a key
+   * past its cap has the event skipped, and logged.
+   */
+  async deliver(registrations: readonly WebhookTable[], event: DeliveredEvent): Promise<{ deliveries: number }> {
+    const byKey = new Map<string, WebhookTable[]>();
+    for (const webhook of registrations) byKey.set(webhook.key_id, [...(byKey.get(webhook.key_id) ?? []), webhook]);
+    const rows = [...byKey].flatMap(([keyId, webhooks]) => this.stageEvent(keyId, webhooks, event, 'skip'));
+    await this.stored();
+    for (const row of rows) this.schedule(row);
+    return { deliveries: rows.length };
+  }
+
+  /** The event's body stored once for `keyId`, and a pending delivery per registration referring to it. */
+  private stageEvent(keyId: string, registrations: readonly WebhookTable[], event: DeliveredEvent, overCap: 'refuse' | 'skip'): DeliveryTable[] {
+    if (registrations.length === 0) return [];
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
+    const bytes = Buffer.byteLength(body);
+    const queued = this.queuedBytesOf(keyId);
+    if (queued + bytes > this.maxQueuedBytesPerKey) {
+      const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+      this.log(`webhook events of API key ${keyId} ${overCap === 'refuse' ? 'refused' : `skipped (${event.type})`}: ${mib(queued)} of bodies already wait for delivery (cap ${mib(this.maxQueuedBytesPerKey)})`);
+      if (overCap === 'skip') return [];
+      throw new ProtocolError(
+        'OVER_BUDGET',
+        `This API key already has ${mib(queued)} of events waiting for webhook delivery; one more of ${bytes} bytes passes the cap of ${mib(this.maxQueuedBytesPerKey)} (vigil serve --max-queued-event-bytes). Try again once deliveries finish, or delete registrations whose receivers are down.`,
+        { queued_bytes: queued, limit_bytes: this.maxQueuedBytesPerKey },
+      );
+    }
     const now = this.timers.now();
     const at = new Date(now).toISOString();
-    const rows = (await this.store.subscribers(keyId, event.type)).map(
+    const bodyId = `evb_${randomUUID()}`;
+    this.stage(this.store.putBody({ id: bodyId, key_id: keyId, body, bytes, created_at: at }));
+    const rows = registrations.map(
       (webhook): DeliveryTable => ({
         id: `msg_${randomUUID()}`,
         webhook_id: webhook.id,
         event: event.type,
-        payload: body,
+        payload: '',
+        body_id: bodyId,
         status: 'pending',
         attempts: 0,
         next_attempt_ms: now,
@@ -109,10 +202,9 @@ export class DeliveryQueue {
         updated_at: at,
       }),
     );
-    for (const row of rows) await this.store.putDelivery(row);
-    await this.store.settled();
-    for (const row of rows) this.schedule(row);
-    return { deliveries: rows.length };
+    for (const row of rows) this.stage(this.store.putDelivery(row));
+    this.hold(bodyId, keyId, bytes, rows.length);
+    return rows;
   }
 
   /** Resolves when no attempt is in flight (tests and shutdown). */
@@ -157,13 +249,15 @@ export class DeliveryQueue {
       row = { ...row, next_attempt_ms: until };
     }
     const webhook = await this.store.webhook(row.webhook_id);
+    const payload = row.body_id === null ? row.payload : (await this.store.body(row.body_id))?.body;
     let outcome: DeliveryOutcome;
     if (webhook?.active !== 1) outcome = { delivered: false, error: 'the registration was deleted' };
-    else outcome = await this.sender.send(webhook.url, webhook.secret, row.id, row.payload);
+    else if (payload === undefined) outcome = { delivered: false, error: 'the event body is no longer stored' };
+    else outcome = await this.sender.send(webhook.url, webhook.secret, row.id, payload);
     if (this.closed) return;
     const attempts = row.attempts + 1;
     const now = this.timers.now();
-    const retryIn = webhook && webhook.active === 1 && !outcome.delivered ? retryDelaysMs[attempts - 1] : undefined;
+    const retryIn = webhook && webhook.active === 1 && payload !== undefined && !outcome.delivered ? retryDelaysMs[attempts - 1] : undefined;
     const next: DeliveryTable = {
       ...row,
       attempts,
@@ -175,6 +269,7 @@ export class DeliveryQueue {
     };
     this.waiting.delete(id);
     await this.store.putDelivery(next);
+    if (next.status !== 'pending') this.release(row.body_id);
     await this.store.settled();
     if (next.status === 'pending') this.schedule(next);
   }

@@ -1,7 +1,7 @@
 // Sends the product events of this process (cir.capture, training.ingested,
 // usage.limit_reached from src/events/channel.ts) to the cloud API's
-// POST /v1/events when the project's vigil.yml has `api_url` (or
-// VIGIL_API_URL is set); the server fans them out to the registered webhooks.
+// POST /v1/events when the project names a cloud API (VIGIL_API_URL,
+// `api_url` of vigil.yml, or the server's base: VIGIL_BASE, `server.base`); the server fans them out to the registered webhooks.
 // A failed forward never fails the command that emitted the event: it is
 // reported on stderr.
 import { onEvent, type VigilEvent } from '../events/channel.ts';
@@ -19,9 +19,8 @@ export function forwardProductEvents(options: ForwarderOptions = {}): () => void
 
 async function forward(event: VigilEvent, options: ForwarderOptions, warn: (line: string) => void): Promise<void> {
   // Loaded on the first event: commands that emit none never read vigil.yml or the vault.
-  const [{ sdkContext }, { loadWorkspaceConfig }, { vaultGet }, { cloudClient }, target] = await Promise.all([
+  const [{ sdkContext }, { vaultGet }, { cloudClient }, target] = await Promise.all([
     import('../workspace/context.ts'),
-    import('../recipes/config/workspace-config.ts'),
     import('../vault/vault.ts'),
     import('./cloud-client.ts'),
     import('./cloud-target.ts'),
@@ -31,7 +30,8 @@ async function forward(event: VigilEvent, options: ForwarderOptions, warn: (line
   let key: string | null = null;
   try {
     const ctx = sdkContext({ workspace: options.workspace?.() ?? process.cwd(), env });
-    apiUrl = env.VIGIL_API_URL || loadWorkspaceConfig(ctx.projectRoot).api_url;
+    // Where sdk.webhook goes too: VIGIL_API_URL, api_url, then the server's base (docs/cloud.md).
+    apiUrl = target.cloudApiUrl(ctx);
     if (!apiUrl) return;
     key = vaultGet(target.apiKeyName, { scope: target.apiKeyScope }, env);
   } catch (error) {

@@ -2,14 +2,16 @@
 // delivery log (recipes-and-sdk.md §6, the seed's WebhookRegistration and
 // WebhookTestResult).
 import { randomUUID } from 'node:crypto';
-import { eventTypes, isEventType } from '../events/channel.ts';
 import { invalid, notFound } from '../protocol/errors.ts';
 import type { CloudRows } from './cloud-rows.ts';
 import type { ApiKeyTable, WebhookTable } from './cloud-store.ts';
 import { deliveryView, type DeliveryView } from './delivery-queue.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
 import { checkResolvedHost, checkWebhookUrl } from './url-policy.ts';
-import type { WebhookRegistration } from './wire-types.ts';
+import { monitorObservationEvent, type WebhookRegistration, webhookEvents } from './wire-types.ts';
+import { type FollowFilter, filterOf } from './monitor-followers.ts';
+import { canSee } from '../service/access.ts';
+import type { MonitorService } from '../service/service.ts';
 
 export const minSecretLength = 16;
 export const maxRegistrationsPerKey = 10_000;
@@ -22,27 +24,40 @@ const registrationOf = (row: WebhookTable): WebhookRegistration => ({
   url: row.url,
   active: row.active === 1 ? 'true' : 'false',
   created_at: row.created_at,
+  ...filterOf(row),
 });
 
 export class Webhooks {
+  /** Told when a registration is added or deleted (the monitor followers re-read theirs). */
+  changed: () => void = () => {};
+
   constructor(
     private readonly store: CloudRows,
     private readonly sender: DeliverySender,
     private readonly allowInsecure: boolean,
+    private readonly service?: MonitorService,
   ) {}
 
-  async register(key: ApiKeyTable, input: Record<string, unknown>): Promise<{ id: string; event: string; url: string }> {
-    for (const field of Object.keys(input)) {
-      if (!['event', 'url', 'secret'].includes(field)) throw invalid(`Unknown field "${field}"; a registration takes event, url and secret.`, { field });
-    }
+  async register(key: ApiKeyTable, input: Record<string, unknown>): Promise<{ id: string; event: string; url: string; monitor?: string; types?: string[] }> {
     const { event, secret } = input;
-    if (!isEventType(event)) {
-      throw invalid(`"event" must be one of ${eventTypes.join(', ')}; got ${JSON.stringify(event ?? null)}.`, { field: 'event' });
+    const follows = event === monitorObservationEvent;
+    const fields = follows ? ['event', 'url', 'secret', 'monitor', 'types', 'token'] : ['event', 'url', 'secret'];
+    for (const field of Object.keys(input)) {
+      if (!fields.includes(field)) {
+        throw invalid(
+          `Unknown field "${field}"; a registration takes event, url and secret${follows ? ', monitor, and optionally types and token' : ' (and monitor, types, token for monitor.observation)'}.`,
+          { field },
+        );
+      }
+    }
+    if (typeof event !== 'string' || !webhookEvents.includes(event)) {
+      throw invalid(`"event" must be one of ${webhookEvents.join(', ')}; got ${JSON.stringify(event ?? null)}.`, { field: 'event' });
     }
     const url = checkWebhookUrl(input.url, this.allowInsecure);
     if (typeof secret !== 'string' || [...secret].length < minSecretLength || secret.length > 1024) {
       throw invalid(`"secret" must be text of at least ${minSecretLength} characters (and at most 1024).`, { field: 'secret' });
     }
+    const filter = follows ? this.followFilter(input) : null;
     await checkResolvedHost(url, this.allowInsecure);
     if ((await this.store.webhooksOf(key.id)).length >= maxRegistrationsPerKey) {
       throw invalid(`This API key already has ${maxRegistrationsPerKey} registrations, the most one key may hold; delete some first.`, { field: 'event' });
@@ -55,9 +70,33 @@ export class Webhooks {
       secret,
       active: 1,
       created_at: new Date().toISOString(),
+      filter: filter && JSON.stringify(filter),
     };
     await this.store.putWebhook(row);
-    return { id: row.id, event, url };
+    this.changed();
+    return { id: row.id, event, url, ...filter };
+  }
+
+  /**
+   * monitor.observation: the monitor (which `token` — its owner or subscribe
+   * token — must be able to see unless it is public) and the types delivered.
+   * The token is checked here and not kept.
+   */
+  private followFilter(input: Record<string, unknown>): FollowFilter {
+    const { monitor, types, token } = input;
+    if (typeof monitor !== 'string' || monitor.length === 0) {
+      throw invalid('"monitor" is required for monitor.observation: the id of the monitor to follow.', { field: 'monitor' });
+    }
+    if (token !== undefined && typeof token !== 'string') throw invalid('"token" must be the monitor\'s owner or subscribe token.', { field: 'token' });
+    const feed = this.service?.feed(monitor);
+    if (!feed || !canSee(feed, { bearer: token })) {
+      throw notFound(`No monitor "${monitor}" is visible${token ? ' to this token' : ''}; a monitor that is not public needs its owner or subscribe token in "token".`);
+    }
+    if (types === undefined) return { monitor };
+    if (!Array.isArray(types) || types.length === 0 || types.length > 20 || !types.every((t) => typeof t === 'string' && t.length > 0 && t.length <= 200)) {
+      throw invalid('"types" must be a list of 1 to 20 observation types (a trailing * matches a prefix, e.g. "ci.build.*").', { field: 'types' });
+    }
+    return { monitor, types: types as string[] };
   }
 
   async list(key: ApiKeyTable): Promise<WebhookRegistration[]> {
@@ -67,6 +106,7 @@ export class Webhooks {
   async delete(key: ApiKeyTable, id: string): Promise<{ deleted: boolean }> {
     await this.owned(key, id);
     await this.store.deleteWebhook(id);
+    this.changed();
     return { deleted: true };
   }
 

@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { confined } from '../workspace/confine.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -42,7 +43,7 @@ interface Row {
 const dbs = new Map<string, BetterSqlite3.Database>();
 
 function db(projectRoot: string): BetterSqlite3.Database {
-  const path = join(projectRoot, '.vigil', 'vigil.db');
+  const path = confined(projectRoot, join('.vigil', 'vigil.db'), 'vigil.db', 'the project');
   let d = dbs.get(path);
   if (!d) {
     mkdirSync(join(projectRoot, '.vigil'), { recursive: true });

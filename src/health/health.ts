@@ -6,6 +6,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openCir } from '../cir/open.ts';
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
+import { claudeAuthStatus, codexAuthStatus } from '../recipes/preflight/agent-auth.ts';
 import { findOnPath } from '../recipes/preflight/which.ts';
 import { daemonHolder } from '../triggers/daemon-lock.ts';
 import type { SdkContext } from '../workspace/context.ts';
@@ -70,10 +71,16 @@ export async function checkHealth(ctx: SdkContext): Promise<HealthReport> {
   });
   const vault = probe(() => `${vaultBackend(ctx.env)} backend, ${vaultList({}, ctx.env).length} keys`);
   const backends: Record<string, ComponentHealth> = {};
-  for (const name of ['claude', 'codex']) {
-    const path = findOnPath(name, ctx.env.PATH);
-    backends[name] = path ? { ok: true, detail: path } : { ok: false, detail: `${name} not on PATH` };
-  }
+  const agents = await Promise.all(
+    (['claude', 'codex'] as const).map(async (name): Promise<[string, ComponentHealth]> => {
+      const path = findOnPath(name, ctx.env.PATH);
+      if (!path) return [name, { ok: false, detail: `${name} not on PATH` }];
+      // On PATH is not usable: ask the CLI whether it has credentials.
+      const auth = await (name === 'claude' ? claudeAuthStatus : codexAuthStatus)(path, ctx.env);
+      return [name, { ok: auth.loggedIn !== false, detail: `${path}: ${auth.detail}` }];
+    }),
+  );
+  for (const [name, health] of agents) backends[name] = health;
   try {
     for (const [name, p] of Object.entries(loadWorkspaceConfig(ctx.projectRoot).providers ?? {})) {
       backends[name] = { ok: true, detail: `${p.type} provider${p.base_url ? ` at ${p.base_url}` : ''}` };

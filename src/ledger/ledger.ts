@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '../file-lock/file-lock.ts';
+import { confined } from '../workspace/confine.ts';
 
 export const GENESIS = '0'.repeat(64);
 
@@ -29,7 +30,7 @@ export interface LedgerVerdict {
 }
 
 export function ledgerFile(projectRoot: string): string {
-  return join(projectRoot, '.vigil', 'ledger.jsonl');
+  return confined(projectRoot, join('.vigil', 'ledger.jsonl'), 'ledger', 'the project');
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');

@@ -16,6 +16,8 @@ export type MonitorPatch = Partial<
     | 'source'
     | 'ttl_seconds'
     | 'retire_after_mute_seconds'
+    | 'capabilities'
+    | 'default_grant'
   >
 >;
 

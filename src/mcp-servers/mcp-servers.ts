@@ -5,11 +5,13 @@
 // connection is closed when the script ends.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { confined, parseFailure } from '../workspace/confine.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { packageVersion } from '../version.ts';
+import { parseJson } from '../json/parse-json.ts';
 import { invalid, VigilError } from '../errors/vigil-error.ts';
 
 interface StdioEntry {
@@ -28,13 +30,14 @@ type Entry = StdioEntry | HttpEntry;
 export function readMcpConfig(workspace: string): Record<string, Entry> {
   const file = join(workspace, '.mcp.json');
   if (!existsSync(file)) return {};
+  confined(workspace, '.mcp.json', '.mcp.json');
   let doc: { mcpServers?: Record<string, Entry> };
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc = parseJson(readFileSync(file, 'utf8')) as typeof doc;
   } catch (error) {
-    throw invalid(file, `is not valid JSON: ${(error as Error).message}`);
+    throw invalid(file, `is ${parseFailure(error)}`);
   }
-  const servers = doc.mcpServers ?? {};
+  const servers = (typeof doc === 'object' && doc !== null ? doc.mcpServers : undefined) ?? {};
   for (const [id, e] of Object.entries(servers)) {
     const ok = e && typeof e === 'object' && (typeof (e as StdioEntry).command === 'string' || typeof (e as HttpEntry).url === 'string');
     if (!ok) throw invalid(`${file}: mcpServers.${id}`, 'needs "command" (stdio) or "url" (HTTP)');

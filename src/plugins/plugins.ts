@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { SdkContext } from '../workspace/context.ts';
 import { vigilHome } from '../home/home.ts';
 import { appendLedger } from '../ledger/ledger.ts';
+import { confined, parseFailure } from '../workspace/confine.ts';
 
 export const pluginEvents = ['run.start', 'run.end', 'step.start', 'step.end', 'gate.open', 'budget.reached'] as const;
 
@@ -31,8 +32,9 @@ function parse(dir: string): Plugin | string {
   try {
     doc = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    return `${file}: ${(error as Error).message}`;
+    return `${file}: ${(error as NodeJS.ErrnoException).code ? (error as Error).message : parseFailure(error)}`;
   }
+  if (typeof doc !== 'object' || doc === null) return `${file}: must be a JSON object`;
   if (typeof doc.name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(doc.name)) return `${file}: name must be letters, digits, "_", "." or "-"`;
   const hooks = doc.hooks ?? {};
   for (const [event, cmd] of Object.entries(hooks)) {
@@ -49,10 +51,22 @@ function parse(dir: string): Plugin | string {
 export function loadPlugins(ctx: SdkContext): { plugins: Plugin[]; problems: string[] } {
   const plugins: Plugin[] = [];
   const problems: string[] = [];
-  for (const root of [join(ctx.projectRoot, '.vigil', 'plugins'), join(vigilHome(ctx.env), 'plugins')]) {
+  const roots: Array<[string, string, string]> = [
+    [ctx.projectRoot, join('.vigil', 'plugins'), 'the project'],
+    [vigilHome(ctx.env), 'plugins', 'the Vigil home'],
+  ];
+  for (const [base, sub, what] of roots) {
+    const root = join(base, sub);
     if (!existsSync(root)) continue;
     for (const e of readdirSync(root, { withFileTypes: true })) {
       if (!e.isDirectory() || !existsSync(join(root, e.name, 'plugin.json'))) continue;
+      // A plugin's folder and manifest are read and run from inside their root only (no symlink out).
+      try {
+        confined(base, join(sub, e.name, 'plugin.json'), `plugins.${e.name}`, what);
+      } catch (error) {
+        problems.push((error as Error).message);
+        continue;
+      }
       const p = parse(join(root, e.name));
       if (typeof p === 'string') problems.push(p);
       else if (!plugins.some((x) => x.name === p.name)) plugins.push(p);

@@ -62,6 +62,18 @@ export function observationOf(monitorId: string, seq: number, draft: Observation
   };
 }
 
+/**
+ * What the producer published as `data`: the served data without the
+ * `provenance` the server adds (its summary is on the observation itself)
+ * and without `tags` when there are none.
+ */
+export function producerData(data: unknown): unknown {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
+  const { provenance: _provenance, tags, ...own } = data as Record<string, unknown>;
+  const hasTags = typeof tags === 'object' && tags !== null && Object.keys(tags).length > 0;
+  return hasTags ? { ...own, tags } : own;
+}
+
 /** Marks a stored observation (JSON text) as redelivered without parsing it. */
 export function markRedelivered(body: string): string {
   return `${body.slice(0, -1)},"redelivered":true}`;

@@ -2,12 +2,15 @@
 // only go down. Config `.vigil/ratchet.json` {rules: [{name, pattern (regex
 // counted in files) | glob (files counted), include?: [globs]}]}; baseline
 // `.vigil/ratchet-baseline.json` {name: count}. A rule without a baseline
-// is reported by `check` but never fails it.
+// is reported by `check` but never fails it. Paths stay inside the
+// workspace (or the project, for the defaults): see workspace/confine.ts.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import type { SdkContext } from '../workspace/context.ts';
 import { invalid, VigilError } from '../errors/vigil-error.ts';
 import { globToRegExp } from '../paths/glob.ts';
+import { parseJson } from '../json/parse-json.ts';
+import { confined, parseFailure } from '../workspace/confine.ts';
 
 export interface RatchetRule {
   name: string;
@@ -52,11 +55,11 @@ function loadRules(file: string): RatchetRule[] {
   if (!existsSync(file)) throw new VigilError('RATCHET_CONFIG', `no ratchet config at ${file} ({"rules": [{"name", "pattern" | "glob", "include"?}]})`, { file });
   let doc: { rules?: unknown };
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc = parseJson(readFileSync(file, 'utf8')) as typeof doc;
   } catch (error) {
-    throw new VigilError('RATCHET_CONFIG', `${file}: not valid JSON: ${(error as Error).message}`, { file });
+    throw new VigilError('RATCHET_CONFIG', `${file}: ${parseFailure(error)}`, { file });
   }
-  if (!Array.isArray(doc.rules)) throw new VigilError('RATCHET_CONFIG', `${file}: "rules" must be a list`, { file });
+  if (typeof doc !== 'object' || doc === null || !Array.isArray(doc.rules)) throw new VigilError('RATCHET_CONFIG', `${file}: "rules" must be a list`, { file });
   return doc.rules.map((r: RatchetRule, i: number) => {
     const where = `${file}: rules[${i}]`;
     if (!r || typeof r.name !== 'string' || !r.name) throw new VigilError('RATCHET_CONFIG', `${where}.name: required`, { file });
@@ -91,10 +94,12 @@ function count(rule: RatchetRule, root: string, all: string[]): number {
 
 function paths(ctx: SdkContext, o: RatchetOptions | null | undefined) {
   if (o !== undefined && o !== null && typeof o !== 'object') throw invalid('options', 'must be an object');
-  const config = resolve(ctx.workspace, o?.config ?? join(ctx.projectRoot, '.vigil', 'ratchet.json'));
-  const source = resolve(ctx.workspace, o?.source ?? ctx.workspace);
+  // Paths a caller names stay in the workspace; the defaults are the project's own files.
+  const config =
+    o?.config === undefined ? confined(ctx.projectRoot, join('.vigil', 'ratchet.json'), 'config', 'the project') : confined(ctx.workspace, o.config, 'config');
+  const source = o?.source === undefined ? confined(ctx.workspace, '.', 'source') : confined(ctx.workspace, o.source, 'source');
   if (!existsSync(source) || !statSync(source).isDirectory()) throw invalid('source', `${source} is not a directory`);
-  return { config, source, baseline: join(ctx.projectRoot, '.vigil', 'ratchet-baseline.json') };
+  return { config, source, baseline: confined(ctx.projectRoot, join('.vigil', 'ratchet-baseline.json'), 'baseline', 'the project') };
 }
 
 function measure(ctx: SdkContext, o?: RatchetOptions) {
@@ -104,9 +109,19 @@ function measure(ctx: SdkContext, o?: RatchetOptions) {
   return { p, rules, counts: Object.fromEntries(rules.map((r) => [r.name, count(r, p.source, all)])) as Record<string, number> };
 }
 
+function readBaseline(file: string): Record<string, number> {
+  if (!existsSync(file)) return {};
+  try {
+    const doc = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    return typeof doc === 'object' && doc !== null ? (doc as Record<string, number>) : {};
+  } catch (error) {
+    throw new VigilError('RATCHET_CONFIG', `${file}: ${parseFailure(error)}; record it again with "vigil ratchet baseline"`, { file });
+  }
+}
+
 export function ratchetCheck(ctx: SdkContext, options?: RatchetOptions): RatchetResult {
   const { p, rules, counts } = measure(ctx, options);
-  const baseline = existsSync(p.baseline) ? (JSON.parse(readFileSync(p.baseline, 'utf8')) as Record<string, number>) : {};
+  const baseline = readBaseline(p.baseline);
   const violations = rules
     .filter((r) => typeof baseline[r.name] === 'number' && counts[r.name]! > baseline[r.name]!)
     .map((r) => ({ name: r.name, pattern: r.pattern ?? r.glob!, count: counts[r.name]!, limit: baseline[r.name]! }));

@@ -1,9 +1,11 @@
 // The canary: a minimal call to each distinct backend of the run (backend,
 // auth profile and model) before any step runs, so a missing login, a dead
 // endpoint or a hung CLI stops the run in seconds instead of after a real
-// step times out.
+// step times out. claude and codex are first asked whether they are logged
+// in (codex without credentials retries for minutes before it fails).
 import { join } from 'node:path';
 import type { StepPool } from './pool/step-pool.ts';
+import { claudeAuthStatus, codexAuthStatus } from './preflight/agent-auth.ts';
 import type { BackendSpec, StepOutcome, VmSpec } from './pool/step-task.ts';
 
 export const CANARY_PROMPT = 'This is a connectivity check. Reply with the single word OK.';
@@ -44,6 +46,10 @@ export async function runCanary(
   signal: AbortSignal,
 ): Promise<{ ok: true } | { ok: false; reason: string }> {
   const backend: BackendSpec = input.backend.kind === 'custom' ? { ...input.backend, args: [] } : input.backend;
+  if (backend.kind === 'claude' || backend.kind === 'codex') {
+    const auth = await (backend.kind === 'claude' ? claudeAuthStatus : codexAuthStatus)(backend.command, input.env);
+    if (auth.loggedIn === false) return { ok: false, reason: auth.detail };
+  }
   const ms = input.timeoutSeconds * 1000;
   const outcome: StepOutcome = await pool.run(
     {

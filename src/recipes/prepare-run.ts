@@ -20,7 +20,8 @@ import { type ResumePoint, resumePoint } from './preflight/resume.ts';
 import { type RenderedStep, renderStep } from './prompts.ts';
 import { newRunId, runsDir } from './records/run-record.ts';
 import { requireBubblewrap } from './isolation/vm.ts';
-import type { FoundRecipe } from './types.ts';
+import { unpricedWhy } from './budget/budget-scope.ts';
+import type { Budget, FoundRecipe } from './types.ts';
 import { parseVarFlags, resolveVariables } from './variables.ts';
 import type { VaultReader } from '../vault/vault-reader.ts';
 
@@ -103,9 +104,13 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   // Render every prompt first, so all missing variables are reported together.
   const problems: string[] = [];
   const rendered = new Map<string, RenderedStep>();
+  const backendNames = new Map<string, string | null>();
   for (const { step } of plan.steps) {
+    const name = chooseBackendName(step, req.backend, config, req.env);
+    backendNames.set(step.label, name);
+    const dialect = name === 'claude' || name === 'codex' ? name : 'generic';
     try {
-      rendered.set(step.label, renderStep(step, vars, { recipeFile: file, projectRoot, workspace }));
+      rendered.set(step.label, renderStep(step, vars, { recipeFile: file, projectRoot, workspace, dialect }));
     } catch (error) {
       if (error instanceof RecipeInputError) problems.push(...error.problems);
       else throw error;
@@ -132,7 +137,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const vmLabels: string[] = [];
   for (const { step } of plan.steps) {
     const r = rendered.get(step.label)!;
-    const name = chooseBackendName(step, req.backend, config, req.env);
+    const name = backendNames.get(step.label);
     if (!name)
       throw new RunRefusedError(
         `${file}: step "${step.label}" has no backend: set its "backend", pass --backend, set default_backend in vigil.yml, or install claude or codex`,
@@ -144,12 +149,13 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
       promptFiles.push([path, a.prompt.text]);
       return path;
     });
-    const backend = buildBackendSpec({ step, name, args, config, vault: req.vault, env: req.env, recipeFile: file });
+    const backend = buildBackendSpec({ step, name, args, kinds: r.args.map((a) => a.kind), config, vault: req.vault, env: req.env, recipeFile: file });
     const auth = authEnv(step, config, req.vault, file);
     const vm = step.vm ?? recipe.vm ?? false;
     if (vm) vmLabels.push(step.label);
     steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...vars, ...r.env, ...auth, ...(over?.env ?? {}) }, vm });
   }
+  warnings.push(...checkUsdCounted(steps, plan, recipe.budget, config, file));
   const vmSpec = vmLabels.length > 0 ? { bwrap: requireBubblewrap(vmLabels, file) } : null;
   return {
     runId,
@@ -165,4 +171,25 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     resume,
     vmSpec,
   };
+}
+
+/**
+ * Steps whose dollars nothing can count (an HTTP or codex backend reports tokens only, and vigil.yml `prices`
+ * has no entry for the model): a warning each, and a usd budget over them is refused, since it could never stop.
+ */
+function checkUsdCounted(steps: Map<string, PreparedStep>, plan: Plan, recipeBudget: Budget | undefined, config: WorkspaceConfig, file: string): string[] {
+  const warnings: string[] = [];
+  const refused: string[] = [];
+  for (const { step } of plan.steps) {
+    const b = steps.get(step.label)!.backend;
+    if (b.kind !== 'http' && b.kind !== 'codex') continue;
+    if (b.model && config.prices?.[b.model]) continue;
+    const why = unpricedWhy(b.model);
+    warnings.push(`warning: step "${step.label}": usd is unknown: ${why}; its tokens are counted, its dollars are not`);
+    if (step.budget?.usd !== undefined) refused.push(`${file}: step "${step.label}".budget.usd: ${why}`);
+    if (recipeBudget?.usd !== undefined) refused.push(`${file}: budget.usd covers step "${step.label}": ${why}`);
+  }
+  if (refused.length > 0)
+    throw new RunRefusedError('a usd budget cannot be counted, nothing was started (add the models to prices in vigil.yml, or use a tokens budget)', refused);
+  return warnings;
 }

@@ -6,6 +6,7 @@
 // runs, so a missing variable stops the run before it starts.
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import type { FlagDialect } from './backends/agent-flags.ts';
 import { RecipeInputError } from './errors.ts';
 import { type ArgKind, classifyArgs, looksLikePath } from './step-args.ts';
 import type { RecipeStep } from './types.ts';
@@ -49,11 +50,11 @@ export function findPromptFile(arg: string, bases: string[]): string | null {
 export function renderStep(
   step: RecipeStep,
   vars: Record<string, string>,
-  ctx: { recipeFile: string; projectRoot: string; workspace: string },
+  ctx: { recipeFile: string; projectRoot: string; workspace: string; dialect?: FlagDialect },
 ): RenderedStep {
   const bases = [dirname(ctx.recipeFile), ctx.projectRoot, ctx.workspace];
   const problems: string[] = [];
-  const kinds = classifyArgs(step.args);
+  const kinds = classifyArgs(step.args, ctx.dialect);
   const args: RenderedArg[] = step.args.map((arg, i) => {
     const kind = kinds[i]!;
     const file = kind === 'word' ? findPromptFile(arg, bases) : null;

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { confined } from '../workspace/confine.ts';
 import { fileURLToPath } from 'node:url';
 import { type RunJson, readRunJson, runsDir } from './records/run-record.ts';
 import { VigilError } from '../errors/vigil-error.ts';
@@ -46,7 +47,7 @@ export function runOutput(run: RunJson, dir: string): string {
   const done = run.steps.filter((s) => s.status === 'succeeded' && s.ended).sort((a, b) => (a.ended! < b.ended! ? -1 : 1));
   const last = done.at(-1);
   if (!last) return '';
-  if (last.output_file) return readFileSync(join(dir, last.output_file), 'utf8');
+  if (last.output_file) return readFileSync(confined(dir, last.output_file, 'output_file', 'the run folder'), 'utf8');
   return last.output ?? '';
 }
 

@@ -13,7 +13,7 @@ import { StepPool } from './pool/step-pool.ts';
 import type { RunRequest } from './prepare-run.ts';
 import { RUN_TYPE, ServerPublisher } from './publish/server-publisher.ts';
 import { reapInterruptedRuns } from './records/reap-interrupted.ts';
-import type { RunRecorder } from './records/run-record.ts';
+import { type RunRecorder, readRunJson, runsDir } from './records/run-record.ts';
 import { runCompositeNode } from './tree/composite-node.ts';
 import { treeConcurrency } from './tree/concurrency.ts';
 import { runNode } from './tree/run-node.ts';
@@ -110,6 +110,8 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     });
     view.stop();
     view.note(`run ${result.runId} ${result.status}${result.reason ? ` (${result.reason})` : ''}`);
+    const usage = result.runId ? usageLine(join(runsDir(projectRoot), result.runId)) : null;
+    if (usage) view.note(usage);
     if (result.status === 'succeeded') return ExitCode.ok;
     if (result.status === 'cancelled') return firstSignal ? (SIGNAL_EXIT[firstSignal] ?? ExitCode.cancelled) : ExitCode.cancelled;
     return ExitCode.failed;
@@ -120,4 +122,17 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     process.off('exit', killAll);
     await publisher?.flush();
   }
+}
+
+/** The run's total usage, children included, when it used any: `usage: 2000 input + 200 output tokens, $0.0060`. */
+function usageLine(runDir: string): string | null {
+  let usage: ReturnType<typeof readRunJson>['usage'];
+  try {
+    usage = readRunJson(runDir).usage;
+  } catch {
+    return null;
+  }
+  if (!usage || usage.input_tokens + usage.output_tokens === 0) return null;
+  const usd = usage.usd_unknown ? `${usage.usd > 0 ? `$${usage.usd.toFixed(4)} + ` : ''}usd unknown` : `$${usage.usd.toFixed(4)}`;
+  return `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens, ${usd}`;
 }

@@ -1,32 +1,21 @@
 // What each of a step's `args` is: a flag for the agent CLI, the value of
 // the flag before it (`--allowedTools Bash`), or a word of the prompt (text,
 // or a prompt file). Flags and their values go to the agent's command line;
-// only words become the prompt.
+// only words become the prompt. Which flags take a value is read from the
+// backend's own flag table (backends/agent-flags.ts).
+import { arityOf, type FlagDialect } from './backends/agent-flags.ts';
 
 export type ArgKind = 'flag' | 'value' | 'word';
-
-/** Flags of claude and codex that take a value. */
-const valueFlags = new Set([
-  '--allowedTools', '--allowed-tools', '--disallowedTools', '--disallowed-tools', '--tools', '--add-dir', '--model', '--fallback-model',
-  '--append-system-prompt', '--system-prompt', '--mcp-config', '--permission-mode', '--settings', '--setting-sources', '--session-id',
-  '--resume', '-r', '--max-turns', '--output-format', '--input-format', '--agents', '--agent', '--effort', '--betas', '--plugin-dir',
-  '-m', '-c', '--config', '-s', '--sandbox', '-a', '--ask-for-approval', '--profile', '-C', '--cd', '-i', '--image',
-  '--output-schema', '--color', '-o', '--output-last-message', '--enable', '--disable',
-]);
-
-/** Flags that take no value, so the argument after them is never theirs. */
-const booleanFlags = new Set([
-  '--print', '--verbose', '--debug', '--continue', '--dangerously-skip-permissions', '--dangerously-bypass-approvals-and-sandbox',
-  '--full-auto', '--json', '--skip-git-repo-check', '--include-partial-messages', '--strict-mcp-config', '--oss', '--search',
-]);
 
 /** One token that reads as a file path: a slash (not a URL) or a .md/.txt name. */
 export function looksLikePath(arg: string): boolean {
   return /^\S+$/.test(arg) && !arg.includes('://') && (arg.includes('/') || /\.(md|txt)$/i.test(arg));
 }
 
-export function classifyArgs(args: readonly string[]): ArgKind[] {
+export function classifyArgs(args: readonly string[], dialect: FlagDialect = 'generic'): ArgKind[] {
   const kinds: ArgKind[] = [];
+  /** Index of a value taken only because the flag is unknown or its value optional. */
+  let guessed = -1;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!(arg.startsWith('-') && arg.length > 1)) {
@@ -35,12 +24,23 @@ export function classifyArgs(args: readonly string[]): ArgKind[] {
     }
     kinds.push('flag');
     const next = args[i + 1];
-    if (arg.includes('=') || next === undefined || next.startsWith('-') || booleanFlags.has(arg)) continue;
-    // A flag this list does not know takes the next argument when that is one plain token.
-    if (valueFlags.has(arg) || (/^\S+$/.test(next) && !looksLikePath(next))) {
+    if (arg.includes('=') || next === undefined) continue;
+    const arity = arityOf(arg, dialect);
+    if (arity === 'none') continue;
+    if (arity === 'value') {
       kinds.push('value');
+      i++;
+      continue;
+    }
+    if (next.startsWith('-')) continue;
+    // An unknown flag (or one whose value is optional) takes the next argument when that is one plain token.
+    if (/^\S+$/.test(next) && !looksLikePath(next)) {
+      kinds.push('value');
+      guessed = i + 1;
       i++;
     }
   }
+  // A step always has a prompt: when a guessed value was the only candidate, it is the prompt (`-x date`).
+  if (guessed >= 0 && !kinds.includes('word')) kinds[guessed] = 'word';
   return kinds;
 }

@@ -162,6 +162,29 @@ const configureEvents: Record<ConfigureAction, MonitorEvent['type']> = {
   retire: 'RETIRE',
 };
 
+/**
+ * An update may add capabilities (a sentinel needs `act` on a monitor made
+ * with `observe` only) but not take one away: subscriptions already hold
+ * what they were granted. `default_grant` stays within the capabilities.
+ */
+function checkCapabilityPatch(definition: MonitorDefinition, patch: MonitorPatch): void {
+  const capabilities = patch.capabilities ?? definition.capabilities;
+  const dropped = definition.capabilities.filter((c) => !capabilities.includes(c));
+  if (dropped.length > 0) {
+    throw invalid(
+      `"capabilities" may add to the monitor's ${definition.capabilities.join(', ')} but not remove any (subscriptions hold them); ${dropped.join(', ')} ${dropped.length > 1 ? 'are' : 'is'} missing. Send every capability the monitor keeps, e.g. ${JSON.stringify([...new Set([...definition.capabilities, ...capabilities])])}.`,
+      { field: 'patch.capabilities' },
+    );
+  }
+  const grant = patch.default_grant ?? definition.default_grant;
+  const outside = grant.filter((c) => !capabilities.includes(c));
+  if (outside.length > 0) {
+    throw invalid(`"default_grant" may only hold the monitor's capabilities (${capabilities.join(', ')}); ${outside.join(', ')} ${outside.length > 1 ? 'are' : 'is'} not among them.`, {
+      field: 'patch.default_grant',
+    });
+  }
+}
+
 export function configureMonitor(action: ConfigureAction) {
   return (service: MonitorService, input: unknown, caller: Caller): Reply => {
     const body = validate<{ id: string; reason: string; patch?: MonitorPatch }>('monitor-configure', input);
@@ -172,6 +195,7 @@ export function configureMonitor(action: ConfigureAction) {
       throw invalid('"patch" is required for update: an object with the fields to change.', { field: 'patch' });
     }
     const feed = ownedFeed(service, body.id, caller);
+    if (body.patch) checkCapabilityPatch(feed.definition, body.patch);
     if (body.patch?.filter !== undefined || body.patch?.types !== undefined) {
       checkOwnFilter(body.patch.filter ?? feed.definition.filter, body.patch.types ?? feed.definition.types);
     }

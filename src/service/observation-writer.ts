@@ -19,7 +19,11 @@ export interface AppendedObservation {
   body: string;
 }
 
+export type AppendListener = (feed: Feed, appended: AppendedObservation, kind: ObservationKind) => void;
+
 export class ObservationWriter {
+  private readonly appendListeners = new Set<AppendListener>();
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -61,7 +65,19 @@ export class ObservationWriter {
     }
     this.notices.appendedTo(feed);
     this.persistMonitor(feed);
-    return { seq, observation, body };
+    const appended = { seq, observation, body };
+    for (const listener of this.appendListeners) listener(feed, appended, kind);
+    return appended;
+  }
+
+  /**
+   * Calls `listener` as each observation is appended, in the same turn, so that
+   * rows it queues (a webhook delivery) commit in the observation's batch.
+   * Returns the unsubscribe function.
+   */
+  onAppended(listener: AppendListener): () => void {
+    this.appendListeners.add(listener);
+    return () => this.appendListeners.delete(listener);
   }
 
   /** Records what the server itself did (configured, subscribed, lease, ...). */

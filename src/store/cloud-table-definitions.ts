@@ -12,11 +12,11 @@ const integer = (name: string, notNull = true) => ({ name, type: 'integer' as co
 export const cloudTableDefinitions: readonly TableDefinition[] = [
   {
     name: 'cloud_api_keys',
-    columns: [{ name: 'id', type: 'text', primaryKey: true, notNull: true }, text('name'), { ...text('hash'), unique: true }, text('created_at'), text('revoked_at', false)],
+    columns: [{ name: 'id', type: 'text', primaryKey: true, notNull: true }, text('name'), { ...text('hash'), unique: true }, text('created_at'), text('revoked_at', false), text('monitors')],
   },
   {
     name: 'cloud_webhooks',
-    columns: [{ name: 'id', type: 'text', primaryKey: true, notNull: true }, text('key_id'), text('event'), text('url'), text('secret'), integer('active'), text('created_at')],
+    columns: [{ name: 'id', type: 'text', primaryKey: true, notNull: true }, text('key_id'), text('event'), text('url'), text('secret'), integer('active'), text('created_at'), text('filter', false)],
     indexes: [{ name: 'cloud_webhooks_by_event', columns: ['key_id', 'event'] }],
   },
   {
@@ -26,6 +26,7 @@ export const cloudTableDefinitions: readonly TableDefinition[] = [
       text('webhook_id'),
       text('event'),
       text('payload'),
+      text('body_id', false),
       text('status'),
       integer('attempts'),
       integer('next_attempt_ms', false),
@@ -37,7 +38,12 @@ export const cloudTableDefinitions: readonly TableDefinition[] = [
     indexes: [
       { name: 'cloud_deliveries_by_webhook', columns: ['webhook_id', 'created_at'] },
       { name: 'cloud_deliveries_by_status', columns: ['status', 'updated_at'] },
+      { name: 'cloud_deliveries_by_body', columns: ['body_id'] },
     ],
+  },
+  {
+    name: 'cloud_event_bodies',
+    columns: [{ name: 'id', type: 'text', primaryKey: true, notNull: true }, text('key_id'), text('body'), integer('bytes'), text('created_at')],
   },
 ];
 

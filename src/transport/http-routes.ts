@@ -19,6 +19,8 @@ const route = (method: Route['method'], path: string, operation: Route['operatio
 });
 
 export const routes: readonly Route[] = [
+  // The base URL the server prints at start answers what discover does.
+  { method: 'GET', segments: [], operation: 'monitors/discover', input: 'none' },
   route('GET', 'discover', 'monitors/discover', 'none'),
   route('GET', 'monitors', 'monitors/list', 'none'),
   route('POST', 'monitors', 'monitors/create', 'body'),

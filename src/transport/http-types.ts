@@ -71,6 +71,8 @@ export interface ListenOptions {
   /** A stream whose unsent bytes pass this is closed. */
   readonly maxStreamBufferBytes: number;
   readonly tooLarge: (limitBytes: number) => FullResponse;
+  /** The flag a person changes to pick another port, named when the port is taken (default --port). */
+  readonly portFlag?: string;
 }
 
 export interface HttpTransport {

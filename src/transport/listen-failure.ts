@@ -20,10 +20,10 @@ export function probeListen(host: string, port: number): Promise<string | undefi
 }
 
 /** The message for a listen that failed with `code`. */
-export function listenFailure(host: string, port: number, code: string | undefined): Error {
+export function listenFailure(host: string, port: number, code: string | undefined, portFlag = '--port'): Error {
   if (code === 'EADDRINUSE') {
     const holder = portHolder(port);
-    return new Error(`port ${port} on ${host} is already in use by ${holder ?? 'another process'}; stop it or choose another --port`);
+    return Object.assign(new Error(`port ${port} on ${host} is already in use by ${holder ?? 'another process'}; stop it or choose another ${portFlag}`), { code });
   }
   const reason = code ? (reasons[code] ?? `the system refused (${code})`) : 'the socket library gave no reason';
   return new Error(`cannot listen on ${host} port ${port}: ${host} ${reason}${code && reasons[code] ? ` (${code})` : ''}`);

@@ -179,7 +179,7 @@ export class NodeHttpTransport implements HttpTransport {
     });
     this.server = server;
     return new Promise((resolve, reject) => {
-      const failed = (error: NodeJS.ErrnoException) => reject(listenFailure(options.host, options.port, error.code));
+      const failed = (error: NodeJS.ErrnoException) => reject(listenFailure(options.host, options.port, error.code, options.portFlag));
       server.once('error', failed);
       server.listen({ port: options.port, host: options.host, exclusive: true }, () => {
         server.off('error', failed);

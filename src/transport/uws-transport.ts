@@ -97,7 +97,7 @@ export class UwsTransport implements HttpTransport {
       listen.call(app, options.host, options.port, exclusivePort, (socket) => {
         if (!socket) {
           // uWS gives no reason: ask the system the same question to learn why.
-          void probeListen(options.host, options.port).then((code) => reject(listenFailure(options.host, options.port, code ?? 'EADDRINUSE')));
+          void probeListen(options.host, options.port).then((code) => reject(listenFailure(options.host, options.port, code ?? 'EADDRINUSE', options.portFlag)));
           return;
         }
         this.listenSocket = socket;

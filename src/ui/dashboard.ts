@@ -2,19 +2,18 @@
 // view as server-sent events. It is mounted behind the same browser rules
 // as the API (origin and loopback Host), and /ui/events reads the bearer
 // token like every API call: without one it shows public monitors only.
+// Viewers of the same class share one view (shared-views.ts); viewers without
+// a token are capped apart from those with one.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { asProtocolError } from '../protocol/errors.ts';
 import type { MonitorService } from '../service/service.ts';
 import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-door.ts';
 import type { HttpRequest, HttpResponse, StreamSink } from '../transport/http-types.ts';
 import { dashboardPage } from './page.ts';
-import { dashboardView } from './view.ts';
+import { SharedViews, type ViewerCaps } from './shared-views.ts';
 
 export const uiPath = '/ui';
-/** How often an open dashboard looks for changes that wrote no observation (lease expiry, source state). */
-const tickMs = 1000;
-const maxViewers = 64;
+export const defaultViewerCaps: ViewerCaps = { anonymous: 1000, withToken: 64 };
 
 const security = {
   'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'",
@@ -25,9 +24,18 @@ const security = {
 
 export class Dashboard {
   private readonly script = readFileSync(fileURLToPath(new URL('./static/app.mjs', import.meta.url)), 'utf8');
-  private viewers = 0;
+  readonly views: SharedViews;
 
-  constructor(private readonly service: MonitorService) {}
+  constructor(
+    private readonly service: MonitorService,
+    caps: Partial<ViewerCaps> = {},
+  ) {
+    this.views = new SharedViews(service, { ...defaultViewerCaps, ...caps });
+  }
+
+  close(): void {
+    this.views.close();
+  }
 
   /** Answers /ui paths; undefined for every other path. */
   mount(request: HttpRequest): Promise<HttpResponse> | undefined {
@@ -54,55 +62,19 @@ export class Dashboard {
   }
 
   private events(request: HttpRequest): HttpResponse {
-    if (this.viewers >= maxViewers) {
-      return jsonResponse(429, { code: 'OVER_BUDGET', error: `At most ${maxViewers} dashboards may be open at once.` });
-    }
     const caller = { bearer: bearerOf(request) };
-    const { service } = this;
+    const refused = this.views.refusal(caller);
+    if (refused) {
+      const who = refused.kind === 'anonymous' ? 'without a token (raise with serve --max-anonymous-viewers)' : 'with a token';
+      return jsonResponse(429, { code: 'OVER_BUDGET', error: `At most ${refused.limit} dashboards ${who} may be open at once; try again later.` });
+    }
     return {
       kind: 'stream',
       status: 200,
       headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
       start: (sink: StreamSink) => {
-        this.viewers++;
-        let last = '';
-        let queued = false;
-        const send = () => {
-          queued = false;
-          if (sink.closed || service.isClosed) return;
-          let text: string;
-          try {
-            text = JSON.stringify(dashboardView(service, caller));
-          } catch (error) {
-            asProtocolError(error, 'the dashboard view'); // logs it with a request id
-            sink.end();
-            return;
-          }
-          if (text === last) return;
-          last = text;
-          sink.write(`event: view\ndata: ${text}\n\n`);
-        };
-        // Coalesced: many commits in a burst make one view.
-        const soon = () => {
-          if (!queued) {
-            queued = true;
-            setTimeout(send, 100);
-          }
-        };
-        const stopRecorded = service.onRecorded(soon);
-        // A cluster node first catches up on every monitor, so that any node shows all of them.
-        const refreshed = () => {
-          if (!service.cluster) return send();
-          service.cluster.refreshAll().then(send, send);
-        };
-        const tick = setInterval(refreshed, tickMs);
-        sink.onClose(() => {
-          this.viewers--;
-          stopRecorded();
-          clearInterval(tick);
-        });
-        sink.write('retry: 2000\n\n');
-        refreshed();
+        if (this.service.isClosed) sink.end();
+        else this.views.join(caller, sink);
       },
     };
   }

@@ -19,7 +19,21 @@ const runType = 'ai.vigil.recipe.run';
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-export function dashboardView(service: MonitorService, caller: Caller) {
+type RecentObservation = { monitor: string; seq: number; type: string; subject: string | null; time: string; actor: string; data: unknown };
+
+/** A monitor's latest observations by its committed head: an open view re-reads only the monitors that moved. */
+export type RecentCache = Map<number, { head: number; rows: RecentObservation[] }>;
+
+function recentOf(service: MonitorService, feed: Feed): RecentObservation[] {
+  const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
+  return service.store.readFeed(feed.key, from, recentPerMonitor, []).map((row) => {
+    const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
+    const { provenance: _p, tags: _t, ...data } = o.data ?? {};
+    return { monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data };
+  });
+}
+
+export function dashboardView(service: MonitorService, caller: Caller, cache?: RecentCache) {
   const admin = service.options.adminToken !== undefined && secretMatches(caller.bearer, service.options.adminToken);
   const feeds: Feed[] = [];
   for (const feed of service.allFeeds()) if (admin || canSee(feed, caller)) feeds.push(feed);
@@ -81,15 +95,17 @@ export function dashboardView(service: MonitorService, caller: Caller) {
     });
   }
 
-  const recent: Array<{ monitor: string; seq: number; type: string; subject: string | null; time: string; actor: string; data: unknown }> = [];
+  const recent: RecentObservation[] = [];
   for (const feed of feeds.slice(0, maxRows)) {
-    const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
     if (feed.committedHead === 0) continue;
-    for (const row of service.store.readFeed(feed.key, from, recentPerMonitor, [])) {
-      const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
-      const { provenance: _p, tags: _t, ...data } = o.data ?? {};
-      recent.push({ monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data });
-    }
+    const known = cache?.get(feed.key);
+    const rows = known && known.head === feed.committedHead ? known.rows : recentOf(service, feed);
+    cache?.set(feed.key, { head: feed.committedHead, rows });
+    recent.push(...rows);
+  }
+  if (cache && cache.size > maxRows * 2) {
+    const shown = new Set(feeds.slice(0, maxRows).map((f) => f.key));
+    for (const key of cache.keys()) if (!shown.has(key)) cache.delete(key);
   }
   recent.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : b.seq - a.seq));
 

@@ -1,5 +1,8 @@
 // The vault: secrets by scope (service `vigil-vault/<scope>`) and key, in the
-// OS keyring where one answers, else in the encrypted file (file-store.ts).
+// OS keyring where one answers and persists (keyring-store.ts: on Linux the
+// Secret Service only), else in the encrypted file (file-store.ts). Secrets
+// earlier versions left in Linux's in-memory keyutils store are moved into
+// the file on first use (keyutils-rescue.ts).
 // VIGIL_VAULT_BACKEND=file|keyring forces a backend; with VIGIL_HOME set the
 // default is the file, so tests and sandboxes never write the real keyring.
 // A plaintext ~/.vigil/vault.json from earlier versions is moved into the
@@ -9,7 +12,8 @@ import { join } from 'node:path';
 import { invalid, VigilError } from '../errors/vigil-error.ts';
 import { vigilHome } from '../home/home.ts';
 import { filePaths, readVaultFile, updateVaultFile, type VaultData } from './file-store.ts';
-import { knownScopes, probeKeyring, rememberScope } from './keyring-store.ts';
+import { keyringEntry as persistentEntry, knownScopes, probeKeyring, rememberScope } from './keyring-store.ts';
+import { type Rescue, rescueKeyutilsSecrets } from './keyutils-rescue.ts';
 
 export interface ScopeOption {
   scope?: string;
@@ -96,8 +100,34 @@ export function takeMigrationNote(): { from: string; keys: number } | null {
 }
 
 function keyringEntry(scope: string, key: string) {
-  const { keyring } = probeKeyring();
-  return new keyring!.Entry(serviceOf(scope), key);
+  return persistentEntry(serviceOf(scope), key);
+}
+
+let lastRescue: Rescue | null = null;
+let rescuedFor: string | null = null;
+
+/** Secrets in Linux's keyutils (lost at reboot) into the file vault, once; not in a VIGIL_HOME sandbox, which must not touch the user's keys. */
+function rescueKeyutils(env: NodeJS.ProcessEnv): void {
+  const home = vigilHome(env);
+  if (env.VIGIL_HOME || rescuedFor === home) return;
+  rescuedFor = home;
+  const rescue = rescueKeyutilsSecrets((scope, key, value) =>
+    updateVaultFile(filePaths(env), (d) => {
+      d[serviceOf(scope)] ??= {};
+      const entries = d[serviceOf(scope)]!;
+      if (key in entries) return false;
+      entries[key] = value;
+      return true;
+    }),
+  );
+  if (rescue.moved.length + rescue.kept.length > 0) lastRescue = rescue;
+}
+
+/** What this process moved out of keyutils, once, for the CLI to report. */
+export function takeRescueNote(): Rescue | null {
+  const note = lastRescue;
+  lastRescue = null;
+  return note;
 }
 
 function rawGet(backend: VaultBackendName, env: NodeJS.ProcessEnv, scope: string, key: string): string | null {
@@ -120,6 +150,7 @@ function rawSet(backend: VaultBackendName, env: NodeJS.ProcessEnv, scope: string
 function open(env: NodeJS.ProcessEnv): VaultBackendName {
   const backend = vaultBackend(env);
   migrate(env, backend);
+  if (backend === 'file') rescueKeyutils(env);
   return backend;
 }
 
@@ -164,7 +195,11 @@ export function vaultList(options: ScopeOption = {}, env: NodeJS.ProcessEnv = pr
   const byScope = new Map<string, string[]>();
   if (backend === 'keyring') {
     const { keyring } = probeKeyring();
-    for (const scope of only ? [only] : knownScopes(env)) byScope.set(scope, keyring!.findCredentials(serviceOf(scope)).map((c) => c.account));
+    for (const scope of only ? [only] : knownScopes(env))
+      byScope.set(
+        scope,
+        keyring!.findCredentials(serviceOf(scope)).map((c) => c.account).filter((a) => a !== '__vigil_probe__'),
+      );
   } else {
     for (const [service, entries] of Object.entries(readVaultFile(filePaths(env)))) {
       const scope = service.slice('vigil-vault/'.length);

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { cloudCall, cloudTarget } from '../cloud/cloud-target.ts';
 import type { SdkContext } from '../workspace/context.ts';
 import { invalid, VigilError } from '../errors/vigil-error.ts';
+import { confined } from '../workspace/confine.ts';
 import { vaultDelete, vaultGet, vaultSet } from '../vault/vault.ts';
 import { bundleWorker } from './bundle.ts';
 import { type OwnAccount, ownAccountTarget, type WorkerInfo } from './own-account.ts';
@@ -57,7 +58,8 @@ export function workerSetupClear(env: NodeJS.ProcessEnv): boolean {
 /** The calls of sdk.worker and `vigil worker`, bound to a workspace. */
 export function workerCalls(ctx: SdkContext) {
   const workersDir = join(ctx.projectRoot, '.vigil', 'workers');
-  const dirOf = (name: string) => join(workersDir, checkName(name));
+  // A worker's folder is written, bundled and deployed from inside the project only (no symlink out).
+  const dirOf = (name: string) => confined(ctx.projectRoot, join('.vigil', 'workers', checkName(name)), 'name', 'the project');
   const own = () => {
     const account = ownAccount(ctx.env);
     return account ? ownAccountTarget(account, workersDir, ctx.env) : undefined;

@@ -10,9 +10,17 @@ export interface SdkContext {
   projectRoot: string;
   env: NodeJS.ProcessEnv;
   vars: Readonly<Record<string, string>>;
+  /** Who calls: a person at the CLI, or a script (which never sees the cloud's and the edge's credentials). */
+  caller: 'cli' | 'script';
 }
 
-export function sdkContext(input: { workspace: string; env?: NodeJS.ProcessEnv; vars?: Record<string, string> }): SdkContext {
+export function sdkContext(input: { workspace: string; env?: NodeJS.ProcessEnv; vars?: Record<string, string>; caller?: SdkContext['caller'] }): SdkContext {
   const workspace = resolve(input.workspace);
-  return { workspace, projectRoot: findProjectRoot(workspace), env: input.env ?? process.env, vars: Object.freeze({ ...(input.vars ?? {}) }) };
+  return {
+    workspace,
+    projectRoot: findProjectRoot(workspace),
+    env: input.env ?? process.env,
+    vars: Object.freeze({ ...(input.vars ?? {}) }),
+    caller: input.caller ?? 'cli',
+  };
 }

@@ -75,4 +75,18 @@ describe('the CLI as a new user meets it', () => {
     expect(readme).not.toMatch(/\.\.\/shared/);
     expect(readme).toMatch(/publish.*3 server unreachable/);
   });
+
+  it('the docs stand alone: no seeds/ files, and protocol.md holds every error code, JSON-RPC method and state table', async () => {
+    const { errorCodes } = await import('../../src/protocol/errors.ts');
+    const { rpcMethods } = await import('../../src/transport/rpc-door.ts');
+    const protocol = readFileSync(join(repoRoot, 'docs/protocol.md'), 'utf8');
+    const recipes = readFileSync(join(repoRoot, 'docs/recipes-and-sdk.md'), 'utf8');
+    for (const [name, text] of [['protocol.md', protocol], ['recipes-and-sdk.md', recipes]]) expect(text, name).not.toMatch(/seeds\/|the seed/);
+    for (const [code, { status, rpc }] of Object.entries(errorCodes)) expect(protocol, code).toContain(`| \`${code}\` | ${status} | ${rpc} |`);
+    for (const method of rpcMethods) expect(protocol, method).toContain(`\`${method}\``);
+    expect(protocol).toContain('Monitor states (`status`)');
+    expect(protocol).toContain('Subscription states');
+    expect(protocol).toContain('Lease states and transitions');
+    for (const shape of ['TemporalEntry', 'CIRSignal', 'WebhookRegistration', 'RatchetResult', 'DispatchResult']) expect(recipes).toContain(`| ${shape} |`);
+  });
 });

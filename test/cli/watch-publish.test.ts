@@ -10,6 +10,18 @@ function vigil(args: string[]) {
   return spawnSync(process.execPath, vigilArgs(args), { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
 }
 
+/** The CLI without blocking the test's event loop (spawnSync leaves its idle keep-alive sockets to a server that closed them). */
+function vigilAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawnChild(process.execPath, vigilArgs(args), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.once('close', (status) => done({ status, stdout, stderr }));
+  });
+}
+
 const running: ChildProcess[] = [];
 afterEach(() => {
   for (const child of running.splice(0)) child.kill('SIGKILL');
@@ -71,7 +83,7 @@ describe('vigil publish and vigil watch', () => {
     let out = '';
     watch.stdout!.on('data', (d) => (out += d));
     const first = await waitForLines(() => out, 2);
-    expect(first[0]).toMatch(/^\d+ demo\.n s1 tier=unverified origin=agent actor=agent:owner monitor=\S+ time=\S+ \{"n":1,/);
+    expect(first[0]).toMatch(/^\d+ demo\.n s1 tier=unverified origin=agent actor=agent:owner monitor=\S+ time=\S+ \{"n":1\}$/);
 
     await server.kill();
     server = await startServerProcess({ state, port: server.port });
@@ -87,6 +99,44 @@ describe('vigil publish and vigil watch', () => {
     expect(pulled.body.observations).toHaveLength(0);
     await server.stop();
   }, scaled(60_000));
+
+  it('watch prints one compact line per observation, hides bookkeeping unless --all, and prints everything with --json', async () => {
+    const server = await startServerProcess();
+    try {
+      const { id, ownerToken } = await createMonitor(server.base, { visibility: 'public' });
+      await call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.a', subject: 'x', data: { n: 1 } } });
+      await call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.b', subject: 'y', data: { n: 2 }, tags: { env: 'ci' } } });
+      const sub = await subscribe(server.base, { monitor: id, subscriber: 'agent:w' });
+      const args = ['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--once', '--wait', '0'];
+      const compact = await vigilAsync([...args, '--catch-up']);
+      expect(compact.status, compact.stderr).toBe(0);
+      const lines = compact.stdout.trim().split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(/^2 demo\.a x tier=unverified origin=agent actor=agent:owner monitor=\S+ time=\S+ \{"n":1\}$/);
+      expect(lines[1]).toMatch(/ \{"n":2,"tags":\{"env":"ci"\}\}$/);
+      expect(compact.stdout).not.toContain('provenance');
+      // Everything was acknowledged, bookkeeping included: a second catch-up has nothing.
+      expect((await vigilAsync([...args, '--catch-up'])).stdout).toBe('');
+
+      const again = await subscribe(server.base, { monitor: id, subscriber: 'agent:all' });
+      const allArgs = ['watch', '--base', server.url, '--subscription', again.id, '--token', again.token, '--once', '--wait', '0', '--catch-up'];
+      const all = await vigilAsync([...allArgs, '--all']);
+      expect(all.stdout.trim().split('\n').map((l) => l.split(' ')[1])).toEqual([
+        'ai.vigil.monitor.configured',
+        'demo.a',
+        'demo.b',
+        'ai.vigil.monitor.subscribed',
+        'ai.vigil.monitor.subscribed',
+      ]);
+      const third = await subscribe(server.base, { monitor: id, subscriber: 'agent:json' });
+      const json = await vigilAsync(['watch', '--base', server.url, '--subscription', third.id, '--token', third.token, '--once', '--wait', '0', '--catch-up', '--json']);
+      const parsed = json.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(parsed.map((o) => o.type)).toEqual(['demo.a', 'demo.b']);
+      expect(parsed[0]).toMatchObject({ id: '2', subject: 'x', data: { n: 1, provenance: { actor: 'agent:owner' } } });
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 
   it('watch --once prints one batch and exits; without --catch-up it starts at the head', async () => {
     const server = await startServerProcess();

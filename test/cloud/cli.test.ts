@@ -65,8 +65,11 @@ describe('vigil api-key and vigil webhook', { timeout: 120_000 }, () => {
     expect(byType['cir.capture']).toMatchObject({ body: 'tests pass on main', type: 'test.result' });
     expect(byType['training.ingested']).toMatchObject({ count: 1, types: ['ci'] });
 
-    const deliveries = JSON.parse((await vigil(project, ['webhook', 'deliveries', id])).stdout);
+    const deliveries = JSON.parse((await vigil(project, ['webhook', 'deliveries', id, '--json'])).stdout);
     expect(deliveries[0]).toMatchObject({ event: 'cir.capture', status: 'delivered' });
+    // Without --json, one tab-separated line per delivery, as `webhook list` prints registrations.
+    const table = (await vigil(project, ['webhook', 'deliveries', id])).stdout.trim().split('\n');
+    expect(table.map((line) => line.split('\t').slice(0, 5))).toEqual([[deliveries[0].id, 'cir.capture', 'delivered', 'attempts=1', '200']]);
     expect((await vigil(project, ['webhook', 'delete', id])).stdout).toBe(`deleted ${id}\n`);
     expect((await vigil(project, ['webhook', 'delete', id])).stderr).toMatch(/No webhook registration/);
   });
@@ -86,5 +89,21 @@ describe('vigil api-key and vigil webhook', { timeout: 120_000 }, () => {
     expect(wrongAdmin.code).toBe(1);
     expect(wrongAdmin.stderr).toMatch(/UNAUTHORIZED/);
     expect((await vigil(project, ['api-key', 'list', '--base', server.url])).code).toBe(2);
+  });
+
+  it('api-key create --monitors scopes the key; "*" only when asked for, and alone', async () => {
+    const admin = ['--base', server.url, '--admin-token', adminToken];
+    const scoped = await vigil(project, ['api-key', 'create', '--name', 'ci', '--monitors', 'deploys,builds', '--json', ...admin]);
+    expect(scoped.code, scoped.stderr).toBe(0);
+    expect(JSON.parse(scoped.stdout)).toMatchObject({ name: 'ci', monitors: ['deploys', 'builds'] });
+    const plain = await vigil(project, ['api-key', 'create', '--name', 'plain', ...admin]);
+    expect(plain.stderr).toMatch(/may trigger no monitor/);
+    const all = await vigil(project, ['api-key', 'create', '--name', 'all', '--monitors', '*', ...admin]);
+    expect(all.stderr).toMatch(/may trigger every monitor/);
+    const mixed = await vigil(project, ['api-key', 'create', '--monitors', 'a,*', ...admin]);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toMatch(/"\*" \(every monitor\) stands alone/);
+    const listed = (await vigil(project, ['api-key', 'list', ...admin])).stdout;
+    expect(listed).toMatch(/\tci\t.*\tmonitors deploys, builds\n/);
   });
 });

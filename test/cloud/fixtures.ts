@@ -24,8 +24,9 @@ export function immediateTimers(): DeliveryTimers & { delays: number[] } {
   };
 }
 
-export async function makeKey(url: string, name = 'test'): Promise<string> {
-  const made = await call(url, 'POST', '/v1/api-keys', { token: adminToken, body: { name } });
+/** A new API key; `monitors` is its trigger scope (none unless given). */
+export async function makeKey(url: string, name = 'test', monitors?: string[] | '*'): Promise<string> {
+  const made = await call(url, 'POST', '/v1/api-keys', { token: adminToken, body: { name, monitors } });
   if (made.status !== 201) throw new Error(`api-key create failed: ${made.status} ${JSON.stringify(made.body)}`);
   return made.body.key;
 }

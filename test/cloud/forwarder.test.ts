@@ -56,6 +56,15 @@ describe('event forwarder', () => {
     expect(delivery!.body).toMatchObject({ type: 'usage.limit_reached', data: { recipe: 'nightly', spent: { usd: 1.02 } } });
   });
 
+  it('without api_url, forwards to server.base of vigil.yml (docs/cloud.md)', async () => {
+    writeFileSync(join(root, 'project', 'vigil.yml'), `server:\n  base: ${server.url}\n`);
+    const before = receiver.received.length;
+    emitEvent('usage.limit_reached', { recipe: 'by-server-base' });
+    await settleEvents();
+    const all = await receiver.waitFor(before + 1);
+    expect(all.at(-1)!.body).toMatchObject({ type: 'usage.limit_reached', data: { recipe: 'by-server-base' } });
+  });
+
   it('reports an unreachable server without throwing', async () => {
     writeFileSync(join(root, 'project', 'vigil.yml'), 'api_url: http://127.0.0.1:1\n');
     emitEvent('cir.capture', { id: 'x' });

@@ -31,8 +31,8 @@ afterAll(async () => {
 describe('inbound trigger to a sentinel', () => {
   it('a sentinel runs with the trigger body\'s vars', { timeout: 120_000 }, async () => {
     server = await startServerProcess({ args: [`--allow-admin=${adminToken}`] });
-    const key = await makeKey(server.url);
     const { id: monitor, ownerToken } = await createMonitor(server.base, { capabilities: ['observe', 'act'] });
+    const key = await makeKey(server.url, 'sentinel', [monitor]);
     const root = join(dir, 'project');
     const out = join(dir, 'out.txt');
     mkdirSync(join(root, '.vigil', 'recipes'), { recursive: true });

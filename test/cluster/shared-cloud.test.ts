@@ -30,7 +30,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, limit
 }
 
 const makeKey = async (node: ServerProcess) => {
-  const made = await call(node.url, 'POST', '/v1/api-keys', { token: admin, body: { name: 'shared' } });
+  const made = await call(node.url, 'POST', '/v1/api-keys', { token: admin, body: { name: 'shared', monitors: '*' } });
   expect(made.status).toBe(201);
   return made.body.key as string;
 };

@@ -11,7 +11,7 @@ export function parseDirectives(text) {
     if (['SLEEP_MS', 'TURNS', 'ROUNDS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT'].includes(m[1]) && m[2] !== undefined) {
       if (m[1] === 'WRITE') d.WRITE = [...(d.WRITE ?? []), m[2]];
       else d[m[1]] = m[2];
-    } else if (['HANG', 'SILENT_HANG', 'FAIL', 'TRANSIENT', 'ESCAPE'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
+    } else if (['HANG', 'SILENT_HANG', 'FAIL', 'TRANSIENT', 'ESCAPE', 'NO_PROMPT'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
   }
   return d;
 }

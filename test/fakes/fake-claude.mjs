@@ -13,6 +13,13 @@ const flag = (name) => {
 };
 const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 
+// `claude auth status`: logged in unless FAKE_LOGGED_IN=0 (an ANTHROPIC_API_KEY counts, as for the real one).
+if (argv[0] === 'auth' && argv[1] === 'status') {
+  const key = process.env.ANTHROPIC_API_KEY;
+  const loggedIn = process.env.FAKE_LOGGED_IN !== '0' || Boolean(key);
+  process.stdout.write(`${JSON.stringify({ loggedIn, authMethod: key ? 'api_key' : loggedIn ? 'claude.ai' : 'none', apiProvider: 'firstParty' }, null, 2)}\n`);
+  process.exit(loggedIn ? 0 : 1);
+}
 if (argv.includes('--help')) {
   // FAKE_CLAUDE_EFFORT=1 plays a Claude Code recent enough to take --effort.
   process.stdout.write(`Usage: claude [options] [prompt]\n  --model <model>\n${process.env.FAKE_CLAUDE_EFFORT === '1' ? '  --effort <level>  low, medium, high, max\n' : ''}`);
@@ -48,6 +55,13 @@ if (canary && process.env.FAKE_CANARY === 'fail') {
 }
 if (canary && process.env.FAKE_CANARY === 'slow') await hang({}, '');
 
+// Without credentials Claude Code 2.1 answers with one synthetic turn and an is_error result of subtype "success".
+if (process.env.FAKE_LOGGED_IN === '0' && !process.env.ANTHROPIC_API_KEY) {
+  emit({ type: 'system', subtype: 'init', session_id: 'fake', apiKeySource: 'none' });
+  emit({ type: 'assistant', message: { id: 'm0', model: '<synthetic>', content: [{ type: 'text', text: 'Not logged in · Please run /login' }] }, error: 'authentication_failed' });
+  emit({ type: 'result', subtype: 'success', is_error: true, num_turns: 1, result: 'Not logged in · Please run /login', total_cost_usd: 0, usage: { input_tokens: 0, output_tokens: 0 } });
+  process.exit(1);
+}
 const d = parseDirectives(canary ? '' : prompt);
 emit({ type: 'system', subtype: 'init', session_id: 'fake', model: flag('--model') ?? 'fake-model' });
 if (d.SILENT_HANG) await hang(d, '');
@@ -60,7 +74,9 @@ for (let t = 1; t <= Math.min(turns, maxTurns); t += 1) {
   await sleep(perTurn);
   const last = t === turns;
   const text = last && d.SAY ? `turn ${t} done. ${d.SAY}` : `turn ${t}`;
-  emit({ type: 'assistant', message: { content: [{ type: 'text', text }] } });
+  // As Claude Code writes a turn: each content block an event of its own, under one message id.
+  emit({ type: 'assistant', message: { id: `msg_${t}`, content: [{ type: 'text', text }], usage: { input_tokens: 10, output_tokens: 5 } } });
+  if (!last) emit({ type: 'assistant', message: { id: `msg_${t}`, content: [{ type: 'tool_use', name: 'Bash' }], usage: { input_tokens: 10, output_tokens: 5 } } });
 }
 applyWrites(d);
 if (turns > maxTurns) {

@@ -1,10 +1,21 @@
 #!/usr/bin/env node
 // A fake Codex CLI: `codex exec --json [...] -`, prompt on stdin, JSON lines
-// out (thread.started, turn.started, item.completed…, turn.completed). TURNS
-// sets how many items it completes; SAY puts a word in the last message.
+// out as codex-cli 0.171 writes them (thread.started, turn.started,
+// item.started/item.completed…, turn.completed). TURNS sets how many items it
+// completes (all but the last are commands); SAY puts a word in the last
+// message. `codex login status` answers "Not logged in" when FAKE_LOGGED_IN=0.
 import { log, parseDirectives, readStdin } from './directives.mjs';
 
 const argv = process.argv.slice(2);
+if (argv[0] === 'login' && argv[1] === 'status') {
+  process.stderr.write('WARNING: proceeding, even though we could not create PATH aliases\n');
+  if (process.env.FAKE_LOGGED_IN === '0') {
+    process.stderr.write('Not logged in\n');
+    process.exit(1);
+  }
+  process.stderr.write('Logged in using an API key - sk-fake***\n');
+  process.exit(0);
+}
 const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 const prompt = await readStdin();
 log(process.env.FAKE_LOG, { agent: 'codex', argv, cwd: process.cwd(), prompt, step: process.env.VIGIL_STEP ?? null });
@@ -22,6 +33,12 @@ if (prompt.includes('connectivity check') && process.env.FAKE_CODEX_CANARY === '
   process.exit(1);
 }
 const d = parseDirectives(prompt.includes('connectivity check') ? '' : prompt);
+// NO_PROMPT plays codex 0.171 given no prompt: its warning first, then the error, exit 1.
+if (d.NO_PROMPT) {
+  process.stderr.write('WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper binaries under temporary dir "/tmp"\n');
+  process.stderr.write('No prompt provided via stdin.\n');
+  process.exit(1);
+}
 emit({ type: 'thread.started', thread_id: 'fake' });
 // ROUNDS turns of TURNS completed items each; TRANSIENT adds a retried stream error.
 const rounds = Number(d.ROUNDS ?? '1');
@@ -32,7 +49,11 @@ for (let round = 1; round <= rounds; round += 1) {
   for (let i = 1; i <= items; i += 1) {
     const last = i === items && round === rounds;
     if (last) emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'agent_message', text: d.SAY ? `done ${d.SAY}` : 'done' } });
-    else emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'command_execution', command: `step ${i}` } });
+    else {
+      const item = { id: `item_${round}_${i}`, type: 'command_execution', command: `step ${i}` };
+      emit({ type: 'item.started', item: { ...item, status: 'in_progress' } });
+      emit({ type: 'item.completed', item: { ...item, status: 'completed', exit_code: 0 } });
+    }
   }
   if (d.FAIL) {
     emit({ type: 'turn.failed', error: { message: 'fake codex failure' } });

@@ -38,7 +38,8 @@ describe('claude backend', () => {
     const call = project.logEntries().find((e) => e.step === 'fix')!;
     const argv = call.argv as string[];
     expect(argv.slice(0, 4)).toEqual(['-p', '--output-format', 'stream-json', '--verbose']);
-    expect(argv.join(' ')).toContain('--max-turns 3 --model claude-sonnet-4-5 --permission-mode bypassPermissions');
+    // claude 2.1's --help lists no turn limit: vigil counts the turns itself.
+    expect(argv.slice(4)).toEqual(['--model', 'claude-sonnet-4-5', '--permission-mode', 'bypassPermissions']);
     expect(call.thinking).toBe('31999');
     expect(call.prompt).toBe('Fix the parser. TURNS=2 SAY=SHIPPED\n');
     expect(call.cwd).toBe(join(project.root, 'pkg'));
@@ -76,14 +77,14 @@ describe('claude backend', () => {
 });
 
 describe('codex backend', () => {
-  it('runs codex exec with JSON output and the flags of codex-cli 0.169, the prompt on stdin, and counts turns as phases', async () => {
+  it('runs codex exec with JSON output and the flags of codex-cli 0.171, the prompt on stdin, and counts actions as phases', async () => {
     project = makeProject({ claude: false, codex: true });
     project.recipe({
       name: 'cx',
       steps: [
         { label: 'ok', args: ['TURNS=3 SAY=FIN'], model: 'gpt-5-codex', effort: 'high', permission_mode: 'acceptEdits', completion_keyword: 'FIN', depends_on: [] },
-        { label: 'turns', args: ['ROUNDS=2 TURNS=5'], max_phases: 2, depends_on: [] },
-        { label: 'long', args: ['ROUNDS=3'], max_phases: 2, depends_on: [] },
+        { label: 'turns', args: ['TURNS=3'], max_phases: 2, depends_on: [] },
+        { label: 'long', args: ['TURNS=4'], max_phases: 2, depends_on: [] },
         { label: 'flaky', args: ['TRANSIENT ROUNDS=2'], depends_on: [] },
       ],
     });
@@ -93,20 +94,31 @@ describe('codex backend', () => {
     expect(call.argv).toEqual(['exec', '--json', '--skip-git-repo-check', '--model', 'gpt-5-codex', '-c', 'model_reasoning_effort="high"', '--sandbox', 'workspace-write', '-']);
     expect(call.prompt).toBe('TURNS=3 SAY=FIN');
     const run = lastRun(project);
-    expect(stepOf(run, 'ok')).toMatchObject({ status: 'succeeded', phases: 1, backend: 'codex' });
-    // Ten completed items in two turns are two phases, within max_phases 2.
+    // codex exec runs one turn: its two commands are its phases.
+    expect(stepOf(run, 'ok')).toMatchObject({ status: 'succeeded', phases: 2, backend: 'codex' });
     expect(stepOf(run, 'turns')).toMatchObject({ status: 'succeeded', phases: 2 });
-    expect(stepOf(run, 'long').reason).toBe('max_phases (2) reached before the agent finished');
-    // One transient error event (a retried stream) does not fail the step.
-    expect(stepOf(run, 'flaky')).toMatchObject({ status: 'succeeded', phases: 2 });
+    // A third command is past max_phases 2.
+    expect(stepOf(run, 'long')).toMatchObject({ status: 'failed', phases: 2, reason: 'max_phases (2) reached before the agent finished' });
+    // One transient error event (a retried stream) does not fail the step; a reply without commands is one phase.
+    expect(stepOf(run, 'flaky')).toMatchObject({ status: 'succeeded', phases: 1 });
   });
 
-  it('says why codex exited: its last words on stderr', async () => {
+  it('says why codex exited: its error, not the warning it printed first', async () => {
     project = makeProject({ claude: false, codex: true });
-    project.recipe({ name: 'old', canary: false, steps: [{ label: 'a', args: ['--full-auto', 'hello there'] }] });
-    const r = await runVigil(project, ['sequence', 'old']);
+    project.recipe({ name: 'np', canary: false, steps: [{ label: 'a', args: ['NO_PROMPT'] }] });
+    const r = await runVigil(project, ['sequence', 'np']);
     expect(r.code).toBe(1);
-    expect(stepOf(lastRun(project), 'a').reason).toBe("codex exited with code 2: error: unexpected argument '--full-auto' found");
+    expect(stepOf(lastRun(project), 'a').reason).toBe('codex exited with code 1: No prompt provided via stdin.');
+  });
+
+  it('refuses a flag codex exec does not have before anything runs, naming it', async () => {
+    project = makeProject({ claude: false, codex: true });
+    const file = project.recipe({ name: 'old', canary: false, steps: [{ label: 'a', args: ['--full-auto', '--allowedTools', 'Bash', 'hello there'] }] });
+    const r = await runVigil(project, ['sequence', 'old']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${file}: step "a".args: --full-auto: codex exec has no --full-auto; see \`codex exec --help\``);
+    expect(r.stderr).toContain("--allowedTools: codex exec has no --allowedTools (it is claude's flag)");
+    expect(project.logEntries()).toEqual([]);
   });
 });
 

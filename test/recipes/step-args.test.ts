@@ -2,7 +2,7 @@
 // that take a value keep it on the agent's command line.
 import { afterEach, describe, expect, it } from 'vitest';
 import { classifyArgs } from '../../src/recipes/step-args.ts';
-import { makeProject, type Project, runVigil } from './helpers.ts';
+import { customProvider, makeProject, type Project, runVigil } from './helpers.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
@@ -35,6 +35,19 @@ describe('step arguments', () => {
     expect(call.prompt).toBe('Fix it.\n');
   });
 
+  it('a one-word prompt after a flag is the prompt: `-p date` runs a custom agent with "date" on stdin', async () => {
+    project = makeProject();
+    customProvider(project);
+    project.recipe({ name: 'oneword', canary: false, steps: [{ label: 'a', backend: 'fake', args: ['-p', 'date'] }, { label: 'b', backend: 'fake', args: ['--flavour', 'date'], depends_on: ['a'] }] });
+    const r = await runVigil(project, ['sequence', 'oneword']);
+    expect(r.code, r.stderr).toBe(0);
+    const calls = project.logEntries().filter((e) => e.agent === 'custom' && e.canary === null);
+    expect(calls.map((c) => [c.step, c.prompt, c.argv])).toEqual([
+      ['a', 'date', ['-p', 'date']],
+      ['b', 'date', ['--flavour', 'date']],
+    ]);
+  });
+
   it.each([
     [['-p', 'prompts/a.md'], ['flag', 'word']],
     [['--allowedTools', 'Bash', 'do it'], ['flag', 'value', 'word']],
@@ -43,6 +56,9 @@ describe('step arguments', () => {
     [['--custom', 'prompts/a.md'], ['flag', 'word']],
     [['--x=1', 'a'], ['flag', 'word']],
     [['-m', 'o3', '-c', 'k=v', 'text'], ['flag', 'value', 'flag', 'value', 'word']],
+    [['-p', 'date'], ['flag', 'word']],
+    [['--custom', 'date'], ['flag', 'word']],
+    [['--custom', 'v', '--other', 'date'], ['flag', 'value', 'flag', 'word']],
   ])('classifies %j', (args, kinds) => {
     expect(classifyArgs(args)).toEqual(kinds);
   });

@@ -81,12 +81,12 @@ describe('whole-tree validation', () => {
   });
 });
 
-describe('examples/recipes', () => {
+describe('examples/.vigil/recipes', () => {
   it('has one valid example per composite type', async () => {
     const { readdirSync, readFileSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { checkRecipeSchema } = await import('../../src/recipes/loading/recipe-schema.ts');
-    const dir = join(import.meta.dirname, '..', '..', 'examples', 'recipes');
+    const dir = join(import.meta.dirname, '..', '..', 'examples', '.vigil', 'recipes');
     const types = new Set<string>();
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
       const doc = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { type: string };

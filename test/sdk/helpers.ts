@@ -48,7 +48,10 @@ export interface CliResult {
 export function projectEnv(project: SdkProject, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('VIGIL_') && !k.startsWith('VITEST')) base[k] = v;
-  return { ...base, HOME: project.home, VIGIL_HOME: join(project.home, '.vigil'), ...extra };
+  const env: NodeJS.ProcessEnv = { ...base, HOME: project.home, VIGIL_HOME: join(project.home, '.vigil'), ...extra };
+  // VIGIL_HOME: '' runs as a user without it: the vault chooses its backend as on a real machine (under HOME).
+  if (env.VIGIL_HOME === '') delete env.VIGIL_HOME;
+  return env;
 }
 
 export function vigil(project: SdkProject, args: string[], options: { stdin?: string; env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {

@@ -45,13 +45,13 @@ describe('sdk namespaces from scripts', () => {
   it('vault: set, get (null when missing), list names only, delete; the CLI sees the same vault', async () => {
     const out = await run(`
       sdk.vault.set('token', 's3cret');
-      sdk.vault.set('api_key', 'vk_1', { scope: 'api' });
-      const r = { got: sdk.vault.get('token'), missing: sdk.vault.get('nope'), list: sdk.vault.list(), api: sdk.vault.list({ scope: 'api' }) };
+      sdk.vault.set('key', 'v', { scope: 'ci' });
+      const r = { got: sdk.vault.get('token'), missing: sdk.vault.get('nope'), list: sdk.vault.list(), ci: sdk.vault.list({ scope: 'ci' }) };
       sdk.vault.delete('token');
       r.after = sdk.vault.list();
       return r;`);
-    expect(out).toEqual({ got: 's3cret', missing: null, list: ['api/api_key', 'token'], api: ['api_key'], after: ['api/api_key'] });
-    expect((await vigil(project, ['vault', 'get', 'api_key', '--scope', 'api'])).stdout).toBe('vk_1\n');
+    expect(out).toEqual({ got: 's3cret', missing: null, list: ['ci/key', 'token'], ci: ['key'], after: ['ci/key'] });
+    expect((await vigil(project, ['vault', 'get', 'key', '--scope', 'ci'])).stdout).toBe('v\n');
   });
 
   it('sequence: list and run return the recipes and the run output; ledger.verify checks the chain', async () => {

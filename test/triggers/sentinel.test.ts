@@ -32,9 +32,36 @@ describe('sentinel', () => {
     await until('the reaction', () => f.reactions().length === 1);
     const [monitor, seq, type, subject, branch, data] = readFileSync(join(f.out, 'vars.txt'), 'utf8').trim().split('|');
     expect({ monitor, seq, type, subject, branch }).toEqual({ monitor: f.monitor, seq: String(reply.body.seq), type: 'ci.build', subject: 'job-7', branch: 'main' });
-    expect(JSON.parse(data!)).toMatchObject({ ok: true, vars: { BRANCH: 'main' } });
+    // The data as published: the provenance the server adds is in OBSERVATION_FILE only.
+    expect(JSON.parse(data!)).toEqual({ ok: true, vars: { BRANCH: 'main' } });
+    expect(JSON.parse(readFileSync(join(f.out, 'observation.json'), 'utf8')).data.provenance).toMatchObject({ origin: 'agent' });
     expect(JSON.parse(readFileSync(join(f.out, 'observation.json'), 'utf8'))).toMatchObject({ id: String(reply.body.seq), subject: 'job-7' });
+    // The run is recorded as finished just after the reaction's command exits.
+    await until('the run to be recorded as finished', () => runsOf(f)[0]?.status !== 'running');
     expect(runsOf(f)[0]).toMatchObject({ type: 'sentinel', trigger: `sentinel:react:${reply.body.seq}`, status: 'succeeded' });
+  });
+
+  it('on a monitor without act, says what to change and backs off; once update adds act it reacts', { timeout: 120_000 }, async () => {
+    fleet = await startFleet({ instances: 1, target: 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', capabilities: ['observe'] });
+    const f = fleet;
+    const log = () => f.sentinels[0]!.log();
+    await until('the advice', () => log().includes('does not grant "act"'));
+    expect(log()).toContain(`POST /mp/v0/monitors/${f.monitor}/update {"reason": "sentinel", "patch": {"capabilities": ["observe", "act"]}}`);
+    expect(log()).toContain('retrying after 1 s, then twice as long each time up to 60 s');
+    // Said once, not once per retry.
+    expect(log().split('does not grant').length).toBe(2);
+    // Removing a capability is refused; adding one is what the advice says to do.
+    const narrowed = await call(f.server.base, 'POST', `/monitors/${f.monitor}/update`, { token: f.ownerToken, body: { reason: 'x', patch: { capabilities: [] } } });
+    expect(narrowed.status).toBe(400);
+    const update = await call(f.server.base, 'POST', `/monitors/${f.monitor}/update`, {
+      token: f.ownerToken,
+      body: { reason: 'sentinel', patch: { capabilities: ['observe', 'act'] } },
+    });
+    expect(update.status, JSON.stringify(update.body)).toBe(200);
+    expect(update.body.monitor.capabilities).toEqual(['observe', 'act']);
+    await until('the sentinel to subscribe', () => log().includes('subscribed to'));
+    const reply = await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'job-1' });
+    await until('the reaction', () => f.reactions().includes(reply.body.seq));
   });
 
   it('rejects the lease when the reaction fails, retries, and stops when the fifth reject dead-letters the subject', { timeout: 90_000 }, async () => {

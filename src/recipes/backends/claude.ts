@@ -1,11 +1,13 @@
 // Claude Code in print mode with stream-json output. The prompt goes on
-// stdin; a phase is an assistant turn. max_phases → --max-turns, model →
-// --model, permission_mode → --permission-mode, effort → --effort where the
-// installed CLI has it, else the thinking budget (MAX_THINKING_TOKENS).
-// Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1: a `vm`
-// step is a sandbox, so it gets IS_SANDBOX=1.
+// stdin; a phase is an assistant turn, and past max_phases the step is
+// stopped (claude 2.1's --help lists no turn limit, so vigil counts them).
+// model → --model, permission_mode → --permission-mode, effort → --effort
+// where the installed CLI has it, else the thinking budget
+// (MAX_THINKING_TOKENS). Claude Code refuses bypassPermissions as root unless
+// IS_SANDBOX=1: a `vm` step is a sandbox, so it gets IS_SANDBOX=1.
 import { spawnSync } from 'node:child_process';
 import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
+import { CLAUDE_LOGIN_HELP } from '../preflight/agent-auth.ts';
 import { StreamLines } from './stream-lines.ts';
 
 const effortSupport = new Map<string, boolean>();
@@ -23,12 +25,12 @@ export function claudeHasEffortFlag(command: string): boolean {
 
 export const EFFORT_THINKING_TOKENS: Record<string, string> = { low: '4000', medium: '10000', high: '31999', max: '63999' };
 
-export function claudeArgs(spec: { model?: string; permissionMode?: string; extraArgs: string[]; effort?: string }, maxPhases: number, effortFlag = false): string[] {
-  const args = ['-p', '--output-format', 'stream-json', '--verbose', '--max-turns', String(maxPhases)];
+export function claudeArgs(spec: { model?: string; permissionMode?: string; extraArgs: string[]; effort?: string }, effortFlag = false): string[] {
+  const args = ['-p', '--output-format', 'stream-json', '--verbose'];
   if (spec.model) args.push('--model', spec.model);
   if (spec.effort && effortFlag) args.push('--effort', spec.effort);
   if (spec.permissionMode) args.push('--permission-mode', spec.permissionMode);
-  return [...args, ...spec.extraArgs.filter((a) => a !== '-p' && a !== '--print')];
+  return [...args, ...spec.extraArgs];
 }
 
 interface StreamEvent {
@@ -38,8 +40,19 @@ interface StreamEvent {
   result?: string;
   num_turns?: number;
   total_cost_usd?: number;
-  usage?: { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
-  message?: { content?: Array<{ type?: string; text?: string; name?: string }> };
+  usage?: ClaudeUsage;
+  message?: { id?: string; content?: Array<{ type?: string; text?: string; name?: string }>; usage?: ClaudeUsage };
+}
+
+interface ClaudeUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+function tokensOf(u: ClaudeUsage): { input_tokens: number; output_tokens: number } {
+  return { input_tokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens), output_tokens: num(u.output_tokens) };
 }
 
 export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
@@ -48,6 +61,10 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   let phases = 0;
   let result: StreamEvent | null = null;
   let text = '';
+  let overLimit = false;
+  const controller = new AbortController();
+  const perMessage = new Map<string, ClaudeUsage>();
+  const turns = new Set<string>();
   const lines = new StreamLines((line) => {
     let event: StreamEvent;
     try {
@@ -57,8 +74,21 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
       return;
     }
     if (event.type === 'assistant') {
-      phases += 1;
-      ctx.phase(phases);
+      // One model call may come as several events of one message id; the last usage of each counts if no result event comes.
+      if (event.message?.usage) perMessage.set(event.message.id ?? `#${perMessage.size}`, event.message.usage);
+      if (overLimit) return;
+      // Claude Code writes each content block of one message (text, tool use) as an event of its own: a turn is a message id.
+      const id = event.message?.id;
+      if (id === undefined || !turns.has(id)) {
+        if (id !== undefined) turns.add(id);
+        phases += 1;
+        if (phases > ctx.task.maxPhases) {
+          overLimit = true;
+          controller.abort();
+          return;
+        }
+        ctx.phase(phases);
+      }
       for (const block of event.message?.content ?? []) {
         if (block.type === 'text' && block.text) {
           text += `${block.text}\n`;
@@ -67,10 +97,8 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
       }
     } else if (event.type === 'result') {
       result = event;
-      const u = event.usage ?? {};
       ctx.usage({
-        input_tokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens),
-        output_tokens: num(u.output_tokens),
+        ...tokensOf(event.usage ?? {}),
         usd: typeof event.total_cost_usd === 'number' ? num(event.total_cost_usd) : null,
         model: spec.model ?? null,
       });
@@ -84,14 +112,27 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   const stderr = new StderrTail();
   const r = await ctx.spawn({
     command: spec.command,
-    args: claudeArgs(spec, ctx.task.maxPhases, effortFlag),
+    args: claudeArgs(spec, effortFlag),
     stdin: ctx.task.prompt,
     env,
     quiet: true,
+    abort: controller.signal,
     onStdout: (chunk) => lines.push(chunk),
     onStderr: (chunk) => stderr.push(chunk),
   });
   lines.end();
+  // Claude reports a run's usage only in its result event: a claude stopped before it is counted from its messages.
+  if (!result && perMessage.size > 0) {
+    const total = { input_tokens: 0, output_tokens: 0 };
+    for (const u of perMessage.values()) {
+      const t = tokensOf(u);
+      total.input_tokens += t.input_tokens;
+      total.output_tokens += t.output_tokens;
+    }
+    ctx.usage({ ...total, usd: null, model: spec.model ?? null });
+  }
+  const done = Math.min(phases, ctx.task.maxPhases);
+  if (overLimit) return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
   const final = result as StreamEvent | null;
   const failure = processFailure(r, 'claude', phases, whyClaudeExited(stderr, spec.permissionMode, ctx.task.vm !== null));
   // A killed or unstartable agent is reported as such; otherwise the result event says most.
@@ -99,8 +140,12 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   if (!final) return { ok: false, phases, exitCode: r.exitCode, reason: 'claude ended without a result event' };
   if (final.subtype === 'error_max_turns')
     return { ok: false, phases, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
-  if (final.is_error || final.subtype !== 'success')
-    return { ok: false, phases, exitCode: r.exitCode, reason: `claude reported an error (${final.subtype ?? 'unknown'}): ${final.result ?? ''}`.trim() };
+  if (final.is_error || final.subtype !== 'success') {
+    const said = (final.result ?? '').trim();
+    if (notLoggedIn(said)) return { ok: false, phases, exitCode: r.exitCode, reason: `claude is not logged in ("${said}"): ${CLAUDE_LOGIN_HELP}` };
+    const kind = final.subtype && final.subtype !== 'success' ? ` (${final.subtype})` : '';
+    return { ok: false, phases, exitCode: r.exitCode, reason: `claude reported an error${kind}${said ? `: ${said}` : ''}` };
+  }
   if (failure) return failure;
   const keyword = ctx.task.completionKeyword;
   if (keyword && !text.includes(keyword))
@@ -115,4 +160,9 @@ function whyClaudeExited(stderr: StderrTail, permissionMode: string | undefined,
     return `${said || 'it refused to run'} (Claude Code refuses bypassPermissions as root outside a sandbox: set "vm": true on the step, which runs it in bubblewrap with IS_SANDBOX=1, or run vigil as another user)`;
   }
   return said;
+}
+
+/** Whether claude's own words say it has no credentials (print mode says "Not logged in · Please run /login"). */
+export function notLoggedIn(said: string): boolean {
+  return /not logged in|please run \/login|invalid api key|authentication_failed|OAuth token has expired/i.test(said);
 }

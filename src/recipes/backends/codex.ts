@@ -1,10 +1,29 @@
 // Codex in exec mode with JSON-lines output (`codex exec --json -`, prompt on
-// stdin). A phase is a turn (turn.started); past max_phases the step is
-// stopped. codex-cli 0.169 has no --full-auto: acceptEdits is
-// `--sandbox workspace-write`. An `error` event is often transient (a stream
-// retry): it fails nothing by itself; turn.failed or a non-zero exit does.
+// stdin). `codex exec` runs one turn (turn.started comes once), so a phase
+// is an action the agent takes inside it: a command, a file change, an MCP or
+// collaboration tool call, a web search (each an item of its own); a reply
+// with no action is one phase. Past max_phases the step is stopped.
+// codex-cli 0.171 has no --full-auto: acceptEdits is `--sandbox
+// workspace-write`. An `error` event is often transient (a stream retry): it
+// fails nothing by itself; turn.failed or a non-zero exit does, and the
+// reason is codex's own error, not a warning it printed on the way.
 import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
+import { CODEX_LOGIN_HELP } from '../preflight/agent-auth.ts';
 import { StreamLines } from './stream-lines.ts';
+
+const ACTIONS = new Set(['command_execution', 'file_change', 'mcp_tool_call', 'collab_tool_call', 'web_search']);
+
+/** codex's own error from its stderr: its warnings ("WARNING: proceeding, …") and log lines are not why it failed. */
+export function codexStderrReason(stderr: StderrTail): string {
+  const lines = stderr.all.split('\n').map((l) => l.trim()).filter((l) => l && !/^WARNING\b/.test(l) && !/^\d{4}-\d\d-\d\dT\S+\s+(WARN|INFO|DEBUG|TRACE)\b/.test(l));
+  const error = [...lines].reverse().find((l) => /^error\b|^Error:|\bERROR\b|not logged in|no prompt provided/i.test(l));
+  return (error ?? lines.at(-1) ?? '').replace(/^\d{4}-\d\d-\d\dT\S+\s+ERROR\s+/, '').slice(0, 300);
+}
+
+/** codex's reason, with what to do when it says it has no (valid) credentials. */
+function withLoginHelp(reason: string): string {
+  return /not logged in|unauthorized|\b401\b|invalid api key|incorrect api key|missing bearer/i.test(reason) ? `${reason} (codex has no valid credentials: ${CODEX_LOGIN_HELP})` : reason;
+}
 
 export function codexArgs(spec: { model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }): string[] {
   const args = ['exec', '--json', '--skip-git-repo-check'];
@@ -17,7 +36,7 @@ export function codexArgs(spec: { model?: string; effort?: string; permissionMod
 
 interface CodexEvent {
   type?: string;
-  item?: { type?: string; text?: string; command?: string };
+  item?: { id?: string; type?: string; text?: string; command?: string; message?: string };
   error?: { message?: string };
   message?: string;
   usage?: { input_tokens?: number; cached_input_tokens?: number; output_tokens?: number };
@@ -31,6 +50,7 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
   let failed: string | null = null;
   let lastError = '';
   let overLimit = false;
+  const actions = new Set<string>();
   const controller = new AbortController();
   const stderr = new StderrTail();
   const lines = new StreamLines((line) => {
@@ -42,18 +62,29 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
       return;
     }
     if (event.type === 'turn.started') {
-      phases += 1;
-      if (phases > ctx.task.maxPhases) {
-        if (!overLimit) controller.abort();
-        overLimit = true;
-        return;
+      if (phases === 0) {
+        phases = 1;
+        ctx.phase(1);
       }
-      ctx.phase(phases);
-    } else if (event.type === 'item.completed') {
+    } else if ((event.type === 'item.started' || event.type === 'item.completed') && ACTIONS.has(event.item?.type ?? '')) {
+      const id = event.item?.id ?? `#${actions.size}`;
+      if (!actions.has(id)) {
+        actions.add(id);
+        if (actions.size > ctx.task.maxPhases) {
+          if (!overLimit) controller.abort();
+          overLimit = true;
+        } else if (actions.size > phases) {
+          phases = actions.size;
+          ctx.phase(phases);
+        }
+      }
+    }
+    if (event.type === 'item.completed') {
       if (event.item?.type === 'agent_message' && event.item.text) {
         text += `${event.item.text}\n`;
         ctx.write(`${event.item.text}\n`);
       } else if (event.item?.type === 'command_execution') ctx.write(`[command ${event.item.command ?? ''}]\n`);
+      else if (event.item?.type === 'error' && event.item.message) ctx.write(`[codex: ${event.item.message}]\n`);
     } else if (event.type === 'turn.completed' && event.usage) {
       ctx.usage({ input_tokens: num(event.usage.input_tokens), output_tokens: num(event.usage.output_tokens), usd: null, model: spec.model ?? null });
     } else if (event.type === 'turn.failed') {
@@ -75,9 +106,9 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
   lines.end();
   const done = Math.min(phases, ctx.task.maxPhases);
   if (overLimit) return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
-  const failure = processFailure(r, 'codex', done, failed ?? (stderr.lastLine() || lastError));
+  const failure = processFailure(r, 'codex', done, withLoginHelp(failed ?? (lastError || codexStderrReason(stderr))));
   if (failure) return failure;
-  if (failed) return { ok: false, phases: done, exitCode: r.exitCode, reason: failed };
+  if (failed) return { ok: false, phases: done, exitCode: r.exitCode, reason: withLoginHelp(failed) };
   const keyword = ctx.task.completionKeyword;
   if (keyword && !text.includes(keyword))
     return { ok: false, phases: done, exitCode: r.exitCode, reason: `the agent finished without the completion keyword "${keyword}"` };

@@ -1,11 +1,13 @@
 // Chooses and configures the backend of each step, on the main thread and
 // before anything runs: the step's `backend`, else --backend, else
 // `default_backend` in vigil.yml, else the first of claude, codex on PATH.
+import { dirname, isAbsolute, resolve } from 'node:path';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
 import type { BackendSpec } from '../pool/step-task.ts';
 import { findOnPath } from '../preflight/which.ts';
-import { classifyArgs } from '../step-args.ts';
+import type { ArgKind } from '../step-args.ts';
+import { mapStepFlags } from './agent-flags.ts';
 import type { RecipeStep } from '../types.ts';
 import { resolveSecret, type VaultReader } from '../../vault/vault-reader.ts';
 
@@ -24,6 +26,8 @@ export interface BackendInput {
   name: string;
   /** Step args after rendering, with prompt-file args replaced by the rendered prompt's path. */
   args: string[];
+  /** What each of `args` is (read with this backend's flags). */
+  kinds: ArgKind[];
   config: WorkspaceConfig;
   vault: VaultReader;
   env: NodeJS.ProcessEnv;
@@ -53,10 +57,15 @@ export function buildBackendSpec(input: BackendInput): BackendSpec {
   if (name === 'claude' || name === 'codex') {
     const command = findOnPath(name, env.PATH);
     if (!command) throw new RunRefusedError(`${where} uses backend "${name}", but ${name} is not on PATH`);
-    // Flags with their values go to the agent's command line; claude's own -p/--print is always there already.
-    const kinds = classifyArgs(step.args);
-    const extraArgs = input.args.filter((a, i) => kinds[i] !== 'word' && !(name === 'claude' && kinds[i] === 'flag' && (a === '-p' || a === '--print')));
-    return { kind: name, command, ...common, extraArgs };
+    // Flags with their values go to the agent's command line, as this backend spells them.
+    const flags = input.args.flatMap((value, i) => (input.kinds[i] === 'word' ? [] : [{ value, kind: input.kinds[i] as 'flag' | 'value' }]));
+    const { argv, problems } = mapStepFlags(name, flags);
+    if (problems.length > 0)
+      throw new RecipeInputError(
+        `${where}.args: flags ${name} does not take; nothing was started`,
+        problems.map((p) => `${where}.args: ${p.flag}: ${p.why}`),
+      );
+    return { kind: name, command, ...common, extraArgs: argv };
   }
   const provider = config.providers[name];
   if (!provider) {
@@ -64,7 +73,9 @@ export function buildBackendSpec(input: BackendInput): BackendSpec {
     throw new RecipeInputError(`${where}: unknown backend "${name}"; known backends: ${known.join(', ')} (providers come from vigil.yml)`);
   }
   if (provider.type === 'custom') {
-    const command = findOnPath(provider.command!, env.PATH);
+    // A relative path (`.vigil/agents/local-agent.mjs`) is the project's, wherever vigil runs from.
+    const given = provider.command!;
+    const command = findOnPath(given.includes('/') && !isAbsolute(given) && config.file ? resolve(dirname(config.file), given) : given, env.PATH);
     if (!command) throw new RunRefusedError(`${config.file}: providers.${name}.command: ${provider.command} is not an executable file`);
     return { kind: 'custom', provider: name, command, args: input.args, ...common };
   }

@@ -42,7 +42,18 @@ export interface WorkspaceConfig {
 const require = createRequire(import.meta.url);
 const validator = lazyValidator(require.resolve('./workspace.schema.json'));
 
-export function loadWorkspaceConfig(projectRoot: string): WorkspaceConfig {
+/**
+ * The project's vigil.yml. VIGIL_BASE, when set, is the server's base URL
+ * (`server.base`) for every command and recipe of the process, as `--base`
+ * is for one command: the environment wins over the file.
+ */
+export function loadWorkspaceConfig(projectRoot: string, env: NodeJS.ProcessEnv = process.env): WorkspaceConfig {
+  const config = readWorkspaceFile(projectRoot);
+  const base = env.VIGIL_BASE?.trim();
+  return base ? { ...config, server: { ...config.server, base } } : config;
+}
+
+function readWorkspaceFile(projectRoot: string): WorkspaceConfig {
   const file = join(projectRoot, 'vigil.yml');
   if (!existsSync(file)) return { file: null, providers: {}, auth: {} };
   let doc: unknown;

@@ -46,7 +46,7 @@ export interface StepBudget {
   /** Why a budget stopped the step, or null. */
   reached(): string | null;
   /** Ends the step's scope; returns its usage for the record. */
-  end(): { input_tokens: number; output_tokens: number; usd: number };
+  end(): { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
 }
 
 export interface StepBudgets {

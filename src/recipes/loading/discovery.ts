@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
 import type { FoundRecipe, Recipe, RecipeScope } from '../types.ts';
 import { checkRecipeSchema } from './recipe-schema.ts';
+import { parseJson } from '../../json/parse-json.ts';
 
 export interface RecipeProblem {
   file: string;
@@ -44,7 +45,7 @@ export function readRecipeFile(file: string): Recipe {
   }
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = parseJson(text);
   } catch (error) {
     throw new RecipeInputError(`${file}: not valid JSON: ${(error as Error).message}`);
   }

@@ -43,7 +43,9 @@ export class StepPool {
   run(input: StepTaskInput, onMessage: (m: WorkerMessage) => void, signal: AbortSignal): Promise<StepOutcome> {
     const { port1, port2 } = new MessageChannel();
     const groups = new Set<number>();
+    let usageSeen = 0;
     port1.on('message', (m: WorkerMessage) => {
+      if (m.type === 'usage') usageSeen += 1;
       if (m.type === 'spawned') {
         groups.add(m.pid);
         this.liveGroups.add(m.pid);
@@ -71,7 +73,14 @@ export class StepPool {
       signal.addEventListener('abort', onAbort, { once: true });
     }
     const task: StepTask = { ...input, port: port2 };
-    return (this.piscina.run(task, { transferList: [port2] }) as Promise<StepOutcome>).finally(() => {
+    return (this.piscina.run(task, { transferList: [port2] }) as Promise<StepOutcome>)
+      .then((outcome) => {
+        // Reports still in flight on the port when the result came: delivered now, before the port is closed.
+        for (const usage of outcome.usage?.slice(usageSeen) ?? []) onMessage({ type: 'usage', usage });
+        usageSeen = outcome.usage?.length ?? usageSeen;
+        return outcome;
+      })
+      .finally(() => {
       signal.removeEventListener('abort', onAbort);
       const left = (this.listening.get(signal) ?? 1) - 1;
       if (left > 0) this.listening.set(signal, left);

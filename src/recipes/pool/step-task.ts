@@ -52,8 +52,16 @@ export interface UsageReport {
 
 export type MainMessage = { type: 'cancel' };
 
-export type StepOutcome =
+export type StepOutcome = (
   | { status: 'succeeded'; phases: number; exitCode: number | null }
   | { status: 'failed'; phases: number; exitCode: number | null; reason: string }
   | { status: 'killed'; killedBy: Exclude<KillReason, 'cancel'>; phases: number; exitCode: number | null; reason: string }
-  | { status: 'cancelled'; phases: number; exitCode: number | null; reason: string };
+  | { status: 'cancelled'; phases: number; exitCode: number | null; reason: string }
+) & {
+  /**
+   * Every usage report of the step, in order. The `usage` messages on the port
+   * may arrive after the task's result (two channels): the pool delivers the
+   * ones not yet seen from here, so none is lost.
+   */
+  usage?: UsageReport[];
+};

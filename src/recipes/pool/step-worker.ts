@@ -10,7 +10,7 @@ import { runCustom } from '../backends/custom.ts';
 import { runHttpChat } from '../backends/http-chat.ts';
 import { sandboxCommand } from '../isolation/vm.ts';
 import { createWatchdog, runSupervised } from '../process/process-group.ts';
-import type { MainMessage, StepOutcome, StepTask, WorkerMessage } from './step-task.ts';
+import type { MainMessage, StepOutcome, StepTask, UsageReport, WorkerMessage } from './step-task.ts';
 
 const backends: Record<StepTask['backend']['kind'], Backend> = {
   claude: runClaude,
@@ -26,6 +26,7 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
     if (m.type === 'cancel') cancel.abort();
   });
   const fd = openSync(task.outputFile, 'a');
+  const reports: UsageReport[] = [];
   const watchdog = createWatchdog(task.timeoutMs, task.inactivityMs, cancel.signal);
   // A thread runs many steps: once this step's file is closed its descriptor
   // may already belong to another step's file, so late output is dropped.
@@ -61,7 +62,10 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
     watchdog,
     write,
     phase: (phase) => post({ type: 'phase', phase }),
-    usage: (usage) => post({ type: 'usage', usage }),
+    usage: (usage) => {
+      reports.push(usage);
+      post({ type: 'usage', usage });
+    },
     spawn,
   };
   try {
@@ -79,9 +83,9 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
           reason: r.spawnError ?? `build_command exited with ${r.exitCode === null ? `signal ${r.signal}` : `code ${r.exitCode}`}`,
         };
     }
-    return toOutcome(result, task);
+    return { ...toOutcome(result, task), usage: reports };
   } catch (error) {
-    return { status: 'failed', phases: 0, exitCode: null, reason: `internal error: ${(error as Error).message}` };
+    return { status: 'failed', phases: 0, exitCode: null, reason: `internal error: ${(error as Error).message}`, usage: reports };
   } finally {
     closed = true;
     closeSync(fd);

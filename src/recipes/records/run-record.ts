@@ -37,9 +37,12 @@ export interface ChildRecord {
 export interface UsageRecord {
   input_tokens: number;
   output_tokens: number;
+  /** Dollars of the usage that could be priced. */
   usd: number;
+  /** Set when some usage could not be priced: `usd` undercounts. */
+  usd_unknown?: true;
   /** Usage per step label (of this run only; children have their own records). */
-  by_step: Record<string, { input_tokens: number; output_tokens: number; usd: number }>;
+  by_step: Record<string, { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true }>;
 }
 
 export interface GateRecord {
@@ -67,7 +70,7 @@ export interface StepRecord {
   prompt_files: string[];
   reason?: string;
   killed_by?: 'watchdog:timeout' | 'watchdog:inactivity' | 'budget';
-  usage?: { input_tokens: number; output_tokens: number; usd: number };
+  usage?: { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
   gate?: GateRecord;
   merge?: { branch: string; result: 'merged' | 'nothing-to-merge' | 'conflict'; detail?: string };
 }

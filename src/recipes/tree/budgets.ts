@@ -4,7 +4,7 @@
 // the product-event channel as `usage.limit_reached` and published to the
 // server when one is configured.
 import { emitEvent } from '../../events/channel.ts';
-import { type BudgetReached, BudgetScope, describeReached, priceOf, type Usage } from '../budget/budget-scope.ts';
+import { type BudgetReached, BudgetScope, describeReached, priceOf, type Usage, unpricedWhy } from '../budget/budget-scope.ts';
 import type { StepBudgets } from '../executor/run-step.ts';
 import type { RunRecorder, UsageRecord } from '../records/run-record.ts';
 import type { TreeRuntime } from './runtime.ts';
@@ -48,6 +48,7 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
   return {
     begin(label, step, runSignal) {
       const own = new AbortController();
+      let warned = false;
       const scope = new BudgetScope(`step "${label}" of run ${recorder.run.id}`, step.budget, runScope, (reached) => {
         limitReached(rt, recorder, label, reached);
         own.abort();
@@ -55,7 +56,13 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
       return {
         signal: AbortSignal.any([runSignal, own.signal]),
         usage(report) {
-          const delta = { input_tokens: report.input_tokens, output_tokens: report.output_tokens, usd: priceOf(report, rt.config.prices) };
+          const usd = priceOf(report, rt.config.prices);
+          const delta = { input_tokens: report.input_tokens, output_tokens: report.output_tokens, usd: usd ?? 0 };
+          const unpriced = usd === null ? unpricedWhy(report.model) : undefined;
+          if (unpriced && !warned) {
+            warned = true;
+            rt.view.note(`step "${label}": usd is unknown: ${unpriced}`);
+          }
           const byStep = recorder.run.usage?.by_step;
           if (byStep) {
             const prev = byStep[label] ?? { input_tokens: 0, output_tokens: 0, usd: 0 };
@@ -63,9 +70,10 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
               input_tokens: prev.input_tokens + delta.input_tokens,
               output_tokens: prev.output_tokens + delta.output_tokens,
               usd: Math.round((prev.usd + delta.usd) * 1e6) / 1e6,
+              ...(prev.usd_unknown || unpriced ? { usd_unknown: true as const } : {}),
             };
           }
-          scope.add(delta);
+          scope.add(delta, unpriced);
         },
         reached() {
           const r = scope.reachedHereOrAbove();

@@ -142,6 +142,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   }
   abort.detach();
   budget.dispose();
+  showResult(rt, recorder.run.id, recipe.name, recipe.type, outcome.output);
   for (const c of recorder.run.children ?? [])
     if (c.status === 'pending' || c.status === 'running') recorder.updateChild(c.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });
   let status: RunStatus = outcome.status;
@@ -152,6 +153,14 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
     reason ??= 'a budget was reached';
   } else if (controller.signal.aborted && status !== 'succeeded') status = 'cancelled';
   return finishNode(rt, recorder, status, reason, outcome.output);
+}
+
+/** A contest's result on the screen, before its run's last line: the scoreboard and winner, or the verdicts. */
+function showResult(rt: TreeRuntime, runId: string, name: string, type: string | undefined, output: string): void {
+  const title = type === 'convergent' ? 'scoreboard' : type === 'adversarial' ? 'verdicts' : null;
+  if (!title || !output.trim()) return;
+  rt.view.note(`${title} of run ${runId} ("${name}"):`);
+  for (const line of output.trimEnd().split('\n')) rt.view.note(`  ${line.replaceAll('\t', '  ')}`);
 }
 
 /** transfer_mode "none" on a composite: children share the workspace on purpose. */

@@ -38,8 +38,10 @@ function elapsed(started: string | null, ended: string | null, now: number): str
   return secs < 60 ? `${secs.toFixed(1)}s` : `${Math.floor(secs / 60)}m${Math.floor(secs % 60)}s`;
 }
 
-function cost(usd: number | undefined): string {
-  return usd ? `$${usd.toFixed(usd < 1 ? 4 : 2)}` : '';
+function cost(usage: { usd: number; usd_unknown?: true } | undefined): string {
+  if (!usage) return '';
+  const usd = usage.usd ? `$${usage.usd.toFixed(usage.usd < 1 ? 4 : 2)}` : '';
+  return usage.usd_unknown ? `${usd ? `${usd} + ` : ''}usd unknown` : usd;
 }
 
 export class TreeView {
@@ -117,7 +119,7 @@ export class TreeView {
       this.out.write(`${time} ${node.prefix}${s.label}: ${s.status}${phase}${took}${note}\n`);
     } else if (e.type === 'run.ended' && node.parent) {
       const run = node.recorder.run;
-      this.out.write(`${time} ${node.prefix.replace(/ › $/, '')}: ${run.status}${cost(run.usage?.usd) ? ` ${cost(run.usage?.usd)}` : ''}${run.reason ? ` — ${run.reason}` : ''}\n`);
+      this.out.write(`${time} ${node.prefix.replace(/ › $/, '')}: ${run.status}${cost(run.usage) ? ` ${cost(run.usage)}` : ''}${run.reason ? ` — ${run.reason}` : ''}\n`);
     }
   }
 
@@ -166,13 +168,13 @@ export class TreeView {
     for (const n of this.runs) {
       const run = n.recorder.run;
       const pad = '  '.repeat(n.depth);
-      lines.push(`${pad}${ICON[run.status] ?? ' '} ${n.title}  ${run.status}  ${elapsed(run.started, run.ended, now)}  ${cost(run.usage?.usd)}`.trimEnd());
+      lines.push(`${pad}${ICON[run.status] ?? ' '} ${n.title}  ${run.status}  ${elapsed(run.started, run.ended, now)}  ${cost(run.usage)}`.trimEnd());
       // A finished child collapses to its own line; a running one shows its steps.
       if (n.parent && run.status !== 'running') continue;
       for (const s of run.steps) {
         const phase = s.phase > 0 ? `phase ${s.phase}` : '';
         lines.push(
-          `${pad}  ${ICON[s.status] ?? ' '} ${s.label.padEnd(16)} ${s.status.padEnd(13)} ${phase.padEnd(9)} ${elapsed(s.started, s.ended, now).padStart(7)} ${cost(s.usage?.usd).padStart(8)}${s.reason && s.status !== 'succeeded' ? `  ${s.reason}` : ''}`,
+          `${pad}  ${ICON[s.status] ?? ' '} ${s.label.padEnd(16)} ${s.status.padEnd(13)} ${phase.padEnd(9)} ${elapsed(s.started, s.ended, now).padStart(7)} ${cost(s.usage).padStart(8)}${s.reason && s.status !== 'succeeded' ? `  ${s.reason}` : ''}`,
         );
       }
     }

@@ -1,5 +1,5 @@
 // Reading results out of an agent's output: the JSON objects in free text
-// (a judge's verdict, a score object) and a trailing `SCORE: <n>` line.
+// (a judge's verdict, a score object) and the last `SCORE: <n>` line.
 
 /** Every top-level JSON object found in `text`, in order. */
 export function jsonObjectsIn(text: string): Array<Record<string, unknown>> {
@@ -70,15 +70,19 @@ export function parseVerdict(output: string): Verdict | Error {
   };
 }
 
-/** A scorer's score: a last line `SCORE: <number>`, else a JSON object with a numeric `score`. */
+/**
+ * A scorer's score: the last line `SCORE: <number>` anywhere in its output (agents go on writing after it;
+ * markdown emphasis around it is allowed), else the last JSON object with a numeric `score`.
+ */
 export function parseScore(output: string): number | Error {
-  const lines = output.trimEnd().split('\n');
-  const last = lines.at(-1)?.trim() ?? '';
-  const m = /^SCORE:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)$/.exec(last);
-  if (m) return Number(m[1]);
+  const lines = output.split('\n');
+  for (let i = lines.length - 1; i >= 0; i -= 1) {
+    const m = /^[\s*_`>]*SCORE:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)[\s*_`.]*$/.exec(lines[i]!);
+    if (m) return Number(m[1]);
+  }
   const withScore = jsonObjectsIn(output).filter((o) => typeof o.score === 'number' && Number.isFinite(o.score));
   if (withScore.length > 0) return withScore.at(-1)!.score as number;
-  return new Error('its output neither ends with a line "SCORE: <number>" nor contains a JSON object with a numeric "score"');
+  return new Error('its output has neither a line "SCORE: <number>" nor a JSON object with a numeric "score"');
 }
 
 /** Runs `fn(i)` for i in 0..count-1, at most `limit` at once, starting none once `stop()` says so. */

@@ -1,11 +1,13 @@
 // sdk.cir and `vigil cir …`: one implementation over src/cir. Calls that may
 // reach an embeddings provider are async; the script bridge waits for them.
+import { join } from 'node:path';
 import { emitEvent } from '../../events/channel.ts';
 import { type CaptureInput, type CIRSignal, type CIRStats, type Contradiction, openCir, type Pattern, projectEmbedder, type QueryOptions, type SearchOptions } from '../../cir/index.ts';
 import { HASHED_MODEL } from '../../cir/embed.ts';
 import { checkCapture, checkRelationKind } from '../../cir/validate.ts';
 import type { SdkContext } from '../../workspace/context.ts';
 import { invalid, type VigilError } from '../../errors/vigil-error.ts';
+import { confined } from '../../workspace/confine.ts';
 
 export interface CirTarget {
   global?: boolean;
@@ -18,7 +20,10 @@ function object<T>(value: T | undefined | null, field: string): T {
 }
 
 export function cirNamespace(ctx: SdkContext, target: CirTarget = {}) {
-  const store = () => openCir(ctx.projectRoot, { global: target.global === true, env: ctx.env });
+  const store = () => {
+    if (target.global !== true) confined(ctx.projectRoot, join('.vigil', 'cir.db'), 'cir.db', 'the project');
+    return openCir(ctx.projectRoot, { global: target.global === true, env: ctx.env });
+  };
   const embedder = () => projectEmbedder(ctx.projectRoot);
 
   return {

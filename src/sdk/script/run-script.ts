@@ -42,7 +42,7 @@ export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<numbe
   if (!isDir) throw invalid('--workspace', `${workspace} is not a directory`);
   const file = findScript(req.name, workspace, req.cwd, req.env);
   const code = compileScript(readFileSync(file, 'utf8'), file);
-  const ctx = sdkContext({ workspace, env: req.env, vars: req.vars });
+  const ctx = sdkContext({ workspace, env: req.env, vars: req.vars, caller: 'script' });
   const abort = new AbortController();
   const sdk = buildSdk(ctx, { signal: abort.signal });
   const servers = new McpServers(readMcpConfig(workspace), workspace, req.env);

@@ -1,13 +1,13 @@
 // `file`: watches a file or a directory (chokidar 4), optionally narrowed by a
 // glob, and writes add, change and unlink with the file's size and SHA-256.
 // The hashes written are stored, so a restart writes only what changed
-// while the server was down.
+// while the server was down. Links are not followed out of the source root.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import { watch } from 'chokidar';
 import { confinedPath } from '../config.ts';
+import { OutsideRootError, openUnder } from '../confined-open.ts';
 import { globToRegExp } from '../../paths/glob.ts';
 import type { SourceRun } from '../run.ts';
 
@@ -18,10 +18,17 @@ interface FileCursor {
 const maxFiles = 10_000;
 const contactMs = 30_000;
 
-async function hashOf(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+/** Size and SHA-256 of a file whose real path lies under the root; OutsideRootError for one reached through a link out of it. */
+async function measure(root: string, path: string): Promise<{ size: number; sha256: string }> {
+  const handle = await openUnder(root, path);
+  try {
+    const { size } = await handle.stat();
+    const hash = createHash('sha256');
+    for await (const chunk of handle.createReadStream({ autoClose: false, start: 0 })) hash.update(chunk as Buffer);
+    return { size, sha256: hash.digest('hex') };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
 }
 
 export async function runFile(run: SourceRun): Promise<void> {
@@ -39,10 +46,11 @@ export async function runFile(run: SourceRun): Promise<void> {
     let size: number;
     let sha256: string;
     try {
-      size = (await stat(path)).size;
-      sha256 = await hashOf(path);
-    } catch {
-      return; // gone again before it could be read; its unlink follows
+      ({ size, sha256 } = await measure(run.root, path));
+    } catch (error) {
+      // A file swapped for a link out of the root is no longer the file watched.
+      if (error instanceof OutsideRootError) removed(name);
+      return; // else gone again before it could be read; its unlink follows
     }
     const before = cursor.files[name];
     if (before?.sha256 === sha256 && before.size === size) return;
@@ -56,8 +64,10 @@ export async function runFile(run: SourceRun): Promise<void> {
     run.emit({ subject: name, data: { event: 'unlink', path: name }, cursor });
   };
 
+  // Links are not followed: a glob never walks into a folder outside the root, and a linked file is read only when its real path is under it.
   const watcher = watch(root, {
     ignoreInitial: false,
+    followSymlinks: false,
     ignored: (path, stats) => glob !== null && stats?.isFile() === true && !glob.test(nameOf(path)),
   });
   // Hashing is serialised so that events of one file are written in order.

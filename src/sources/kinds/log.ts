@@ -2,11 +2,13 @@
 // descriptor is read to its end before a rotated file is let go, a file that
 // shrank was truncated and is read again from the start, and the position
 // (inode and offset) of the last line written is stored with that line, so a
-// restart resumes right after it.
-import { type FileHandle, open, stat } from 'node:fs/promises';
+// restart resumes right after it. Every open, the first and each after a
+// rotation, checks the file's real path lies under the source root.
+import { type FileHandle, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { watch } from 'chokidar';
 import { confinedPath } from '../config.ts';
+import { OutsideRootError, openUnder } from '../confined-open.ts';
 import type { SourceRun } from '../run.ts';
 
 interface LogCursor {
@@ -32,8 +34,9 @@ export async function runLog(run: SourceRun): Promise<void> {
   const openCurrent = async (resume: LogCursor | undefined): Promise<boolean> => {
     let handle: FileHandle;
     try {
-      handle = await open(path, 'r');
-    } catch {
+      handle = await openUnder(run.root, path);
+    } catch (error) {
+      if (error instanceof OutsideRootError) throw error;
       return false;
     }
     const st = await handle.stat();

@@ -2,6 +2,7 @@
 // another sentinel already handled, run the reaction for the oldest pending
 // observation (or, with debounce, the newest, superseding the rest), then
 // complete the lease with evidence, or reject it when the reaction failed.
+import { producerData } from '../../protocol/observation.ts';
 import type { SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
 import { fire } from '../firing.ts';
 import { notifyFiring } from '../notify.ts';
@@ -36,7 +37,8 @@ export function triggerVariables(monitor: string, o: Observation): Record<string
     OBSERVATION_SEQ: o.id,
     OBSERVATION_TYPE: o.type,
     OBSERVATION_SUBJECT: o.subject ?? '',
-    OBSERVATION_DATA: JSON.stringify(o.data ?? {}),
+    // The producer's data only: the provenance the server adds is in OBSERVATION_FILE.
+    OBSERVATION_DATA: JSON.stringify(producerData(o.data) ?? {}),
   };
 }
 

@@ -11,6 +11,7 @@ import { admit } from '../temporal/schedule.ts';
 import { DoneLog } from './done-log.ts';
 import { codeOf, MonitorClient, type Observation, type SubscriptionRef } from './monitor-client.ts';
 import { reactTurn } from './react.ts';
+import { adviceFor, backoffMs, isLastingRefusal, maxBackoffMs } from './refusal-advice.ts';
 
 const MAX_PENDING = 500;
 
@@ -80,8 +81,20 @@ export class SentinelWorker {
     return list.some((t) => (t.endsWith('*') ? type.startsWith(t.slice(0, -1)) : type === t));
   }
 
+  /** Waits `ms`, or less when the sentinel is stopped meanwhile. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+  }
+
   private async run(): Promise<void> {
     let lastProblem = '';
+    let refusals = 0;
     while (!this.stopped) {
       try {
         if (!this.sub) {
@@ -97,6 +110,7 @@ export class SentinelWorker {
           continue;
         }
         lastProblem = '';
+        refusals = 0;
         const page = await this.client.pull(this.sub, this.readCursor, { wait: 5, limit: 100, signal: this.abort.signal });
         for (const o of page.observations) this.enqueue(o);
         this.readCursor = Math.max(this.readCursor, page.next);
@@ -105,12 +119,20 @@ export class SentinelWorker {
       } catch (error) {
         if (this.stopped) break;
         const code = codeOf(error);
-        // Said once per distinct problem, not once per retry.
+        const lastingRefusal = isLastingRefusal(error);
+        refusals = lastingRefusal ? refusals + 1 : 0;
+        const waitMs = lastingRefusal ? backoffMs(refusals) : 1000;
+        // Said once per distinct problem, not once per retry; the wait is said as it grows.
         const problem = (error as Error).message;
-        if (problem !== lastProblem) this.ctx.log(`sentinel ${this.name}: ${problem}; retrying every second`);
+        if (problem !== lastProblem) {
+          const advice = lastingRefusal ? ` — ${adviceFor(error, this.recipe.watch.monitor, this.file)}` : '';
+          this.ctx.log(`sentinel ${this.name}: ${problem}${advice}; ${lastingRefusal ? `retrying after 1 s, then twice as long each time up to ${maxBackoffMs / 1000} s` : 'retrying every second'}`);
+        } else if (lastingRefusal && waitMs === maxBackoffMs && backoffMs(refusals - 1) < maxBackoffMs) {
+          this.ctx.log(`sentinel ${this.name}: still refused (${code}); retrying every ${maxBackoffMs / 1000} s`);
+        }
         lastProblem = problem;
         if (code === 'NOT_FOUND' || code === 'UNAUTHORIZED' || code === 'CURSOR_EXPIRED') this.sub = null;
-        await new Promise((r) => setTimeout(r, 1000));
+        await this.pause(waitMs);
       }
     }
   }

@@ -1,6 +1,6 @@
 // convergent: each of `strategies` runs the recipe in its own copy with
 // STRATEGY and STRATEGIES (at most `fanout` at once); then the scorer runs
-// once per succeeded strategy in that copy, with CANDIDATE_DIR. A score is a
+// once per succeeded strategy in that copy, with CANDIDATE_DIR. A score is the
 // last line `SCORE: <n>` or a JSON object with `score`; higher wins, ties go
 // to the lower strategy. The winner is merged back; the other copies are
 // removed (their branches kept with keep_candidates). Output: the scoreboard
@@ -70,7 +70,9 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
 
   const scored = candidates.filter((c) => c.score !== null).sort((a, b) => b.score! - a.score! || a.strategy - b.strategy);
   const winner = scored[0];
-  const board = candidates.map((c) => `strategy ${c.strategy}\t${c.status}\t${c.score ?? '-'}${c.note ? `\t${c.note}` : ''}`).join('\n');
+  const board = candidates
+    .map((c) => `strategy ${c.strategy}\t${c.status}\tscore ${c.score ?? '-'}${c === winner ? '\twinner' : ''}${c.note ? `\t${c.note}` : ''}`)
+    .join('\n');
   let outcome: CompositeOutcome;
   let conflict = false;
   if (ctx.signal.aborted) outcome = { status: 'cancelled', output: `${board}\n`, reason: 'cancelled' };

@@ -1,0 +1,36 @@
+// `vigil init`: a vigil.yml, a local agent that needs no model, and one
+// runnable recipe of each type in .vigil/recipes/ (src/recipes/starter).
+// Existing files are left alone unless --force; nothing is written when any
+// would be overwritten.
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { CAC } from 'cac';
+import { UsageError } from './options.ts';
+
+export function registerInitCommand(cli: CAC): void {
+  cli
+    .command('init [dir]', 'Start a project: vigil.yml, a local agent that needs no model, and one runnable recipe of each type in .vigil/recipes/')
+    .usage('init [dir]\n\n  Writes vigil.yml, .vigil/agents/local-agent.mjs and .vigil/recipes/*.json (in dir, default the current directory); refuses to overwrite a file unless --force')
+    .option('--force', 'Overwrite files that already exist')
+    .example((name) => `  $ ${name} init && ${name} recipe list && ${name} sequence hello`)
+    .action(async (dir: string | undefined, options: { force?: boolean }) => {
+      const { starterFiles } = await import('../recipes/starter/starter-files.ts');
+      const root = resolve(dir ?? '.');
+      const files = starterFiles();
+      const existing = files.filter((f) => existsSync(join(root, f.path))).map((f) => f.path);
+      if (existing.length > 0 && !options.force) {
+        throw new UsageError(`init: ${existing.join(', ')} already ${existing.length > 1 ? 'exist' : 'exists'} in ${root}; nothing was written (--force overwrites)`);
+      }
+      for (const file of files) {
+        const path = join(root, file.path);
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, file.text);
+        if (file.executable) chmodSync(path, 0o755);
+        process.stdout.write(`${existing.includes(file.path) ? 'overwrote' : 'wrote'} ${file.path}\n`);
+      }
+      process.stdout.write(
+        '\nNext: vigil recipe list, then vigil sequence hello (the README\'s quick start runs every type).\n' +
+          'The local agent runs the "run:" lines of its prompt; set default_backend in vigil.yml to use claude or codex.\n',
+      );
+    });
+}

@@ -1,0 +1,33 @@
+// JSON.parse with an error a person can act on: Node's messages give a byte
+// position ("at position 82") or none at all; esbuild's JSON parser names the
+// line and column, so a failed parse is parsed again there for the place.
+import { transformSync } from 'esbuild';
+
+export class JsonSyntaxError extends Error {
+  override readonly name = 'JsonSyntaxError';
+  constructor(message: string, readonly line?: number, readonly column?: number) {
+    super(message);
+  }
+}
+
+/** Parses JSON text; a syntax error says "line L, column C: what is wrong". */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw located(text, (error as Error).message);
+  }
+}
+
+function located(text: string, fallback: string): JsonSyntaxError {
+  try {
+    transformSync(text, { loader: 'json', logLevel: 'silent' });
+  } catch (error) {
+    const first = (error as { errors?: Array<{ text: string; location: { line: number; column: number } | null }> }).errors?.[0];
+    if (first?.location) {
+      const { line, column } = first.location;
+      return new JsonSyntaxError(`line ${line}, column ${column + 1}: ${first.text.replace(/ in JSON/, '')}`, line, column + 1);
+    }
+  }
+  return new JsonSyntaxError(fallback);
+}
