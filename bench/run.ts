@@ -13,12 +13,14 @@ import { round } from './lib/stats.ts';
 import { bareFanOut } from './scenarios/bare-fanout.ts';
 import { coldStartScenario } from './scenarios/cold-start.ts';
 import { bullmqRate, leaseScenario, redisRate } from './scenarios/lease.ts';
+import { clusterScenario } from './scenarios/cluster.ts';
 import { memoryScenario } from './scenarios/memory.ts';
 import { publishScenario } from './scenarios/publish.ts';
+import { sentinelFleet, wideRecipe } from './scenarios/recipes.ts';
 import { scalingScenario } from './scenarios/scaling.ts';
 import { type SseFigures, sseScenario } from './scenarios/sse.ts';
 
-const scenarioNames = ['publish', 'sse', 'lease', 'memory', 'scaling', 'cli'] as const;
+const scenarioNames = ['publish', 'sse', 'lease', 'memory', 'scaling', 'cli', 'cluster', 'recipes'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 const argv = process.argv.slice(2);
@@ -108,6 +110,11 @@ if (wanted('memory')) await attempt('memory', () => memoryScenario(ctx));
 if (wanted('cli')) await attempt('cli', () => coldStartScenario(ctx));
 // A full run replaces the committed curves; a quick run's go next to its JSON.
 if (wanted('scaling')) await attempt('scaling', () => scalingScenario(ctx, quick ? `bench/results/scaling-${stamp}.svg` : 'bench/scaling.svg'));
+if (wanted('cluster')) await attempt('cluster', () => clusterScenario(ctx));
+if (wanted('recipes')) {
+  await attempt('recipes wide', () => wideRecipe(ctx));
+  await attempt('recipes sentinels', () => sentinelFleet(ctx));
+}
 const loadAfter = loadAvg();
 const minutes = round((Date.now() - started.getTime()) / 60_000, 1);
 

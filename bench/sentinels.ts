@@ -4,33 +4,10 @@
 // lease-claim rate of the same server measured in the same run (claims of
 // distinct subjects, one at a time and 16 in flight). Figures are indicative:
 // the machine is shared and loaded. Run: npx tsx bench/sentinels.ts [N] [M]
-import { startFleet, until } from './lib/sentinel-fleet.ts';
-import { call, createMonitor, publish, subscribe } from '../test/support/client.ts';
+import { claimRate, startFleet, until } from './lib/sentinel-fleet.ts';
 
 const N = Number(process.argv[2] ?? 300);
 const M = Number(process.argv[3] ?? 100);
-
-async function claimRate(base: string, inFlight: number, subjects: number): Promise<number> {
-  const { id, ownerToken } = await createMonitor(base, { capabilities: ['observe', 'act'] });
-  for (let from = 0; from < subjects; from += 1000) {
-    const observations = Array.from({ length: Math.min(1000, subjects - from) }, (_, i) => ({ type: 'work.item', subject: `c-${from + i}` }));
-    const reply = await publish(base, id, ownerToken, { observations });
-    if (reply.status !== 201) throw new Error(`publish: ${reply.status} ${JSON.stringify(reply.body)}`);
-  }
-  const sub = await subscribe(base, { monitor: id, subscriber: 'bench:claims', capabilities: ['observe', 'act'] }, ownerToken);
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < subjects) {
-        const subject = `c-${next++}`;
-        const reply = await call(base, 'POST', `/subscriptions/${sub.id}/leases/claim`, { token: sub.token, body: { subject } });
-        if (reply.status !== 201) throw new Error(`claim ${subject}: ${reply.status}`);
-      }
-    }),
-  );
-  return subjects / ((performance.now() - started) / 1000);
-}
 
 const fleet = await startFleet({ instances: 3, concurrency: 8, target: 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"' });
 try {

@@ -1,5 +1,6 @@
 // Composes a running monitor server: store, service, doors and transport.
 import type { Kysely } from 'kysely';
+import { Draining } from './transport/draining.ts';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
@@ -74,6 +75,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** How long a stopping server waits for the requests it started to be answered. */
+const drainLimitMs = 10_000;
+
 /** The largest unsent SSE buffer per connection before the stream is closed. */
 export const maxStreamBufferBytes = 1 << 20;
 
@@ -126,6 +130,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   let transport!: HttpTransport & { fallbackReason?: string };
   let edgeTransport: HttpTransport | undefined;
+  const draining = new Draining();
   let port: number;
   let cloud: Cloud | undefined;
   let sources: SourceManager | undefined;
@@ -153,7 +158,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       allowHosts: options.allowHosts ?? [],
       extensions: withDashboard(dashboard, { ...options.extensions?.(service), ...cloud?.mounts }),
     });
-    ({ port } = await transport.listen(handler, {
+    ({ port } = await transport.listen(draining.wrap(handler), {
       host,
       port: options.port ?? 8130,
       maxBodyBytes: service.options.maxBodyBytes,
@@ -208,13 +213,20 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     edgePort: cloud?.edge.port,
     inspectUrl: inspector?.url,
     close() {
+      // A drain: stop accepting, answer what was started (waiting pulls answer now), refuse what comes
+      // after, let the batches in flight commit, then close.
       closing ??= (async () => {
         sources?.close();
         dashboard.close();
+        transport.stopListening();
+        service.drain();
+        const unanswered = await draining.drain(drainLimitMs);
+        if (unanswered > 0) log(`vigil: ${unanswered} request(s) still unanswered ${drainLimitMs / 1000} s after the stop began; closing their connections`);
         await transport.close();
         await edgeTransport?.close();
         await cloud?.close();
         await service.settle().catch(() => {});
+        await cluster?.quiesce();
         service.close();
         await cluster?.close();
         await inspector?.close();

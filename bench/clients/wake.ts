@@ -8,6 +8,8 @@ import { nowMs, sleep } from '../lib/stats.ts';
 
 interface Args {
   base: string;
+  /** Where the pull waits, when not on the publishing server (another node of a cluster). */
+  readerBase?: string;
   monitor: string;
   owner: string;
   subscription: string;
@@ -21,7 +23,7 @@ interface Page {
 }
 
 const args = childArgs<Args>();
-const puller = client(args.base, 1);
+const puller = client(args.readerBase ?? args.base, 1);
 const publisher = client(args.base, 1);
 await Promise.all([puller('GET', '/discover'), publisher('GET', '/discover')]);
 await readyThenGo();

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createMonitor, publish } from '../../test/support/client.ts';
+import { call, createMonitor, publish, subscribe } from '../../test/support/client.ts';
 import { type ServerProcess, startServerProcess } from '../../test/support/server-process.ts';
 
 const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
@@ -133,4 +133,27 @@ export async function until(what: string, check: () => boolean, timeoutMs = 60_0
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Lease claims of `subjects` distinct subjects per second on `base`, `inFlight` at a time: the yardstick of a fleet's reactions. */
+export async function claimRate(base: string, inFlight: number, subjects: number): Promise<number> {
+  const { id, ownerToken } = await createMonitor(base, { capabilities: ['observe', 'act'] });
+  for (let from = 0; from < subjects; from += 1000) {
+    const observations = Array.from({ length: Math.min(1000, subjects - from) }, (_, i) => ({ type: 'work.item', subject: `c-${from + i}` }));
+    const reply = await publish(base, id, ownerToken, { observations });
+    if (reply.status !== 201) throw new Error(`publish: ${reply.status} ${JSON.stringify(reply.body)}`);
+  }
+  const sub = await subscribe(base, { monitor: id, subscriber: 'bench:claims', capabilities: ['observe', 'act'] }, ownerToken);
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < subjects) {
+        const subject = `c-${next++}`;
+        const reply = await call(base, 'POST', `/subscriptions/${sub.id}/leases/claim`, { token: sub.token, body: { subject } });
+        if (reply.status !== 201) throw new Error(`claim ${subject}: ${reply.status}`);
+      }
+    }),
+  );
+  return subjects / ((performance.now() - started) / 1000);
 }

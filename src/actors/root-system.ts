@@ -73,11 +73,18 @@ export class RootSystem {
     const untilMute = subscriptionMachine.implementations.delays.untilMute as DelayOf<{ subscription: SubscriptionRecord }>;
     this.leaseLogic = leaseMachine.provide({
       actions: { announceExpiry: (_args, params) => env.leaseExpired(params.lease) },
-      ...(here && { delays: { untilExpiry: (args) => (here(args.context.lease.mkey) ? untilExpiry(args) : parkedMs) } }),
+      // A timer armed while this node held the monitor's lock does not fire once it lost the lock.
+      ...(here && {
+        delays: { untilExpiry: (args) => (here(args.context.lease.mkey) ? untilExpiry(args) : parkedMs) },
+        guards: { timersRunHere: ({ context }) => here(context.lease.mkey) },
+      }),
     });
     this.subscriptionLogic = subscriptionMachine.provide({
       actions: { announceMuted: (_args, params) => env.subscriptionMuted(params.subscription) },
-      ...(here && { delays: { untilMute: (args) => (here(args.context.subscription.mkey) ? untilMute(args) : parkedMs) } }),
+      ...(here && {
+        delays: { untilMute: (args) => (here(args.context.subscription.mkey) ? untilMute(args) : parkedMs) },
+        guards: { timersRunHere: ({ context }) => here(context.subscription.mkey) },
+      }),
     });
     const failed = (kind: string, key: string, error: unknown) => env.actorFailed(kind, key, error);
     // Monitors are few and always resident; they are added when loaded or created.

@@ -2,6 +2,7 @@
 // against a server this process starts (--self).
 import type { CAC } from 'cac';
 import type { runChecks } from '../conform/runner.ts';
+import { vendor as ownVendor } from '../protocol/vocabulary.ts';
 import { listFlag, stringFlag, UsageError } from './options.ts';
 
 interface ConformFlags {
@@ -10,7 +11,12 @@ interface ConformFlags {
   json?: unknown;
   adminToken?: unknown;
   only?: unknown;
+  vendor?: unknown;
 }
+
+
+/** A vendor segment as the base protocol writes it: reverse-DNS labels, e.g. `ai.vigil`. */
+const vendorSegment = /^[a-z0-9]+(\.[a-z0-9-]+)+$/;
 
 export function registerConformCommands(cli: CAC): void {
   cli
@@ -20,8 +26,12 @@ export function registerConformCommands(cli: CAC): void {
     .option('--json', 'Print a machine-readable report {passed, failed, checks: [{id, name, section, ok, reason}]}')
     .option('--admin-token <token>', 'Admin token of the --base server, for the compaction checks (skipped without it)', { type: [String] })
     .option('--only <ids>', 'Run only checks whose id contains one of these strings (comma-separated)', { type: [String] })
+    .option('--vendor <segment>', `Vendor segment of the --base server's identifiers (its bookkeeping types are <segment>.monitor.*; default ${ownVendor})`, {
+      type: [String],
+    })
     .example('vigil conform --self')
     .example('vigil conform --base http://127.0.0.1:8130 --json')
+    .example('vigil conform --base https://monitors.example.com --vendor com.example')
     .action(async (flags: ConformFlags) => {
       const [{ runChecks }, { formatReport }, { conformanceChecks }] = await Promise.all([
         import('../conform/runner.ts'),
@@ -35,6 +45,9 @@ export function registerConformCommands(cli: CAC): void {
       if (flags.self !== undefined && typeof flags.self !== 'boolean') throw new UsageError('--self takes no value.');
       if (base !== undefined && !/^https?:\/\/[^\s/]+/.test(base)) throw new UsageError(`--base takes an http(s) URL; got "${base}".`);
       const only = listFlag(flags.only);
+      const vendor = stringFlag('--vendor', flags.vendor) ?? ownVendor;
+      if (!vendorSegment.test(vendor)) throw new UsageError(`--vendor takes a vendor segment such as ${ownVendor} (lower-case labels joined by dots); got "${vendor}".`);
+      if (self && vendor !== ownVendor) throw new UsageError(`--self tests this server, whose vendor segment is ${ownVendor}; --vendor is for --base servers of other vendors.`);
       let adminToken = stringFlag('--admin-token', flags.adminToken);
       let stop: (() => Promise<void>) | undefined;
       let root: string;
@@ -55,12 +68,12 @@ export function registerConformCommands(cli: CAC): void {
       }
       let report: Awaited<ReturnType<typeof runChecks>>;
       try {
-        report = await runChecks(conformanceChecks, { base: root, adminToken, only });
+        report = await runChecks(conformanceChecks, { base: root, adminToken, only, vendor });
       } finally {
         await stop?.();
       }
       if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ base: report.base, passed: report.passed, failed: report.failed, skipped: report.skipped, checks: report.checks.map(({ ms: _ms, ...rest }) => rest) }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ base: report.base, vendor, passed: report.passed, failed: report.failed, skipped: report.skipped, checks: report.checks.map(({ ms: _ms, ...rest }) => rest) }, null, 2)}\n`);
       } else {
         process.stdout.write(formatReport(report, process.stdout.columns ?? 160));
       }

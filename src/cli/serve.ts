@@ -190,7 +190,13 @@ export function registerServeCommands(cli: CAC): void {
         `vigil: serving the monitor protocol at ${server.url}/mp/v0 (transport ${server.transport}, state ${options.store ? `${redactCredentials(options.store)}, node ${server.service.cluster?.node.id}` : (options.state ?? 'in memory')}, pid ${process.pid})\n`,
       );
       const stop = () => {
-        void server.close().then(() => process.exit(0));
+        void server.close().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            process.stderr.write(`vigil: the server did not stop cleanly: ${error instanceof Error ? error.message : String(error)}\n`);
+            process.exit(1);
+          },
+        );
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -5,10 +5,13 @@ import type pg from 'pg';
 import type { PgConnection } from '../store/postgres/pg-connection.ts';
 import { changesChannel } from '../store/postgres/pg-store.ts';
 
+const beatMs = 5000;
+
 export class ChangeListener {
   private client: pg.Client | undefined;
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly connection: PgConnection,
@@ -30,6 +33,10 @@ export class ChangeListener {
 
   private async connect(): Promise<void> {
     const client = await this.connection.session();
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
     client.on('notification', (message) => {
       if (message.channel !== changesChannel || !message.payload) return;
       for (const pair of message.payload.split(',')) {
@@ -45,23 +52,58 @@ export class ChangeListener {
     };
     client.on('error', lost);
     client.on('end', lost);
-    await client.query(`listen ${changesChannel}`);
+    try {
+      await client.query(`listen ${changesChannel}`);
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
     this.client = client;
+    this.heartbeat ??= setInterval(() => void this.beat(), beatMs);
+    this.heartbeat.unref();
+  }
+
+  /** A session that PostgreSQL ended says so; one cut off silently is noticed by a query that gets no answer. */
+  private async beat(): Promise<void> {
+    const client = this.client;
+    if (!client || this.closed) return;
+    try {
+      await client.query({ text: 'select 1', query_timeout: beatMs } as pg.QueryConfig);
+    } catch {
+      if (this.client !== client) return;
+      this.client = undefined;
+      client.end().catch(() => {});
+      this.log('vigil: the PostgreSQL notification connection stopped answering; reconnecting');
+      this.scheduleReconnect();
+    }
   }
 
   private scheduleReconnect(): void {
+    if (this.closed) return;
     this.retry = setTimeout(() => {
-      this.connect()
-        .then(() => this.reconnected())
-        .catch(() => {
-          if (!this.closed) this.scheduleReconnect();
-        });
+      this.connect().then(
+        () => this.catchUp(),
+        () => this.scheduleReconnect(),
+      );
     }, 500);
+  }
+
+  /** Notifications sent while the connection was down are lost: catch up on every monitor held here. */
+  private catchUp(): void {
+    if (this.closed) return;
+    this.reconnected().then(
+      () => this.log('vigil: the PostgreSQL notification connection is back'),
+      (error) => {
+        this.log(`vigil: cannot catch up after reconnecting to PostgreSQL (${(error as Error).message}); trying again in 1 s`);
+        this.retry = setTimeout(() => this.catchUp(), 1000);
+      },
+    );
   }
 
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retry);
+    clearInterval(this.heartbeat);
     await this.client?.end().catch(() => {});
   }
 }

@@ -31,6 +31,7 @@ export class ClusterCommit implements CommitQueue {
   private readonly idleWaiters: Array<() => void> = [];
   /** Monitors whose memory changed after the queued writes were computed: the next batch touching them is refused. */
   private refused = new Set<number>();
+  private closed = false;
   /** Called with the highest seq each monitor of the batch committed. */
   private readonly committedListeners: Array<(heads: ReadonlyMap<number, number>) => void> = [];
   private readonly failedListeners: Array<(error: unknown) => void> = [];
@@ -89,9 +90,27 @@ export class ClusterCommit implements CommitQueue {
     if (this.pending) this.refused.add(mkey);
   }
 
+  /**
+   * The replica is about to close (the server stops, after its requests were answered and its
+   * batches committed): a write queued from now on is refused instead of opening a transaction on
+   * a replica that closes under it.
+   */
+  close(): void {
+    this.closed = true;
+    this.flush();
+  }
+
   flush(): void {
     const settle = this.settle;
     if (!settle || this.inFlight) return;
+    if (this.closed) {
+      this.ordered = [];
+      this.latest = new Map();
+      this.pending = undefined;
+      this.settle = undefined;
+      settle.reject(new Error('the server is stopping'));
+      return;
+    }
     const writes = [...this.ordered, ...this.latest.values()];
     this.ordered = [];
     this.latest = new Map();
@@ -134,15 +153,20 @@ export class ClusterCommit implements CommitQueue {
         this.driver.exec('ROLLBACK');
         return error ?? new Error('commit failed');
       },
-    );
+    ).catch((error: unknown) => error);
     this.track(committed.then((error) => this.finish(settle, error, batch.touched, batch)));
   }
 
   private track(work: Promise<void>): void {
     this.inFlight = work.finally(() => {
       this.inFlight = undefined;
-      for (const waiter of this.idleWaiters.splice(0)) waiter();
-      if (this.settle) this.flush();
+      const waiters = this.idleWaiters.splice(0);
+      for (const waiter of waiters) waiter();
+      if (!this.settle) return;
+      // A catch-up waiting for the replica to be free runs first: flushing the next batch at once
+      // would keep it waiting for as long as writes keep coming (requests hung for 20 s and more).
+      if (waiters.length > 0) setImmediate(() => this.flush());
+      else this.flush();
     });
   }
 
@@ -152,14 +176,16 @@ export class ClusterCommit implements CommitQueue {
       const heads = new Map([...(batch?.seqs ?? [])].map(([mkey, range]) => [mkey, range.last]));
       for (const listener of this.committedListeners) listener(heads);
     } else {
-      settle.reject(error);
-      // Memory of these monitors is ahead of the database: reload it (which refuses whatever was queued on it).
+      // Memory of these monitors is ahead of the database: reload it (which refuses whatever was queued
+      // on it) before the requests hear of the refusal, so that their next attempt runs on what the
+      // database holds and not on what the refused attempt left in memory (a lease it set to held).
       try {
         await this.hooks.reload(touched);
       } catch (reloadError) {
         for (const mkey of touched) this.refused.add(mkey);
-        this.hooks.log(`vigil: cannot reload monitors from PostgreSQL (${(reloadError as Error).message}); they are reloaded before their next write`);
+        this.hooks.log(`vigil: cannot reload monitors from PostgreSQL (${(reloadError as Error).message}); they are reloaded before their next use`);
       }
+      settle.reject(error);
       // Not a failure for good (onFailed): the next batch tries PostgreSQL again.
       if (!isClusterConflict(error)) this.hooks.log(`vigil: a batch was not stored in PostgreSQL: ${(error as Error).message}`);
     }

@@ -23,9 +23,12 @@ import { Heartbeat, type NodeInfo } from './heartbeat.ts';
 import { Ownership } from './ownership.ts';
 import { LookupBatch } from './lookup-batch.ts';
 import { ReplicaWriter } from './replica-writer.ts';
+import { storeUnavailable } from './store-unavailable.ts';
 
 const maxAttempts = 50;
-type SyncMode = 'delta' | 'reload' | 'takeover';
+// delta: what changed since the known rev; reload: everything, from inside the batch that was refused;
+// refresh: everything, for a monitor whose memory may be ahead of the database; takeover: arm the timers.
+type SyncMode = 'delta' | 'reload' | 'refresh' | 'takeover';
 
 export class ClusterNode implements ClusterNodeHooks {
   readonly node: { id: string; readonly store: 'postgres' };
@@ -37,6 +40,8 @@ export class ClusterNode implements ClusterNodeHooks {
   private readonly known = new Map<number, number>();
   private readonly subscriptionMonitors = new Map<string, number>();
   private readonly syncing = new Map<number, Promise<void>>();
+  /** Monitors whose memory may hold a refused batch's changes: reloaded whole before their next use. */
+  private readonly stale = new Set<number>();
   private listener: ChangeListener | undefined;
   private readonly revByKey = new LookupBatch<number, number>((keys) => this.pg.revsByKey(keys));
   private readonly revById = new LookupBatch<string, { key: number; rev: number }>((ids) => this.pg.revsById(ids));
@@ -117,10 +122,14 @@ export class ClusterNode implements ClusterNodeHooks {
   /** Runs one operation on fresh state; a batch that lost a race runs again. */
   async run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T> {
     for (let tries = 1; ; tries++) {
-      await this.refreshFor(operation, input);
-      // No await between the reservation and the attempt: a concurrent create would take the key.
-      if (operation === 'monitors/create' && this.service.reservedMonitorKeys.length === 0) {
-        this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
+      try {
+        await this.refreshFor(operation, input);
+        // No await between the reservation and the attempt: a concurrent create would take the key.
+        if (operation === 'monitors/create' && this.service.reservedMonitorKeys.length === 0) {
+          this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
+        }
+      } catch (error) {
+        throw storeUnavailable(error, this.connection.url, this.log);
       }
       try {
         return await attempt();
@@ -174,7 +183,12 @@ export class ClusterNode implements ClusterNodeHooks {
   /** Reads the monitor's rev (batched per turn) and catches up when the database moved on. */
   private async catchUpOn(mkey: number): Promise<void> {
     const rev = await this.revByKey.get(mkey);
-    if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
+    await this.catchUp(mkey, rev);
+  }
+
+  private async catchUp(mkey: number, rev: number | undefined): Promise<void> {
+    if (this.stale.has(mkey)) await this.sync(mkey, 'refresh');
+    else if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
   }
 
   refreshAll(): Promise<void> {
@@ -189,7 +203,7 @@ export class ClusterNode implements ClusterNodeHooks {
     const monitorId = operation === 'feeds/subscribe' || operation === 'admin/compact' ? fields.monitor : operation.startsWith('monitors/') ? fields.id : undefined;
     if (typeof monitorId === 'string') {
       const row = await this.revById.get(monitorId);
-      if (row && row.rev !== this.known.get(row.key)) await this.sync(row.key, 'delta');
+      if (row) await this.catchUp(row.key, row.rev);
       return;
     }
     if (typeof fields.subscription === 'string') await this.refreshSubscription(fields.subscription);
@@ -226,6 +240,7 @@ export class ClusterNode implements ClusterNodeHooks {
   }
 
   private async reload(mkeys: ReadonlySet<number>): Promise<void> {
+    for (const mkey of mkeys) this.stale.add(mkey);
     for (const mkey of mkeys) await this.syncNow(mkey, 'reload');
   }
 
@@ -246,9 +261,14 @@ export class ClusterNode implements ClusterNodeHooks {
       const delta = await this.pg.delta(mkey, since, this.replica.head(mkey));
       // Nothing may be written to the replica while a batch holds its transaction open.
       if (mode !== 'reload') while (this.queue.busy) await this.queue.idle();
+      // A refused batch's changes may still be in memory: only a whole reload clears them.
+      if (mode === 'delta' && this.stale.has(mkey)) mode = 'refresh';
+      const whole = mode === 'reload' || mode === 'refresh' || this.stale.has(mkey);
+      if (mode === 'refresh' && !this.stale.has(mkey)) return; // reloaded meanwhile
       if (!delta) {
         // A monitor this node created in a refused batch: it exists nowhere else.
-        if (mode === 'reload' && !this.known.has(mkey)) this.service.forgetMonitor(mkey);
+        if (whole && !this.known.has(mkey)) this.service.forgetMonitor(mkey);
+        this.stale.delete(mkey);
         return;
       }
       const known = this.known.get(mkey);
@@ -256,7 +276,7 @@ export class ClusterNode implements ClusterNodeHooks {
         if (mode === 'delta') return; // this node's own commit is newer than what was read
         continue;
       }
-      if (mode !== 'reload' && known === delta.monitor.rev) {
+      if (!whole && known === delta.monitor.rev) {
         // Memory is current: a takeover only arms the timers (reloading would drop actors that waiting pulls hold).
         if (mode === 'takeover') this.takeTimers(mkey, delta);
         return;
@@ -272,6 +292,7 @@ export class ClusterNode implements ClusterNodeHooks {
     this.replica.apply(delta, stats.retention_floor);
     this.queue.invalidate(mkey);
     this.known.set(mkey, m.rev);
+    this.stale.delete(mkey);
     for (const s of delta.subscriptions) this.subscriptionMonitors.set(s.id, mkey);
     const feed = this.service.reloadMonitor({
       row: {
@@ -310,6 +331,15 @@ export class ClusterNode implements ClusterNodeHooks {
     for (const s of delta.subscriptions) {
       if ((!('state' in s) || s.state === 'live') && s.mute_deadline_ms !== null) system.wakeSubscriptionAt(s.id, s.mute_deadline_ms);
     }
+  }
+
+  /** Waits for the batches queued and in flight to commit; writes queued after that are refused. */
+  async quiesce(): Promise<void> {
+    while (this.queue.busy || this.queue.hasPending) {
+      await this.queue.settled().catch(() => {});
+      await this.queue.idle();
+    }
+    this.queue.close();
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,7 @@ const lockClass = 0x7669;
 const intervalMs = 1000;
 /** The lock session's application_name, followed by the node id: which nodes' sessions are open. */
 const sessionPrefix = 'vigil-lock:';
+const answerWithinMs = 5000;
 
 export interface OwnershipHooks {
   /** The lock of this monitor was just taken: catch up on it and arm its timers. */
@@ -83,8 +84,7 @@ export class Ownership {
           if (this.session !== session) return;
           // The locks went with the session: another node may hold them now.
           this.session = undefined;
-          this.owned.clear();
-          this.hooks.released();
+          this.lost();
         };
         session.on('error', lost);
         session.on('end', lost);
@@ -95,34 +95,53 @@ export class Ownership {
         this.sessionName = '';
       }
       const session = this.session;
+      // Asked every second: a session that stops answering is given up within seconds.
+      const ask = <R extends pg.QueryResultRow>(text: string, values: unknown[]) =>
+        session.query<R>({ text, values, query_timeout: answerWithinMs } as pg.QueryConfig);
       const id = this.hooks.nodeId();
       if (id !== this.sessionName) {
-        await session.query("select set_config('application_name', $1, false)", [`${sessionPrefix}${id}`]);
+        await ask("select set_config('application_name', $1, false)", [`${sessionPrefix}${id}`]);
         this.sessionName = id;
       }
-      const { rows: named } = await session.query<{ id: string }>(
-        'select substr(application_name, $1) as id from pg_stat_activity where application_name like $2',
-        [sessionPrefix.length + 1, `${sessionPrefix}%`],
-      );
+      const { rows: named } = await ask<{ id: string }>('select substr(application_name, $1) as id from pg_stat_activity where application_name like $2', [
+        sessionPrefix.length + 1,
+        `${sessionPrefix}%`,
+      ]);
       const holders = new Set(named.map((r) => r.id));
       for (const key of [...this.owned].filter((k) => !this.hooks.assigned(k, holders))) {
         this.owned.delete(key);
-        await session.query('select pg_advisory_unlock($1, $2::int)', [lockClass, key]);
+        await ask('select pg_advisory_unlock($1, $2::int)', [lockClass, key]);
         this.hooks.handedBack(key);
       }
-      const { rows: free } = await session.query<{ key: number }>('select key from monitors where not (key = any($1::bigint[]))', [[...this.owned]]);
+      const { rows: free } = await ask<{ key: number }>('select key from monitors where not (key = any($1::bigint[]))', [[...this.owned]]);
       const mine = free.map((r) => r.key).filter((key) => this.hooks.assigned(key, holders));
-      const { rows } = await session.query<{ key: number }>(
-        'select k::bigint as key from unnest($2::bigint[]) k where pg_try_advisory_lock($1, k::int)',
-        [lockClass, mine],
-      );
+      const { rows } = await ask<{ key: number }>('select k::bigint as key from unnest($2::bigint[]) k where pg_try_advisory_lock($1, k::int)', [lockClass, mine]);
       for (const { key } of rows) {
         this.owned.add(key);
         await this.hooks.acquired(key).catch((error) => this.hooks.log(`vigil: cannot take over monitor ${key}: ${(error as Error).message}`));
       }
     } catch (error) {
-      if (!this.closed) this.hooks.log(`vigil: monitor ownership check failed: ${(error as Error).message}`);
+      if (this.closed) return;
+      this.hooks.log(`vigil: monitor ownership check failed: ${(error as Error).message}`);
+      // A session that did not answer in time may be gone: its locks are no longer ours to rely on.
+      this.dropSession();
     }
+  }
+
+  /** Ends the lock session and gives up every lock it held: this node's timers and sources of those monitors stop. */
+  private dropSession(): void {
+    const session = this.session;
+    if (!session) return;
+    this.session = undefined;
+    session.end().catch(() => {});
+    this.lost();
+  }
+
+  private lost(): void {
+    if (this.owned.size === 0) return;
+    this.hooks.log(`vigil: lost the PostgreSQL lock session; this node stopped the timers and sources of ${this.owned.size} monitor(s) until it holds their locks again`);
+    this.owned.clear();
+    this.hooks.released();
   }
 
   async close(): Promise<void> {

@@ -7,6 +7,8 @@ export interface CheckContext {
   /** The server's protocol root, e.g. `http://127.0.0.1:8130/mp/v0`. */
   readonly base: string;
   readonly http: WireClient;
+  /** The vendor segment of the server's identifiers (`ai.vigil` for Vigil): its bookkeeping types are `<vendor>.monitor.<name>`. */
+  readonly vendor: string;
   /** The admin token, when the run knows it; admin checks are skipped without it. */
   readonly adminToken?: string;
   /** A fresh id, unique within this run, for monitors and subscribers. */

@@ -1,7 +1,7 @@
 // Building blocks the checks share: each creates what it needs with unique
 // ids over the wire, so checks can run in parallel against one server.
 import type { CheckContext } from './check.ts';
-import { accepted, ensure } from './expect.ts';
+import { accepted, equal, ensure } from './expect.ts';
 import type { Wire } from './wire-client.ts';
 
 export interface MonitorHandle {
@@ -17,7 +17,18 @@ export interface SubscriptionHandle {
   readonly subscription: Wire;
 }
 
-export const vendorType = (name: string) => `ai.vigil.monitor.${name}`;
+/** A bookkeeping or reserved observation type of the server's vendor, e.g. `ai.vigil.monitor.lease`. */
+export const vendorType = (ctx: CheckContext, name: string) => `${ctx.vendor}.monitor.${name}`;
+
+/**
+ * The actor of what the server's own timers write (lease expiry, mute
+ * retirement): Vigil's is `system:vigil`; the base protocol leaves the name to
+ * the vendor, so another vendor's is any `system:` principal.
+ */
+export function expectSystemActor(ctx: CheckContext, actor: unknown, what: string): void {
+  if (ctx.vendor === 'ai.vigil') equal(actor, 'system:vigil', what);
+  else ensure(typeof actor === 'string' && /^system:\S+$/.test(actor), `${what}: expected a system: principal, got ${JSON.stringify(actor)}`);
+}
 
 export async function createMonitor(ctx: CheckContext, body: Record<string, unknown> = {}): Promise<MonitorHandle> {
   const id = (body.id as string | undefined) ?? ctx.unique('cf');

@@ -2,6 +2,7 @@
 // time limit, and collects one result per check.
 import { randomBytes } from 'node:crypto';
 import { type Check, type CheckContext, CheckFailure, CheckSkipped } from './check.ts';
+import { vendor as ownVendor } from '../protocol/vocabulary.ts';
 import { WireClient } from './wire-client.ts';
 
 export interface CheckResult {
@@ -25,6 +26,8 @@ export interface ConformReport {
 export interface RunOptions {
   readonly base: string;
   readonly adminToken?: string;
+  /** The server's vendor segment; default `ai.vigil`. */
+  readonly vendor?: string;
   /** Checks in flight at once. */
   readonly concurrency?: number;
   /** Only checks whose id contains one of these strings. */
@@ -33,6 +36,9 @@ export interface RunOptions {
 
 const defaultTimeoutMs = 15_000;
 
+/** Vigil's own vendor segment, the default. */
+export { ownVendor };
+
 export async function runChecks(checks: readonly Check[], options: RunOptions): Promise<ConformReport> {
   const base = options.base.replace(/\/+$/, '');
   const runId = randomBytes(3).toString('hex');
@@ -40,6 +46,7 @@ export async function runChecks(checks: readonly Check[], options: RunOptions): 
   const ctx: CheckContext = {
     base,
     http: new WireClient(base),
+    vendor: options.vendor ?? ownVendor,
     adminToken: options.adminToken,
     unique: (prefix) => `${prefix}-${runId}-${(++counter).toString(36)}`,
   };

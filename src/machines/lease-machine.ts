@@ -158,6 +158,8 @@ export const leaseMachine = setup({
     refuseDeadLettered: assign(({ context }) => refusal('DEAD_LETTERED', context)),
   },
   guards: {
+    /** Whether this process runs the lease's timers (a cluster node that lost its monitor's lock does not). */
+    timersRunHere: () => true,
     storedAs: ({ context }, params: { state: LeaseState }) => context.restoredAs === params.state,
     heldByCaller: ({ context, event }) => heldBy(context.lease, event.holder, event.now),
     lapsed: ({ context, event }) => lapsedAt(context.lease, event.now),
@@ -206,6 +208,7 @@ export const leaseMachine = setup({
     held: {
       after: {
         untilExpiry: {
+          guard: 'timersRunHere',
           target: 'free',
           actions: [{ type: 'announceExpiry', params: ({ context }) => ({ lease: context.lease }) }, 'expire'],
         },

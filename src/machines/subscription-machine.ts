@@ -91,6 +91,8 @@ export const subscriptionMachine = setup({
     retire: assign(({ event }) => ({ now: event.now, outcome: ok(true) })),
   },
   guards: {
+    /** Whether this process runs the subscription's timers (a cluster node that lost its monitor's lock does not). */
+    timersRunHere: () => true,
     storedLive: ({ context }) => context.restoredAs === 'live',
     muteElapsed: ({ context }) =>
       context.now >= context.subscription.lastActivityMs + context.subscription.muteMs,
@@ -127,6 +129,7 @@ export const subscriptionMachine = setup({
     live: {
       after: {
         untilMute: {
+          guard: 'timersRunHere',
           target: 'retired',
           actions: { type: 'announceMuted', params: ({ context }) => ({ subscription: context.subscription }) },
         },

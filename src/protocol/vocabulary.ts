@@ -37,7 +37,10 @@ export function inVocabulary(name: VocabularyName, value: unknown): boolean {
   return typeof value === 'string' && (vocabularies[name] as readonly string[]).includes(value);
 }
 
-const prefix = 'ai.vigil.monitor.';
+/** This server's vendor segment: its bookkeeping types are <vendor>.monitor.*. */
+export const vendor = 'ai.vigil';
+
+const prefix = `${vendor}.monitor.`;
 
 /** Observation types the protocol itself defines. */
 export const observationTypes = {

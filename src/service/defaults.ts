@@ -13,6 +13,11 @@ export const defaults = {
   heartbeatMs: 15_000,
   /** A pull page stops early once its observations hold this many bytes (it always holds at least one). */
   maxPageBytes: 1024 * 1024,
+  /**
+   * An event stream reads and writes at most about this many bytes at a time, and reads on only once its
+   * connection has taken them: a backlog of any size goes out in pieces, never queued whole.
+   */
+  streamPieceBytes: 256 * 1024,
   maxBatchCalls: 100,
   /** A JSON-RPC batch stops running calls once its replies hold this many bytes. */
   maxBatchReplyBytes: 4 * 1024 * 1024,

@@ -40,10 +40,10 @@ interface Read {
 export async function readPage(service: MonitorService, feed: Feed, request: PageRequest): Promise<Page> {
   const read = (): Read => {
     const head = feed.committedHead;
-    return { ...readWithin(service, feed, request), head };
+    return { ...readWithin(service, feed, request, head), head };
   };
   let result = read();
-  if (result.rows.length === 0 && request.waitMs > 0 && !request.signal?.aborted && !service.isClosed) {
+  if (result.rows.length === 0 && request.waitMs > 0 && !request.signal?.aborted && !service.isDraining) {
     result = await waitForRows(service, feed, request, read);
   }
   const { rows, head } = result;
@@ -69,13 +69,13 @@ const firstChunk = 16;
  * seen so far, stopping before the one that would pass the byte budget: a page
  * of megabyte observations never sits in memory whole.
  */
-function readWithin(service: MonitorService, feed: Feed, request: PageRequest): { rows: Row[]; cut: boolean } {
+function readWithin(service: MonitorService, feed: Feed, request: PageRequest, head: number): { rows: Row[]; cut: boolean } {
   const rows: Row[] = [];
   let bytes = 0;
   let from = request.from;
   let chunk = Math.min(firstChunk, request.limit);
   for (;;) {
-    const batch = service.store.readFeed(feed.key, from, chunk, request.filters);
+    const batch = service.store.readFeed(feed.key, from, chunk, request.filters, head);
     for (const row of batch) {
       if (rows.length > 0 && bytes + row.body.length > request.maxBytes) return { rows, cut: true };
       rows.push(row);
@@ -98,8 +98,8 @@ function waitForRows(service: MonitorService, feed: Feed, request: PageRequest, 
       resolve(result);
     };
     const waiter = () => {
-      if (service.isClosed) {
-        finish({ rows: [], head: feed.committedHead });
+      if (service.isDraining) {
+        finish(read());
         return true;
       }
       if (feed.committedHead < request.from) return false;

@@ -21,6 +21,10 @@ export interface StreamListener {
   /** Observation bodies (JSON text) in seq order; returns false when the reader is gone. */
   observations(batch: ReadonlyArray<{ seq: number; body: string }>): boolean;
   heartbeat(head: number, next: number): void;
+  /** Whether the reader's connection has taken what was written, with room for about `bytes` more. */
+  hasRoom(bytes: number): boolean;
+  /** Calls `resume` once the connection has room again. */
+  whenRoom(bytes: number, resume: () => void): void;
   /** The stream cannot go on (e.g. the subscription was retired); the door ends it. */
   failed(error: ProtocolError): void;
 }
@@ -41,8 +45,10 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   /** Whether the subscription was live with this token when last checked, and whether it changed since. */
   private live = true;
   private changed = false;
-  /** Rows per read, sized from the rows seen so that one read holds about a page of bytes. */
+  /** Rows per read, sized from the rows seen so that one read holds about a piece of bytes. */
   private rowsPerRead = 16;
+  /** Waiting for the reader's connection to take what was written before reading on. */
+  private waiting = false;
 
   constructor(
     private readonly service: MonitorService,
@@ -82,7 +88,8 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   tick(now: number): void {
     if (this.closed) return;
     if (now >= this.nextActivityMs) this.recordActivity(now);
-    if (this.closed || now - this.lastTrafficMs < this.service.options.heartbeatMs) return;
+    // A stream waiting on its reader has bytes on the way: no heartbeat needed.
+    if (this.closed || this.waiting || now - this.lastTrafficMs < this.service.options.heartbeatMs) return;
     this.listener?.heartbeat(this.feed.committedHead, this.next);
     this.lastTrafficMs = now;
   }
@@ -110,7 +117,8 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   }
 
   private pump(): void {
-    if (this.closed || !this.listener) return;
+    // While waiting for room, commits are read once the reader has taken what came before.
+    if (this.closed || !this.listener || this.waiting) return;
     try {
       this.pumpBatches(this.listener);
     } catch (error) {
@@ -131,16 +139,29 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
       return;
     }
     for (;;) {
+      // Written in pieces, each once the connection has taken the last: a backlog of any size
+      // streams to a reader that keeps reading, and is never queued whole.
+      if (!listener.hasRoom(defaults.streamPieceBytes)) {
+        this.waiting = true;
+        listener.whenRoom(defaults.streamPieceBytes, () => {
+          this.waiting = false;
+          this.pump();
+        });
+        return;
+      }
       const feed = this.feed;
-      const rows =
+      const asked = this.rowsPerRead;
+      const read =
         this.filters.length === 0
           ? feed.tail.read(this.service.store, feed.key, this.next, this.rowsPerRead, feed.committedHead, feed.stats.retention_floor)
-          : this.service.store.readFeed(feed.key, this.next, this.rowsPerRead, this.filters);
-      if (rows.length === 0) {
+          : this.service.store.readFeed(feed.key, this.next, this.rowsPerRead, this.filters, feed.committedHead);
+      if (read.length === 0) {
         // Nothing matched up to head: skip past it so that the next read starts after what was examined.
         this.next = Math.max(this.next, this.feed.committedHead + 1);
         break;
       }
+      // Reads are sized from the rows seen before; rows larger than those are cut to a piece here (one row at least).
+      const rows = withinPiece(read);
       // Rows are in seq order: only a batch that starts at or below maxShown needs copies marked redelivered.
       const batch = rows[0]!.seq <= this.maxShown ? rows.map((r) => (r.seq <= this.maxShown ? { seq: r.seq, body: markRedelivered(r.body) } : r)) : rows;
       this.next = rows.at(-1)!.seq + 1;
@@ -149,9 +170,9 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
         this.close();
         return;
       }
-      const asked = this.rowsPerRead;
       this.sizeReads(rows);
-      if (rows.length < asked) {
+      // A short read reached head, unless rows of it were left for the next piece.
+      if (read.length < asked && rows.length === read.length) {
         this.next = Math.max(this.next, this.feed.committedHead + 1);
         break;
       }
@@ -162,7 +183,7 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
     let bytes = 0;
     for (const row of rows) bytes += row.body.length;
     const average = Math.max(1, bytes / rows.length);
-    this.rowsPerRead = Math.max(1, Math.min(batchRows, Math.floor(defaults.maxPageBytes / average)));
+    this.rowsPerRead = Math.max(1, Math.min(batchRows, Math.floor(defaults.streamPieceBytes / average)));
   }
 
   /** Traffic postpones the heartbeat. */
@@ -176,6 +197,16 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
     this.service.noteStreamActivity(this.id, this.next - 1);
     this.nextActivityMs = now + Math.max(250, Math.min(this.service.options.heartbeatMs, Math.floor(this.muteMs / 3)));
   }
+}
+
+/** The first rows that hold at most a piece of bytes (always the first row), or all of them. */
+function withinPiece<T extends { body: string }>(rows: ReadonlyArray<T>): ReadonlyArray<T> {
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    bytes += rows[i]!.body.length;
+    if (bytes > defaults.streamPieceBytes && i > 0) return rows.slice(0, i);
+  }
+  return rows;
 }
 
 const streamParams = new Set(['cursor']);

@@ -139,6 +139,8 @@ export function claim(service: MonitorService, input: unknown, caller: Caller): 
   const result = apply(actor, { type: 'CLAIM', holder, durationSeconds, now }, body.subject);
   if (result.effect === 'claimed') {
     record(service, handle, result.lease, { action: 'claim', on_behalf_of: body.on_behalf_of ?? null });
+  } else {
+    service.confirmUnchanged(handle.feed.key);
   }
   return {
     status: result.effect === 'claimed' ? 201 : 200,
@@ -180,6 +182,8 @@ export function completeLease(service: MonitorService, input: unknown, caller: C
       outcome: body.outcome ?? null,
       evidence: body.evidence ?? [],
     });
+  } else {
+    service.confirmUnchanged(handle.feed.key);
   }
   return { status: 200, body: { ok: true, seq: result.lease.completedSeq ?? null, lease: servedLease(result.state, result.lease) } };
 }

@@ -47,6 +47,7 @@ export class MonitorService {
   readonly streamTicker: StreamTicker;
   private nextMonitorKey = 1;
   private closed = false;
+  private draining = false;
   /** Set by the live sources when the server runs them. */
   sources: SourceHooks | undefined;
   /** Set when this server is one node of a cluster on PostgreSQL. */
@@ -235,6 +236,15 @@ export class MonitorService {
     this.watchers.changed(id);
   }
 
+  /**
+   * A reply read from memory that writes nothing (an idempotent lease re-claim or complete): on a
+   * cluster node it stands only once PostgreSQL confirms, with the batch, that the monitor is still
+   * at the rev memory holds; otherwise the operation runs again on the reloaded state.
+   */
+  confirmUnchanged(mkey: number): void {
+    if (this.cluster) this.store.confirm(mkey);
+  }
+
   persistLease(mkey: number, subject: string): void {
     const key = leaseKey(mkey, subject);
     this.store.putLease(mkey, subject, () => this.leaseRow(key));
@@ -286,7 +296,8 @@ export class MonitorService {
     } catch (error) {
       if (isClusterConflict(error)) throw error;
       if (this.cluster) {
-        throw new ProtocolError('STORE_UNAVAILABLE', `PostgreSQL did not store the change (${(error as Error).message}); nothing was written. Try again.`, {}, { cause: error });
+        // A connection lost during COMMIT leaves the outcome unknown: the reply must not claim either.
+        throw new ProtocolError('STORE_UNAVAILABLE', `PostgreSQL did not confirm the change (${(error as Error).message}); it may not have been stored. Try again shortly.`, {}, { cause: error });
       }
       throw new ProtocolError(
         'STORE_UNAVAILABLE',
@@ -307,6 +318,19 @@ export class MonitorService {
       feed.waiters.clear();
     }
     this.store.close();
+  }
+
+  /** The server is stopping: waiting reads answer with what they have now instead of waiting on. */
+  drain(): void {
+    this.draining = true;
+    for (const feed of this.feeds.values()) {
+      for (const waiter of feed.waiters) waiter();
+      feed.waiters.clear();
+    }
+  }
+
+  get isDraining(): boolean {
+    return this.draining || this.closed;
   }
 
   get isClosed(): boolean {

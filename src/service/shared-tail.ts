@@ -29,7 +29,7 @@ export class SharedTail {
       if (c.limit === limit) return c.rows;
       if (c.rows.length < c.limit || c.limit > limit) return c.rows.length <= limit ? c.rows : c.rows.slice(0, limit);
     }
-    const rows = store.readFeed(mkey, from, limit, []);
+    const rows = store.readFeed(mkey, from, limit, [], head);
     this.cached = { from, head, floor, limit, rows };
     return rows;
   }

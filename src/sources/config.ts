@@ -1,7 +1,8 @@
 // A monitor's `source` (§18), checked field by field: every kind's fields,
 // their defaults, and the opt-in rules (enabled kinds, --source-root, the
-// shell flag and the admin token, private addresses). Bad input is a 400
-// naming the field.
+// shell flag and the admin token, private addresses) for a live source; a
+// label (no run field) is only shape-checked. Bad input is a 400 naming the
+// field.
 import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
@@ -129,9 +130,46 @@ const fields: Record<LiveKind, Record<string, FieldCheck>> = {
   formula: { expression, inputs: monitorIds, interval_s: seconds(10) },
 };
 
-/** True for the kinds the server runs itself (everything but a plain log). */
+/** The field whose presence makes a source live (§18); without it the source is a label. */
+export const runFields: Readonly<Record<LiveKind, string>> = {
+  shell: 'command',
+  http: 'url',
+  file: 'path',
+  log: 'path',
+  ws: 'url',
+  feed: 'url',
+  cir: 'query',
+  formula: 'expression',
+};
+
+/** True when the server runs this source itself; a source without its kind's run field is a label, as in the base protocol. */
 export function isLive(source: SourceConfig): boolean {
-  return source.kind !== 'log' || source.path !== undefined;
+  const field = runFields[source.kind as LiveKind];
+  return field !== undefined && source[field] !== undefined;
+}
+
+const ref = text(false, 256);
+
+/**
+ * A label is stored and returned as given and never run, so the opt-in rules
+ * do not apply to it; its fields are still those of its kind, each of the
+ * right shape, and `ref`.
+ */
+function checkLabel(source: SourceConfig): SourceConfig {
+  const checks = fields[source.kind as LiveKind] ?? {};
+  for (const [key, value] of Object.entries(source)) {
+    if (key === 'kind') continue;
+    if (key === 'ref') {
+      ref(value, 'source.ref');
+      continue;
+    }
+    const check = checks[key];
+    if (!check) {
+      throw invalid(`"source.${key}" is not a field of a ${source.kind} source; it takes ${['ref', ...Object.keys(checks)].join(', ')}.`, { field: `source.${key}` });
+    }
+    check(value, `source.${key}`);
+  }
+  return source;
 }
 
 /** A path under the root (symbolic links resolved as far as they exist), or a 400 naming the field. */
@@ -150,12 +188,7 @@ export function confinedPath(root: string, raw: string, field: string): string {
 /** Checks a source against the server's policy; returns it with defaults filled in. */
 export function checkSource(source: SourceConfig, policy: SourcePolicy, isAdmin: boolean): SourceConfig {
   const kind = source.kind as LiveKind;
-  if (!isLive(source)) {
-    for (const key of Object.keys(source)) {
-      if (key !== 'kind' && key !== 'path') throw invalid(`"source.${key}" is not a field of a log source; it takes path.`, { field: `source.${key}` });
-    }
-    return source;
-  }
+  if (!isLive(source)) return checkLabel(source);
   if (kind === 'shell' && !policy.allowShell) {
     throw invalid('A shell source runs commands on the server: start it with --allow-shell-sources (and create the monitor with the admin token).', {
       field: 'source.kind',
@@ -174,10 +207,11 @@ export function checkSource(source: SourceConfig, policy: SourcePolicy, isAdmin:
   const checks = fields[kind];
   const out: SourceConfig = { kind };
   for (const key of Object.keys(source)) {
-    if (key !== 'kind' && !(key in checks)) {
-      throw invalid(`"source.${key}" is not a field of a ${kind} source; it takes ${Object.keys(checks).join(', ')}.`, { field: `source.${key}` });
+    if (key !== 'kind' && key !== 'ref' && !(key in checks)) {
+      throw invalid(`"source.${key}" is not a field of a ${kind} source; it takes ${['ref', ...Object.keys(checks)].join(', ')}.`, { field: `source.${key}` });
     }
   }
+  if (source.ref !== undefined) out.ref = ref(source.ref, 'source.ref');
   for (const [key, check] of Object.entries(checks)) {
     const value = check(source[key], `source.${key}`);
     if (value !== undefined) out[key] = value;

@@ -48,7 +48,7 @@ export class SourceManager implements SourceHooks {
   check(source: SourceConfig, caller: { bearer?: string }): SourceConfig {
     const admin = this.service.options.adminToken;
     const checked = checkSource(source, this.options, admin !== undefined && secretMatches(caller.bearer, admin));
-    if (checked.kind === 'formula') {
+    if (checked.kind === 'formula' && isLive(checked)) {
       for (const [i, id] of (checked.inputs as string[]).entries()) {
         const input = this.service.feed(id);
         if (!input || !canSee(input, caller)) {

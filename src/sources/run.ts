@@ -162,7 +162,7 @@ export class SourceRun {
   lastDataOf(id: string): Record<string, unknown> | undefined {
     const feed = this.service.feed(id);
     if (!feed || feed.committedHead === 0) return undefined;
-    const row = this.service.store.readFeed(feed.key, feed.committedHead, 1, [])[0];
+    const row = this.service.store.readFeed(feed.key, feed.committedHead, 1, [], feed.committedHead)[0];
     if (!row) return undefined;
     return (JSON.parse(row.body) as { data?: Record<string, unknown> }).data;
   }

@@ -36,7 +36,7 @@ export interface StoreOptions {
 /** What the service needs from a group commit. */
 export type CommitQueue = Pick<GroupCommit, 'append' | 'put' | 'settled' | 'hasPending' | 'failed' | 'onCommitted' | 'onFailed' | 'flush'>;
 
-export type CapturedKind = 'monitor' | 'observation' | 'subject' | 'contradiction' | 'subscription' | 'lease' | 'compact';
+export type CapturedKind = 'monitor' | 'observation' | 'subject' | 'contradiction' | 'subscription' | 'lease' | 'compact' | 'confirm';
 /** Sees every row a commit writes, with the statement's parameters (a cluster writes the same rows to PostgreSQL). */
 export type RowCapture = (kind: CapturedKind, mkey: number, params: readonly unknown[]) => void;
 
@@ -144,9 +144,13 @@ export class Store {
     return this.q.subjectSeen.get([mkey, subject]) !== undefined;
   }
 
-  /** Matching observations with seq ≥ from, in order, at most `limit` rows. */
-  readFeed(mkey: number, from: number, limit: number, filters: readonly Filter[]): Array<{ seq: number; body: string }> {
-    let query = qb.selectFrom('observations').select(['seq', 'body']).where('mkey', '=', mkey).where('seq', '>=', from);
+  /**
+   * Up to `limit` matching observations with from ≤ seq ≤ upTo, in order. Readers pass the feed's committed
+   * head: a cluster node's replica also holds the rows of a batch PostgreSQL has not committed yet.
+   */
+  readFeed(mkey: number, from: number, limit: number, filters: readonly Filter[], upTo: number): Array<{ seq: number; body: string }> {
+    if (upTo < from) return [];
+    let query = qb.selectFrom('observations').select(['seq', 'body']).where('mkey', '=', mkey).where('seq', '>=', from).where('seq', '<=', upTo);
     if (filters.length > 0) query = query.where((eb) => whereFilters(eb, filters));
     return this.dynamic.all(query.orderBy('seq').limit(limit).compile());
   }
@@ -219,6 +223,15 @@ export class Store {
       this.q.resolveContradiction.run([mkey, seq]);
       this.capture?.('contradiction', mkey, []);
     });
+  }
+
+  /**
+   * A decision read from memory that writes nothing (an idempotent lease re-claim): a cluster node's
+   * batch has PostgreSQL confirm, in its transaction, that the monitor has not moved since memory
+   * read it. Nothing for a single server, whose memory is the authority.
+   */
+  confirm(mkey: number): void {
+    this.commits.append(() => this.capture?.('confirm', mkey, []));
   }
 
   // Rows are read only when the batch commits: a timer that fires while an

@@ -8,7 +8,8 @@ import { invoke } from '../service/operations.ts';
 import type { Reply } from '../service/reply.ts';
 import type { MonitorService } from '../service/service.ts';
 import { browserGuard, type BrowserPolicy } from './browser-guard.ts';
-import type { FullResponse, HttpHandler, HttpRequest, HttpResponse } from './http-types.ts';
+import type { FullResponse, HttpHandler, HttpRequest, HttpResponse, RefusedBody } from './http-types.ts';
+import { idFromHead } from './rpc-head.ts';
 import { matchRoute } from './http-routes.ts';
 
 export const basePath = '/mp/v0';
@@ -31,16 +32,23 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   };
 }
 
+/** Seconds a client is told to wait before trying again after 503 STORE_UNAVAILABLE. */
+const storeRetrySeconds = '1';
+
 export function errorResponse(error: ProtocolError, headers: Record<string, string> = {}): FullResponse {
+  if (error.code === 'STORE_UNAVAILABLE') return jsonResponse(error.status, error.toBody(), { ...headers, 'retry-after': storeRetrySeconds });
   return jsonResponse(error.status, error.toBody(), headers);
 }
 
-export function tooLargeResponse(limitBytes: number): FullResponse {
-  return errorResponse(
-    new ProtocolError('TOO_LARGE', `The request body is larger than this server accepts (${limitBytes} bytes; see --max-body).`, {
-      limit_bytes: limitBytes,
-    }),
-  );
+export function tooLargeResponse(limitBytes: number, refused?: RefusedBody): FullResponse {
+  const error = new ProtocolError('TOO_LARGE', `The request body is larger than this server accepts (${limitBytes} bytes; see --max-body).`, {
+    limit_bytes: limitBytes,
+  });
+  if (refused?.path === `${basePath}/rpc`) {
+    // A JSON-RPC client matches replies by id: keep the call's when its first bytes hold it.
+    return jsonResponse(error.status, { jsonrpc: '2.0', id: idFromHead(refused.head), error: { code: error.rpcCode, message: error.message, data: error.toBody() } });
+  }
+  return errorResponse(error);
 }
 
 export function bearerOf(request: HttpRequest): string | undefined {

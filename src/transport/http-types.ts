@@ -56,6 +56,13 @@ export interface StreamSink {
   readonly closed: boolean;
   /** Bytes queued or held by the socket library and not yet sent. */
   bufferedBytes(): number;
+  /** True while the connection takes bytes as they come: not backed up, and less than `room` bytes waiting. */
+  hasRoom(room: number): boolean;
+  /**
+   * Calls `listener` once, as soon as hasRoom(room) holds again (at the end of
+   * this turn if it already does). Never called once the stream is closed.
+   */
+  whenRoom(room: number, listener: () => void): void;
   /** Called once when the stream closes for any reason. */
   onClose(listener: () => void): void;
 }
@@ -66,18 +73,41 @@ export interface ListenOptions {
   readonly host: string;
   /** 0 picks a free port. */
   readonly port: number;
-  /** Larger bodies get `tooLarge(maxBodyBytes)` without being read whole. */
+  /** Larger bodies get `tooLarge(maxBodyBytes, refused)` without being read whole. */
   readonly maxBodyBytes: number;
   /** A stream whose unsent bytes pass this is closed. */
   readonly maxStreamBufferBytes: number;
-  readonly tooLarge: (limitBytes: number) => FullResponse;
+  readonly tooLarge: (limitBytes: number, refused: RefusedBody) => FullResponse;
   /** The flag a person changes to pick another port, named when the port is taken (default --port). */
   readonly portFlag?: string;
+}
+
+/** A request refused for its body's size: its path and the first bytes of its body that had arrived (at most refusedHeadBytes). */
+export interface RefusedBody {
+  readonly path: string;
+  readonly head: Buffer;
+}
+
+/** How much of a refused body is kept (a JSON-RPC call's id sits near its start). */
+export const refusedHeadBytes = 4096;
+
+/** The first refusedHeadBytes of `chunks`. */
+export function headOf(chunks: readonly Buffer[]): Buffer {
+  const kept: Buffer[] = [];
+  let bytes = 0;
+  for (const chunk of chunks) {
+    if (bytes >= refusedHeadBytes) break;
+    kept.push(chunk.subarray(0, refusedHeadBytes - bytes));
+    bytes += kept.at(-1)!.byteLength;
+  }
+  return Buffer.concat(kept, bytes);
 }
 
 export interface HttpTransport {
   readonly name: 'uws' | 'node';
   listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }>;
+  /** Stops accepting connections; open ones stay, so requests in progress are still answered. */
+  stopListening(): void;
   /** Stops listening and closes every open connection, streams included. */
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { FlushScheduler } from './flush-scheduler.ts';
 import { failStream, internalErrorResponse } from './internal-error.ts';
 import { listenFailure } from './listen-failure.ts';
-import { bodyIdleMs, headersTimeoutMs, requestTimedOut, requestTimeoutMs } from './stalled-request.ts';
+import { bodyIdleMs, declaredTooLargeGraceMs, headersTimeoutMs, requestTimedOut, requestTimeoutMs, streamStalledMs } from './stalled-request.ts';
 import { joinChunks } from './stream-chunks.ts';
 import type {
   FullResponse,
@@ -15,6 +15,7 @@ import type {
   StreamResponse,
   StreamSink,
 } from './http-types.ts';
+import { headOf } from './http-types.ts';
 
 
 function readHeaders(req: IncomingMessage): Record<string, string> {
@@ -39,13 +40,18 @@ function sendFull(res: ServerResponse, response: FullResponse, closeConnection =
 }
 
 /** Collects the body, or calls `tooLarge` as soon as it passes the limit, or `stalled` when it stops arriving. */
-function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) => void, tooLarge: () => void, stalled: () => void): void {
+function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) => void, tooLarge: (head: Buffer) => void, stalled: () => void): void {
   const chunks: Buffer[] = [];
   let total = 0;
-  const expectsBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  const declared = Number(req.headers['content-length'] ?? 0);
+  const expectsBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
   const timer = expectsBody ? setTimeout(() => stop(stalled), bodyIdleMs) : undefined;
+  // A body declared too large is refused on its first bytes, kept for the reply (a JSON-RPC id).
+  const declaredTooLarge = declared > limit;
+  const grace = declaredTooLarge ? setTimeout(() => stop(() => tooLarge(Buffer.alloc(0))), declaredTooLargeGraceMs) : undefined;
   const stop = (then: () => void) => {
     clearTimeout(timer);
+    clearTimeout(grace);
     req.off('data', onData);
     req.off('end', onEnd);
     then();
@@ -53,11 +59,12 @@ function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) =>
   const onData = (chunk: Buffer) => {
     timer?.refresh();
     total += chunk.byteLength;
-    if (total > limit) return stop(tooLarge);
+    if (total > limit || declaredTooLarge) return stop(() => tooLarge(headOf([...chunks, chunk])));
     chunks.push(chunk);
   };
   const onEnd = () => {
     clearTimeout(timer);
+    clearTimeout(grace);
     onBody(Buffer.concat(chunks, total));
   };
   req.on('data', onData);
@@ -72,6 +79,9 @@ class NodeStreamSink implements StreamSink {
   // node:http, so pending frames stay queued as the chunks every stream shares
   // instead of one encoded copy per connection.
   private backpressured = false;
+  /** Armed while the socket is backed up: a reader that takes nothing for streamStalledMs is let go. */
+  private stalled: ReturnType<typeof setTimeout> | undefined;
+  private room: { bytes: number; listener: () => void } | undefined;
   private readonly listeners: Array<() => void> = [];
 
   constructor(
@@ -82,28 +92,41 @@ class NodeStreamSink implements StreamSink {
     res.once('close', () => this.markClosed());
     res.on('drain', () => {
       this.backpressured = false;
+      clearTimeout(this.stalled);
+      this.stalled = undefined;
       if (this.queue.length > 0) this.flushes.add(this);
+      else this.notifyRoom();
     });
   }
 
   write(chunk: StreamChunk): boolean {
     if (this.closed) return false;
-    this.queue.push(chunk);
-    // String length, not bytes: counted once per frame per stream, it must stay cheap; the budget is approximate anyway.
-    this.queuedBytes += typeof chunk === 'string' ? chunk.length : chunk.byteLength;
     // node:http would buffer a reader that stopped reading without limit: this connection's budget ends it.
-    if (this.bufferedBytes() > this.maxBufferBytes) {
+    // A chunk larger than the budget still goes out to a reader that has taken all before it.
+    const waiting = this.bufferedBytes();
+    const size = typeof chunk === 'string' ? chunk.length : chunk.byteLength;
+    if (waiting > 0 && waiting + size > this.maxBufferBytes) {
       this.res.destroy();
       this.markClosed();
       return false;
     }
+    this.queue.push(chunk);
+    // String length, not bytes: counted once per frame per stream, it must stay cheap; the budget is approximate anyway.
+    this.queuedBytes += size;
     if (!this.backpressured) this.flushes.add(this);
     return true;
   }
 
   flush(): void {
-    if (this.closed || this.backpressured || this.queue.length === 0) return;
-    if (!this.res.write(this.takeQueue())) this.backpressured = true;
+    if (this.closed) return;
+    if (!this.backpressured && this.queue.length > 0 && !this.res.write(this.takeQueue())) {
+      this.backpressured = true;
+      this.stalled ??= setTimeout(() => {
+        this.res.destroy();
+        this.markClosed();
+      }, streamStalledMs);
+    }
+    this.notifyRoom();
   }
 
   end(): void {
@@ -116,14 +139,34 @@ class NodeStreamSink implements StreamSink {
     return this.queuedBytes + this.res.writableLength;
   }
 
+  hasRoom(bytes: number): boolean {
+    return !this.closed && !this.backpressured && this.bufferedBytes() < bytes;
+  }
+
+  whenRoom(bytes: number, listener: () => void): void {
+    if (this.closed) return;
+    this.room = { bytes, listener };
+    // The flush at the end of this turn tells it if there is room already.
+    this.flushes.add(this);
+  }
+
   onClose(listener: () => void): void {
     if (this.closed) listener();
     else this.listeners.push(listener);
   }
 
+  private notifyRoom(): void {
+    const room = this.room;
+    if (!room || !this.hasRoom(room.bytes)) return;
+    this.room = undefined;
+    room.listener();
+  }
+
   private markClosed(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.stalled);
+    this.room = undefined;
     this.queue = [];
     this.queuedBytes = 0;
     for (const listener of this.listeners.splice(0)) listener();
@@ -189,11 +232,19 @@ export class NodeHttpTransport implements HttpTransport {
     });
   }
 
+  private closed: Promise<void> | undefined;
+
+  stopListening(): void {
+    const server = this.server;
+    if (server && !this.closed) this.closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
   async close(): Promise<void> {
     const server = this.server;
     if (!server) return;
+    this.stopListening();
     this.server = undefined;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = this.closed!;
     for (const stream of [...this.streams]) stream.end();
     server.closeAllConnections();
     await closed;
@@ -205,12 +256,8 @@ export class NodeHttpTransport implements HttpTransport {
       if (!res.writableFinished) controller.abort();
     });
     const [path = '', query = ''] = splitUrl(req.url ?? '/');
-    const tooLarge = () => sendFull(res, options.tooLarge(options.maxBodyBytes), true);
+    const tooLarge = (head: Buffer) => sendFull(res, options.tooLarge(options.maxBodyBytes, { path, head }), true);
 
-    if (Number(req.headers['content-length'] ?? 0) > options.maxBodyBytes) {
-      tooLarge();
-      return;
-    }
     readBody(
       req,
       options.maxBodyBytes,

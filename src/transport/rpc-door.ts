@@ -52,6 +52,25 @@ function validId(id: unknown): id is Id {
   return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 }
 
+/** The id a reply to `call` carries: its own when it can be read, else null. */
+function idOf(call: unknown): Id {
+  if (typeof call !== 'object' || call === null || Array.isArray(call)) return null;
+  const { id } = call as { id?: unknown };
+  return validId(id) ? id : null;
+}
+
+/**
+ * A call nested too deep to handle safely, answered with its own id; checked
+ * before anything re-encodes it. The call (1) and params (1) sit above the
+ * body's own levels.
+ */
+function nestingRefusal(call: unknown): object | undefined {
+  const tooDeep = pathBeyondNesting(call, maxNesting + 2);
+  if (!tooDeep) return undefined;
+  const message = `Invalid request: "${tooDeep.slice(0, 4).join('.')}…" is nested more than ${maxNesting} levels deep (the limit is ${maxNesting} levels); flatten it.`;
+  return envelope(idOf(call), { error: { code: -32600, message, data: { code: 'INVALID', error: message, limit: maxNesting } } });
+}
+
 /** Handles one call; undefined for a notification. */
 async function handleCall(
   service: MonitorService,
@@ -65,7 +84,7 @@ async function handleCall(
   }
   const { jsonrpc, method, params, id } = call as Record<string, unknown>;
   const isNotification = !('id' in call);
-  const replyId: Id = validId(id) ? id : null;
+  const replyId = idOf(call);
   if (jsonrpc !== '2.0' || typeof method !== 'string' || (!isNotification && !validId(id))) {
     return envelopeError(replyId, -32600, 'Invalid request: "jsonrpc" must be "2.0", "method" a string and "id" a string, number or null.');
   }
@@ -105,7 +124,7 @@ async function runBatch(service: MonitorService, calls: unknown[], caller: Calle
       if (typeof call === 'object' && call !== null && 'id' in call) replies.push(spentBudget(validId(id) ? id : null, budget));
       continue;
     }
-    const reply = await handleCall(service, call, caller, signal, Math.min(defaults.maxPageBytes, remaining));
+    const reply = nestingRefusal(call) ?? (await handleCall(service, call, caller, signal, Math.min(defaults.maxPageBytes, remaining)));
     if (reply === undefined) continue;
     replies.push(reply);
     bytes += stringifyReply(reply).length;
@@ -133,13 +152,6 @@ export function createRpcDoor(service: MonitorService) {
     } catch (error) {
       return json(200, envelopeError(null, -32700, `Parse error: ${(error as Error).message}.`));
     }
-    // Checked on the whole envelope first: a payload this deep cannot even be re-encoded safely.
-    // Envelope (1), batch (1), call (1) and params (1) sit above the body's own levels.
-    const tooDeep = pathBeyondNesting(payload, maxNesting + 4);
-    if (tooDeep) {
-      const message = `Invalid request: "${tooDeep.slice(0, 4).join('.')}…" is nested more than ${maxNesting} levels deep (the limit is ${maxNesting} levels); flatten it.`;
-      return json(400, envelope(null, { error: { code: -32600, message, data: { code: 'INVALID', error: message, limit: maxNesting } } }));
-    }
     if (Array.isArray(payload)) {
       if (payload.length === 0) return json(200, envelopeError(null, -32600, 'Invalid request: an empty batch.'));
       if (payload.length > defaults.maxBatchCalls) {
@@ -149,6 +161,8 @@ export function createRpcDoor(service: MonitorService) {
       const replies = await runBatch(service, payload, caller, request.signal);
       return replies === undefined ? json(204, undefined) : json(200, replies);
     }
+    const tooDeep = nestingRefusal(payload);
+    if (tooDeep) return json(400, tooDeep);
     const reply = await handleCall(service, payload, caller, request.signal);
     return reply === undefined ? json(204, undefined) : json(200, reply);
   };

@@ -82,6 +82,14 @@ class SseFrames implements StreamListener {
     return this.sink.write(bytes);
   }
 
+  hasRoom(bytes: number): boolean {
+    return this.sink.hasRoom(bytes);
+  }
+
+  whenRoom(bytes: number, resume: () => void): void {
+    this.sink.whenRoom(bytes, resume);
+  }
+
   heartbeat(head: number, next: number): void {
     this.sink.write(frame('heartbeat', JSON.stringify({ head, next })));
   }

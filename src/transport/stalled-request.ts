@@ -10,6 +10,19 @@ export const requestTimeoutMs = 60_000;
 /** A body with no new bytes for this long is abandoned (below uWS's own 10 s idle close). */
 export const bodyIdleMs = 8_000;
 
+/**
+ * An event stream whose connection takes no bytes for this long while some wait
+ * is closed (the reader stopped reading; it resumes with Last-Event-ID). uWS
+ * closes such a socket after about 10 s on its own; node:http never would.
+ */
+export const streamStalledMs = 10_000;
+
+/**
+ * A body declared larger than the limit is refused on its first bytes (kept
+ * for the reply: a JSON-RPC call's id), or after this long if none come.
+ */
+export const declaredTooLargeGraceMs = 250;
+
 export function requestTimedOut(): FullResponse & { body: string } {
   return {
     kind: 'full',

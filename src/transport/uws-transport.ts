@@ -3,8 +3,8 @@ import type * as Uws from 'uWebSockets.js';
 import { FlushScheduler } from './flush-scheduler.ts';
 import { internalErrorResponse } from './internal-error.ts';
 import { listenFailure, probeListen } from './listen-failure.ts';
-import { bodyIdleMs, requestTimedOut } from './stalled-request.ts';
-import type { HttpHandler, HttpRequest, HttpTransport, ListenOptions } from './http-types.ts';
+import { bodyIdleMs, declaredTooLargeGraceMs, requestTimedOut } from './stalled-request.ts';
+import { type HttpHandler, type HttpRequest, type HttpTransport, headOf, type ListenOptions, refusedHeadBytes } from './http-types.ts';
 import { Exchange, type UwsStreamSink } from './uws/exchange.ts';
 import { type UwsModule, probeUws } from './uws/native.ts';
 import { decoder, framingError, invalidFraming, normalizeRemoteAddress, readHeaders } from './uws/wire.ts';
@@ -32,14 +32,15 @@ function readBody(
   res: Uws.HttpResponse,
   limit: number,
   onBody: (body: Buffer) => void,
-  tooLarge: () => void,
+  tooLarge: (head: Buffer) => void,
   stalled: (() => void) | undefined,
+  declaredTooLarge: boolean,
 ): void {
   let chunks: Buffer[] = [];
   let total = 0;
   // uWS keeps this handler for as long as the response lives (an event stream: hours), so
   // once the body is whole it lets go of the request it was building.
-  let pending: { onBody: (body: Buffer) => void; tooLarge: () => void } | undefined = { onBody, tooLarge };
+  let pending: { onBody: (body: Buffer) => void; tooLarge: (head: Buffer) => void } | undefined = { onBody, tooLarge };
   // A body that stops arriving is answered 408 before uWS's own idle timeout closes the socket silently.
   let timer: ReturnType<typeof setTimeout> | undefined;
   if (stalled) {
@@ -53,22 +54,34 @@ function readBody(
       }, bodyIdleMs);
     });
   }
+  const grace = declaredTooLarge
+    ? setTimeout(() => {
+        const handlers = pending;
+        if (!handlers) return;
+        clearTimeout(timer);
+        pending = undefined;
+        handlers.tooLarge(Buffer.alloc(0));
+      }, declaredTooLargeGraceMs)
+    : undefined;
   res.onData((chunk, isLast) => {
     const handlers = pending;
     if (!handlers) return;
     timer?.refresh();
     total += chunk.byteLength;
-    if (total > limit) {
+    if (total > limit || (declaredTooLarge && total > 0)) {
       clearTimeout(timer);
+      clearTimeout(grace);
       pending = undefined;
+      const head = headOf([...chunks, Buffer.from(new Uint8Array(chunk, 0, Math.min(chunk.byteLength, refusedHeadBytes)))]);
       chunks = [];
-      handlers.tooLarge();
+      handlers.tooLarge(head);
       return;
     }
     // uWS neuters the ArrayBuffer when this callback returns: copy it.
     if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
       clearTimeout(timer);
+      clearTimeout(grace);
       // The usual body, one chunk, is already its own copy.
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
       pending = undefined;
@@ -106,9 +119,13 @@ export class UwsTransport implements HttpTransport {
     });
   }
 
-  async close(): Promise<void> {
+  stopListening(): void {
     if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
+  }
+
+  async close(): Promise<void> {
+    this.stopListening();
     for (const exchange of [...this.open]) {
       if (exchange.stream) exchange.stream.end();
       else exchange.res.close();
@@ -129,16 +146,12 @@ export class UwsTransport implements HttpTransport {
     const headers = readHeaders(req);
     const remoteAddress = normalizeRemoteAddress(decoder.decode(res.getRemoteAddressAsText()));
     const isHead = method === 'HEAD';
-    const tooLarge = () => exchange.sendFull(options.tooLarge(options.maxBodyBytes), isHead, true);
+    const tooLarge = (head: Buffer) => exchange.sendFull(options.tooLarge(options.maxBodyBytes, { path, head }), isHead, true);
 
     // uWS joins repeated headers here and parses no further; node:http refuses these framings, and so do we.
     const framing = framingError(headers);
     if (framing) {
       exchange.sendFull(invalidFraming(framing), isHead, true);
-      return;
-    }
-    if (Number(headers['content-length'] ?? 0) > options.maxBodyBytes) {
-      tooLarge();
       return;
     }
     readBody(
@@ -162,6 +175,7 @@ export class UwsTransport implements HttpTransport {
       Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined
         ? () => exchange.sendFull(requestTimedOut(), isHead, true)
         : undefined,
+      Number(headers['content-length'] ?? 0) > options.maxBodyBytes,
     );
   }
 

@@ -4,6 +4,7 @@
 // actor of those monitors with its machine and current state. Built from
 // what the server holds in memory plus a few bounded reads.
 import { sourceStateOf } from '../machines/source-machine.ts';
+import { isLive } from '../sources/config.ts';
 import { type Caller, canSee, isOwner } from '../service/access.ts';
 import type { Feed } from '../service/feed.ts';
 import type { MonitorService } from '../service/service.ts';
@@ -26,7 +27,7 @@ export type RecentCache = Map<number, { head: number; rows: RecentObservation[] 
 
 function recentOf(service: MonitorService, feed: Feed): RecentObservation[] {
   const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
-  return service.store.readFeed(feed.key, from, recentPerMonitor, []).map((row) => {
+  return service.store.readFeed(feed.key, from, recentPerMonitor, [], feed.committedHead).map((row) => {
     const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
     const { provenance: _p, tags: _t, ...data } = o.data ?? {};
     return { monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data };
@@ -50,6 +51,9 @@ export function dashboardView(service: MonitorService, caller: Caller, cache?: R
       name: feed.definition.name,
       status: feed.status,
       source: feed.definition.source.kind,
+      source_ref: typeof feed.definition.source.ref === 'string' ? feed.definition.source.ref : null,
+      /** Run by the server itself; otherwise the source is a label (§18). */
+      source_live: isLive(feed.definition.source),
       source_state: snapshot ? sourceStateOf(snapshot.value) : null,
       source_error: snapshot?.context.lastError ? redactCredentials(snapshot.context.lastError) : null,
       head: state.head,

@@ -98,6 +98,8 @@ describe('bounded actor residency', () => {
           return true;
         },
         heartbeat() {},
+        hasRoom: () => true,
+        whenRoom() {},
         failed: (error) => failures[i]!.push(error.code),
       });
     });
@@ -139,7 +141,7 @@ describe('bounded actor residency', () => {
     for (let i = 0; i < 4; i++) subs.push(await run('feeds/subscribe', { monitor: 'kept', subscriber: `agent:k${i}`, from: 'head' }));
     const streams = subs.map((s) => {
       const stream = openFeedStream(service!, s.subscription.id, {}, { bearer: s.token }, undefined);
-      stream.start({ observations: () => true, heartbeat() {}, failed() {} });
+      stream.start({ observations: () => true, heartbeat() {}, hasRoom: () => true, whenRoom() {}, failed() {} });
       return stream;
     });
     await service.settle();
@@ -168,6 +170,8 @@ describe('bounded actor residency', () => {
       openFeedStream(service!, s.subscription.id, {}, { bearer: s.token }, undefined).start({
         observations: () => true,
         heartbeat() {},
+        hasRoom: () => true,
+        whenRoom() {},
         failed: (error) => failures[i]!.push(error.code),
       });
     });

@@ -273,6 +273,21 @@ describe.each(transports)('subscriptions and pull over %s', (transport) => {
     }
   });
 
+  it('ack: a repeated equal ack answers the same reply but for lag, which counts a refused write recorded meanwhile (docs §9)', async () => {
+    const { id, ownerToken } = await monitorWith(3);
+    const sub = await subscribe(server.base, { monitor: id, subscriber: 'repeat' }, ownerToken);
+    const first = await post(sub, 'ack', { cursor: 3 });
+    expect(first.status).toBe(200);
+    const refused = await post(sub, 'ack', { cursor: 2 });
+    expect(refused.status).toBe(409);
+    // The refusal is itself an observation of the monitor: head moved.
+    expect(refused.body.rejected_seq).toBe(await headOf(server.base, id, ownerToken));
+    const again = await post(sub, 'ack', { cursor: 3 });
+    expect(again.status).toBe(200);
+    expect(again.body.subscription.lag).toBe(first.body.subscription.lag + 1);
+    expect({ ...again.body, subscription: { ...again.body.subscription, lag: null } }).toEqual({ ...first.body, subscription: { ...first.body.subscription, lag: null } });
+  });
+
   it('ack: backwards is CURSOR_BACKWARDS, above head + 1 is INVALID, equal changes nothing', async () => {
     const { id, ownerToken } = await monitorWith(3);
     const sub = await subscribe(server.base, { monitor: id, subscriber: 'a' }, ownerToken);

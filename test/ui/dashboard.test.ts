@@ -79,6 +79,8 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     const owner = created.body.owner_token;
     await page.waitForSelector('td[data-monitor="checkout-health"]');
     await page.waitForFunction(() => document.querySelector('#monitors')?.textContent?.includes('watching'));
+    // Its source carries a url: live, and marked so.
+    expect(await page.textContent('#monitors [data-source="live"]')).toContain('live');
 
     // A worker subscribes and holds a lease; a recipe run is published to a recipes monitor.
     await publish(base, 'checkout-health', owner, { type: 'work.incident', subject: 'incident-7', data: { severity: 'high' } });
@@ -121,6 +123,8 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
       await anonymous.evaluate(() => sessionStorage.clear());
       await anonymous.reload();
       await anonymous.waitForSelector('td[data-monitor="public-status"]');
+      // {kind: "log"} without a path is a label, marked so.
+      expect(await anonymous.textContent('#monitors [data-source="label"]')).toContain('label');
       expect(await anonymous.$('td[data-monitor="checkout-health"]')).toBeNull();
     } finally {
       await anonymous.close();

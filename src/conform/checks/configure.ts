@@ -25,7 +25,7 @@ export const configureChecks = [
     const m = await createMonitor(ctx, { name: 'before' });
     const body = accepted(await ctx.http.post(`/monitors/${m.id}/update`, { reason: 'rename', patch: { name: 'after', horizon: 'day' } }, m.token), 200, 'update');
     equal([body.monitor?.name, body.monitor?.horizon, body.monitor?.version, body.monitor?.head], ['after', 'day', 2, body.seq], 'name, horizon, version, head after update');
-    const observation = (await readFeed(ctx, m)).find((o) => o.type === vendorType('configured') && o.data?.payload?.action === 'update');
+    const observation = (await readFeed(ctx, m)).find((o) => o.type === vendorType(ctx, 'configured') && o.data?.payload?.action === 'update');
     ensure(observation, 'no configured observation with action "update"');
     equal(observation.data.payload.reason, 'rename', 'configured reason');
     equal(observation.data.payload.diff?.name, { before: 'before', after: 'after' }, 'diff.name');
@@ -60,7 +60,7 @@ export const configureChecks = [
     equal([retired.monitor?.status, retired.monitor?.active], ['retired', false], 'status, active after retire');
     refused(await ctx.http.post(`/monitors/${m.id}/resume`, { reason: 'again' }, m.token), 409, 'UNAVAILABLE', 'resume of a retired monitor');
     refused(await ctx.http.post(`/monitors/${m.id}/observations`, { type: 'conform.event' }, m.token), 409, 'UNAVAILABLE', 'publish to a retired monitor');
-    const actions = (await pull(ctx, reader)).observations.filter((o: Wire) => o.type === vendorType('configured')).map((o: Wire) => o.data?.payload?.action);
+    const actions = (await pull(ctx, reader)).observations.filter((o: Wire) => o.type === vendorType(ctx, 'configured')).map((o: Wire) => o.data?.payload?.action);
     equal(actions, ['create', 'retire'], 'configured actions in the feed');
   }),
 ];

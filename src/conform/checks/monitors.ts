@@ -50,6 +50,15 @@ export const monitorChecks = [
     accepted(await ctx.http.post('/monitors', { id, horizon: 'week', visibility: 'shared', source: { kind: 'log' }, capabilities: ['observe', 'act'] }), 201, 'create with valid values');
   }),
 
+  check('§3', 'MP-3-source-label', 'a source of any kind without its run field is a label: created without a token, returned as given', async (ctx) => {
+    for (const kind of ['shell', 'http', 'file', 'ws', 'feed', 'cir', 'formula', 'log']) {
+      const source = { kind, ref: 'conformance' };
+      const m = await createMonitor(ctx, { source });
+      equal(m.monitor?.source, source, `source of a ${kind} label as created`);
+      equal(accepted(await ctx.http.get(`/monitors/${m.id}`, { token: m.token }), 200, `GET the ${kind} label's monitor`).source, source, `source of a ${kind} label as read`);
+    }
+  }),
+
   check('§3', 'MP-3-served-fields', 'a served monitor has every §3 field; head is the highest seq', async (ctx) => {
     const m = await createMonitor(ctx, { visibility: 'public' });
     const seq = await publish(ctx, m, { type: 'conform.event' });
@@ -63,7 +72,7 @@ export const monitorChecks = [
     const m = await createMonitor(ctx, { reason: 'conformance' });
     const feed = await readFeed(ctx, m);
     const first = feed[0];
-    equal([first?.type, first?.data?.payload?.action], [vendorType('configured'), 'create'], 'first observation type and action');
+    equal([first?.type, first?.data?.payload?.action], [vendorType(ctx, 'configured'), 'create'], 'first observation type and action');
   }),
 
   check('§3', 'MP-3-private-visibility', 'a private monitor is 404 (never 401) without its owner token', async (ctx) => {

@@ -78,7 +78,7 @@ export const provenanceChecks = [
     ensure(Number.isSafeInteger(refusal.rejected_seq), `no rejected_seq in the refusal: ${excerpt(refusal)}`);
     const feed = await readFeed(ctx, m);
     const rejected = feed.find((o) => o.id === String(refusal.rejected_seq));
-    equal(rejected?.type, vendorType('rejected'), `type of observation ${refusal.rejected_seq}`);
+    equal(rejected?.type, vendorType(ctx, 'rejected'), `type of observation ${refusal.rejected_seq}`);
     equal(rejected.data?.payload?.code, 'UNKNOWN_VOCABULARY', 'payload.code');
     ensure(typeof rejected.data?.payload?.reason === 'string', 'payload.reason is not a string');
     const parsed = rejected.data?.payload?.raw;
@@ -98,7 +98,7 @@ export const provenanceChecks = [
     const refusal = refused(await ctx.http.post(`/monitors/${m.id}/update`, { reason: 'r', patch: { visibility: 'galactic' } }, m.token), 400, 'UNKNOWN_VOCABULARY', 'update with visibility galactic');
     ensure(Number.isSafeInteger(refusal.rejected_seq), `no rejected_seq in the refusal: ${excerpt(refusal)}`);
     const rejected = (await readFeed(ctx, m)).find((o) => o.id === String(refusal.rejected_seq));
-    equal(rejected?.type, vendorType('rejected'), `type of observation ${refusal.rejected_seq}`);
+    equal(rejected?.type, vendorType(ctx, 'rejected'), `type of observation ${refusal.rejected_seq}`);
   }),
 
   check('§5', 'MP-5-rejected-raw-cut', 'the raw body of a large refused write is cut to 16 KiB', async (ctx) => {

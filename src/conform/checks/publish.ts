@@ -64,9 +64,9 @@ export const publishChecks = [
 
   check('§6', 'MP-6-reserved-types', 'state and bookmark are reserved (400 INVALID); contradiction may be published', async (ctx) => {
     const m = await createMonitor(ctx);
-    refused(await ctx.http.post(`/monitors/${m.id}/observations`, { type: vendorType('state') }, m.token), 400, 'INVALID', 'publish of the reserved state type');
-    refused(await ctx.http.post(`/monitors/${m.id}/observations`, { type: vendorType('bookmark') }, m.token), 400, 'INVALID', 'publish of the reserved bookmark type');
-    accepted(await ctx.http.post(`/monitors/${m.id}/observations`, { type: vendorType('contradiction'), subject: 'x' }, m.token), 201, 'publish of a contradiction');
+    refused(await ctx.http.post(`/monitors/${m.id}/observations`, { type: vendorType(ctx, 'state') }, m.token), 400, 'INVALID', 'publish of the reserved state type');
+    refused(await ctx.http.post(`/monitors/${m.id}/observations`, { type: vendorType(ctx, 'bookmark') }, m.token), 400, 'INVALID', 'publish of the reserved bookmark type');
+    accepted(await ctx.http.post(`/monitors/${m.id}/observations`, { type: vendorType(ctx, 'contradiction'), subject: 'x' }, m.token), 201, 'publish of a contradiction');
   }),
 
   check('§4', 'MP-4-supersedes', 'a correction keeps supersedes and wasDerivedFrom in its provenance', async (ctx) => {

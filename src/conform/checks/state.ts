@@ -29,7 +29,7 @@ export const stateChecks = [
     const s = await readState(ctx, m);
     equal([s.counters.observations, s.counters.rejected], [2, 1], 'counters observations, rejected');
     equal([s.head, s.as_of_seq], [seq + 1, seq + 1], 'head and as_of_seq (after the rejection)');
-    equal([s.last?.seq, s.last?.type], [seq + 1, vendorType('rejected')], 'last seq and type');
+    equal([s.last?.seq, s.last?.type], [seq + 1, vendorType(ctx, 'rejected')], 'last seq and type');
     ensure(typeof s.covers_until === 'string' && s.covers_until >= published.created, `covers_until is not the last source time: ${excerpt(s.covers_until)}`);
   }),
 
@@ -43,12 +43,12 @@ export const stateChecks = [
 
   check('§7', 'MP-7-contradictions', 'contradictions_open counts contradictions without a later resolution', async (ctx) => {
     const m = await createMonitor(ctx);
-    await publish(ctx, m, { type: vendorType('contradiction'), subject: 'a' });
-    const b = await publish(ctx, m, { type: vendorType('contradiction'), subject: 'b' });
+    await publish(ctx, m, { type: vendorType(ctx, 'contradiction'), subject: 'a' });
+    const b = await publish(ctx, m, { type: vendorType(ctx, 'contradiction'), subject: 'b' });
     equal((await readState(ctx, m)).contradictions_open, 2, 'contradictions_open after two contradictions');
-    await publish(ctx, m, { type: vendorType('contradiction_resolved'), subject: 'a' });
+    await publish(ctx, m, { type: vendorType(ctx, 'contradiction_resolved'), subject: 'a' });
     equal((await readState(ctx, m)).contradictions_open, 1, 'after resolving subject a');
-    await publish(ctx, m, { type: vendorType('contradiction_resolved'), subject: 'other', data: { resolves: b } });
+    await publish(ctx, m, { type: vendorType(ctx, 'contradiction_resolved'), subject: 'other', data: { resolves: b } });
     equal((await readState(ctx, m)).contradictions_open, 0, `after resolving seq ${b} by data.resolves`);
   }),
 

@@ -6,7 +6,7 @@ import { getMaxListeners, setMaxListeners } from 'node:events';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { killGroup, terminateGroup } from '../process/process-group.ts';
-import { runMarkerPrefix, signalTree } from '../process/process-tree.ts';
+import { ownStartTicks, runMarkerPrefix, signalTree } from '../process/process-tree.ts';
 import type { MainMessage, StepOutcome, StepTask, WorkerMessage } from './step-task.ts';
 
 export type StepTaskInput = Omit<StepTask, 'port'>;
@@ -99,7 +99,7 @@ export class StepPool {
   killAll(): void {
     for (const pid of this.liveGroups) killGroup(pid, 'SIGKILL');
     this.liveGroups.clear();
-    signalTree(null, runMarkerPrefix(), 'SIGKILL', true);
+    signalTree(null, runMarkerPrefix(), 'SIGKILL', true, ownStartTicks());
   }
 
   async close(): Promise<void> {

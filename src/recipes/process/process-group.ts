@@ -7,7 +7,7 @@
 // process-tree.ts: their session, ancestry and VIGIL_SUPERVISOR marker.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { runMarkerPrefix, signalTree, supervisorVar, terminateTree } from './process-tree.ts';
+import { runMarkerPrefix, signalTree, supervisorVar, terminateTree, ticksSinceBoot } from './process-tree.ts';
 
 export type KillReason = 'timeout' | 'inactivity' | 'cancel';
 
@@ -76,6 +76,7 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
     let killedBy: KillReason | null = null;
     let settled = false;
     const marker = `${runMarkerPrefix()}${randomBytes(6).toString('hex')}`;
+    const bornAfter = ticksSinceBoot();
     const child = spawn(run.command, run.args, {
       cwd: run.cwd,
       env: { ...run.env, [supervisorVar]: marker },
@@ -93,7 +94,7 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
     const kill = (reason: KillReason): void => {
       if (killedBy || pid === undefined) return;
       killedBy = reason;
-      void terminateTree(pid, marker, run.graceMs ?? 1000);
+      void terminateTree(pid, marker, run.graceMs ?? 1000, bornAfter);
     };
     const onAbort = (): void => kill('cancel');
     const timer = setInterval(() => {
@@ -120,7 +121,7 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
     child.stdin.end(run.stdin ?? '');
     child.on('exit', (code, signal) => {
       // Whatever the program left running goes with it: its group, and what left the group.
-      signalTree(pid, marker, 'SIGKILL');
+      signalTree(pid, marker, 'SIGKILL', false, bornAfter);
       run.onExit?.(pid);
       // Let the pipes drain; the group is dead, so they close promptly.
       const done = () => finish({ exitCode: code, signal, killedBy });

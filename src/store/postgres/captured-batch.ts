@@ -10,13 +10,17 @@ export class CapturedBatch {
   readonly subscriptions = new Map<string, readonly unknown[]>();
   readonly leases = new Map<string, readonly unknown[]>();
   readonly compactions: Array<readonly unknown[]> = [];
-  /** Every monitor the batch touched. */
+  /** Every monitor the batch touched: written, or only confirmed. */
   readonly touched = new Set<number>();
+  /** Monitors the batch writes (their rev moves); the others in `touched` are only confirmed. */
+  readonly written = new Set<number>();
   /** First and last seq appended per monitor. */
   readonly seqs = new Map<number, { first: number; last: number }>();
 
   add(kind: CapturedKind, mkey: number, params: readonly unknown[]): void {
     this.touched.add(mkey);
+    if (kind === 'confirm') return;
+    this.written.add(mkey);
     switch (kind) {
       case 'monitor':
         this.monitors.set(mkey, params);

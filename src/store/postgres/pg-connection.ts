@@ -22,10 +22,36 @@ export interface PgConnection {
   close(): Promise<void>;
 }
 
+/**
+ * Every session a node opens gives up instead of hanging: on connecting (an address that accepts
+ * and never answers), on a statement (server side), on a reply (client side: a server that stopped
+ * answering), and inside an idle transaction (a node paused mid-transaction holds no row locks
+ * past it).
+ */
+export const sessionLimits = {
+  connectionTimeoutMillis: 5_000,
+  statement_timeout: 30_000,
+  query_timeout: 35_000,
+  idle_in_transaction_session_timeout: 10_000,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 2_000,
+} as const;
+
+/** Connection failures, as pg reports them: the database is unreachable, restarting or refusing sessions. */
+export function isStoreFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^(08|53|57|58)|^E(CONNREFUSED|CONNRESET|TIMEDOUT|PIPE|HOSTUNREACH|NETUNREACH|NOTFOUND|AI_AGAIN)$/.test(code)) return true;
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test(message);
+}
+
 export async function openPostgres(url: string, poolSize = 8): Promise<PgConnection> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes });
-  // An idle client that loses its server must not crash the process; the next query reports it.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes, ...sessionLimits });
+  // A client that loses its server (pg_terminate_backend: 57P01, a restart, a cut network) must not
+  // crash the process. An idle client reports to the pool's listener; one checked out by a query has
+  // no listener of pg-pool's, so each gets its own: the failed query reports the error to its caller.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<PgDatabase>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrate(db as Kysely<unknown>);
@@ -38,7 +64,9 @@ export async function openPostgres(url: string, poolSize = 8): Promise<PgConnect
     pool,
     db,
     async session() {
-      const client = new pg.Client({ connectionString: url, types: pgTypes });
+      const client = new pg.Client({ connectionString: url, types: pgTypes, ...sessionLimits });
+      // Until its owner listens: an error right after connecting must not crash the process.
+      client.on('error', () => {});
       await client.connect();
       return client;
     },

@@ -50,13 +50,27 @@ export class PgStore {
     contradictionsOf: (mkey: number) => Array<{ seq: number; subject: string | null }>,
   ): Promise<Map<number, number>> {
     const revs = new Map<number, number>();
+    if (batch.written.size === 0) {
+      // Only confirmations: one read, no transaction.
+      const now = await this.revsByKey([...batch.touched]);
+      for (const mkey of batch.touched) {
+        if (now.get(mkey) !== known.get(mkey)) throw new ClusterConflictError(batch.touched, 'the monitor moved since this node read it');
+      }
+      return revs;
+    }
     try {
       await this.db.transaction().execute(async (trx) => {
         // Monitors in key order: two batches never wait on each other's rows in a cycle.
-        for (const mkey of [...batch.touched].sort((a, b) => a - b)) {
+        for (const mkey of [...batch.written].sort((a, b) => a - b)) {
           const rev = await this.claimMonitor(trx, batch, mkey, known.get(mkey));
           if (rev === undefined) throw new ClusterConflictError(batch.touched);
           revs.set(mkey, rev);
+        }
+        // A decision that wrote nothing stands only if the monitor is still at the rev memory read.
+        for (const mkey of batch.touched) {
+          if (batch.written.has(mkey)) continue;
+          const row = await trx.selectFrom('monitors').select('rev').where('key', '=', mkey).executeTakeFirst();
+          if (row === undefined || row.rev !== known.get(mkey)) throw new ClusterConflictError(batch.touched, 'the monitor moved since this node read it');
         }
         for (let i = 0; i < batch.observations.length; i += insertChunk) {
           const rows = batch.observations.slice(i, i + insertChunk).map((p) => zip(observationColumns, p));
@@ -111,7 +125,7 @@ export class PgStore {
         const timers = new Set([...batch.leases.values()].map((p) => p[0] as number));
         for (const p of batch.subscriptions.values()) timers.add(p[1] as number);
         const payload = [...revs].map(([mkey, rev]) => `${mkey}:${rev}:${timers.has(mkey) ? 1 : 0}`).join(',');
-        await sql`select pg_notify(${changesChannel}, ${payload})`.execute(trx);
+        if (revs.size > 0) await sql`select pg_notify(${changesChannel}, ${payload})`.execute(trx);
       });
     } catch (error) {
       if (error instanceof ClusterConflictError) throw error;

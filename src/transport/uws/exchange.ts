@@ -4,6 +4,7 @@ import type { FlushScheduler } from '../flush-scheduler.ts';
 import { failStream } from '../internal-error.ts';
 import type { FullResponse, StreamChunk, StreamResponse, StreamSink } from '../http-types.ts';
 import { chunkBytes, joinChunks } from '../stream-chunks.ts';
+import { streamStalledMs } from '../stalled-request.ts';
 import { writeHead } from './wire.ts';
 
 /** One request/response pair; uWS forbids touching `res` after it was aborted or ended. */
@@ -73,6 +74,9 @@ export class UwsStreamSink implements StreamSink {
   // Upper bound of what uWS holds: bytes passed to writes since the last write that went out whole.
   private heldByUws = 0;
   private backpressured = false;
+  /** Armed while the socket is backed up: a reader that takes nothing for streamStalledMs is let go. */
+  private stalled: ReturnType<typeof setTimeout> | undefined;
+  private room: { bytes: number; listener: () => void } | undefined;
   private readonly listeners: Array<() => void> = [];
 
   constructor(
@@ -85,30 +89,36 @@ export class UwsStreamSink implements StreamSink {
 
   write(chunk: StreamChunk): boolean {
     if (this.closed) return false;
-    this.queue.push(chunk);
-    this.queuedBytes += chunkBytes(chunk);
-    if (this.bufferedBytes() > this.maxBufferBytes) {
-      this.exchange.res.close();
-      this.exchange.aborted(); // a no-op if uWS already ran onAborted
+    // A chunk larger than the budget still goes out to a reader that has taken all before it.
+    const waiting = this.bufferedBytes();
+    const size = chunkBytes(chunk);
+    if (waiting > 0 && waiting + size > this.maxBufferBytes) {
+      this.cut();
       return false;
     }
+    this.queue.push(chunk);
+    this.queuedBytes += size;
     this.flushes.add(this);
     return true;
   }
 
   flush(): void {
-    if (this.closed || this.backpressured || this.queue.length === 0) return;
-    const data = this.takeQueue();
-    let sent = false;
-    this.exchange.res.cork(() => {
-      sent = this.exchange.res.write(data);
-    });
-    if (sent) {
-      this.heldByUws = 0;
-    } else {
-      this.heldByUws += chunkBytes(data);
-      this.backpressured = true;
+    if (this.closed) return;
+    if (!this.backpressured && this.queue.length > 0) {
+      const data = this.takeQueue();
+      let sent = false;
+      this.exchange.res.cork(() => {
+        sent = this.exchange.res.write(data);
+      });
+      if (sent) {
+        this.heldByUws = 0;
+      } else {
+        this.heldByUws += chunkBytes(data);
+        this.backpressured = true;
+        this.stalled ??= setTimeout(() => this.cut(), streamStalledMs);
+      }
     }
+    this.notifyRoom();
   }
 
   end(): void {
@@ -125,6 +135,17 @@ export class UwsStreamSink implements StreamSink {
     return this.queuedBytes + this.heldByUws;
   }
 
+  hasRoom(bytes: number): boolean {
+    return !this.closed && !this.backpressured && this.bufferedBytes() < bytes;
+  }
+
+  whenRoom(bytes: number, listener: () => void): void {
+    if (this.closed) return;
+    this.room = { bytes, listener };
+    // The flush at the end of this turn tells it if there is room already.
+    this.flushes.add(this);
+  }
+
   onClose(listener: () => void): void {
     if (this.closed) listener();
     else this.listeners.push(listener);
@@ -133,14 +154,31 @@ export class UwsStreamSink implements StreamSink {
   markClosed(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.stalled);
+    this.room = undefined;
     this.queue = [];
     this.queuedBytes = 0;
     for (const listener of this.listeners.splice(0)) listener();
   }
 
+  private cut(): void {
+    if (this.closed) return;
+    this.exchange.res.close();
+    this.exchange.aborted(); // a no-op if uWS already ran onAborted
+  }
+
+  private notifyRoom(): void {
+    const room = this.room;
+    if (!room || !this.hasRoom(room.bytes)) return;
+    this.room = undefined;
+    room.listener();
+  }
+
   private resume(): boolean {
     if (this.closed) return true;
     this.backpressured = false;
+    clearTimeout(this.stalled);
+    this.stalled = undefined;
     if (this.queue.length > 0) {
       this.flush();
       return !this.backpressured;
@@ -148,6 +186,10 @@ export class UwsStreamSink implements StreamSink {
     // With an onWritable handler registered uWS drains its buffer only when
     // something is written; an empty cork flushes it without adding bytes.
     this.exchange.res.cork(() => {});
+    // The socket takes bytes again: what uWS still holds is within its send buffer
+    // (a write that finds it backed up says so, and this waits again).
+    this.heldByUws = 0;
+    this.notifyRoom();
     return true;
   }
 

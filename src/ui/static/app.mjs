@@ -46,7 +46,17 @@ const views = {
       v.monitors.map((m) => [
         el('td', { 'data-monitor': m.id }, el('strong', {}, m.name), el('br'), el('code', {}, m.id)),
         pill(m.status),
-        el('span', {}, m.source, ' ', m.source_state ? pill(m.source_state) : '', m.source_error ? el('div', { class: 'gap' }, m.source_error) : ''),
+        el(
+          'span',
+          { 'data-source': m.source_live ? 'live' : 'label' },
+          m.source,
+          m.source_ref ? ` ${m.source_ref}` : '',
+          ' ',
+          m.source_live ? pill('live') : el('span', { class: 'label', title: 'a label: the server does not run this source' }, 'label'),
+          ' ',
+          m.source_state ? pill(m.source_state) : '',
+          m.source_error ? el('div', { class: 'gap' }, m.source_error) : '',
+        ),
         num(m.head),
         num(m.observations),
         num(m.subscriptions),

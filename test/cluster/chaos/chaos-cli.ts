@@ -1,0 +1,38 @@
+// `npm run chaos [-- --minutes 3 --pause 15]`: the fault-injection run for
+// minutes (rounds of kill -9, SIGSTOP/SIGCONT, pg_terminate_backend and
+// SIGTERM restarts, in random order, on three nodes under mixed load); prints
+// each round, the totals and every violation; exits 1 on any violation.
+import { rmSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { postgresUnavailable } from '../../support/postgres.ts';
+import { tempDirs } from '../../support/server-process.ts';
+import { type Fault, faults, runChaos } from './chaos.ts';
+
+const { values } = parseArgs({ options: { minutes: { type: 'string', default: '3' }, pause: { type: 'string', default: '15' } } });
+const minutes = Number(values.minutes);
+const pauseSeconds = Number(values.pause);
+if (!(minutes > 0 && minutes <= 120) || !(pauseSeconds > 0 && pauseSeconds <= 60)) {
+  console.error('vigil chaos: --minutes must be between 0 and 120, --pause (seconds) between 0 and 60');
+  process.exit(2);
+}
+const unavailable = await postgresUnavailable();
+if (unavailable) {
+  console.error(`vigil chaos: needs PostgreSQL: ${unavailable}`);
+  process.exit(2);
+}
+// About one fault per 20 s (a pause takes its own length on top); each kind as often as the others.
+const count = Math.max(faults.length, Math.round((minutes * 60) / (20 + pauseSeconds / faults.length)));
+const rounds: Fault[] = Array.from({ length: count }, (_, i) => faults[i % faults.length]!).sort(() => Math.random() - 0.5);
+console.log(`vigil chaos: ${count} rounds on three nodes (${faults.join(', ')}), pauses of ${pauseSeconds} s`);
+try {
+  const result = await runChaos({ rounds, pauseMs: pauseSeconds * 1000, log: (line) => console.log(line) });
+  console.log(JSON.stringify(result.stats, null, 2));
+  if (result.violations.length === 0) console.log('vigil chaos: no violation');
+  else {
+    console.log(`vigil chaos: ${result.violations.length} violation(s):`);
+    for (const v of result.violations) console.log(`- ${v}`);
+  }
+  process.exitCode = result.violations.length === 0 ? 0 : 1;
+} finally {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+}
