@@ -93,6 +93,11 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
       receiver.answers.push(500);
       expect((await call(a!.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { last: true } } })).status).toBe(202);
       await receiver.waitFor(5);
+      // A recorded the failed attempt and its retry (an attempt A never finished is taken over once its 60 s claim ends).
+      await until('the failed attempt recorded', async () => {
+        const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+        return listed.body.deliveries.some((d: { status: string; attempts: number }) => d.status === 'pending' && d.attempts === 1) ? listed : undefined;
+      });
       await a!.kill();
       await until('the retry from the surviving node', async () => {
         const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
