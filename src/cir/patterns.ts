@@ -2,8 +2,9 @@
 //
 // A pattern is a body that recurs among signals of one type once normalised
 // (lower case, numbers, ids and punctuation removed, spaces collapsed). Its
-// recurrence_count is the number of distinct runs (sources) that produced it,
-// or of signals when they carry no source; strength = 1 − 1/count, so a body
+// recurrence_count is the number of distinct runs (sources, and for a source
+// that runs again, such as a recipe step, its `run:<id>` tags) that produced
+// it, or of signals when they carry no source; strength = 1 − 1/count, so a body
 // seen twice has 0.5 (the recipe default threshold) and the strength grows
 // towards 1 with every recurrence.
 //
@@ -33,7 +34,8 @@ export function detectPatterns(signals: CIRSignal[]): Pattern[] {
   }
   const out: Pattern[] = [];
   for (const [key, members] of groups) {
-    const sources = new Set(members.map((m) => m.source ?? m.id));
+    // A source that runs again (a recipe step, tagged run:<id>) counts once per run.
+    const sources = new Set(members.map((m) => (m.source ? `${m.source}\u0000${m.tags?.find((t) => t.startsWith('run:')) ?? ''}` : m.id)));
     const count = sources.size;
     if (count < 2) continue;
     const [type, norm] = key.split('\u0000') as [string, string];

@@ -10,9 +10,10 @@ import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
 
 /** The recipe runner's modules, loaded when a command runs: `vigil --version` and `--help` start without them. */
 const runner = async () => {
-  const [gate, discovery, root, schema, registry, record, tree, runs] = await Promise.all([
+  const [gate, discovery, describe, root, schema, registry, record, tree, runs] = await Promise.all([
     import('../recipes/gates/gate.ts'),
     import('../recipes/loading/discovery.ts'),
+    import('../recipes/loading/describe-recipe.ts'),
     import('../workspace/project-root.ts'),
     import('../recipes/loading/recipe-schema.ts'),
     import('../recipes/types/registry.ts'),
@@ -20,7 +21,7 @@ const runner = async () => {
     import('../recipes/records/run-tree.ts'),
     import('../recipes/records/runs-list.ts'),
   ]);
-  return { ...gate, ...discovery, ...root, ...schema, ...registry, ...record, ...tree, ...runs };
+  return { ...gate, ...discovery, ...describe, ...root, ...schema, ...registry, ...record, ...tree, ...runs };
 };
 
 function fail(error: unknown): never {
@@ -65,6 +66,7 @@ export function registerRecipeCommands(cli: CAC): void {
     .option('--model <id>', 'Model for every step of the run (and of every child run), replacing the recipe\'s')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
     .option('--run <run-id>', 'With --from: resume this run instead of the latest one')
+    .option('--resume <run-id>', 'Run the recipe again keeping what succeeded in that run: failed, skipped and unfinished steps (and child runs of a pipeline, compound or parallel recipe) run again')
     .option('--base <url>', `${baseHelp}: where the run is published when vigil.yml names a server`, { type: [String] })
     .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view; with --dry-run, the plan as JSON')
     .option('--dry-run', 'Print the plan (waves, steps, backend and model of each, isolation, budgets, child runs) and the preflight verdict; run nothing (exit 0, or 2 when the run would be refused)')
@@ -74,7 +76,7 @@ export function registerRecipeCommands(cli: CAC): void {
       try {
         applyBaseFlag(options.base);
         if (options.dryRun === true) {
-          if (options.from !== undefined || options.run !== undefined) throw new RecipeInputError('--dry-run plans a whole run; it does not take --from or --run');
+          if (options.from !== undefined || options.run !== undefined || options.resume !== undefined) throw new RecipeInputError('--dry-run plans a whole run; it does not take --from or --run, nor --resume');
           const { sequenceDryRun } = await import('./recipe-check.ts');
           const backend = optionalString(options.backend, '--backend');
           const model = optionalString(options.model, '--model');
@@ -94,6 +96,7 @@ export function registerRecipeCommands(cli: CAC): void {
               model: optionalString(options.model, '--model'),
               from: optionalString(options.from, '--from'),
               run: optionalString(options.run, '--run'),
+              resume: optionalString(options.resume, '--resume'),
             }),
           },
           {
@@ -113,12 +116,13 @@ export function registerRecipeCommands(cli: CAC): void {
   command(
     cli,
     'recipe <action> [type]',
-    'Recipes: "list" shows name, type, description and where each was found; "types" lists the recipe types; "schema [type]" prints the path of the JSON Schema (of one type); "check <name>" prints every verdict a run would reach (schema, graph, variables, requires, destructive intents, the recipes it runs included) and runs nothing: exit 0 clean, 2 refused',
+    'Recipes: "list" shows name, type, description and where each was found; "show <name>" its parameters (description, required, default, choices) and steps or child recipes; "types" lists the recipe types; "schema [type]" prints the path of the JSON Schema (of one type); "check <name>" prints every verdict a run would reach (schema, graph, variables, requires, destructive intents, the recipes it runs included) and runs nothing: exit 0 clean, 2 refused',
   )
     .option('--var <NAME=value>', 'check: set a variable, as for vigil sequence (repeatable)')
     .option('--json', 'check: print the verdicts as JSON')
     .example((name) => `  $ ${name} recipe list`)
     .example((name) => `  $ ${name} recipe schema parallel`)
+    .example((name) => `  $ ${name} recipe show release`)
     .example((name) => `  $ ${name} recipe check release --var TARGET=src/api`)
     .action(async (action: string, type: string | undefined, options: Record<string, unknown>) => {
       try {
@@ -127,8 +131,12 @@ export function registerRecipeCommands(cli: CAC): void {
           const { recipeCheck } = await import('./recipe-check.ts');
           process.exit(recipeCheck(type, { vars: asList(options.var), json: options.json === true }));
         }
-        const { discoverRecipes, findProjectRoot, recipeSchemaPath, recipeTypeDef, recipeTypeDefs } = await runner();
+        const { describeRecipe, discoverRecipes, findProjectRoot, findRecipe, recipeSchemaPath, recipeTypeDef, recipeTypeDefs } = await runner();
         const root = findProjectRoot();
+        if (action === 'show') {
+          if (type === undefined) throw new RecipeInputError('recipe show: name the recipe to show (see "vigil recipe list")');
+          return void process.stdout.write(describeRecipe(findRecipe(root, type)));
+        }
         if (action === 'schema') {
           if (type === undefined) return void process.stdout.write(`${recipeSchemaPath}\n`);
           const def = recipeTypeDef(type);
@@ -143,7 +151,7 @@ export function registerRecipeCommands(cli: CAC): void {
             process.stdout.write(`${d.type.padEnd(width)}  ${d.planner || d.composite ? 'runs with "vigil sequence"' : 'not run by "vigil sequence"'}  ${d.summary}\n`);
           return;
         }
-        if (action !== 'list') throw new RecipeInputError(`recipe: unknown action "${action}"; actions: list, types, schema, check`);
+        if (action !== 'list') throw new RecipeInputError(`recipe: unknown action "${action}"; actions: list, types, schema, show, check`);
         const { recipes, broken } = discoverRecipes(root);
         if (recipes.length === 0) process.stdout.write(`no recipes in ${join(root, '.vigil', 'recipes')} or ~/.vigil/recipes\n`);
         else {

@@ -10,18 +10,19 @@ import { loadWorkspaceConfig, type WorkspaceConfig } from './config/workspace-co
 import { RecipeInputError, RunRefusedError } from './errors.ts';
 import { findRecipe } from './loading/discovery.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
+import { linkStepRefs } from './executor/step-refs.ts';
 import type { Plan } from './planning/plan.ts';
 import { planRecipe } from './planning/planners.ts';
 import type { BackendSpec, VmSpec } from './pool/step-task.ts';
 import { describeFinding } from './preflight/destructive.ts';
 import { scanPlanSteps } from './preflight/destructive-steps.ts';
 import { checkRequires } from './preflight/requires.ts';
-import { type ResumePoint, resumePoint } from './preflight/resume.ts';
+import { type ResumePoint, resumeFailed, resumePoint } from './preflight/resume.ts';
 import { type RenderedStep, renderStep } from './prompts.ts';
 import { newRunId, runsDir } from './records/run-record.ts';
 import { requireBubblewrap } from './isolation/vm.ts';
 import { unpricedWhy } from './budget/budget-scope.ts';
-import type { Budget, FoundRecipe } from './types.ts';
+import type { Budget, FoundRecipe, RecipeStep } from './types.ts';
 import { parseVarFlags, resolveVariables } from './variables.ts';
 import type { VaultReader } from '../vault/vault-reader.ts';
 
@@ -33,6 +34,8 @@ export interface RunRequest {
   model?: string;
   from?: string;
   run?: string;
+  /** An earlier run of this recipe: keep what succeeded in it, run the rest (--resume). */
+  resume?: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
   vault: VaultReader;
@@ -85,6 +88,16 @@ export function resolveWorkspace(found: FoundRecipe, projectRoot: string): strin
   return path;
 }
 
+/** A reused step's rendering: its unset variables read as empty (it will not run). */
+function reusedStep(step: RecipeStep, vars: Record<string, string>, ctx: Parameters<typeof renderStep>[2]): RenderedStep {
+  const lenient = new Proxy(vars, { get: (t, k) => (typeof k === 'string' ? (t[k] ?? '') : undefined) });
+  try {
+    return renderStep(step, lenient, ctx);
+  } catch {
+    return { label: step.label, args: [], promptText: '', env: {} };
+  }
+}
+
 export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const projectRoot = findProjectRoot(req.cwd);
   const config = loadWorkspaceConfig(projectRoot);
@@ -98,7 +111,11 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const workspace = over?.workspace ?? resolveWorkspace(found, projectRoot);
   const cliVars = over?.vars ?? parseVarFlags(req.vars);
   const vars = resolveVariables(recipe.env, req.env, cliVars);
-  const resume = req.from ? resumePoint(projectRoot, recipe.name, plan, req.from, req.run) : null;
+  const resume = req.from
+    ? resumePoint(projectRoot, recipe.name, plan, req.from, req.run, (recipe.steps ?? []).map((s) => s.label))
+    : req.resume
+      ? resumeFailed(projectRoot, recipe.name, plan, req.resume)
+      : null;
   if (req.run && !req.from) throw new RecipeInputError('--run needs --from <label> (the step to resume from)');
 
   // Render every prompt first, so all missing variables are reported together.
@@ -112,11 +129,15 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     try {
       rendered.set(step.label, renderStep(step, vars, { recipeFile: file, projectRoot, workspace, dialect }));
     } catch (error) {
-      if (error instanceof RecipeInputError) problems.push(...error.problems);
-      else throw error;
+      if (!(error instanceof RecipeInputError)) throw error;
+      // A step reused from the earlier run does not run: the variables it used need not be set now.
+      if (resume?.preset.has(step.label)) rendered.set(step.label, reusedStep(step, vars, { recipeFile: file, projectRoot, workspace, dialect }));
+      else problems.push(...error.problems);
     }
   }
   if (problems.length > 0) throw new RecipeInputError('missing variables, nothing was started', problems);
+  const refProblems = linkStepRefs(plan, (label) => rendered.get(label)?.promptText ?? '', file);
+  if (refProblems.length > 0) throw new RecipeInputError(`${file}: invalid references to other steps' output, nothing was started`, refProblems);
 
   checkRequires(recipe.requires, req.env, req.vault, file);
 
@@ -156,6 +177,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...vars, ...r.env, ...auth, ...(over?.env ?? {}) }, vm });
   }
   warnings.push(...checkUsdCounted(steps, plan, recipe.budget, config, file));
+  for (const w of recipe.load_warnings ?? []) warnings.push(`warning: ${file}: ${w}`);
   const vmSpec = vmLabels.length > 0 ? { bwrap: requireBubblewrap(vmLabels, file) } : null;
   return {
     runId,

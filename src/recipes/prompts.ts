@@ -74,6 +74,13 @@ export function renderStep(
       problems.push(`${ctx.recipeFile}: steps "${step.label}".args[${i}]: variable $${name} is set nowhere (recipe env, environment, --var)`);
     return { value: r.text, kind };
   });
+  // An inline prompt is a prompt file written in the recipe: the last prompt argument.
+  if (step.prompt !== undefined) {
+    const r = substitute(step.prompt, vars);
+    for (const name of r.missing)
+      problems.push(`${ctx.recipeFile}: steps "${step.label}".prompt: variable $${name} is set nowhere (recipe env, environment, --var)`);
+    args.push({ value: '', prompt: { source: `${ctx.recipeFile}: steps "${step.label}".prompt`, text: r.text }, kind: 'word' });
+  }
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(step.env ?? {})) {
     const r = substitute(v, vars);

@@ -21,6 +21,7 @@ import type { TreeRuntime } from './tree/runtime.ts';
 import { runStepsNode } from './tree/steps-node.ts';
 import { TreeView, type ViewMode } from './tree/tree-view.ts';
 import { recipeTypeDef } from './types/registry.ts';
+import { resolveParameters, terminalAsker } from './preflight/parameters.ts';
 import { parseVarFlags } from './variables.ts';
 
 export interface SequenceIo {
@@ -42,7 +43,12 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
     throw new RecipeInputError(`${tree.root.file}: recipe "${req.name}" has type "${def.type}": ${def.refusal ?? 'this version of vigil cannot run it'}`);
   if (def.composite && req.from)
     throw new RecipeInputError(`--from ${req.from}: recipe "${req.name}" is a ${def.type} recipe; set "from" on an entry of a pipeline instead`);
+  if (req.resume && (req.from || req.run)) throw new RecipeInputError('--resume <run> re-runs what failed in that run; it does not take --from or --run');
+  if (req.resume && (def.type === 'adversarial' || def.type === 'convergent'))
+    throw new RecipeInputError(`--resume ${req.resume}: recipe "${req.name}" is ${def.type}: its rounds and candidates depend on each other; run it again instead`);
   const vars = parseVarFlags(req.vars);
+  const ask = io.interactive && !io.json ? () => terminalAsker(io.stdin, io.stdout) : null;
+  Object.assign(vars, await resolveParameters(tree.root.recipe, tree.root.file, req.env, vars, ask));
   const config = loadWorkspaceConfig(projectRoot);
 
   const mode: ViewMode = io.json ? 'json' : io.interactive ? 'tty' : 'plain';
@@ -106,6 +112,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       ...(req.model ? { model: req.model } : {}),
       ...(req.from ? { from: req.from } : {}),
       ...(req.run ? { run: req.run } : {}),
+      ...(req.resume ? { resume: req.resume } : {}),
       onStart: (runId) => publisher?.publish(RUN_TYPE, runId, { recipe: tree.root.recipe.name, status: 'running' }),
     });
     view.stop();

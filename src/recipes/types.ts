@@ -18,7 +18,10 @@ export type PermissionMode = 'acceptEdits' | 'bypassPermissions';
 
 export interface RecipeStep {
   label: string;
+  /** Always present once loaded (loading/normalize.ts gives [] when the step has only a prompt). */
   args: string[];
+  /** The prompt written inline. */
+  prompt?: string;
   backend?: string;
   model?: string;
   effort?: Effort;
@@ -42,6 +45,20 @@ export interface RecipeStep {
   concurrencySafe?: boolean;
   outputPersistenceThreshold?: number;
   budget?: Budget;
+  /** Tries in all (the first included) and the seconds before the first retry, doubled before each next one. */
+  retry?: { attempts: number; backoff_s?: number };
+  /** A condition (executor/conditions.ts); false: the step is skipped and its dependents go on. */
+  if?: string;
+  /** A failure of this step does not skip its dependents nor fail the run. */
+  continue_on_error?: boolean;
+  /** A JSON Schema the step's output (its last JSON object) must match; readable as ${steps.<label>.json.<field>}. */
+  output_schema?: Record<string, unknown>;
+  // Fields of recipes written for mentu, mapped by loading/mentu.ts.
+  allowed_tools?: string[];
+  max_output_tokens?: number;
+  max_retries?: number;
+  expected_changes?: unknown;
+  verify?: { commands: string[] };
 }
 
 export interface RecipeRequires {
@@ -50,9 +67,18 @@ export interface RecipeRequires {
   vault_keys?: string[];
 }
 
+export interface RecipeParameter {
+  description?: string;
+  required?: boolean;
+  default?: string | number | boolean;
+  choices?: Array<string | number | boolean>;
+}
+
 export interface Recipe {
   name: string;
   description?: string;
+  /** Variables the recipe asks for (preflight/parameters.ts). */
+  parameters?: Record<string, RecipeParameter>;
   workspace?: string;
   type?: RecipeType;
   requires?: RecipeRequires;
@@ -65,6 +91,16 @@ export interface Recipe {
   canary_timeout?: number;
   cir?: RecipeCir;
   budget?: Budget;
+  /** Filled into each step that does not set its own (loading/normalize.ts). */
+  defaults?: { backend?: string; model?: string; effort?: Effort; timeout?: number };
+  /** mentu: top-level backend, model and providers (loading/mentu.ts). */
+  backend?: string;
+  model?: string;
+  providers?: unknown;
+  /** Warnings of loading: fields read from another tool's recipes that have no equivalent here. */
+  load_warnings?: string[];
+  /** parallel: lists expanded to their product, appended to vars. */
+  matrix?: Record<string, unknown>;
   // Composite types (src/recipes/types/<type>/schema.json say which type has which).
   sequences?: PipelineEntry[];
   layers?: CompoundLayer[];

@@ -1,7 +1,8 @@
 // Why a listen failed, in words a person can act on: the port's holder when
 // it is taken (found through /proc on Linux), otherwise what the system said.
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { listeningProcess, otherProcesses } from '../net/listening-process.ts';
 
 const reasons: Record<string, string> = {
   EACCES: 'permission denied (ports below 1024 need privileges)',
@@ -31,45 +32,11 @@ export function listenFailure(host: string, port: number, code: string | undefin
 
 /** "pid N (command line)" of the process listening on `port`, when /proc shows it. */
 export function portHolder(port: number): string | undefined {
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(table, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (fields.length < 10 || fields[3] !== '0A') continue;
-      if (Number.parseInt(fields[1]!.split(':')[1] ?? '', 16) === port) inodes.add(`socket:[${fields[9]}]`);
-    }
-  }
-  if (inodes.size === 0) return undefined;
-  for (const pid of safeList('/proc')) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    for (const fd of safeList(`/proc/${pid}/fd`)) {
-      let target: string;
-      try {
-        target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      if (inodes.has(target)) return `pid ${pid} (${commandLine(pid)})`;
-    }
-  }
-  return undefined;
+  const pid = listeningProcess(port, otherProcesses());
+  return pid === undefined ? undefined : `pid ${pid} (${commandLine(pid)})`;
 }
 
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-function commandLine(pid: string): string {
+function commandLine(pid: number): string {
   try {
     const words = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     const text = words.join(' ');

@@ -5,12 +5,20 @@
 // Viewers of the same class share one view (shared-views.ts); viewers without
 // a token are capped apart from those with one.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { MonitorService } from '../service/service.ts';
 import { bearerOf, type DoorExtensions, jsonResponse } from '../transport/http-door.ts';
 import type { HttpRequest, HttpResponse, StreamSink } from '../transport/http-types.ts';
+import { chartParam } from './chart-view.ts';
+import { LeaseHistory } from './lease-history.ts';
+import { machineCharts } from './machine-charts.ts';
+import { observationFilter } from './observation-filter.ts';
 import { dashboardPage } from './page.ts';
+import { ObservationRates } from './rates.ts';
+import { RunBook } from './run-book.ts';
 import { SharedViews, type ViewerCaps } from './shared-views.ts';
+import { TransitionLog } from './transition-log.ts';
 
 export const uiPath = '/ui';
 export const defaultViewerCaps: ViewerCaps = { anonymous: 1000, withToken: 64 };
@@ -22,15 +30,38 @@ const security = {
   'cache-control': 'no-store',
 };
 
+/** The page's scripts (classic scripts, see page.ts), read once when first asked for. */
+const scripts: Record<string, () => string> = {
+  [`${uiPath}/app.js`]: () => readFileSync(fileURLToPath(new URL('./static/app.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/glance.js`]: () => readFileSync(fileURLToPath(new URL('./static/glance.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/timeline.js`]: () => readFileSync(fileURLToPath(new URL('./static/timeline.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/waterfall.js`]: () => readFileSync(fileURLToPath(new URL('./static/waterfall.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/filter.js`]: () => readFileSync(fileURLToPath(new URL('./static/filter.mjs', import.meta.url)), 'utf8'),
+  [`${uiPath}/chart.js`]: () => readFileSync(fileURLToPath(new URL('./static/chart.mjs', import.meta.url)), 'utf8'),
+  // elkjs lays the statecharts out in the page; its bundled build runs without a worker or a CDN.
+  [`${uiPath}/elk.js`]: () => readFileSync(createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js'), 'utf8'),
+};
+
 export class Dashboard {
-  private readonly script = readFileSync(fileURLToPath(new URL('./static/app.mjs', import.meta.url)), 'utf8');
+  private readonly loaded = new Map<string, string>();
   readonly views: SharedViews;
 
   constructor(
     private readonly service: MonitorService,
     caps: Partial<ViewerCaps> = {},
   ) {
-    this.views = new SharedViews(service, { ...defaultViewerCaps, ...caps });
+    // Rates for the sparklines, lease history for the timelines, runs for the waterfalls, transitions for the charts.
+    const books = { rates: new ObservationRates(service), leases: new LeaseHistory(service), runs: new RunBook(service), transitions: new TransitionLog() };
+    this.views = new SharedViews(service, { ...defaultViewerCaps, ...caps }, books);
+  }
+
+  private script(path: string): string {
+    let text = this.loaded.get(path);
+    if (text === undefined) {
+      text = (scripts[path] as () => string)();
+      this.loaded.set(path, text);
+    }
+    return text;
   }
 
   close(): void {
@@ -53,7 +84,15 @@ export class Dashboard {
       case `${uiPath}/`:
         return { kind: 'full', status: 200, headers: { 'content-type': 'text/html; charset=utf-8', ...security }, body: dashboardPage() };
       case `${uiPath}/app.js`:
-        return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script };
+      case `${uiPath}/glance.js`:
+      case `${uiPath}/timeline.js`:
+      case `${uiPath}/waterfall.js`:
+      case `${uiPath}/filter.js`:
+      case `${uiPath}/chart.js`:
+      case `${uiPath}/elk.js`:
+        return { kind: 'full', status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', ...security }, body: this.script(request.path) };
+      case `${uiPath}/machines`:
+        return { kind: 'full', status: 200, headers: { 'content-type': 'application/json; charset=utf-8', ...security }, body: JSON.stringify({ machines: machineCharts() }) };
       case `${uiPath}/events`:
         return this.events(request);
       default:
@@ -63,6 +102,10 @@ export class Dashboard {
 
   private events(request: HttpRequest): HttpResponse {
     const caller = { bearer: bearerOf(request) };
+    const chart = chartParam(request.query);
+    if (typeof chart === 'string') return jsonResponse(400, { code: 'INVALID', error: chart });
+    const filter = observationFilter(request.query);
+    if (typeof filter === 'string') return jsonResponse(400, { code: 'INVALID', error: filter });
     const refused = this.views.refusal(caller);
     if (refused) {
       const who = refused.kind === 'anonymous' ? 'without a token (raise with serve --max-anonymous-viewers)' : 'with a token';
@@ -74,7 +117,7 @@ export class Dashboard {
       headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
       start: (sink: StreamSink) => {
         if (this.service.isClosed) sink.end();
-        else this.views.join(caller, sink);
+        else this.views.join(caller, sink, { chart, filter });
       },
     };
   }

@@ -2,6 +2,11 @@
 // server (no CDN): it works offline and under a strict content policy. The
 // script is a classic one: a module script is fetched with an Origin header,
 // which the browser rules of the API would refuse.
+import { chartStyle } from './chart-style.ts';
+import { glanceStyle } from './glance-style.ts';
+import { timelineStyle } from './timeline-style.ts';
+import { waterfallStyle } from './waterfall-style.ts';
+
 const style = `
 :root { color-scheme: light dark; --fg: #1c1f24; --muted: #5d6673; --line: #d9dde3; --bg: #fff; --panel: #f5f7fa; --ok: #1d7a3e; --warn: #a15c00; --bad: #b3261e; --accent: #2458d6; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6e9ee; --muted: #9aa4b2; --line: #343a44; --bg: #14171c; --panel: #1c2027; --ok: #4cc17a; --warn: #e3a33b; --bad: #f2675e; --accent: #7aa2ff; } }
@@ -32,6 +37,10 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-
 .gap { display: inline-block; color: var(--warn); font-size: 12px; margin-right: 6px; }
 .empty { color: var(--muted); padding: 16px 0; }
 .data { max-width: 340px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+${chartStyle}${glanceStyle}${timelineStyle}${waterfallStyle}
+#obs-filter { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 0 0 8px; }
+#obs-filter[hidden] { display: none; }
+#obs-filter input:not([type]) { width: 200px; padding: 3px 6px; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--fg); }
 `;
 
 export function dashboardPage(): string {
@@ -48,6 +57,7 @@ export function dashboardPage(): string {
     <button data-view="observations">Observations</button>
     <button data-view="runs">Recipe runs</button>
     <button data-view="actors">Actors</button>
+    <button data-view="charts">Statecharts</button>
   </nav>
   <form id="token-form"><input id="token" type="password" placeholder="bearer token (owner or admin)" autocomplete="off"><button>Use</button></form>
   <span id="live" class="off">connecting</span>
@@ -59,7 +69,14 @@ export function dashboardPage(): string {
   <section id="observations" hidden></section>
   <section id="runs" hidden></section>
   <section id="actors" hidden></section>
+  <section id="charts" hidden></section>
 </main>
+<script src="/ui/elk.js" defer></script>
+<script src="/ui/chart.js" defer></script>
+<script src="/ui/glance.js" defer></script>
+<script src="/ui/timeline.js" defer></script>
+<script src="/ui/waterfall.js" defer></script>
+<script src="/ui/filter.js" defer></script>
 <script src="/ui/app.js" defer></script>
 </body></html>`;
 }

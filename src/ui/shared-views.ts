@@ -9,7 +9,20 @@ import { type Caller, canSee, isOwner } from '../service/access.ts';
 import type { MonitorService } from '../service/service.ts';
 import { secretMatches } from '../service/tokens.ts';
 import type { StreamSink } from '../transport/http-types.ts';
-import { dashboardView, type RecentCache } from './view.ts';
+import type { AnyActorRef } from 'xstate';
+import { type ChartTarget, chartedActor } from './chart-view.ts';
+import type { ObservationFilter } from './observation-filter.ts';
+import type { TransitionLog } from './transition-log.ts';
+import { dashboardView, type RecentCache, type ViewBooks } from './view.ts';
+
+/** What a stream asked to see besides its class's view: a statechart's actor and the observations' filter. */
+export interface ViewOptions {
+  chart?: ChartTarget;
+  filter?: ObservationFilter;
+}
+
+/** What the dashboard keeps for the views: see view.ts, and the charts' transitions. */
+export type Books = Omit<ViewBooks, 'filter'> & { transitions?: TransitionLog };
 
 /** How often an open view looks for changes that wrote no observation (lease expiry, source state). */
 const tickMs = 1000;
@@ -49,10 +62,16 @@ class SharedView {
   private readonly recent: RecentCache = new Map();
   private broadcasts = 0;
 
+  // The charted actor's transitions are recorded while this view shows it (a restored actor is a new object).
+  private followed: AnyActorRef | undefined;
+  private unfollow: (() => void) | undefined;
+
   constructor(
     private readonly service: MonitorService,
     private readonly caller: Caller,
     private readonly onEmpty: () => void,
+    private readonly books: Books = {},
+    private readonly options: ViewOptions = {},
   ) {
     this.stopRecorded = service.onRecorded(() => this.soon());
     // A cluster node first catches up on every monitor, so that any node shows all of them.
@@ -74,6 +93,7 @@ class SharedView {
   }
 
   close(): void {
+    this.unfollow?.();
     this.stopRecorded();
     clearInterval(this.tick);
     clearTimeout(this.queued);
@@ -106,7 +126,7 @@ class SharedView {
     let asOf: string;
     let text: string;
     try {
-      const { as_of, ...view } = dashboardView(this.service, this.caller, this.recent);
+      const { as_of, ...view } = this.view();
       asOf = as_of;
       text = JSON.stringify(view);
     } catch (error) {
@@ -119,6 +139,20 @@ class SharedView {
     this.last = text;
     this.frame = Buffer.from(`id: ${this.builds}\nevent: view\ndata: {"as_of":${JSON.stringify(asOf)},${text.slice(1)}\n\n`);
     this.broadcast();
+  }
+
+  private view() {
+    const { transitions, ...books } = this.books;
+    const view = dashboardView(this.service, this.caller, this.recent, { ...books, filter: this.options.filter });
+    const { chart } = this.options;
+    if (!chart || !transitions) return view;
+    const follow = (actor: AnyActorRef) => {
+      if (actor === this.followed) return;
+      this.unfollow?.();
+      this.followed = actor;
+      this.unfollow = transitions.follow(actor);
+    };
+    return { ...view, chart: chartedActor(this.service, transitions, view.actors, chart, follow) };
   }
 
   /**
@@ -157,6 +191,7 @@ export class SharedViews {
   constructor(
     private readonly service: MonitorService,
     private readonly caps: ViewerCaps,
+    private readonly books: Books = {},
   ) {}
 
   /** Whether one more viewer of this caller's kind fits under its cap. */
@@ -167,7 +202,7 @@ export class SharedViews {
   }
 
   /** Joins an opened stream to its class's view; false (the stream ended) when its cap filled meanwhile. */
-  join(caller: Caller, sink: StreamSink): boolean {
+  join(caller: Caller, sink: StreamSink, options: ViewOptions = {}): boolean {
     if (sink.closed) return false;
     const viewer = viewerClassOf(this.service, caller);
     const kind = viewer.kind === 'anonymous' ? 'anonymous' : 'token';
@@ -177,10 +212,14 @@ export class SharedViews {
     }
     this.open[kind]++;
     sink.onClose(() => this.open[kind]--);
-    const key = classKey(viewer);
+    // Streams of one class that ask for the same chart and filter share a view too.
+    const f = options.filter;
+    const custom = options.chart !== undefined || (f !== undefined && (f.bookkeeping || f.type || f.subject || f.actor));
+    const asked = custom ? `|${JSON.stringify([options.chart ?? null, f ?? null])}` : '';
+    const key = `${classKey(viewer)}${asked}`;
     let view = this.views.get(key);
     if (!view) {
-      view = new SharedView(this.service, kind === 'anonymous' ? {} : { bearer: caller.bearer }, () => this.views.delete(key));
+      view = new SharedView(this.service, kind === 'anonymous' ? {} : { bearer: caller.bearer }, () => this.views.delete(key), this.books, options);
       this.views.set(key, view);
     }
     view.add(sink);

@@ -12,29 +12,50 @@ import { stateDocument } from '../service/state-document.ts';
 import { lagOf } from '../service/subscription-handle.ts';
 import { secretMatches } from '../service/tokens.ts';
 import { redactCredentials } from '../net/redact.ts';
+import type { LeaseHistory } from './lease-history.ts';
+import type { ObservationRates } from './rates.ts';
+import { latestMatching, type ObservationFilter } from './observation-filter.ts';
+import type { RunBook } from './run-book.ts';
+
+/** What the dashboard keeps beyond the service: rates for the sparklines, lease history for the timelines. */
+export interface ViewBooks {
+  rates?: ObservationRates;
+  leases?: LeaseHistory;
+  runs?: RunBook;
+  /** The Observations tab's filter; without one the latest observations of every type. */
+  filter?: ObservationFilter;
+}
+const timelinesShown = 20;
 
 const maxRows = 200;
 const recentPerMonitor = 20;
 const recentShown = 60;
 const runType = 'ai.vigil.recipe.run';
+const stepType = 'ai.vigil.recipe.step';
+
+type ServedRow = { monitor: string; seq: number; type: string; subject: string | null; time: string; actor: string; data: unknown };
+
+function servedRow(feed: Feed, row: { seq: number; body: string }): ServedRow {
+  const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
+  const { provenance: _p, tags: _t, ...data } = o.data ?? {};
+  return { monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data };
+}
+
+const newestFirst = (a: ServedRow, b: ServedRow) => (a.time < b.time ? 1 : a.time > b.time ? -1 : b.seq - a.seq);
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-type RecentObservation = { monitor: string; seq: number; type: string; subject: string | null; time: string; actor: string; data: unknown };
+type RecentObservation = ServedRow;
 
 /** A monitor's latest observations by its committed head: an open view re-reads only the monitors that moved. */
 export type RecentCache = Map<number, { head: number; rows: RecentObservation[] }>;
 
 function recentOf(service: MonitorService, feed: Feed): RecentObservation[] {
   const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
-  return service.store.readFeed(feed.key, from, recentPerMonitor, [], feed.committedHead).map((row) => {
-    const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
-    const { provenance: _p, tags: _t, ...data } = o.data ?? {};
-    return { monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data };
-  });
+  return service.store.readFeed(feed.key, from, recentPerMonitor, [], feed.committedHead).map((row) => servedRow(feed, row));
 }
 
-export function dashboardView(service: MonitorService, caller: Caller, cache?: RecentCache) {
+export function dashboardView(service: MonitorService, caller: Caller, cache?: RecentCache, books: ViewBooks = {}) {
   const admin = service.options.adminToken !== undefined && secretMatches(caller.bearer, service.options.adminToken);
   const feeds: Feed[] = [];
   for (const feed of service.allFeeds()) if (admin || canSee(feed, caller)) feeds.push(feed);
@@ -61,6 +82,9 @@ export function dashboardView(service: MonitorService, caller: Caller, cache?: R
       subscriptions: state.counters.subscriptions_active,
       since_last_source_contact_s: state.ages.since_last_source_contact_s,
       gaps: state.confidence.gaps,
+      ttl_seconds: feed.definition.ttl_seconds,
+      contradictions_open: state.contradictions_open,
+      per_minute: books.rates?.perMinute(feed) ?? [],
     };
   });
 
@@ -108,10 +132,22 @@ export function dashboardView(service: MonitorService, caller: Caller, cache?: R
     recent.push(...rows);
   }
   if (cache && cache.size > maxRows * 2) {
-    const shown = new Set(feeds.slice(0, maxRows).map((f) => f.key));
-    for (const key of cache.keys()) if (!shown.has(key)) cache.delete(key);
+    const kept = new Set(feeds.slice(0, maxRows).map((f) => f.key));
+    for (const key of cache.keys()) if (!kept.has(key)) cache.delete(key);
   }
-  recent.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : b.seq - a.seq));
+  recent.sort(newestFirst);
+
+  // The Observations tab shows what passes its filter (bookkeeping folded unless asked for).
+  let shown = recent;
+  const observationTypes = new Set<string>();
+  if (books.filter) {
+    shown = [];
+    for (const feed of feeds.slice(0, maxRows)) {
+      for (const t of feed.knownTypes()) if (observationTypes.size < 200) observationTypes.add(t);
+      for (const row of latestMatching(service, feed, books.filter, recentPerMonitor)) shown.push(servedRow(feed, row));
+    }
+    shown.sort(newestFirst);
+  }
 
   const visibleIds = new Set(feeds.map((f) => f.id));
   const actors = [];
@@ -131,13 +167,38 @@ export function dashboardView(service: MonitorService, caller: Caller, cache?: R
     });
   }
 
+  const leaseTimelines = [];
+  if (books.leases) {
+    for (const feed of feeds) {
+      if (leaseTimelines.length >= timelinesShown) break;
+      if (!insider.has(feed.key)) continue;
+      const subjects = books.leases.of(feed);
+      if (subjects.length > 0) leaseTimelines.push({ monitor: feed.id, subjects });
+    }
+  }
+
+  // Runs are shown from the monitors that received any (a recipes monitor: see src/recipes/publish).
+  const runWaterfalls = [];
+  if (books.runs) {
+    for (const feed of feeds) {
+      if (runWaterfalls.length >= timelinesShown) break;
+      const known = [...feed.definition.types, ...feed.stats.known_types];
+      if (!known.includes(runType) && !known.includes(stepType)) continue;
+      const runs = books.runs.of(feed).slice(0, 10);
+      if (runs.length > 0) runWaterfalls.push({ monitor: feed.id, runs });
+    }
+  }
+
   return {
     as_of: new Date(service.now()).toISOString(),
+    lease_timelines: leaseTimelines,
+    run_waterfalls: runWaterfalls,
     admin,
     monitors,
     subscriptions,
     leases,
-    observations: recent.slice(0, recentShown),
+    observations: shown.slice(0, recentShown),
+    observation_types: [...observationTypes].sort(),
     runs: latestPerRun(recent.filter((o) => o.type === runType)).slice(0, 20),
     actors,
   };

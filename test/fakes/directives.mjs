@@ -1,6 +1,7 @@
 // Shared by the fake agents: a prompt carries directives that tell the fake
 // how to behave, one per line or inline, e.g. "SLEEP_MS=200", "HANG",
-// "SAY=DONE", "DONE_AT=3", "WRITE=notes.txt:hello", "FAIL", "PIDFILE=/tmp/x".
+// "SAY=DONE", "DONE_AT=3", "WRITE=notes.txt:hello", "FAIL", "PIDFILE=/tmp/x",
+// "JSON={"a":1}" (the answer a structured-output run gives; no spaces).
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -8,7 +9,7 @@ import { dirname, resolve } from 'node:path';
 export function parseDirectives(text) {
   const d = {};
   for (const m of text.matchAll(/\b([A-Z_]+)(?:=(\S+))?/g)) {
-    if (['SLEEP_MS', 'TURNS', 'ROUNDS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT'].includes(m[1]) && m[2] !== undefined) {
+    if (['SLEEP_MS', 'TURNS', 'ROUNDS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT', 'JSON'].includes(m[1]) && m[2] !== undefined) {
       if (m[1] === 'WRITE') d.WRITE = [...(d.WRITE ?? []), m[2]];
       else d[m[1]] = m[2];
     } else if (['HANG', 'SILENT_HANG', 'FAIL', 'TRANSIENT', 'ESCAPE', 'NO_PROMPT'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;

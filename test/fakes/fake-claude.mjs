@@ -94,6 +94,8 @@ emit({
   is_error: false,
   num_turns: turns,
   result: d.SAY ? `all done ${d.SAY}` : 'all done',
+  // With --json-schema, Claude Code returns the answer as structured_output.
+  ...(flag('--json-schema') && d.JSON ? { structured_output: JSON.parse(d.JSON) } : {}),
   total_cost_usd: Number(process.env.FAKE_COST ?? '0'),
   usage: { input_tokens: 10 * turns, output_tokens: 5 * turns },
 });

@@ -48,7 +48,7 @@ for (let round = 1; round <= rounds; round += 1) {
   if (d.TRANSIENT && round === 1) emit({ type: 'error', message: 'stream disconnected before completion; retrying 1/5 in 200ms' });
   for (let i = 1; i <= items; i += 1) {
     const last = i === items && round === rounds;
-    if (last) emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'agent_message', text: d.SAY ? `done ${d.SAY}` : 'done' } });
+    if (last) emit({ type: 'item.completed', item: { id: `item_${i}`, type: 'agent_message', text: argv.includes('--output-schema') && d.JSON ? d.JSON : d.SAY ? `done ${d.SAY}` : 'done' } });
     else {
       const item = { id: `item_${round}_${i}`, type: 'command_execution', command: `step ${i}` };
       emit({ type: 'item.started', item: { ...item, status: 'in_progress' } });

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 export interface RecordedRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
-  body: { model?: string; messages?: Array<{ role: string; content: string }>; max_tokens?: number };
+  body: { model?: string; messages?: Array<{ role: string; content: string }>; max_tokens?: number; response_format?: unknown; output_config?: unknown };
 }
 
 export interface FakeModelServer {
@@ -42,7 +42,9 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       }
       await new Promise((r) => setTimeout(r, Number(directive(first, 'SLEEP_MS') ?? '0')));
       const say = directive(first, 'SAY');
-      const text = say && call >= Number(directive(first, 'DONE_AT') ?? '1') ? `call ${call}: finished. ${say}` : `call ${call}: still working`;
+      // In JSON mode (response_format, output_config) the reply is the JSON=<object> directive.
+      const json = body.response_format || body.output_config ? directive(first, 'JSON') : undefined;
+      const text = json ? json : say && call >= Number(directive(first, 'DONE_AT') ?? '1') ? `call ${call}: finished. ${say}` : `call ${call}: still working`;
       res.setHeader('content-type', 'application/json');
       if (req.url === '/v1/messages') {
         res.end(JSON.stringify({ id: `msg_${call}`, type: 'message', role: 'assistant', content: [{ type: 'text', text }] }));

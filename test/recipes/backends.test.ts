@@ -251,7 +251,7 @@ describe('choosing the backend', () => {
     const file = project.recipe({ name: 'unknown-backend', steps: [{ label: 'a', args: ['x'], backend: 'gpt9' }] });
     const r = await runVigil(project, ['sequence', 'unknown-backend']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${file}: step "a": unknown backend "gpt9"; known backends: claude, codex, fake`);
+    expect(r.stderr).toContain(`${file}: step "a": unknown backend "gpt9"; known backends: claude, codex, shell, fake`);
   });
 });
 

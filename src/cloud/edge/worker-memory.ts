@@ -2,7 +2,8 @@
 // worker grew from 47 MB to 2 GB), so each worker's workerd process is
 // watched from /proc: past the limit of resident memory it is stopped, and
 // what it was answering gets a 502. Linux only; elsewhere nothing is watched.
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { listeningProcess } from '../../net/listening-process.ts';
 import { workerdChildren } from './workerd-guard.ts';
 
 /** How often resident memory is read: a worker can allocate a few hundred MB a second. */
@@ -11,37 +12,7 @@ const pageBytes = 4096;
 
 /** The workerd child of this process that listens on `port` (miniflare's entry socket), when /proc shows it. */
 export function workerdListeningOn(port: number): number | undefined {
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(table, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (fields.length < 10 || fields[3] !== '0A') continue;
-      if (Number.parseInt(fields[1]!.split(':')[1] ?? '', 16) === port) inodes.add(`socket:[${fields[9]}]`);
-    }
-  }
-  if (inodes.size === 0) return undefined;
-  for (const pid of workerdChildren(process.pid)) {
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
-      try {
-        if (inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`))) return pid;
-      } catch {
-        // closed meanwhile
-      }
-    }
-  }
-  return undefined;
+  return listeningProcess(port, workerdChildren(process.pid));
 }
 
 function residentBytes(pid: number): number | undefined {

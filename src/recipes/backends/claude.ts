@@ -41,6 +41,8 @@ interface StreamEvent {
   num_turns?: number;
   total_cost_usd?: number;
   usage?: ClaudeUsage;
+  /** With --json-schema: the validated answer. */
+  structured_output?: unknown;
   message?: { id?: string; content?: Array<{ type?: string; text?: string; name?: string }>; usage?: ClaudeUsage };
 }
 
@@ -103,6 +105,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
         model: spec.model ?? null,
       });
       if (event.result) text += `${event.result}\n`;
+      if (event.structured_output !== undefined) ctx.write(`${JSON.stringify(event.structured_output)}\n`);
     }
   });
   const env: Record<string, string> = {};
@@ -112,7 +115,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   const stderr = new StderrTail();
   const r = await ctx.spawn({
     command: spec.command,
-    args: claudeArgs(spec, effortFlag),
+    args: [...claudeArgs(spec, effortFlag), ...(ctx.task.outputSchema ? ['--json-schema', ctx.task.outputSchema.text] : [])],
     stdin: ctx.task.prompt,
     env,
     quiet: true,

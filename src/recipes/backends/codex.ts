@@ -94,9 +94,12 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
       ctx.write(`[codex error: ${lastError}]\n`);
     }
   });
+  const args = codexArgs(spec);
+  // Before the final `-` (the prompt on stdin).
+  if (ctx.task.outputSchema) args.splice(args.length - 1, 0, '--output-schema', ctx.task.outputSchema.file);
   const r = await ctx.spawn({
     command: spec.command,
-    args: codexArgs(spec),
+    args,
     stdin: ctx.task.prompt,
     quiet: true,
     abort: controller.signal,

@@ -54,6 +54,7 @@ export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
         ...(spec.model ? { VIGIL_MODEL: spec.model } : {}),
         ...(spec.effort ? { VIGIL_EFFORT: spec.effort } : {}),
         ...(spec.permissionMode ? { VIGIL_PERMISSION_MODE: spec.permissionMode } : {}),
+        ...(ctx.task.outputSchema ? { VIGIL_OUTPUT_SCHEMA: ctx.task.outputSchema.file } : {}),
       },
       onStdout: (chunk) => {
         out += chunk.toString();

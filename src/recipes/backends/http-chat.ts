@@ -25,14 +25,20 @@ async function callModel(ctx: AgentContext, messages: Message[]): Promise<string
     if (why) controller.abort();
   }, 100);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const schema = ctx.task.outputSchema ? (JSON.parse(ctx.task.outputSchema.text) as object) : null;
   let body: unknown;
   if (spec.api === 'anthropic') {
     if (spec.apiKey) headers['x-api-key'] = spec.apiKey;
     headers['anthropic-version'] = '2023-06-01';
-    body = { model: spec.model, max_tokens: spec.maxTokens, messages };
+    body = { model: spec.model, max_tokens: spec.maxTokens, messages, ...(schema ? { output_config: { format: { type: 'json_schema', schema } } } : {}) };
   } else {
     if (spec.apiKey) headers.authorization = `Bearer ${spec.apiKey}`;
-    body = { model: spec.model, max_tokens: spec.maxTokens, messages };
+    body = {
+      model: spec.model,
+      max_tokens: spec.maxTokens,
+      messages,
+      ...(schema ? { response_format: { type: 'json_schema', json_schema: { name: 'output', schema } } } : {}),
+    };
   }
   try {
     const res = await fetch(spec.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });

@@ -4,6 +4,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
+import { SHELL_BACKEND } from '../loading/mentu.ts';
 import type { BackendSpec } from '../pool/step-task.ts';
 import { findOnPath } from '../preflight/which.ts';
 import type { ArgKind } from '../step-args.ts';
@@ -12,6 +13,7 @@ import type { RecipeStep } from '../types.ts';
 import { resolveSecret, type VaultReader } from '../../vault/vault-reader.ts';
 
 export const BUILTIN_BACKENDS = ['claude', 'codex'] as const;
+export { SHELL_BACKEND };
 
 export function chooseBackendName(step: RecipeStep, cliBackend: string | undefined, config: WorkspaceConfig, env: NodeJS.ProcessEnv): string | null {
   if (step.backend) return step.backend;
@@ -68,8 +70,10 @@ export function buildBackendSpec(input: BackendInput): BackendSpec {
     return { kind: name, command, ...common, extraArgs: argv };
   }
   const provider = config.providers[name];
+  // mentu's `shell` backend (unless vigil.yml names a provider "shell"): the prompt is the script, on sh's stdin.
+  if (!provider && name === SHELL_BACKEND) return { kind: 'custom', provider: SHELL_BACKEND, command: '/bin/sh', args: ['-s'], shell: true };
   if (!provider) {
-    const known = [...BUILTIN_BACKENDS, ...Object.keys(config.providers)];
+    const known = [...BUILTIN_BACKENDS, SHELL_BACKEND, ...Object.keys(config.providers)];
     throw new RecipeInputError(`${where}: unknown backend "${name}"; known backends: ${known.join(', ')} (providers come from vigil.yml)`);
   }
   if (provider.type === 'custom') {

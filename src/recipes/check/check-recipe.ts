@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
+import { linkStepRefs } from '../executor/step-refs.ts';
 import { findRecipe } from '../loading/discovery.ts';
 import { loadRecipeTree, type RecipeTree } from '../loading/recipe-tree.ts';
 import type { Plan } from '../planning/plan.ts';
@@ -152,6 +153,12 @@ function checkOne(found: FoundRecipe, vars: Record<string, string>, via: string 
       if (error instanceof RecipeInputError) missing.push(...error.problems.map((p) => p.replace(`${file}: `, '')));
       else throw error;
     }
+  }
+  // References to other steps' output (${steps.<label>.output|json…}): the same check as a run's.
+  const refProblems = plan && missing.length === 0 ? linkStepRefs(plan, (label) => rendered.get(label)?.promptText ?? '', file) : [];
+  if (refProblems.length > 0) {
+    const graph = check.sections.find((x) => x.name === 'graph')!;
+    Object.assign(graph, { status: 'refused', lines: [...graph.lines, ...refProblems.map((p) => p.replace(`${file}: `, ''))] });
   }
   const unused = unusedVariables(found, tree, projectRoot);
   if (missing.length > 0) check.sections.push(section('variables', 'refused', `${missing.length} set nowhere`, [...missing, ...unused]));

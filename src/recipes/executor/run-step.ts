@@ -14,7 +14,10 @@ import type { StepOutcome, UsageReport } from '../pool/step-task.ts';
 import type { PreparedRun } from '../prepare-run.ts';
 import type { StepRecord } from '../records/run-record.ts';
 import { type RecipeStep, STEP_DEFAULTS } from '../types.ts';
+import { conditionHolds } from './conditions.ts';
 import type { FinalStatus } from './step-executor.ts';
+import { conditionContext, pause, type StepInput, stepInput } from './step-start.ts';
+import { readStructuredOutput } from './structured-output.ts';
 
 export interface StepRunnerContext {
   prep: PreparedRun;
@@ -57,23 +60,47 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
   const { prep, setStep } = ctx;
   return async (planned: PlannedStep, runSignal: AbortSignal): Promise<FinalStatus> => {
     const { label, step } = planned;
+    if (planned.condition && !conditionHolds(planned.condition, conditionContext(ctx, label))) {
+      setStep(label, { status: 'skipped', reason: `if: ${planned.condition.source} was false` });
+      return 'skipped';
+    }
     const budget = ctx.budgets?.begin(label, step, runSignal);
     const signal = budget?.signal ?? runSignal;
     const outputRel = join('steps', `${label}.log`);
-    setStep(label, { status: 'running', started: new Date().toISOString(), output_file: outputRel });
+    setStep(label, { status: 'running', started: new Date().toISOString(), output_file: outputRel, ...(step.retry ? { attempts: 1 } : {}) });
     // The final state is recorded once, with the end time and the output, in `finally`.
     let final: Partial<StepRecord> & { status: FinalStatus } = { status: 'failed', reason: 'the step did not finish' };
     let ws: StepWorkspace | null = null;
     try {
       const extraEnv = ctx.hooks?.before(label) ?? {};
       ws = await ctx.isolation.prepare(label, step.dir ?? '.');
+      const input = stepInput(ctx, planned);
+      const attempts = step.retry?.attempts ?? 1;
+      let attempt = 1;
       for (;;) {
-        const outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget);
+        let outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget, input);
+        if (outcome.status === 'succeeded' && step.output_schema) {
+          const structured = readStructuredOutput(readOutput(join(ctx.runDir, outputRel)), step.output_schema);
+          if ('error' in structured) outcome = { status: 'failed', phases: outcome.phases, exitCode: outcome.exitCode, reason: structured.error };
+          else setStep(label, { json: structured.json });
+        }
         const overBudget = budget?.reached();
         // A limit reached is the step's end even if the agent finished before it was killed.
         if (overBudget) {
           final = { status: 'killed', killed_by: 'budget', phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: overBudget };
           break;
+        }
+        if ((outcome.status === 'failed' || outcome.status === 'killed') && attempt < attempts && !signal.aborted) {
+          const wait = (step.retry?.backoff_s ?? 0) * 2 ** (attempt - 1);
+          const why = `attempt ${attempt} of ${attempts} ${outcome.status}: ${outcome.reason ?? 'no reason given'}`;
+          ctx.say(`step "${label}": ${why}; retrying${wait > 0 ? ` in ${wait}s` : ''}`);
+          setStep(label, { attempts: attempt + 1, phase: 0, reason: why });
+          if (!(await pause(wait * 1000, signal))) {
+            final = { status: 'cancelled', reason: `cancelled while waiting to retry (${why})` };
+            break;
+          }
+          attempt += 1;
+          continue;
         }
         if (outcome.status !== 'succeeded') {
           const killed = outcome.status === 'killed' ? { killed_by: `watchdog:${outcome.killedBy}` as const } : {};
@@ -116,6 +143,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
     } catch (error) {
       final = { status: 'failed', reason: (error as Error).message };
     } finally {
+      if (step.continue_on_error && (final.status === 'failed' || final.status === 'killed')) final = { ...final, continued: true };
       if (ws) await ws.dispose(final.status === 'conflict').catch((e: Error) => ctx.say(`could not remove the isolated copy of "${label}": ${e.message}`));
       const usage = budget?.end();
       setStep(
@@ -157,6 +185,7 @@ function runOnPool(
   signal: AbortSignal,
   extraEnv: Record<string, string>,
   budget: StepBudget | undefined,
+  input: StepInput,
 ): Promise<StepOutcome> {
   const { prep } = ctx;
   const { label, step } = planned;
@@ -167,8 +196,9 @@ function runOnPool(
       label,
       cwd: ws.dir,
       env: { ...childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir), ...extraEnv },
-      backend: prepared.backend,
-      prompt: prepared.rendered.promptText,
+      backend: input.backend,
+      prompt: input.prompt,
+      ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
       ...(step.completion_keyword ? { completionKeyword: step.completion_keyword } : {}),
       maxPhases: step.max_phases ?? STEP_DEFAULTS.max_phases,
       timeoutMs: (step.timeout ?? STEP_DEFAULTS.timeout) * 1000,

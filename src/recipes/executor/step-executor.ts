@@ -6,13 +6,16 @@
 import type { Plan, PlannedStep } from '../planning/plan.ts';
 import type { StepStatus } from '../records/run-record.ts';
 
-export type FinalStatus = Extract<StepStatus, 'succeeded' | 'failed' | 'killed' | 'conflict' | 'cancelled'>;
+/** `skipped` here: the step's `if:` was false (its dependents go on, as after a success). */
+export type FinalStatus = Extract<StepStatus, 'succeeded' | 'failed' | 'killed' | 'conflict' | 'cancelled' | 'skipped'>;
 
 export interface ExecutorHooks {
   /** Runs one step to its end; resolves with its final status. */
   runStep(step: PlannedStep, signal: AbortSignal): Promise<FinalStatus>;
   /** A step that will not run: a dependency did not succeed, or the run was cancelled first. */
   notRun(step: PlannedStep, status: 'skipped' | 'cancelled', reason: string): void;
+  /** True for a step to start once its needs have ended, whether or not they succeeded (an `if:` with always() or failure()). */
+  runsRegardless?(step: PlannedStep): boolean;
 }
 
 export interface ExecutionResult {
@@ -31,12 +34,15 @@ export function executePlan(
 ): Promise<ExecutionResult> {
   const statuses = new Map<string, StepStatus>();
   for (const s of plan.steps) statuses.set(s.label, preset.get(s.label) ?? 'pending');
+  // Steps that let their dependents go on without succeeding: an `if:` that was false, or continue_on_error.
+  const passed = new Set<string>();
+  const passes = (label: string): boolean => DONE_OK.has(statuses.get(label) ?? 'pending') || passed.has(label);
   const busyGroups = new Set<string>();
   let running = 0;
 
   return new Promise((resolvePromise) => {
     const finish = (): void => {
-      const ok = [...statuses.values()].every((s) => DONE_OK.has(s));
+      const ok = plan.steps.every((s) => passes(s.label));
       resolvePromise({ statuses, ok, cancelled: signal.aborted });
     };
 
@@ -54,17 +60,20 @@ export function executePlan(
         progressed = false;
         for (const s of plan.steps) {
           if (statuses.get(s.label) !== 'pending') continue;
-          const blocker = s.needs.find((n) => {
+          const finished = (n: string): boolean => {
             const st = statuses.get(n);
-            return st !== undefined && st !== 'pending' && st !== 'running' && !DONE_OK.has(st);
-          });
+            return st !== undefined && st !== 'pending' && st !== 'running';
+          };
+          // A step whose `if:` asks always() or failure() runs once what it waits for has ended, however it ended.
+          const regardless = hooks.runsRegardless?.(s) === true;
+          const blocker = regardless ? undefined : s.needs.find((n) => finished(n) && !passes(n));
           if (blocker) {
             statuses.set(s.label, 'skipped');
             hooks.notRun(s, 'skipped', `"${blocker}" did not succeed (${statuses.get(blocker)})`);
             progressed = true;
             continue;
           }
-          if (!s.needs.every((n) => DONE_OK.has(statuses.get(n) ?? 'pending'))) continue;
+          if (!s.needs.every((n) => (regardless ? finished(n) : passes(n)))) continue;
           const exclusive = s.step.concurrencySafe !== true && s.exclusiveGroup !== null;
           if (exclusive && busyGroups.has(s.exclusiveGroup!)) continue;
           if (exclusive) busyGroups.add(s.exclusiveGroup!);
@@ -75,6 +84,7 @@ export function executePlan(
             .catch((): FinalStatus => 'failed')
             .then((status) => {
               statuses.set(s.label, status);
+              if (status === 'skipped' || (s.step.continue_on_error === true && (status === 'failed' || status === 'killed'))) passed.add(s.label);
               running -= 1;
               if (exclusive) busyGroups.delete(s.exclusiveGroup!);
               pump();

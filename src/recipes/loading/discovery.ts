@@ -1,11 +1,12 @@
-// Finds recipes in <project>/.vigil/recipes/ and ~/.vigil/recipes/. The
+// Finds recipes in <project>/.vigil/recipes/ and ~/.vigil/recipes/ ($VIGIL_HOME/recipes). The
 // project wins when both define the same name. Every file is parsed and
 // validated against the schema; broken files are reported, never run.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { vigilHome } from '../../home/home.ts';
 import { RecipeInputError } from '../errors.ts';
 import type { FoundRecipe, Recipe, RecipeScope } from '../types.ts';
+import { normalizeRecipe } from './normalize.ts';
 import { checkRecipeSchema } from './recipe-schema.ts';
 import { parseJson } from '../../json/parse-json.ts';
 
@@ -30,7 +31,8 @@ function isDir(path: string): boolean {
 
 export function recipeDirs(projectRoot: string): Array<{ dir: string; scope: RecipeScope }> {
   const dirs: Array<{ dir: string; scope: RecipeScope }> = [{ dir: join(projectRoot, '.vigil', 'recipes'), scope: 'project' }];
-  const user = join(homedir(), '.vigil', 'recipes');
+  // The user's recipes live in the user folder, which VIGIL_HOME moves (with the vault).
+  const user = join(vigilHome(), 'recipes');
   if (resolve(user) !== resolve(dirs[0]!.dir)) dirs.push({ dir: user, scope: 'user' });
   return dirs;
 }
@@ -51,7 +53,9 @@ export function readRecipeFile(file: string): Recipe {
   }
   const problems = checkRecipeSchema(doc);
   if (problems.length > 0) throw new RecipeInputError(`${file}: invalid recipe`, problems);
-  return doc as Recipe;
+  const normal = normalizeRecipe(doc as Recipe);
+  if (normal.problems.length > 0) throw new RecipeInputError(`${file}: invalid recipe`, normal.problems);
+  return normal.recipe;
 }
 
 export function discoverRecipes(projectRoot: string): Discovery {

@@ -1,6 +1,7 @@
 // A plan is what every recipe type produces and what the step executor runs:
 // steps with their effective dependencies. Recipe types differ only in how
 // they plan (see planners.ts), so later types reuse the same executor.
+import type { Condition } from '../executor/conditions.ts';
 import type { RecipeStep, RecipeType } from '../types.ts';
 
 export interface PlannedStep {
@@ -13,6 +14,8 @@ export interface PlannedStep {
    * time (the sequence planner uses the wave number).
    */
   exclusiveGroup: string | null;
+  /** The step's `if:`, parsed. */
+  condition?: Condition;
 }
 
 export interface Plan {

@@ -6,6 +6,8 @@
 // - a step with neither waits for every step listed before it (plain order).
 import { isAbsolute, normalize } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
+import { type Condition, parseCondition } from '../executor/conditions.ts';
+import { compileOutputSchema } from '../executor/structured-output.ts';
 import type { Recipe } from '../types.ts';
 import { type Plan, type PlannedStep, type Planner, topologicalOrder } from './plan.ts';
 
@@ -20,7 +22,27 @@ export const sequencePlanner: Planner<Recipe> = {
       if (first !== undefined) problems.push(`steps[${i}].label: duplicate label "${s.label}" (first used by steps[${first}])`);
       else seen.set(s.label, i);
     });
+    const conditions = new Map<string, Condition>();
     steps.forEach((s, i) => {
+      if (s.if !== undefined) {
+        try {
+          const c = parseCondition(s.if);
+          for (const ref of c.steps) {
+            if (ref === s.label) problems.push(`steps[${i}] ("${s.label}").if: a step cannot read its own steps.${ref}`);
+            else if (!seen.has(ref)) problems.push(`steps[${i}] ("${s.label}").if: unknown step "${ref}"; labels in this recipe: ${[...seen.keys()].join(', ')}`);
+          }
+          conditions.set(s.label, c);
+        } catch (error) {
+          problems.push(`steps[${i}] ("${s.label}").if: ${(error as Error).message} in ${JSON.stringify(s.if)} (allowed: vars.NAME, steps.<label>.status|output|json.<field>, 'text', numbers, == != < <= > >=, && || !, always() success() failure() contains() startsWith())`);
+        }
+      }
+      if (s.output_schema !== undefined) {
+        try {
+          compileOutputSchema(s.output_schema);
+        } catch (error) {
+          problems.push(`steps[${i}] ("${s.label}").output_schema: not a valid JSON Schema: ${(error as Error).message}`);
+        }
+      }
       for (const dep of s.depends_on ?? []) {
         if (dep === s.label) problems.push(`steps[${i}] ("${s.label}").depends_on: a step cannot depend on itself`);
         else if (!seen.has(dep))
@@ -48,7 +70,10 @@ export const sequencePlanner: Planner<Recipe> = {
       } else if (s.depends_on === undefined) {
         for (const earlier of steps.slice(0, i)) needs.add(earlier.label);
       }
-      return { label: s.label, step: s, needs: [...needs], exclusiveGroup: s.wave === undefined ? null : `wave ${s.wave}` };
+      // A condition reading steps.<label> waits for that step.
+      const condition = conditions.get(s.label);
+      for (const ref of condition?.steps ?? []) needs.add(ref);
+      return { label: s.label, step: s, needs: [...needs], exclusiveGroup: s.wave === undefined ? null : `wave ${s.wave}`, ...(condition ? { condition } : {}) };
     });
     const { order, cycle } = topologicalOrder(planned);
     if (cycle) {

@@ -7,7 +7,7 @@ export type BackendSpec =
   | { kind: 'claude'; command: string; model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }
   | { kind: 'codex'; command: string; model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }
   | { kind: 'http'; api: 'openai' | 'anthropic'; provider: string; url: string; apiKey?: string; model: string; maxTokens: number }
-  | { kind: 'custom'; provider: string; command: string; args: string[]; model?: string; effort?: string; permissionMode?: string };
+  | { kind: 'custom'; provider: string; command: string; args: string[]; model?: string; effort?: string; permissionMode?: string; shell?: true };
 
 export interface VmSpec {
   /** Path of bwrap. */
@@ -29,6 +29,8 @@ export interface StepTask {
   timeoutMs: number;
   inactivityMs: number;
   buildCommand?: string;
+  /** The step's output_schema: its JSON text and a file holding it (codex and custom programs take a path). */
+  outputSchema?: { text: string; file: string };
   vm: VmSpec | null;
   /** Where the step's output is appended while it runs (kept when it is killed). */
   outputFile: string;

@@ -14,10 +14,13 @@ export function scanPlanSteps(plan: Plan, rendered: ReadonlyMap<string, Rendered
       if (step.build_command) findings.push(...scanShell(step.build_command, `${file}: step "${step.label}".build_command`, vars));
       continue;
     }
-    r.args.forEach((a, i) => {
-      const where = a.prompt ? `${a.prompt.source} (step "${step.label}")` : `${file}: step "${step.label}".args[${i}]`;
-      findings.push(...scanText(a.prompt ? a.prompt.text : a.value, where, { ...vars, ...r.env }));
-    });
+    // A `shell` step's prompt is a script: read all of it as shell, not only its code spans.
+    if (step.backend === 'shell') findings.push(...scanShell(r.promptText, `${file}: step "${step.label}" (shell backend)`, { ...vars, ...r.env }));
+    else
+      r.args.forEach((a, i) => {
+        const where = a.prompt ? `${a.prompt.source} (step "${step.label}")` : `${file}: step "${step.label}".args[${i}]`;
+        findings.push(...scanText(a.prompt ? a.prompt.text : a.value, where, { ...vars, ...r.env }));
+      });
     // The build command runs in a shell with the step's variables: read it after expanding them.
     if (step.build_command) findings.push(...scanShell(step.build_command, `${file}: step "${step.label}".build_command`, { ...vars, ...r.env }));
   }

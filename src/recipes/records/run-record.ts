@@ -73,6 +73,12 @@ export interface StepRecord {
   usage?: { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
   gate?: GateRecord;
   merge?: { branch: string; result: 'merged' | 'nothing-to-merge' | 'conflict'; detail?: string };
+  /** Tries made when the step has `retry` (1 when the first succeeded). */
+  attempts?: number;
+  /** The step failed but has continue_on_error: its dependents went on. */
+  continued?: boolean;
+  /** The step's structured output (output_schema), validated. */
+  json?: unknown;
 }
 
 export interface RunJson {

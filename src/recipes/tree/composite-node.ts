@@ -2,15 +2,16 @@
 // convergent): its own record with `children`, its own budget scope and
 // cancellation (a child of its parent's), and a CompositeContext through
 // which the type's runner starts child runs and isolated copies.
-import { existsSync, mkdirSync } from 'node:fs';
-import { relative } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
 import { createCopyIsolation } from '../isolation/copy-modes.ts';
 import { git } from '../isolation/git.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
 import { createWorktreeIsolation } from '../isolation/worktree.ts';
 import { resolveWorkspace } from '../prepare-run.ts';
-import { newRunId, RunRecorder, type RunStatus } from '../records/run-record.ts';
+import { previousRun } from '../preflight/resume.ts';
+import { newRunId, RunRecorder, type RunStatus, runsDir } from '../records/run-record.ts';
 import type { CompositeContext, CompositeOutcome, CompositeRunner } from '../types/composite.ts';
 import { runBudget } from './budgets.ts';
 import { runPre } from './pre-commands.ts';
@@ -27,6 +28,8 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   const { recipe, file } = node.found;
   if (node.from) throw new RecipeInputError(`--from ${node.from}: recipe "${recipe.name}" is a ${recipe.type} recipe; set "from" on an entry of a pipeline instead`);
   const workspace = node.workspace ?? resolveWorkspace(node.found, rt.projectRoot);
+  // --resume: the earlier run's children, by role; those that succeeded are kept, the others resumed.
+  const previous = node.resume ? previousRun(rt.projectRoot, recipe.name, node.resume) : null;
   const runId = newRunId();
   const recorder = new RunRecorder(rt.projectRoot, {
     id: runId,
@@ -41,7 +44,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
     workspace,
     transfer_mode: recipe.transfer_mode ?? 'none',
     vars: Object.keys(node.vars),
-    resumed_from: null,
+    resumed_from: previous?.id ?? null,
     from_label: null,
     parent: node.parent?.id ?? rt.req.env.VIGIL_PARENT_RUN ?? null,
     role: node.role,
@@ -100,6 +103,13 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
         recorder.updateChild(req.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });
         return { runId: null, status: 'cancelled', output: '', outputFile: '', reason: 'not started: the run was cancelled' };
       }
+      const before = previous?.children?.find((c) => c.role === req.role && c.name === req.name);
+      if (before?.status === 'succeeded' && before.run_id) {
+        const outputFile = join(runsDir(rt.projectRoot), before.run_id, 'output.txt');
+        const now = new Date().toISOString();
+        recorder.updateChild(req.role, { run_id: before.run_id, status: 'succeeded', started: now, ended: now, reason: `reused: succeeded in run ${previous!.id}` });
+        return { runId: before.run_id, status: 'succeeded', output: existsSync(outputFile) ? readFileSync(outputFile, 'utf8') : '', outputFile: existsSync(outputFile) ? outputFile : '' };
+      }
       if (req.pre?.length) {
         const cwd = req.workspace ?? resolveWorkspace(found, rt.projectRoot);
         const allow = recipe.allow_destructive_intents === true;
@@ -121,7 +131,8 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
           ...(req.workspace ? { workspace: req.workspace } : {}),
           // An entry's own model wins; otherwise the model this composite was given (vigil sequence --model) goes down.
           ...((req.model ?? node.model) ? { model: req.model ?? node.model } : {}),
-          ...(req.from ? { from: req.from } : {}),
+          ...(before?.run_id ? { resume: before.run_id } : req.from ? { from: req.from } : {}),
+          ...(recipe.canary === false || node.canary === false ? { canary: false as const } : {}),
           onStart: (childId) => recorder.updateChild(req.role, { run_id: childId, status: 'running', started: new Date().toISOString() }),
         });
       } catch (error) {

@@ -55,6 +55,10 @@ export interface NodeRequest {
   model?: string;
   from?: string;
   run?: string;
+  /** false: a composite above said "canary": false, which holds for every recipe it runs. */
+  canary?: false;
+  /** An earlier run of this recipe to resume: what succeeded in it is kept (--resume). */
+  resume?: string;
   /** Environment inherited by every step below (VIGIL_CIR_SCOPE). */
   env: Record<string, string>;
   signal: AbortSignal;

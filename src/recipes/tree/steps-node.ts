@@ -31,8 +31,14 @@ async function createIsolation(prep: PreparedRun): Promise<Isolation> {
 }
 
 export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<NodeResult> {
-  const { from: _f, run: _r, ...base } = rt.req;
-  const req = { ...base, name: node.found.recipe.name, ...(node.from ? { from: node.from } : {}), ...(node.run ? { run: node.run } : {}) };
+  const { from: _f, run: _r, resume: _s, ...base } = rt.req;
+  const req = {
+    ...base,
+    name: node.found.recipe.name,
+    ...(node.from ? { from: node.from } : {}),
+    ...(node.run ? { run: node.run } : {}),
+    ...(node.resume ? { resume: node.resume } : {}),
+  };
   const prep = prepareRun(req, {
     found: node.found,
     vars: node.vars,
@@ -120,7 +126,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   try {
     for (const [label, status] of prep.resume?.preset ?? []) setStep(label, { status, reason: `succeeded in run ${prep.resume!.previous.id}` });
     const toRun = prep.plan.steps.filter((p) => !prep.resume?.preset.has(p.label));
-    if (recipe.canary !== false && toRun.length > 0) {
+    if (recipe.canary !== false && node.canary !== false && toRun.length > 0) {
       const vmOf = (vm: boolean) => (vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [prep.workspace, ...agentStatePaths()] } : null);
       const targets = canaryTargets(
         toRun.map(({ step }) => {
@@ -129,6 +135,8 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
         }),
       );
       for (const target of targets) {
+        // A shell step has no agent to ask: its "backend" is /bin/sh.
+        if (target.backend.kind === 'custom' && target.backend.shell) continue;
         // Once per backend in the whole tree: a hundred children of one backend check it once.
         // A custom program's canary runs without the step's args, so they do not make another backend.
         const backend = target.backend.kind === 'custom' ? { ...target.backend, args: [] } : target.backend;
@@ -180,7 +188,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     });
     const result = await executePlan(
       prep.plan,
-      { runStep, notRun: (s, status, reason) => setStep(s.label, { status, reason }, reason) },
+      { runStep, notRun: (s, status, reason) => setStep(s.label, { status, reason }, reason), runsRegardless: (s) => s.condition?.checksStatus === true },
       signal,
       prep.resume?.preset,
     );

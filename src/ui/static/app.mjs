@@ -39,6 +39,18 @@ function table(headers, rows, empty) {
 
 const num = (n) => el('td', { class: 'num' }, n ?? '—');
 
+// The Statecharts tab lives in chart.js (window.vigilCharts); an actor's row opens its chart.
+const charts = window.vigilCharts;
+function chartButton(a) {
+  const button = el('button', { type: 'button', class: 'link', 'data-chart': `${a.kind}:${a.key}`, 'aria-label': `chart of ${a.kind} ${a.key}` }, 'chart');
+  button.addEventListener('click', () => {
+    charts?.open(a.kind, a.key);
+    show('charts');
+    connect();
+  });
+  return button;
+}
+
 const views = {
   monitors: (v) =>
     table(
@@ -91,19 +103,37 @@ const views = {
     ),
   actors: (v) =>
     table(
-      ['Kind', 'Actor', 'Monitor', 'Machine', 'State', 'Status'],
-      v.actors.map((a) => [a.kind, el('code', {}, a.key), a.monitor ?? '—', a.machine, pill(a.state), a.status]),
+      ['Kind', 'Actor', 'Monitor', 'Machine', 'State', 'Status', 'Chart'],
+      v.actors.map((a) => [a.kind, el('code', {}, a.key), a.monitor ?? '—', a.machine, pill(a.state), a.status, chartButton(a)]),
       'No actors in memory.',
     ),
 };
 
 let lastView;
+// The page's other scripts (timeline.js) redraw after a change of their own controls.
+window.vigilRedraw = () => lastView && render(lastView);
+window.vigilReconnect = () => connect();
 function render(view) {
   lastView = view;
+  // A redraw keeps the keyboard where it was: the focused button or card is found again by its data attribute.
+  const focus = Object.entries(document.activeElement?.dataset ?? {}).find(([k]) => ['chart', 'glance', 'focus'].includes(k));
+  const focused = focus ? `[data-${focus[0]}="${CSS.escape(focus[1])}"]` : undefined;
   for (const [name, draw] of Object.entries(views)) {
     const section = document.getElementById(name);
     section.replaceChildren(draw(view));
   }
+  // Monitors at a glance (glance.js) sit above the monitors' table.
+  const cards = window.vigilGlance?.(view);
+  if (cards) document.getElementById('monitors').prepend(cards);
+  // Lease timelines (timeline.js) sit above the leases' table.
+  const timelines = window.vigilTimelines?.(view);
+  if (timelines) document.getElementById('leases').prepend(timelines);
+  // Run waterfalls (waterfall.js) sit above the runs' table.
+  const waterfalls = window.vigilWaterfalls?.(view);
+  if (waterfalls) document.getElementById('runs').prepend(waterfalls);
+  if (focused) document.querySelector(focused)?.focus();
+  charts?.update(view);
+  window.vigilFilter?.update(view);
   live.textContent = `live · ${new Date(view.as_of).toLocaleTimeString()}${view.admin ? ' · admin' : ''}`;
 }
 
@@ -117,7 +147,10 @@ async function connect() {
   controller = new AbortController();
   const signal = controller.signal;
   try {
-    const response = await fetch('/ui/events', { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
+    const params = window.vigilFilter?.params() ?? new URLSearchParams();
+    if (charts?.target) params.set('chart', charts.target);
+    const query = params.size ? `?${params}` : '';
+    const response = await fetch(`/ui/events${query}`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal });
     if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
     live.className = 'on';
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

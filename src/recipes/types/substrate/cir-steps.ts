@@ -3,10 +3,11 @@
 // best matching) signals, patterns at or above pattern_min_strength and open
 // contradictions; with write_after_step, the lines it printed as
 // `SIGNAL <type>: <body>` or `{"signal": {...}}` and the step's output
-// (type step.output) are captured with source `recipe:<name>/<label>`; with
+// (type step.output) are captured with source `recipe:<name>/<label>`, the tag
+// `run:<run id>` and the domain of `query` (unless a signal names its own); with
 // detect_patterns_on_complete, patterns are detected at the end.
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { openCir, projectEmbedder } from '../../../cir/index.ts';
 import type { CaptureInput, CIRSignal, Contradiction, Pattern } from '../../../cir/index.ts';
 import type { Recipe } from '../../types.ts';
@@ -64,6 +65,7 @@ export function cirStepHooks(recipe: Recipe & { query?: SubstrateQuery }, projec
   const limit = cfg?.query_limit ?? 10;
   const minStrength = cfg?.pattern_min_strength ?? 0.5;
   const scope = query.scope;
+  const runId = basename(runDir);
   return {
     before(label) {
       const signals = query.text
@@ -78,8 +80,14 @@ export function cirStepHooks(recipe: Recipe & { query?: SubstrateQuery }, projec
     async after(label, succeeded, output) {
       if (!cfg?.write_after_step) return 0;
       const source = `recipe:${recipe.name}/${label}`;
-      const inputs = parseSignals(output).map((s) => ({ ...s, source: s.source ?? source, ...(scope && !s.scope ? { scope } : {}) }));
-      if (succeeded && output.trim()) inputs.push({ type: 'step.output', body: output.trim().slice(-MAX_OUTPUT_SIGNAL), source, ...(scope ? { scope } : {}) });
+      // The run's tag: patterns count the distinct runs of one source that found the same thing.
+      const runTag = `run:${runId}`;
+      const tagged = (tags: string[] | undefined) => [...(tags ?? []).filter((t) => !t.startsWith('run:')), runTag];
+      // The query's domain, so the next run's context (which asks for that domain) sees them.
+      const domain = query.domain ? { domain: query.domain } : {};
+      const inputs = parseSignals(output).map((s) => ({ ...domain, ...s, source: s.source ?? source, tags: tagged(s.tags), ...(scope && !s.scope ? { scope } : {}) }));
+      if (succeeded && output.trim())
+        inputs.push({ type: 'step.output', body: output.trim().slice(-MAX_OUTPUT_SIGNAL), source, tags: [runTag], ...domain, ...(scope ? { scope } : {}) });
       const valid: CaptureInput[] = [];
       for (const input of inputs) {
         try {

@@ -1,0 +1,38 @@
+// What later steps may read of an earlier one (`if:` conditions and
+// `${steps.<label>.output}` / `.json.<field>`): its status, the last
+// OUTPUT_LIMIT bytes of its output, and its structured output when it has one.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StepRecord } from '../records/run-record.ts';
+
+/** Bytes of a step's output another step can read: its tail, so a long log cannot swell a prompt. */
+export const OUTPUT_LIMIT = 16 * 1024;
+
+export interface StepView {
+  status: string;
+  output: string;
+  json: unknown;
+}
+
+export function readTail(path: string, limit = OUTPUT_LIMIT): string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, limit);
+    const buf = Buffer.alloc(length);
+    readSync(fd, buf, 0, length, size - length);
+    return buf.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function stepView(runDir: string, record: StepRecord): StepView {
+  const output = record.output_file ? readTail(join(runDir, record.output_file)) : (record.output ?? '').slice(-OUTPUT_LIMIT);
+  return { status: record.status, output: output.trimEnd(), json: record.json ?? null };
+}
