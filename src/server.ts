@@ -1,4 +1,5 @@
 // Composes a running monitor server: store, service, doors and transport.
+import type { Kysely } from 'kysely';
 import { Draining } from './transport/draining.ts';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -25,6 +26,8 @@ export interface ServerOptions {
   readonly state?: string;
   /** A postgres:// URL: this server is one node of a cluster on that database (protocol.md §20). */
   readonly store?: string;
+  /** A cluster node's id (default: derived from the host name and the port, so it survives restarts). */
+  readonly nodeId?: string;
   readonly registrationToken?: string;
   readonly retireAfterMuteSeconds?: number;
   /** true: enabled with a generated token; a string: enabled with that token. */
@@ -145,7 +148,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     dashboard = new Dashboard(service, options.dashboardViewers);
     if (options.cloud !== false) {
       const { Cloud } = await import('./cloud/cloud.ts');
-      cloud = new Cloud(service, { ...options.cloud, log: redactingLog(options.cloud?.log ?? options.log) });
+      // A cluster's API keys, registrations and deliveries are the cluster's: every node serves every key.
+      const rows = cluster && (await import('./cloud/pg-cloud-rows.ts')).pgCloudRows(cluster.connection.db as Kysely<never>);
+      cloud = new Cloud(service, { ...options.cloud, log: redactingLog(options.cloud?.log ?? options.log), ...(rows && { rows }) });
     }
     transport = await createTransport(options.transport ?? 'auto');
     const handler = createHttpHandler(service, {
@@ -193,9 +198,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   // A wildcard address is where the server listens, not somewhere to connect: print this machine's loopback.
   const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   const urlHost = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
+  const url = `http://${urlHost}:${port}`;
+  await cluster?.identify(url, port, options.nodeId);
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${urlHost}:${port}`,
+    url,
     port,
     transport: transport.name,
     fallbackReason: transport.fallbackReason,

@@ -13,6 +13,7 @@ interface ServeFlags extends SourceFlags {
   host?: unknown;
   state?: unknown;
   store?: unknown;
+  nodeId?: unknown;
   registrationToken?: unknown;
   retireAfterMute?: unknown;
   allowAdmin?: unknown;
@@ -76,6 +77,13 @@ function storeFlag(value: string | undefined, hasState: boolean): string | undef
   return value;
 }
 
+/** --node-id: letters, digits, '.', '_' and '-', as it appears in /discover and logs. */
+function nodeIdFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(value)) throw new UsageError(`--node-id takes 1 to 64 letters, digits, '.', '_' or '-'; got "${value.slice(0, 80)}".`);
+  return value;
+}
+
 export function registerServeCommands(cli: CAC): void {
   cli
     .command('serve', 'Serve the HTTP, JSON-RPC and event-stream bindings under /mp/v0')
@@ -83,6 +91,7 @@ export function registerServeCommands(cli: CAC): void {
     .option('--host <addr>', 'Listening address', { default: '127.0.0.1' })
     .option('--state <file>', 'Keep monitors, subscriptions, leases and observations in this SQLite file ("~" is home; default: in memory)', { type: [String] })
     .option('--store <url>', 'Keep all state in PostgreSQL (postgres://…; also VIGIL_STORE): several nodes on one database serve as one server', { type: [String] })
+    .option('--node-id <id>', 'This node\'s id in a cluster (with --store; default: derived from the host name and --port, so it survives restarts)', { type: [String] })
     .option('--registration-token <token>', 'Require this token to create a monitor; such monitors are attested', { type: [String] })
     .option('--retire-after-mute <seconds>', 'Retire a subscription that has not pulled for this long', {
       default: defaults.retireAfterMuteSeconds,
@@ -115,11 +124,15 @@ export function registerServeCommands(cli: CAC): void {
     .action(async (flags: ServeFlags) => {
       const port = wholeNumberFlag('--port', flags.port, 0, 65535);
       const allowAdmin = flags.allowAdmin === undefined ? false : flags.allowAdmin === true ? true : stringFlag('--allow-admin', flags.allowAdmin);
+      if (flags.nodeId !== undefined && flags.store === undefined && !process.env.VIGIL_STORE) {
+        throw new UsageError('--node-id names a node of a cluster: it goes with --store postgres://…');
+      }
       const options = {
         port,
         host: stringFlag('--host', flags.host) ?? '127.0.0.1',
         state: stringFlag('--state', flags.state),
         store: storeFlag(stringFlag('--store', flags.store) ?? (process.env.VIGIL_STORE || undefined), flags.state !== undefined),
+        nodeId: nodeIdFlag(stringFlag('--node-id', flags.nodeId)),
         registrationToken: stringFlag('--registration-token', flags.registrationToken),
         retireAfterMuteSeconds: wholeNumberFlag('--retire-after-mute', flags.retireAfterMute, 1, 315360000),
         allowAdmin,

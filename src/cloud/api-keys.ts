@@ -5,7 +5,8 @@
 // monitor only when the administrator asks for it in so many words.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { invalid, notFound, unauthorized } from '../protocol/errors.ts';
-import type { ApiKeyTable, CloudStore } from './cloud-store.ts';
+import type { CloudRows } from './cloud-rows.ts';
+import type { ApiKeyTable } from './cloud-store.ts';
 
 export interface ApiKeyInfo {
   id: string;
@@ -57,7 +58,7 @@ function scopeInput(value: unknown): string[] | '*' {
   return [...new Set(value as string[])];
 }
 
-export function createApiKey(store: CloudStore, input: Record<string, unknown>): ApiKeyInfo & { key: string } {
+export async function createApiKey(store: CloudRows, input: Record<string, unknown>): Promise<ApiKeyInfo & { key: string }> {
   const name = input.name ?? 'default';
   if (typeof name !== 'string' || name.length === 0 || name.length > 100) {
     throw invalid('"name" must be text of 1 to 100 characters.', { field: 'name' });
@@ -72,25 +73,25 @@ export function createApiKey(store: CloudStore, input: Record<string, unknown>):
     revoked_at: null,
     monitors: JSON.stringify(monitors),
   };
-  store.putKey(row);
+  await store.putKey(row);
   return { ...infoOf(row), key };
 }
 
-export function listApiKeys(store: CloudStore): ApiKeyInfo[] {
-  return store.keys().map(infoOf);
+export async function listApiKeys(store: CloudRows): Promise<ApiKeyInfo[]> {
+  return (await store.keys()).map(infoOf);
 }
 
-export function revokeApiKey(store: CloudStore, id: string): { revoked: boolean } {
-  const row = store.keyById(id);
+export async function revokeApiKey(store: CloudRows, id: string): Promise<{ revoked: boolean }> {
+  const row = await store.keyById(id);
   if (!row) throw notFound(`No API key "${id}".`);
-  if (row.revoked_at === null) store.putKey({ ...row, revoked_at: new Date().toISOString() });
+  if (row.revoked_at === null) await store.putKey({ ...row, revoked_at: new Date().toISOString() });
   return { revoked: true };
 }
 
 /** The key a bearer token names; missing, unknown and revoked keys are refused alike. */
-export function authenticate(store: CloudStore, bearer: string | undefined): ApiKeyTable {
+export async function authenticate(store: CloudRows, bearer: string | undefined): Promise<ApiKeyTable> {
   if (!bearer) throw unauthorized('The cloud API needs an API key: send "Authorization: Bearer vk_..." (make one with `vigil api-key create`).');
-  const row = bearer.startsWith('vk_') ? store.keyByHash(hashOf(bearer)) : undefined;
+  const row = bearer.startsWith('vk_') ? await store.keyByHash(hashOf(bearer)) : undefined;
   if (!row || row.revoked_at !== null) throw unauthorized('This API key is not valid on this server (unknown or revoked).');
   return row;
 }

@@ -8,14 +8,15 @@ import type { MonitorService } from '../service/service.ts';
 import { parseJsonBody, parseQuery } from '../transport/http-door.ts';
 import type { HttpRequest } from '../transport/http-types.ts';
 import { authenticate, createApiKey, listApiKeys, revokeApiKey } from './api-keys.ts';
-import type { ApiKeyTable, CloudStore } from './cloud-store.ts';
+import type { CloudRows } from './cloud-rows.ts';
+import type { ApiKeyTable } from './cloud-store.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
 import { fireTrigger } from './triggers.ts';
 import type { Webhooks } from './webhooks.ts';
 
 export interface CloudParts {
   readonly service: MonitorService;
-  readonly store: CloudStore;
+  readonly store: CloudRows;
   readonly webhooks: Webhooks;
   readonly queue: DeliveryQueue;
 }
@@ -59,13 +60,13 @@ export function webhookRoutes(parts: CloudParts): CloudRoute[] {
   const { store, webhooks, queue, service } = parts;
   return [
     cloudRoute('POST', 'api-keys', 'admin', async (c) => {
-      const made = createApiKey(store, c.body());
+      const made = await createApiKey(store, c.body());
       await store.settled();
       return ok(made, 201);
     }),
-    cloudRoute('GET', 'api-keys', 'admin', () => ok({ keys: listApiKeys(store) })),
+    cloudRoute('GET', 'api-keys', 'admin', async () => ok({ keys: await listApiKeys(store) })),
     cloudRoute('DELETE', 'api-keys/:id', 'admin', async (c) => {
-      const result = revokeApiKey(store, c.params.id!);
+      const result = await revokeApiKey(store, c.params.id!);
       await store.settled();
       return ok(result);
     }),
@@ -74,14 +75,14 @@ export function webhookRoutes(parts: CloudParts): CloudRoute[] {
       await store.settled();
       return ok(made, 201);
     }),
-    cloudRoute('GET', 'webhooks', 'key', (c) => ok(webhooks.list(c.key))),
+    cloudRoute('GET', 'webhooks', 'key', async (c) => ok(await webhooks.list(c.key))),
     cloudRoute('DELETE', 'webhooks/:id', 'key', async (c) => {
-      const result = webhooks.delete(c.key, c.params.id!);
+      const result = await webhooks.delete(c.key, c.params.id!);
       await store.settled();
       return ok(result);
     }),
     cloudRoute('POST', 'webhooks/:id/test', 'key', async (c) => ok(await webhooks.test(c.key, c.params.id!))),
-    cloudRoute('GET', 'webhooks/:id/deliveries', 'key', (c) => ok({ deliveries: webhooks.deliveries(c.key, c.params.id!, c.query().limit) })),
+    cloudRoute('GET', 'webhooks/:id/deliveries', 'key', async (c) => ok({ deliveries: await webhooks.deliveries(c.key, c.params.id!, c.query().limit) })),
     cloudRoute('POST', 'events', 'key', async (c) => {
       const { type, data, timestamp } = c.body();
       if (!isEventType(type)) throw invalid(`"type" must be one of ${eventTypes.join(', ')}; got ${JSON.stringify(type ?? null)}.`, { field: 'type' });
@@ -141,7 +142,7 @@ export async function answerCloud(
   if (found.route.auth === 'admin') {
     requireAdmin(parts.service, { bearer });
     key = { id: 'admin', name: 'admin', hash: '', created_at: '', revoked_at: null, monitors: '[]' };
-  } else key = authenticate(parts.store, bearer);
+  } else key = await authenticate(parts.store, bearer);
   return found.route.handle({
     request,
     params: found.params,

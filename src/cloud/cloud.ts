@@ -7,6 +7,7 @@ import { ProtocolError } from '../protocol/errors.ts';
 import type { MonitorService } from '../service/service.ts';
 import { bearerOf, jsonResponse } from '../transport/http-door.ts';
 import type { HttpRequest, HttpResponse } from '../transport/http-types.ts';
+import { type CloudRows, localRows } from './cloud-rows.ts';
 import { CloudStore } from './cloud-store.ts';
 import { answerCloud, type CloudParts, type CloudRoute, webhookRoutes } from './cloud-routes.ts';
 import { DeliveryQueue, type DeliveryTimers, realTimers } from './delivery-queue.ts';
@@ -42,6 +43,8 @@ export interface CloudOptions {
   /** Workers' fetches may reach loopback, private and link-local addresses (off: public only). */
   readonly allowPrivateWorkers?: boolean;
   readonly log?: (line: string) => void;
+  /** Where API keys, registrations and deliveries live when not in the server's own store (a cluster's PostgreSQL). */
+  readonly rows?: CloudRows;
 }
 
 export interface CloudMounts {
@@ -51,6 +54,7 @@ export interface CloudMounts {
 
 export class Cloud {
   readonly store: CloudStore;
+  readonly rows: CloudRows;
   readonly queue: DeliveryQueue;
   readonly webhooks: Webhooks;
   readonly edge: ManagedEdge;
@@ -59,24 +63,26 @@ export class Cloud {
   private readonly routes: CloudRoute[];
   private readonly parts: CloudParts;
   private readonly pruner: NodeJS.Timeout;
+  private followerReload: NodeJS.Timeout | undefined;
 
   constructor(
     readonly service: MonitorService,
     readonly options: CloudOptions = {},
   ) {
     this.store = new CloudStore(service.store);
+    this.rows = options.rows ?? localRows(this.store);
     this.sender = new DeliverySender(options.allowInsecureWebhooks ?? false, options.deliveryTimeoutMs);
-    this.queue = new DeliveryQueue(this.store, this.sender, options.timers ?? realTimers, options.log, options.maxQueuedEventBytes);
-    this.webhooks = new Webhooks(this.store, this.sender, options.allowInsecureWebhooks ?? false, service);
-    this.followers = new MonitorFollowers(service, this.store, this.queue, options.log);
+    this.queue = new DeliveryQueue(this.rows, this.sender, options.timers ?? realTimers, options.log, options.maxQueuedEventBytes);
+    this.webhooks = new Webhooks(this.rows, this.sender, options.allowInsecureWebhooks ?? false, service);
+    this.followers = new MonitorFollowers(service, this.rows, this.queue, options.log);
     // Rows are written by the group commit: read them back once it has run (before the route answers, which waits on it too).
     this.webhooks.changed = () => {
-      this.store.settled().then(
+      this.rows.settled().then(
         () => this.followers.reload(),
         () => {},
       );
     };
-    this.parts = { service, store: this.store, webhooks: this.webhooks, queue: this.queue };
+    this.parts = { service, store: this.rows, webhooks: this.webhooks, queue: this.queue };
     this.edge = new ManagedEdge(this.store, options.edgeDomain ?? 'localhost', options.log, {
       ...defaultWorkerLimits,
       ...(options.workerTimeoutMs !== undefined && { timeoutMs: options.workerTimeoutMs }),
@@ -86,9 +92,15 @@ export class Cloud {
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
     const prune = () => {
-      this.store.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString());
-      this.store.pruneBodies(new Date(Date.now() - 3_600_000).toISOString());
+      const failed = (error: Error) => options.log?.(`webhook deliveries: cannot prune: ${error.message}`);
+      this.rows.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString()).catch(failed);
+      this.rows.pruneBodies(new Date(Date.now() - 3_600_000).toISOString()).catch(failed);
     };
+    // Registrations made through other nodes: followers are read again every few seconds.
+    if (this.rows.shared) {
+      this.followerReload = setInterval(() => void this.followers.reload().catch(() => {}), 2_000);
+      this.followerReload.unref();
+    }
     prune();
     this.pruner = setInterval(prune, 3_600_000);
     this.pruner.unref();
@@ -122,6 +134,7 @@ export class Cloud {
 
   async close(): Promise<void> {
     clearInterval(this.pruner);
+    clearInterval(this.followerReload);
     this.followers.close();
     this.queue.close();
     // Destroying the sockets ends attempts in flight at once; their rows stay pending for the next start.

@@ -6,11 +6,15 @@
 // stored next attempt. An event's body is stored once and its deliveries
 // refer to it (one 64 KB event to 200 registrations stored 200 copies); the
 // bodies a key has waiting for delivery are capped in bytes, and an event
-// past the cap is refused (429) rather than queued.
+// past the cap is refused (429) rather than queued. When several nodes share
+// the rows (PostgreSQL), each polls for due deliveries and claims one before
+// attempting it, so a delivery queued on a node that dies is sent by another,
+// and by one node at a time (the cap is counted per node).
 import { randomUUID } from 'node:crypto';
 import type { VigilEvent } from '../events/channel.ts';
 import { ProtocolError } from '../protocol/errors.ts';
-import type { CloudStore, DeliveryTable, WebhookTable } from './cloud-store.ts';
+import type { CloudRows } from './cloud-rows.ts';
+import type { DeliveryTable, WebhookTable } from './cloud-store.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
 import type { DeliveryView } from './wire-types.ts';
 
@@ -21,6 +25,9 @@ export const defaultMaxQueuedBytesPerKey = 64 * 1024 * 1024;
 type DeliveredEvent = { type: string; timestamp: string; data: Record<string, unknown> };
 
 export const retryDelaysMs = [5_000, 30_000, 120_000, 600_000, 3_600_000] as const;
+/** Shared rows: how often a node looks for due deliveries, and how long a claimed attempt keeps others off. */
+const pollMs = 1_000;
+const claimMs = 60_000;
 
 /** Timer scheduling, injectable so tests need not wait an hour. */
 export interface DeliveryTimers {
@@ -58,9 +65,12 @@ export class DeliveryQueue {
   private readonly bodies = new Map<string, { keyId: string; bytes: number; pending: number }>();
   private readonly queuedBytes = new Map<string, number>();
   private closed = false;
+  private poller: NodeJS.Timeout | undefined;
+  /** Writes staged in this turn (queued at once on SQLite), awaited before the deliveries are sent. */
+  private staged: Promise<void>[] = [];
 
   constructor(
-    private readonly store: CloudStore,
+    private readonly store: CloudRows,
     private readonly sender: DeliverySender,
     private readonly timers: DeliveryTimers = realTimers,
     private readonly log: (line: string) => void = () => {},
@@ -69,17 +79,47 @@ export class DeliveryQueue {
 
   /** Schedules every delivery left pending by an earlier run of the server. */
   resume(): void {
-    for (const row of this.store.pendingDeliveries()) {
+    if (this.store.shared) {
+      // Real time: rows come due by the database's record, whichever node wrote them.
+      this.poller = setInterval(() => void this.poll(), pollMs);
+      this.poller.unref();
+    }
+    void this.load().catch((error: Error) => this.log(`webhook deliveries: cannot read pending deliveries: ${error.message}`));
+  }
+
+  private async load(): Promise<void> {
+    for (const row of await this.store.pendingDeliveries()) {
       if (row.body_id !== null) {
         const known = this.bodies.get(row.body_id);
         if (known) known.pending++;
         else {
-          const body = this.store.body(row.body_id);
+          const body = await this.store.body(row.body_id);
           if (body) this.hold(row.body_id, body.key_id, body.bytes, 1);
         }
       }
       this.schedule(row);
     }
+  }
+
+  /** Shared rows: schedules the deliveries due soon that this node does not wait on yet (another node's, say). */
+  private async poll(): Promise<void> {
+    try {
+      for (const row of await this.store.pendingDeliveries(Date.now() + pollMs)) if (!this.waiting.has(row.id)) this.schedule(row);
+    } catch (error) {
+      if (!this.closed) this.log(`webhook deliveries: cannot read pending deliveries: ${(error as Error).message}`);
+    }
+  }
+
+  private stage(write: Promise<void>): void {
+    this.staged.push(write);
+  }
+
+  /** Waits for the writes staged so far, then for the store's commit. */
+  private async stored(): Promise<void> {
+    const writes = this.staged;
+    this.staged = [];
+    await Promise.all(writes);
+    await this.store.settled();
   }
 
   /** Bytes of event bodies `keyId` has waiting for delivery. */
@@ -100,13 +140,13 @@ export class DeliveryQueue {
     const left = this.queuedBytesOf(body.keyId) - body.bytes;
     if (left > 0) this.queuedBytes.set(body.keyId, left);
     else this.queuedBytes.delete(body.keyId);
-    this.store.deleteBody(bodyId!);
+    this.store.deleteBody(bodyId!).catch((error: Error) => this.log(`webhook event body ${bodyId} not deleted: ${error.message}`));
   }
 
   /** Stores one delivery per active registration of `keyId` on the event, then sends them. */
   async fanOut(keyId: string, event: VigilEvent): Promise<{ deliveries: number }> {
-    const rows = this.stage(keyId, this.store.subscribers(keyId, event.type), event, 'refuse');
-    await this.store.settled();
+    const rows = this.stageEvent(keyId, await this.store.subscribers(keyId, event.type), event, 'refuse');
+    await this.stored();
     for (const row of rows) this.schedule(row);
     return { deliveries: rows.length };
   }
@@ -120,14 +160,14 @@ export class DeliveryQueue {
   async deliver(registrations: readonly WebhookTable[], event: DeliveredEvent): Promise<{ deliveries: number }> {
     const byKey = new Map<string, WebhookTable[]>();
     for (const webhook of registrations) byKey.set(webhook.key_id, [...(byKey.get(webhook.key_id) ?? []), webhook]);
-    const rows = [...byKey].flatMap(([keyId, webhooks]) => this.stage(keyId, webhooks, event, 'skip'));
-    await this.store.settled();
+    const rows = [...byKey].flatMap(([keyId, webhooks]) => this.stageEvent(keyId, webhooks, event, 'skip'));
+    await this.stored();
     for (const row of rows) this.schedule(row);
     return { deliveries: rows.length };
   }
 
   /** The event's body stored once for `keyId`, and a pending delivery per registration referring to it. */
-  private stage(keyId: string, registrations: readonly WebhookTable[], event: DeliveredEvent, overCap: 'refuse' | 'skip'): DeliveryTable[] {
+  private stageEvent(keyId: string, registrations: readonly WebhookTable[], event: DeliveredEvent, overCap: 'refuse' | 'skip'): DeliveryTable[] {
     if (registrations.length === 0) return [];
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
     const bytes = Buffer.byteLength(body);
@@ -145,7 +185,7 @@ export class DeliveryQueue {
     const now = this.timers.now();
     const at = new Date(now).toISOString();
     const bodyId = `evb_${randomUUID()}`;
-    this.store.putBody({ id: bodyId, key_id: keyId, body, bytes, created_at: at });
+    this.stage(this.store.putBody({ id: bodyId, key_id: keyId, body, bytes, created_at: at }));
     const rows = registrations.map(
       (webhook): DeliveryTable => ({
         id: `msg_${randomUUID()}`,
@@ -162,7 +202,7 @@ export class DeliveryQueue {
         updated_at: at,
       }),
     );
-    for (const row of rows) this.store.putDelivery(row);
+    for (const row of rows) this.stage(this.store.putDelivery(row));
     this.hold(bodyId, keyId, bytes, rows.length);
     return rows;
   }
@@ -178,6 +218,7 @@ export class DeliveryQueue {
 
   close(): void {
     this.closed = true;
+    clearInterval(this.poller);
     for (const { cancel } of this.waiting.values()) cancel();
     this.waiting.clear();
   }
@@ -197,9 +238,18 @@ export class DeliveryQueue {
   private async attempt(id: string): Promise<void> {
     const entry = this.waiting.get(id);
     if (!entry || this.closed) return;
-    const { row } = entry;
-    const webhook = this.store.webhook(row.webhook_id);
-    const payload = row.body_id === null ? row.payload : this.store.body(row.body_id)?.body;
+    let { row } = entry;
+    if (this.store.shared) {
+      // Another node may have attempted it meanwhile, or be attempting it now.
+      const until = Date.now() + claimMs;
+      if (!(await this.store.claimDelivery(row.id, row.next_attempt_ms, until))) {
+        if (this.waiting.get(id) === entry) this.waiting.delete(id);
+        return;
+      }
+      row = { ...row, next_attempt_ms: until };
+    }
+    const webhook = await this.store.webhook(row.webhook_id);
+    const payload = row.body_id === null ? row.payload : (await this.store.body(row.body_id))?.body;
     let outcome: DeliveryOutcome;
     if (webhook?.active !== 1) outcome = { delivered: false, error: 'the registration was deleted' };
     else if (payload === undefined) outcome = { delivered: false, error: 'the event body is no longer stored' };
@@ -217,8 +267,8 @@ export class DeliveryQueue {
       error: outcome.delivered ? null : (outcome.error ?? null),
       updated_at: new Date(now).toISOString(),
     };
-    this.store.putDelivery(next);
     this.waiting.delete(id);
+    await this.store.putDelivery(next);
     if (next.status !== 'pending') this.release(row.body_id);
     await this.store.settled();
     if (next.status === 'pending') this.schedule(next);

@@ -4,7 +4,8 @@
 // Deliveries are queued as the observation is appended, so their rows commit
 // in its batch and the first attempt is made once both are stored.
 import type { MonitorService } from '../service/service.ts';
-import type { CloudStore, WebhookTable } from './cloud-store.ts';
+import type { CloudRows } from './cloud-rows.ts';
+import type { WebhookTable } from './cloud-store.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
 import { monitorObservationEvent } from './wire-types.ts';
 
@@ -32,11 +33,11 @@ export class MonitorFollowers {
 
   constructor(
     service: MonitorService,
-    private readonly store: CloudStore,
+    private readonly store: CloudRows,
     private readonly queue: DeliveryQueue,
     private readonly log: (line: string) => void = () => {},
   ) {
-    this.reload();
+    void this.reload();
     this.unsubscribe = service.observations.onAppended((feed, appended, kind) => {
       // Producers' observations only: the server's own bookkeeping and refusals are not what a receiver follows.
       if (kind !== 'producer') return;
@@ -52,9 +53,9 @@ export class MonitorFollowers {
   }
 
   /** Re-reads the registrations (after one is added or deleted). */
-  reload(): void {
+  async reload(): Promise<void> {
     const next = new Map<string, Array<{ row: WebhookTable; types?: string[] }>>();
-    for (const row of this.store.allSubscribers(monitorObservationEvent)) {
+    for (const row of await this.store.allSubscribers(monitorObservationEvent)) {
       const filter = filterOf(row);
       if (!filter) continue;
       const list = next.get(filter.monitor) ?? [];

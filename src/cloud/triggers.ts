@@ -29,6 +29,17 @@ export async function fireTrigger(
     throw invalid('"vars" must be an object of variable names to values.', { field: 'vars' });
   }
   const item = validate<PublishedObservation>('observation', { type, subject, data, actor: `apikey:${key.id}`, origin: 'webhook' });
+  const publish = () => publishTrigger(service, key, monitor, item);
+  // On a cluster the publish runs as every publish does: on the monitor's fresh state, again after a lost race.
+  return service.cluster ? service.cluster.run('monitors/publish', { id: monitor }, publish) : publish();
+}
+
+async function publishTrigger(
+  service: MonitorService,
+  key: ApiKeyTable,
+  monitor: string,
+  item: PublishedObservation,
+): Promise<{ monitor: string; seq: number; type: string }> {
   const feed = mayTrigger(key, monitor) ? service.feed(monitor) : undefined;
   if (!feed) throw notFound(`No monitor "${monitor}" on this server.`);
   if (feed.status !== 'active') {

@@ -3,7 +3,8 @@
 // WebhookTestResult).
 import { randomUUID } from 'node:crypto';
 import { invalid, notFound } from '../protocol/errors.ts';
-import type { ApiKeyTable, CloudStore, WebhookTable } from './cloud-store.ts';
+import type { CloudRows } from './cloud-rows.ts';
+import type { ApiKeyTable, WebhookTable } from './cloud-store.ts';
 import { deliveryView, type DeliveryView } from './delivery-queue.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
 import { checkResolvedHost, checkWebhookUrl } from './url-policy.ts';
@@ -31,7 +32,7 @@ export class Webhooks {
   changed: () => void = () => {};
 
   constructor(
-    private readonly store: CloudStore,
+    private readonly store: CloudRows,
     private readonly sender: DeliverySender,
     private readonly allowInsecure: boolean,
     private readonly service?: MonitorService,
@@ -58,7 +59,7 @@ export class Webhooks {
     }
     const filter = follows ? this.followFilter(input) : null;
     await checkResolvedHost(url, this.allowInsecure);
-    if (this.store.webhooksOf(key.id).length >= maxRegistrationsPerKey) {
+    if ((await this.store.webhooksOf(key.id)).length >= maxRegistrationsPerKey) {
       throw invalid(`This API key already has ${maxRegistrationsPerKey} registrations, the most one key may hold; delete some first.`, { field: 'event' });
     }
     const row: WebhookTable = {
@@ -71,7 +72,7 @@ export class Webhooks {
       created_at: new Date().toISOString(),
       filter: filter && JSON.stringify(filter),
     };
-    this.store.putWebhook(row);
+    await this.store.putWebhook(row);
     this.changed();
     return { id: row.id, event, url, ...filter };
   }
@@ -98,20 +99,20 @@ export class Webhooks {
     return { monitor, types: types as string[] };
   }
 
-  list(key: ApiKeyTable): WebhookRegistration[] {
-    return this.store.webhooksOf(key.id).map(registrationOf);
+  async list(key: ApiKeyTable): Promise<WebhookRegistration[]> {
+    return (await this.store.webhooksOf(key.id)).map(registrationOf);
   }
 
-  delete(key: ApiKeyTable, id: string): { deleted: boolean } {
-    this.owned(key, id);
-    this.store.deleteWebhook(id);
+  async delete(key: ApiKeyTable, id: string): Promise<{ deleted: boolean }> {
+    await this.owned(key, id);
+    await this.store.deleteWebhook(id);
     this.changed();
     return { deleted: true };
   }
 
   /** One signed delivery of a `webhook.test` event, sent now and not retried. */
   async test(key: ApiKeyTable, id: string): Promise<DeliveryOutcome> {
-    const row = this.owned(key, id);
+    const row = await this.owned(key, id);
     const body = JSON.stringify({
       type: 'webhook.test',
       timestamp: new Date().toISOString(),
@@ -120,16 +121,16 @@ export class Webhooks {
     return this.sender.send(row.url, row.secret, `msg_${randomUUID()}`, body);
   }
 
-  deliveries(key: ApiKeyTable, id: string, limitText: unknown): DeliveryView[] {
-    this.owned(key, id);
+  async deliveries(key: ApiKeyTable, id: string, limitText: unknown): Promise<DeliveryView[]> {
+    await this.owned(key, id);
     const limit = limitText === undefined ? 100 : Number(limitText);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid('"limit" must be a whole number from 1 to 1000.', { field: 'limit' });
-    return this.store.deliveriesOf(id, limit).map(deliveryView);
+    return (await this.store.deliveriesOf(id, limit)).map(deliveryView);
   }
 
   /** Another key's registration is "not found": its existence is not disclosed. */
-  private owned(key: ApiKeyTable, id: string): WebhookTable {
-    const row = this.store.webhook(id);
+  private async owned(key: ApiKeyTable, id: string): Promise<WebhookTable> {
+    const row = await this.store.webhook(id);
     if (!row || row.key_id !== key.id) throw notFound(`No webhook registration "${id}" for this API key.`);
     return row;
   }

@@ -5,7 +5,8 @@
 // change counter (src/store/postgres/pg-store.ts). A lost race reloads the
 // monitor and runs the operation again. Wakes come by LISTEN/NOTIFY; a
 // monitor's timers are armed by the holder of its advisory lock (ownership.ts).
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtocolError } from '../protocol/errors.ts';
 import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
@@ -18,6 +19,7 @@ import type { Store } from '../store/store.ts';
 import { ClusterCommit } from './cluster-commit.ts';
 import { isClusterConflict } from '../store/cluster-conflict.ts';
 import { ChangeListener } from './change-listener.ts';
+import { Heartbeat, type NodeInfo } from './heartbeat.ts';
 import { Ownership } from './ownership.ts';
 import { LookupBatch } from './lookup-batch.ts';
 import { ReplicaWriter } from './replica-writer.ts';
@@ -29,7 +31,7 @@ const maxAttempts = 50;
 type SyncMode = 'delta' | 'reload' | 'refresh' | 'takeover';
 
 export class ClusterNode implements ClusterNodeHooks {
-  readonly node: { readonly id: string; readonly store: 'postgres' };
+  readonly node: { id: string; readonly store: 'postgres' };
   readonly pg: PgStore;
   private service!: MonitorService;
   private replica!: ReplicaWriter;
@@ -46,12 +48,13 @@ export class ClusterNode implements ClusterNodeHooks {
   private readonly revByKey = new LookupBatch<number, number>((keys) => this.pg.revsByKey(keys));
   private readonly revById = new LookupBatch<string, { key: number; rev: number }>((ids) => this.pg.revsById(ids));
   private ownership: Ownership | undefined;
+  private heartbeat: Heartbeat | undefined;
 
   private constructor(
-    private readonly connection: PgConnection,
+    readonly connection: PgConnection,
     private readonly log: (line: string) => void,
   ) {
-    this.node = { id: `node-${randomBytes(4).toString('hex')}`, store: 'postgres' };
+    this.node = { id: '', store: 'postgres' };
     this.pg = new PgStore(connection);
   }
 
@@ -76,8 +79,41 @@ export class ClusterNode implements ClusterNodeHooks {
       released: () => {
         for (const feed of this.service.allFeeds()) this.service.sources?.changed(feed);
       },
+      // Before the node has its id and the live list (identify), it takes what it can, as the first node up does.
+      nodeId: () => this.node.id,
+      assigned: (mkey, holders) => !this.heartbeat || this.heartbeat.assignee(mkey, holders) === this.node.id,
+      // Its source stops here; the assigned node starts it when it takes the lock.
+      handedBack: (mkey) => {
+        const feed = this.service.feedByKey(mkey);
+        if (feed) this.service.sources?.changed(feed);
+      },
       log: this.log,
     });
+  }
+
+  /**
+   * Names this node once it listens and starts its heartbeat. The id is `--node-id` when given, else
+   * derived from the host name and the port, so a node restarted on its port keeps its id.
+   */
+  async identify(url: string, port: number, id?: string): Promise<void> {
+    this.node.id = id ?? `node-${createHash('sha256').update(`${hostname()}:${port}`).digest('hex').slice(0, 12)}`;
+    this.heartbeat = new Heartbeat(this.connection, { id: this.node.id, url }, this.log);
+    await this.heartbeat.start();
+  }
+
+  /** The nodes alive now (heartbeats within the last few seconds), this one first. */
+  liveNodes(): readonly NodeInfo[] {
+    return this.heartbeat?.live() ?? [{ id: this.node.id, url: '' }];
+  }
+
+  /** How many monitors' timers and sources run on this node. */
+  get timerMonitors(): number {
+    return this.ownership?.ownedCount ?? 0;
+  }
+
+  /** The database (shown redacted). */
+  get storeUrl(): string {
+    return this.connection.url;
   }
 
   /** Timers of a monitor run on the node holding its advisory lock. */
@@ -314,6 +350,7 @@ export class ClusterNode implements ClusterNodeHooks {
   }
 
   async close(): Promise<void> {
+    await this.heartbeat?.close();
     await this.ownership?.close();
     await this.listener?.close();
     await this.connection.close();

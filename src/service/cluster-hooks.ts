@@ -2,6 +2,12 @@
 /** A node of a cluster (src/cluster): runs each operation against fresh state and names the node. */
 export interface ClusterNodeHooks {
   readonly node: { readonly id: string; readonly store: 'postgres' };
+  /** The nodes alive now (their heartbeats), this one first. */
+  liveNodes(): readonly { readonly id: string; readonly url: string }[];
+  /** The database's URL (redacted where shown). */
+  readonly storeUrl: string;
+  /** How many monitors' timers and sources run on this node. */
+  readonly timerMonitors: number;
   run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T>;
   /** A write the server makes on its own on one monitor (a live source), retried like a request; undefined once stored, else why not. */
   writeOn(mkey: number, attempt: () => Promise<void>): Promise<Error | undefined>;

@@ -45,7 +45,7 @@ export function discover(service: MonitorService): Reply {
       },
       limits: servedLimits(service),
       ttlMs: defaults.ttlMs,
-      ...(service.cluster ? { node: service.cluster.node } : {}),
+      ...(service.cluster ? { node: service.cluster.node, nodes: service.cluster.liveNodes() } : {}),
     },
   };
 }

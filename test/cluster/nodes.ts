@@ -8,6 +8,8 @@ import { type ServerProcess, startServerProcess } from '../support/server-proces
 export interface ClusterNodes {
   /** Starts `count` nodes on the file's database, each with `extra` flags. */
   start(count?: number, extra?: string[]): Promise<ServerProcess[]>;
+  /** Starts one node on the file's database, on `port` when given (to restart it on its address). */
+  startOne(extra?: string[], port?: number): Promise<ServerProcess>;
   /** The file's database (its name, for faults such as ending its sessions). */
   database(): TestDatabase;
 }
@@ -38,6 +40,11 @@ export function nodesOnOneDatabase(): ClusterNodes {
         nodes.push(node);
       }
       return nodes;
+    },
+    async startOne(extra = [], port) {
+      const node = await startServerProcess({ args: ['--store', database!.url, ...extra], ...(port !== undefined && { port }) });
+      started.push(node);
+      return node;
     },
   };
 }

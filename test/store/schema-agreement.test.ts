@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/store/postgres/migrations.ts';
 import { applySchema } from '../../src/store/schema.ts';
 import { openSqlDriver } from '../../src/store/sql-driver.ts';
+import { CloudStore } from '../../src/cloud/cloud-store.ts';
+import { cloudTableDefinitions, clusterTableDefinitions } from '../../src/store/cloud-table-definitions.ts';
+import { Store } from '../../src/store/store.ts';
 import { tableDefinitions } from '../../src/store/table-definitions.ts';
 import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
 
@@ -19,19 +22,34 @@ interface Column {
 }
 type Shape = Record<string, { columns: Column[]; primaryKey: string[] }>;
 
-function sqliteShape(): Shape {
-  const driver = openSqlDriver(':memory:');
-  applySchema(driver);
+// A primary key column is NOT NULL on PostgreSQL by rule; SQLite lets a text key be NULL unless told.
+function shapeOf(driver: ReturnType<typeof openSqlDriver>): Shape {
   const shape: Shape = {};
   const tables = driver.prepare("select name from sqlite_master where type = 'table' order by name").all<{ name: string }>([]);
   for (const { name } of tables) {
     const info = driver.prepare(`pragma table_info("${name}")`).all<{ name: string; type: string; notnull: number; pk: number }>([]);
     shape[name] = {
-      columns: info.map((c) => ({ name: c.name, type: c.type.toLowerCase() as Column['type'], notNull: c.notnull === 1 })),
+      columns: info.map((c) => ({ name: c.name, type: c.type.toLowerCase() as Column['type'], notNull: c.notnull === 1 || c.pk > 0 })),
       primaryKey: info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name),
     };
   }
+  return shape;
+}
+
+function sqliteShape(): Shape {
+  const driver = openSqlDriver(':memory:');
+  applySchema(driver);
+  const shape = shapeOf(driver);
   driver.close();
+  return shape;
+}
+
+/** The tables the cloud store makes in a server's SQLite store (src/cloud/cloud-store.ts). */
+function sqliteCloudShape(): Shape {
+  const store = Store.open({ path: ':memory:' });
+  new CloudStore(store);
+  const shape = shapeOf(store.driver);
+  store.close();
   return shape;
 }
 
@@ -76,9 +94,16 @@ describe.skipIf(unavailable)('the store schema', () => {
     const sqlite = sqliteShape();
     const postgres = await postgresShape(database.url);
     const clusterOnly = new Set(tableDefinitions.flatMap((t) => t.columns.filter((c) => c.cluster).map((c) => `${t.name}.${c.name}`)));
+    const cloud = cloudTableDefinitions.map((t) => t.name);
+    const clusterTables = clusterTableDefinitions.map((t) => t.name);
 
-    expect(Object.keys(postgres).sort()).toEqual(Object.keys(sqlite).sort());
+    const storeTables = Object.keys(postgres).filter((t) => !cloud.includes(t) && !clusterTables.includes(t));
+    expect(storeTables.sort()).toEqual(Object.keys(sqlite).sort());
+    expect(Object.keys(postgres)).toEqual(expect.arrayContaining([...cloud, ...clusterTables]));
+    const sqliteCloud = sqliteCloudShape();
+    for (const table of cloud) expect({ table, ...postgres[table] }).toEqual({ table, ...sqliteCloud[table] });
     for (const [table, shape] of Object.entries(postgres)) {
+      if (!storeTables.includes(table)) continue;
       const shared = shape.columns.filter((c) => !clusterOnly.has(`${table}.${c.name}`));
       expect({ table, columns: shared, primaryKey: shape.primaryKey }).toEqual({ table, ...sqlite[table] });
     }

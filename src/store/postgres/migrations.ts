@@ -3,7 +3,8 @@
 // a cluster runs them; PostgreSQL's transactional DDL and the Migrator's own
 // lock make concurrent starts safe.
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
-import { createTable, tableDefinitions } from '../table-definitions.ts';
+import { cloudTableDefinitions, clusterTableDefinitions } from '../cloud-table-definitions.ts';
+import { createTable, type TableDefinition, tableDefinitions } from '../table-definitions.ts';
 
 // Version 1 is the shared table definition as it stood then; a later version
 // is a migration of its own here, and the definition changes with it.
@@ -17,7 +18,22 @@ const initial: Migration = {
   },
 };
 
-const migrations: Record<string, Migration> = { '0001_initial': initial };
+const createAll = async (db: Kysely<unknown>, tables: readonly TableDefinition[]) => {
+  for (const table of tables) {
+    await createTable(db.schema, table, 'postgres').execute();
+    for (const index of table.indexes ?? []) await db.schema.createIndex(index.name).on(table.name).columns([...index.columns]).execute();
+  }
+};
+
+// The cloud API's rows, shared by every node, and the nodes' heartbeats (/discover).
+const cloudAndNodes: Migration = {
+  async up(db: Kysely<unknown>) {
+    await createAll(db, cloudTableDefinitions);
+    await createAll(db, clusterTableDefinitions);
+  },
+};
+
+const migrations: Record<string, Migration> = { '0001_initial': initial, '0002_cloud_and_nodes': cloudAndNodes };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

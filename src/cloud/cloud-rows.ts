@@ -1,0 +1,69 @@
+// The cloud API's API keys, webhook registrations and deliveries, read and
+// written asynchronously: from the server's own SQLite store on one node
+// (cloud-store.ts), from PostgreSQL on a cluster node (pg-cloud-rows.ts), so
+// that every node serves every key and a restart loses nothing.
+import type { ApiKeyTable, CloudStore, DeliveryTable, EventBodyTable, WebhookTable } from './cloud-store.ts';
+
+export interface CloudRows {
+  /** Several nodes share the rows: pending deliveries are polled for and claimed before each attempt. */
+  readonly shared: boolean;
+  /** Resolves when every write made so far is durable. */
+  settled(): Promise<void>;
+  putKey(row: ApiKeyTable): Promise<void>;
+  keyByHash(hash: string): Promise<ApiKeyTable | undefined>;
+  keyById(id: string): Promise<ApiKeyTable | undefined>;
+  keys(): Promise<ApiKeyTable[]>;
+  putWebhook(row: WebhookTable): Promise<void>;
+  webhook(id: string): Promise<WebhookTable | undefined>;
+  webhooksOf(keyId: string): Promise<WebhookTable[]>;
+  subscribers(keyId: string, event: string): Promise<WebhookTable[]>;
+  /** Active registrations of `event` under every key. */
+  allSubscribers(event: string): Promise<WebhookTable[]>;
+  deleteWebhook(id: string): Promise<void>;
+  putDelivery(row: DeliveryTable): Promise<void>;
+  deliveriesOf(webhookId: string, limit: number): Promise<DeliveryTable[]>;
+  pruneDeliveries(beforeIso: string): Promise<void>;
+  putBody(row: EventBodyTable): Promise<void>;
+  body(id: string): Promise<EventBodyTable | undefined>;
+  deleteBody(id: string): Promise<void>;
+  /** Forgets bodies made before `beforeIso` that no pending delivery sends any more. */
+  pruneBodies(beforeIso: string): Promise<void>;
+  /** Pending deliveries, those due before `dueBeforeMs` when given. */
+  pendingDeliveries(dueBeforeMs?: number): Promise<DeliveryTable[]>;
+  /**
+   * Takes a pending delivery for one attempt: moves its next attempt from `expectedMs` to `untilMs`,
+   * so that no other node attempts it meanwhile. False when another node took it first.
+   */
+  claimDelivery(id: string, expectedMs: number | null, untilMs: number): Promise<boolean>;
+}
+
+/**
+ * The rows in the server's own SQLite store (one node: nothing to claim). Each write is queued on the
+ * store's group commit when called, in the caller's turn, as the synchronous store does.
+ */
+export function localRows(store: CloudStore): CloudRows {
+  return {
+    shared: false,
+    settled: () => store.settled(),
+    putKey: async (row) => store.putKey(row),
+    keyByHash: async (hash) => store.keyByHash(hash),
+    keyById: async (id) => store.keyById(id),
+    keys: async () => store.keys(),
+    putWebhook: async (row) => store.putWebhook(row),
+    webhook: async (id) => store.webhook(id),
+    webhooksOf: async (keyId) => store.webhooksOf(keyId),
+    subscribers: async (keyId, event) => store.subscribers(keyId, event),
+    allSubscribers: async (event) => store.allSubscribers(event),
+    deleteWebhook: async (id) => store.deleteWebhook(id),
+    putDelivery: async (row) => store.putDelivery(row),
+    deliveriesOf: async (webhookId, limit) => store.deliveriesOf(webhookId, limit),
+    pruneDeliveries: async (beforeIso) => store.pruneDeliveries(beforeIso),
+    putBody: async (row) => store.putBody(row),
+    body: async (id) => store.body(id),
+    deleteBody: async (id) => store.deleteBody(id),
+    pruneBodies: async (beforeIso) => store.pruneBodies(beforeIso),
+    pendingDeliveries: async (dueBeforeMs) =>
+      store.pendingDeliveries().filter((row) => dueBeforeMs === undefined || (row.next_attempt_ms ?? 0) < dueBeforeMs),
+    claimDelivery: async () => true,
+  };
+}
