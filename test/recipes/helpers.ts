@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { RunJson } from '../../src/recipes/records/run-record.ts';
 import { spawnChild } from '../support/children.ts';
 import { scaled } from '../support/time-scale.ts';
+import { tempDir } from '../support/server-process.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
@@ -17,6 +18,8 @@ export const cliEntry = process.env.VIGIL_TEST_ENTRY ?? join(repoRoot, 'bin', 'v
 
 export interface Project {
   root: string;
+  /** The children's TMPDIR. */
+  tmp: string;
   home: string;
   bin: string;
   agent: string;
@@ -46,9 +49,12 @@ export function makeProject(options: { claude?: boolean; codex?: boolean } = {})
   const agent = join(fakes, 'fake-agent.mjs');
   // Outside the project: mirror and rsync modes copy the project back and forth.
   const log = `${root}.fake-log.jsonl`;
+  // Beside the project, not in it: mirror isolation copies the project into the temporary folder.
+  const tmp = tempDir('vigil-recipes-tmp-');
   const project: Project = {
     root,
     home,
+    tmp,
     bin,
     agent,
     log,
@@ -116,7 +122,8 @@ export interface VigilProcess {
 function childEnv(project: Project, env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('VIGIL_') && !k.startsWith('VITEST')) base[k] = v;
-  return { ...base, HOME: project.home, PATH: `${project.bin}:${process.env.PATH}`, FAKE_LOG: project.log, ...env };
+  // TMPDIR: what a run leaves in the temporary folder by design (a conflicted mirror copy) goes with the test's files.
+  return { ...base, HOME: project.home, PATH: `${project.bin}:${process.env.PATH}`, FAKE_LOG: project.log, TMPDIR: project.tmp, ...env };
 }
 
 export function startVigil(project: Project, args: string[], env: Record<string, string> = {}, cwd = project.root): VigilProcess {

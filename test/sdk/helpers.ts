@@ -5,12 +5,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnChild } from '../support/children.ts';
+import { tempDir } from '../support/server-process.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
 export const cliEntry = join(repoRoot, 'bin', 'vigil.js');
 
 export interface SdkProject {
+  /** The children's TMPDIR. */
+  tmp: string;
   root: string;
   home: string;
   file(rel: string, text: string): string;
@@ -20,6 +23,8 @@ export interface SdkProject {
 
 export function makeSdkProject(): SdkProject {
   const root = mkdtempSync(join(tmpdir(), 'vigil-sdk-'));
+  // Beside the project, not in it: mirror isolation copies the project into the temporary folder.
+  const tmp = tempDir('vigil-sdk-tmp-');
   const home = join(root, '.home');
   mkdirSync(join(root, '.vigil', 'scripts'), { recursive: true });
   mkdirSync(home, { recursive: true });
@@ -32,6 +37,7 @@ export function makeSdkProject(): SdkProject {
   return {
     root,
     home,
+    tmp,
     file,
     script: (name, body) => file(join('.vigil', 'scripts', name), body),
     // Retried: a CLI child that is still exiting may write a last file while the folder goes.
@@ -48,7 +54,8 @@ export interface CliResult {
 export function projectEnv(project: SdkProject, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('VIGIL_') && !k.startsWith('VITEST')) base[k] = v;
-  const env: NodeJS.ProcessEnv = { ...base, HOME: project.home, VIGIL_HOME: join(project.home, '.vigil'), ...extra };
+  // TMPDIR: what a run leaves in the temporary folder by design (a conflicted mirror copy) goes with the test's files.
+  const env: NodeJS.ProcessEnv = { ...base, HOME: project.home, VIGIL_HOME: join(project.home, '.vigil'), TMPDIR: project.tmp, ...extra };
   // VIGIL_HOME: '' runs as a user without it: the vault chooses its backend as on a real machine (under HOME).
   if (env.VIGIL_HOME === '') delete env.VIGIL_HOME;
   return env;
