@@ -2,7 +2,7 @@
 // publishes an observation, and a sentinel recipe on that monitor (run by a
 // real `vigil daemon`) reacts with the body's vars, which override the
 // recipe's own vars.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // Test helpers: a throwaway project (own .vigil/recipes, HOME and PATH with
 // the fake agents) and a way to run the real `vigil` CLI in it.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';

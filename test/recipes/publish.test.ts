@@ -1,6 +1,6 @@
 // Publishing a run to a Vigil server: runs the real `vigil serve` on a free
 // loopback port and follows the `recipes` monitor the runner creates.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

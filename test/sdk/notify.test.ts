@@ -1,6 +1,6 @@
 // notify.send from a script: a line on stderr here (no desktop), and an
 // ai.vigil.notify observation on the Vigil server vigil.yml names.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
