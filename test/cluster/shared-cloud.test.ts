@@ -117,18 +117,19 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
     const portB = await stablePort();
     const a = await cluster.startOne(flags);
     let b = await cluster.startOne(flags, portB);
-    const both = await until('both nodes listed', async () => {
+    // Nodes of the earlier tests, killed, stay listed until their heartbeat is 5 s old: wait for exactly these two.
+    const expected = [a.url, b.url].sort().join(' ');
+    const both = await until('both nodes listed, and only they', async () => {
       const nodes = (await call(a.base, 'GET', '/discover')).body.nodes as { id: string; url: string }[];
-      return nodes.length === 2 ? nodes : undefined;
+      return nodes.map((n) => n.url).sort().join(' ') === expected ? nodes : undefined;
     });
-    expect(both.map((n) => n.url).sort()).toEqual([a.url, b.url].sort());
     const idOfB = (await call(b.base, 'GET', '/discover')).body.node.id as string;
     expect(both.map((n) => n.id)).toContain(idOfB);
 
     await b.kill();
     await until('the dead node left out', async () => {
-      const nodes = (await call(a.base, 'GET', '/discover')).body.nodes as { id: string }[];
-      return nodes.length === 1 ? nodes : undefined;
+      const nodes = (await call(a.base, 'GET', '/discover')).body.nodes as { id: string; url: string }[];
+      return nodes.length === 1 && nodes[0]!.url === a.url ? nodes : undefined;
     });
     b = await cluster.startOne(flags, portB);
     expect((await call(b.base, 'GET', '/discover')).body.node.id).toBe(idOfB);
