@@ -103,10 +103,11 @@ export class Ownership {
         await ask("select set_config('application_name', $1, false)", [`${sessionPrefix}${id}`]);
         this.sessionName = id;
       }
-      const { rows: named } = await ask<{ id: string }>('select substr(application_name, $1) as id from pg_stat_activity where application_name like $2', [
+      const { rows: named } = await ask<{ id: string }>('select substr(application_name, $1) as id from pg_stat_activity where application_name like $2 and datname = current_database()', [
         sessionPrefix.length + 1,
         `${sessionPrefix}%`,
       ]);
+      // Only this database's nodes: another cluster (or test) on the same PostgreSQL server is not ours.
       const holders = new Set(named.map((r) => r.id));
       for (const key of [...this.owned].filter((k) => !this.hooks.assigned(k, holders))) {
         this.owned.delete(key);

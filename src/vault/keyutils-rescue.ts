@@ -21,6 +21,9 @@ export function keyutilsVaultKeys(procKeys = '/proc/keys'): Array<{ scope: strin
   const found = new Map<string, { scope: string; key: string }>();
   for (const line of text.split('\n')) {
     const m = DESCRIPTION.exec(line.trimEnd());
+    // A key removed (invalidated, revoked or dead) stays in /proc/keys until the kernel collects it.
+    const flags = line.trim().split(/\s+/)[1] ?? '';
+    if (/[iRD]/.test(flags)) continue;
     if (m && / user /.test(line)) found.set(`${m[2]}/${m[1]}`, { scope: m[2]!, key: m[1]! });
   }
   return [...found.values()];

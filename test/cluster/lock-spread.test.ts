@@ -28,6 +28,16 @@ async function until(what: string, check: () => Promise<boolean>, limitMs = 30_0
 
 describe.skipIf(unavailable !== undefined)('monitor locks on several nodes', () => {
   const cluster = nodesOnOneDatabase();
+  const neighbour = nodesOnOneDatabase();
+
+  it("ignore another database's nodes on the same PostgreSQL server", async () => {
+    // A node of another cluster (another database of the same server) takes no share of this one's monitors.
+    await cluster.startOne(['--allow-admin', admin]);
+    const a = await neighbour.startOne(['--allow-admin', admin]);
+    for (let i = 0; i < monitors; i++) await createMonitor(a.base, {});
+    await until('the only node of this database to hold every lock', async () => (await timerMonitors(a)) === monitors);
+    await a.kill();
+  });
 
   it('spread over the live nodes, and go back to the survivor when a node dies', async () => {
     const a = await cluster.startOne(['--allow-admin', admin]);
