@@ -115,7 +115,8 @@ export class SourceManager implements SourceHooks {
       writes = new ClusterWrites(service.cluster, {
         mkey: feed.key,
         describe: () => `the ${feed.definition.source?.kind ?? 'live'} source on monitor ${feed.id}`,
-        wanted: () => feed.status === 'active' && !this.closed && !service.isClosed,
+        // Once another node owns the monitor its source resumes there from the stored cursor: writes queued here would repeat it.
+        wanted: () => feed.status === 'active' && !this.closed && !service.isClosed && service.cluster!.runsTimersOf(feed.key),
         closing: () => this.closed || service.isClosed,
         settle: () => service.settle(),
         log: (line) => service.log(line),
