@@ -342,7 +342,7 @@ export class ClusterNode implements ClusterNodeHooks {
     if (feed) this.service.sources?.changed(feed);
   }
 
-  /** The lock holder wakes the monitor's leases and subscriptions when their deadlines come. */
+  /** The owner wakes the monitor's leases and subscriptions when their deadlines come. */
   private armTimers(mkey: number, delta: Pick<MonitorDelta, 'leases' | 'subscriptions'> | ReturnType<ReplicaWriter['deadlines']>): void {
     const system = this.service.system;
     for (const l of delta.leases) if ((!('state' in l) || l.state === 'held') && l.expires_ms !== null) system.wakeLeaseAt(`${mkey}:${l.subject}`, l.expires_ms);

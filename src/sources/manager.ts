@@ -61,7 +61,7 @@ export class SourceManager implements SourceHooks {
 
   changed(feed: Feed): void {
     const source = feed.definition.source;
-    // On a cluster the node holding the monitor's lock runs its source; the others leave it alone.
+    // On a cluster the node owning the monitor runs its source; the others leave it alone.
     const here = this.service.cluster?.runsTimersOf(feed.key) ?? true;
     const wanted = feed.status === 'active' && isLive(source) && this.enabled(source.kind) && here;
     if (feed.status === 'active' && isLive(source) && here && !wanted && !this.running.has(feed.id)) {
