@@ -334,6 +334,10 @@ export class ClusterNode implements ClusterNodeHooks {
 
   /** Resident actors of a monitor just taken over have parked timers: drop them so that their wakes restore them running. */
   private takeTimers(mkey: number, delta: MonitorDelta): void {
+    // A write queued for an actor dropped here would read its row back from the replica at flush time,
+    // where the queued change is not yet, and store the state before it: refuse it, so that its
+    // request runs again on the reloaded monitor.
+    this.queue.invalidate(mkey);
     const system = this.service.system;
     for (const l of delta.leases) system.leases.evict(`${mkey}:${l.subject}`);
     for (const s of delta.subscriptions) if (!system.subscriptions.isHeld(s.id)) system.subscriptions.evict(s.id);
