@@ -3,8 +3,8 @@
 // claim must answer 201 and every release 200. A takeover that dropped the
 // actors under a queued write stored the state from before that write: the
 // next claim answered "idempotent" and the next release LEASE_LOST. Takeovers
-// are forced by ending the node's lock session, again and again, while other
-// requests keep the commit queue full.
+// are forced by freeing the node's ownership rows, again and again, while
+// other requests keep the commit queue full.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
@@ -42,16 +42,16 @@ describe.skipIf(unavailable !== undefined)('a takeover while writes are queued',
     let takeovers = 0;
     const running = () => takeovers < 15 || answers.length < 2000;
     try {
-      const lockSession = async () =>
-        (await admin.query<{ pid: number }>("select pid from pg_stat_activity where application_name like 'vigil-lock:%' and datname = current_database()")).rows[0]?.pid;
-      // Ends the lock session once the node has taken its locks again on a new one: each end is a takeover of every monitor.
+      // Frees the node's ownership rows (as if it had not renewed them) once it has taken both monitors
+      // again under new tokens: the node gives them up and takes them over, each time a takeover of both.
       const faults = async () => {
-        let ended: number | undefined;
+        let freed: number | undefined;
         while (running()) {
-          const pid = await lockSession();
-          if (pid !== undefined && pid !== ended) {
-            await admin.query('select pg_terminate_backend($1)', [pid]);
-            ended = pid;
+          const { rows } = await admin.query<{ token: string; expires_ms: string }>('select token, expires_ms from monitor_owners');
+          const tokens = rows.reduce((sum, r) => sum + Number(r.token), 0);
+          if (rows.length === 2 && rows.every((r) => Number(r.expires_ms) > 0) && tokens !== freed) {
+            await admin.query('update monitor_owners set expires_ms = 0');
+            freed = tokens;
             takeovers++;
           }
           await new Promise((resolve) => setTimeout(resolve, 100));
