@@ -1,8 +1,10 @@
 // A node taking over a monitor's timers while requests on it are queued for
-// the next commit: each client claims and releases its own subject, so every
-// claim must answer 201 and every release 200. A takeover that dropped the
-// actors under a queued write stored the state from before that write: the
-// next claim answered "idempotent" and the next release LEASE_LOST. Takeovers
+// the next commit: each client publishes a new subject, then claims and
+// releases it, so every publish and claim must answer 201 and every release
+// 200. A takeover that dropped the actors under a queued write stored the
+// state from before that write: the next claim answered "idempotent" and the
+// next release LEASE_LOST. A publish run again after its batch was refused
+// did not write its subject again: the claim answered 404. Takeovers
 // are forced by freeing the node's ownership rows, again and again, while
 // other requests keep the commit queue full.
 import pg from 'pg';
@@ -16,7 +18,7 @@ const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
 
 interface Answer {
-  readonly op: 'claim' | 'release';
+  readonly op: 'publish' | 'claim' | 'release';
   readonly subject: string;
   readonly status: number;
   readonly body: unknown;
@@ -25,7 +27,7 @@ interface Answer {
 describe.skipIf(unavailable !== undefined)('a takeover while writes are queued', () => {
   const cluster = nodesOnOneDatabase();
 
-  it('keeps every queued lease change: claims answer 201 and releases 200 through takeover after takeover', { timeout: scaled(150_000) }, async () => {
+  it('keeps every queued change: publishes and claims answer 201 and releases 200 through takeover after takeover', { timeout: scaled(150_000) }, async () => {
     const [node] = await cluster.start(1);
     const base = node!.base;
     const leases = await createMonitor(base, { capabilities: ['observe', 'act'] });
@@ -57,8 +59,11 @@ describe.skipIf(unavailable !== undefined)('a takeover while writes are queued',
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       };
-      const worker = async (subject: string, client: { id: string; token: string }) => {
-        while (running()) {
+      const worker = async (prefix: string, client: { id: string; token: string }) => {
+        for (let round = 1; running(); round++) {
+          const subject = `${prefix}-${round}`;
+          const published = await publish(base, leases.id, leases.ownerToken, { type: 'test.task', subject });
+          answers.push({ op: 'publish', subject, status: published.status, body: published.body });
           for (const op of ['claim', 'release'] as const) {
             const reply = await call(base, 'POST', `/subscriptions/${client.id}/leases/${op}`, { body: { subject }, token: client.token });
             answers.push({ op, subject, status: reply.status, body: reply.body });
@@ -72,7 +77,7 @@ describe.skipIf(unavailable !== undefined)('a takeover while writes are queued',
     } finally {
       await admin.end();
     }
-    const wrong = answers.filter((a) => a.status !== (a.op === 'claim' ? 201 : 200));
+    const wrong = answers.filter((a) => a.status !== (a.op === 'release' ? 200 : 201));
     expect(wrong.slice(0, 5)).toEqual([]);
   });
 });
