@@ -180,6 +180,8 @@ export class MonitorService {
       register: (f) => this.register(f),
       setSubscriber: (mkey, subscriber, id) => this.subscriberIds.set(subscriberKey(mkey, subscriber), id),
     }, update);
+    // Rows written since the last commit are committed, or in a batch the reload just refused: the database's stand.
+    this.coldRows.forgetMonitor(feed.key);
     if (update.changed === 'all') {
       for (const follower of feed.followers) follower.subscriptionsReloaded();
     } else {
