@@ -88,7 +88,7 @@ export class ManagedEdge {
   private async runCron(name: string, cron: string, dueMs: number): Promise<void> {
     try {
       if (!(await this.store.claimCronRun(name, cron, dueMs))) return;
-      await this.runtimes.scheduled(name, cron);
+      await this.runtimes.scheduled(name, cron, dueMs);
     } catch (error) {
       this.log(`edge worker ${name}: scheduled run (${cron}) failed: ${(error as Error).message}`);
     }

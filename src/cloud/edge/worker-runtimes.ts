@@ -209,11 +209,13 @@ export class WorkerRuntimes {
    * proxy waits synchronously, and a handler that never returns would stop
    * this whole server with it).
    */
-  async scheduled(name: string, cron: string): Promise<{ outcome: string } | undefined> {
+  async scheduled(name: string, cron: string, scheduledMs?: number): Promise<{ outcome: string } | undefined> {
     const instance = await this.instance(name);
     if (!instance) return undefined;
+    // The handler's `scheduledTime` is the run's due time, the same whichever node runs it.
+    const time = scheduledMs === undefined ? '' : `&time=${scheduledMs}`;
     return this.limited(name, instance, 'scheduled run', async (mf, signal) => {
-      const response = await mf.dispatchFetch(`http://localhost${scheduledTrigger}?cron=${encodeURIComponent(cron)}`, { signal });
+      const response = await mf.dispatchFetch(`http://localhost${scheduledTrigger}?cron=${encodeURIComponent(cron)}${time}`, { signal });
       return { outcome: await response.text() };
     });
   }
