@@ -49,6 +49,10 @@ export interface CloudRows extends WorkerRows {
   deleteBody(id: string): Promise<void>;
   /** Forgets bodies made before `beforeIso` that no pending delivery sends any more. */
   pruneBodies(beforeIso: string): Promise<void>;
+  /** Forgets the body when no pending delivery sends it any more. */
+  deleteBodyIfSent(id: string): Promise<void>;
+  /** Bytes of the bodies of `keyId` that a pending delivery still sends. */
+  queuedBodyBytes(keyId: string): Promise<number>;
   /** Pending deliveries, those due before `dueBeforeMs` when given. */
   pendingDeliveries(dueBeforeMs?: number): Promise<DeliveryTable[]>;
   /**
@@ -83,6 +87,8 @@ export function localRows(store: CloudStore): CloudRows {
     body: async (id) => store.body(id),
     deleteBody: async (id) => store.deleteBody(id),
     pruneBodies: async (beforeIso) => store.pruneBodies(beforeIso),
+    deleteBodyIfSent: async (id) => store.deleteBodyIfSent(id),
+    queuedBodyBytes: async (keyId) => store.queuedBodyBytes(keyId),
     pendingDeliveries: async (dueBeforeMs) =>
       store.pendingDeliveries().filter((row) => dueBeforeMs === undefined || (row.next_attempt_ms ?? 0) < dueBeforeMs),
     claimDelivery: async () => true,

@@ -293,6 +293,20 @@ export class CloudStore {
         .run([beforeIso]),
     );
   }
+  deleteBodyIfSent(id: string): void {
+    this.store.commits.append(() =>
+      this.store.driver
+        .prepare("DELETE FROM cloud_event_bodies WHERE id = ? AND NOT EXISTS (SELECT 1 FROM cloud_deliveries d WHERE d.body_id = cloud_event_bodies.id AND d.status = 'pending')")
+        .run([id]),
+    );
+  }
+  queuedBodyBytes(keyId: string): number {
+    return this.store.driver
+      .prepare(
+        "SELECT COALESCE(SUM(bytes), 0) AS bytes FROM cloud_event_bodies b WHERE key_id = ? AND EXISTS (SELECT 1 FROM cloud_deliveries d WHERE d.body_id = b.id AND d.status = 'pending')",
+      )
+      .get<{ bytes: number }>([keyId])!.bytes;
+  }
   pendingDeliveries(): DeliveryTable[] {
     return this.q.pending.all(['pending']);
   }

@@ -63,6 +63,15 @@ export function pgCloudRows(anyDb: Kysely<never>): CloudRows {
       await sql`delete from cloud_event_bodies b where created_at < ${beforeIso}
         and not exists (select 1 from cloud_deliveries d where d.body_id = b.id and d.status = 'pending')`.execute(db);
     },
+    async deleteBodyIfSent(id) {
+      await sql`delete from cloud_event_bodies b where id = ${id}
+        and not exists (select 1 from cloud_deliveries d where d.body_id = b.id and d.status = 'pending')`.execute(db);
+    },
+    async queuedBodyBytes(keyId) {
+      const { rows } = await sql<{ bytes: number }>`select coalesce(sum(bytes), 0)::bigint as bytes from cloud_event_bodies b where key_id = ${keyId}
+        and exists (select 1 from cloud_deliveries d where d.body_id = b.id and d.status = 'pending')`.execute(db);
+      return Number(rows[0]?.bytes ?? 0);
+    },
     pendingDeliveries(dueBeforeMs) {
       let query = db.selectFrom('cloud_deliveries').selectAll().where('status', '=', 'pending');
       if (dueBeforeMs !== undefined) query = query.where('next_attempt_ms', '<', dueBeforeMs);

@@ -38,6 +38,8 @@ const workers: Migration = {
   async up(db: Kysely<unknown>) {
     await createAll(db, workerTables);
     await createAll(db, workerClusterTables);
+    // The bytes of bodies a key has waiting are summed in the database on a cluster (delivery-queue.ts).
+    await db.schema.createIndex('cloud_event_bodies_by_key').on('cloud_event_bodies').columns(['key_id']).execute();
   },
 };
 
