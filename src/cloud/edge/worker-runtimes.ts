@@ -15,6 +15,7 @@
 import type { Miniflare } from 'miniflare';
 import { readBounded } from '../../net/read-bounded.ts';
 import type { FullResponse, HttpRequest } from '../../transport/http-types.ts';
+import { withinLimit } from './within-limit.ts';
 import { MemoryWatch, workerdListeningOn } from './worker-memory.ts';
 import { WorkerOutbound } from './worker-outbound.ts';
 import { guardWorkerdChildren } from './workerd-guard.ts';
@@ -298,22 +299,5 @@ export class WorkerRuntimes {
     this.running.clear();
     await Promise.all(all.map(retire));
     await this.outbound?.close();
-  }
-}
-
-/**
- * `work`'s outcome, or past `limitMs` the error `expire` returns (it also stops
- * what it can). The abandoned work's own later failure is of no interest.
- */
-async function withinLimit<T>(work: Promise<T>, limitMs: number, expire: () => Error): Promise<T> {
-  work.catch(() => {});
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(expire()), limitMs);
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
   }
 }
