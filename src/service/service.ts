@@ -245,6 +245,16 @@ export class MonitorService {
     if (this.cluster) this.store.confirm(mkey);
   }
 
+  /**
+   * A timer's write (a lease expiry, a mute retirement) made while this cluster node owns the
+   * monitor's timers: PostgreSQL refuses it once another node took them over (src/cluster/ownership.ts).
+   * A node that does not own them (an expiry found on restoring a lease for a request) is checked by rev alone.
+   */
+  fenceOwnedWrite(mkey: number): void {
+    const token = this.cluster?.ownerToken(mkey);
+    if (token !== undefined) this.store.fence(mkey, token);
+  }
+
   persistLease(mkey: number, subject: string): void {
     const key = leaseKey(mkey, subject);
     this.store.putLease(mkey, subject, () => this.leaseRow(key));

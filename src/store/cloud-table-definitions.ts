@@ -4,7 +4,9 @@
 // SQLite's copies are made by the cloud store itself;
 // test/store/schema-agreement.test.ts checks that both hold the same columns.
 // `cluster_nodes` exists only on PostgreSQL: each node's heartbeat, read by
-// /discover; so does `cloud_cron_runs`, the claims of workers' cron runs.
+// /discover; so do `monitor_owners`, which node runs each monitor's timers
+// and source (src/cluster/ownership.ts), and `cloud_cron_runs`, the claims of
+// workers' cron runs.
 // Each migration creates the tables of its own list below, so a table added
 // later is made once, by its own migration, on a new database as on an old one.
 import type { TableDefinition } from './table-definitions.ts';
@@ -79,6 +81,15 @@ export const clusterTablesOf0002: readonly TableDefinition[] = [
   },
 ];
 
+/** Made by 0003_monitor_owners. */
+export const monitorOwnerTables: readonly TableDefinition[] = [
+  {
+    // A lease on the monitor's timers: `token` grows at each takeover and fences off an owner's stale writes.
+    name: 'monitor_owners',
+    columns: [{ name: 'mkey', type: 'integer', primaryKey: true, notNull: true }, text('node_id'), integer('token'), integer('expires_ms')],
+  },
+];
+
 /** Made by 0004_workers: one row per cron run of a worker that a node took, so that it runs once. */
 export const workerClusterTables: readonly TableDefinition[] = [
   {
@@ -90,4 +101,4 @@ export const workerClusterTables: readonly TableDefinition[] = [
 ];
 
 /** Tables only a cluster has. */
-export const clusterTableDefinitions: readonly TableDefinition[] = [...clusterTablesOf0002, ...workerClusterTables];
+export const clusterTableDefinitions: readonly TableDefinition[] = [...clusterTablesOf0002, ...monitorOwnerTables, ...workerClusterTables];

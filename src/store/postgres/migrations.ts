@@ -3,7 +3,7 @@
 // a cluster runs them; PostgreSQL's transactional DDL and the Migrator's own
 // lock make concurrent starts safe.
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
-import { cloudTablesOf0002, clusterTablesOf0002, workerClusterTables, workerTables } from '../cloud-table-definitions.ts';
+import { cloudTablesOf0002, clusterTablesOf0002, monitorOwnerTables, workerClusterTables, workerTables } from '../cloud-table-definitions.ts';
 import { createTable, type TableDefinition, tableDefinitions } from '../table-definitions.ts';
 
 // Version 1 is the shared table definition as it stood then; a later version
@@ -33,6 +33,13 @@ const cloudAndNodes: Migration = {
   },
 };
 
+// Timer ownership as a lease per monitor, renewed by its owner (src/cluster/ownership.ts).
+const monitorOwners: Migration = {
+  async up(db: Kysely<unknown>) {
+    await createAll(db, monitorOwnerTables);
+  },
+};
+
 // The managed edge's workers, shared by every node, and the claims that run each cron tick once.
 const workers: Migration = {
   async up(db: Kysely<unknown>) {
@@ -44,7 +51,12 @@ const workers: Migration = {
 };
 
 // Applied in the order of their names; numbers need not be contiguous.
-const migrations: Record<string, Migration> = { '0001_initial': initial, '0002_cloud_and_nodes': cloudAndNodes, '0004_workers': workers };
+const migrations: Record<string, Migration> = {
+  '0001_initial': initial,
+  '0002_cloud_and_nodes': cloudAndNodes,
+  '0003_monitor_owners': monitorOwners,
+  '0004_workers': workers,
+};
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
