@@ -85,11 +85,13 @@ export class PgStore {
           const rows = contradictionsOf(mkey).map((c) => ({ mkey, seq: c.seq, subject: c.subject }));
           if (rows.length > 0) await trx.insertInto('contradictions').values(rows).execute();
         }
-        for (const p of batch.subscriptions.values()) {
-          const row = { ...zip(subscriptionColumns, p), rev: revs.get(p[1] as number)! };
+        // One statement per chunk of rows, not per row: a batch's round trips to the database are its latency.
+        // (The batch holds each subscription and lease once, as one upsert requires.)
+        const subscriptions = [...batch.subscriptions.values()].map((p) => ({ ...zip(subscriptionColumns, p), rev: revs.get(p[1] as number)! }) as PgSubscriptionRow);
+        for (let i = 0; i < subscriptions.length; i += insertChunk) {
           await trx
             .insertInto('subscriptions')
-            .values(row as PgSubscriptionRow)
+            .values(subscriptions.slice(i, i + insertChunk))
             .onConflict((oc) =>
               oc.column('id').doUpdateSet((eb) => ({
                 state: eb.ref('excluded.state'),
@@ -102,11 +104,11 @@ export class PgStore {
             )
             .execute();
         }
-        for (const p of batch.leases.values()) {
-          const row = { ...zip(leaseColumns, p), rev: revs.get(p[0] as number)! };
+        const leases = [...batch.leases.values()].map((p) => ({ ...zip(leaseColumns, p), rev: revs.get(p[0] as number)! }) as PgLeaseRow);
+        for (let i = 0; i < leases.length; i += insertChunk) {
           await trx
             .insertInto('leases')
-            .values(row as PgLeaseRow)
+            .values(leases.slice(i, i + insertChunk))
             .onConflict((oc) =>
               oc.columns(['mkey', 'subject']).doUpdateSet((eb) => ({
                 state: eb.ref('excluded.state'),
