@@ -46,6 +46,11 @@ export class ReplicaBudget {
     this.lastUse.set(mkey, this.now());
   }
 
+  /** Not used for the cold time (nor ever, as far as the budget knows). */
+  isCold(mkey: number): boolean {
+    return (this.lastUse.get(mkey) ?? 0) <= this.now() - this.options.coldMs;
+  }
+
   /** Drops cold monitors while the replica is over its budget. */
   check(): Promise<void> {
     this.checking ??= this.fit().finally(() => {
@@ -62,10 +67,9 @@ export class ReplicaBudget {
   private async fit(): Promise<void> {
     const used = this.hooks.usedBytes();
     if (used <= this.options.budgetBytes) return;
-    const coldBefore = this.now() - this.options.coldMs;
     let dropped = 0;
     for (const [mkey, at] of [...this.lastUse]) {
-      if (at > coldBefore) break;
+      if (!this.isCold(mkey)) continue;
       let outcome: Awaited<ReturnType<BudgetHooks['drop']>>;
       try {
         outcome = await this.hooks.drop(mkey);

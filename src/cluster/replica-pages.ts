@@ -11,7 +11,7 @@ import type { MonitorDelta, PgStore } from '../store/postgres/pg-store.ts';
 import type { ReplicaWriter } from './replica-writer.ts';
 
 /** Observations read and stored per page. */
-export const catchUpPage = 5000;
+export const catchUpPage = 2000;
 
 export interface PageHooks {
   /** Resolves when no batch holds the replica's transaction open. */
