@@ -16,6 +16,8 @@ import { scaled } from './time-scale.ts';
 export interface BigMonitorRun {
   /** Highest VmRSS of node B seen, in MB. */
   readonly peakRssMB: number;
+  /** Node B's VmRSS (MB) once started, before it read anything. */
+  readonly idleRssMB: number;
   readonly output: string;
   /** What was read that was not what PostgreSQL holds (empty when every page was right). */
   readonly problems: string[];
@@ -104,7 +106,8 @@ export async function readBigMonitor(options: BigMonitorOptions): Promise<BigMon
   });
   options.started(reader);
   const pid = reader.child.pid!;
-  let peak = rssMB(pid);
+  const idle = rssMB(pid);
+  let peak = idle;
   const sampler = setInterval(() => {
     try {
       const now = rssMB(pid);
@@ -167,7 +170,7 @@ export async function readBigMonitor(options: BigMonitorOptions): Promise<BigMon
     step('read again after the drop');
     const running = replicaDirs();
     await reader.stop();
-    return { output: reader.output(), peakRssMB: Math.round(peak), problems, seconds, stepRssMB, replicaDirs: { running, stopped: replicaDirs() } };
+    return { output: reader.output(), peakRssMB: Math.round(peak), idleRssMB: Math.round(idle), problems, seconds, stepRssMB, replicaDirs: { running, stopped: replicaDirs() } };
   } finally {
     clearInterval(sampler);
   }
