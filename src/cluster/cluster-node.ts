@@ -335,8 +335,12 @@ export class ClusterNode implements ClusterNodeHooks {
   private async dropNow(mkey: number): Promise<'dropped' | 'kept' | 'absent'> {
     await this.replicaFree();
     // Checked with no await until the monitor is forgotten: a request that began on it since keeps it.
-    if (!this.known.has(mkey)) return 'absent';
     const feed = this.service.feedByKey(mkey);
+    if (!this.known.has(mkey)) {
+      // Pages of a catch-up that never finished (the monitor was deleted meanwhile); not a monitor being created.
+      if (!feed && this.replica.head(mkey) > 0) await dropFromReplica(this.replica, mkey, () => this.replicaFree());
+      return 'absent';
+    }
     const waited = feed !== undefined && (feed.waiters.size > 0 || feed.followers.size > 0);
     if (this.stopping || waited || !this.budget?.isCold(mkey) || this.stale.has(mkey) || this.runsTimersOf(mkey)) return 'kept';
     // From here the node holds nothing of the monitor: its next use catches up from PostgreSQL.
