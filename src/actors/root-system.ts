@@ -38,8 +38,8 @@ export interface ActorEnvironment {
   /** Receives every actor's inspection events (vigil serve --inspect). */
   readonly inspect?: (event: InspectionEvent) => void;
   /**
-   * A cluster node runs the timers of the monitors whose lock it holds only (protocol.md §20); elsewhere
-   * an actor's timer is parked, and the lock holder wakes the actor through the deadline scheduler.
+   * A cluster node runs the timers of the monitors it owns only (protocol.md §20); elsewhere
+   * an actor's timer is parked, and the owner wakes the actor through the deadline scheduler.
    */
   readonly timersRunHere?: (mkey: number) => boolean;
 }
@@ -73,7 +73,7 @@ export class RootSystem {
     const untilMute = subscriptionMachine.implementations.delays.untilMute as DelayOf<{ subscription: SubscriptionRecord }>;
     this.leaseLogic = leaseMachine.provide({
       actions: { announceExpiry: (_args, params) => env.leaseExpired(params.lease) },
-      // A timer armed while this node held the monitor's lock does not fire once it lost the lock.
+      // A timer armed while this node owned the monitor does not fire once it lost it.
       ...(here && {
         delays: { untilExpiry: (args) => (here(args.context.lease.mkey) ? untilExpiry(args) : parkedMs) },
         guards: { timersRunHere: ({ context }) => here(context.lease.mkey) },

@@ -4,7 +4,8 @@
 // every batch it writes is checked in PostgreSQL against the monitor's
 // change counter (src/store/postgres/pg-store.ts). A lost race reloads the
 // monitor and runs the operation again. Wakes come by LISTEN/NOTIFY; a
-// monitor's timers are armed by the holder of its advisory lock (ownership.ts).
+// monitor's timers are armed by the holder of its ownership lease (ownership.ts),
+// whose timer and source writes are fenced by the lease's token.
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,7 +19,7 @@ import { type MonitorDelta, PgStore } from '../store/postgres/pg-store.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import type { Store } from '../store/store.ts';
 import { ClusterCommit } from './cluster-commit.ts';
-import { isClusterConflict } from '../store/cluster-conflict.ts';
+import { FencedOffError, isClusterConflict } from '../store/cluster-conflict.ts';
 import { ChangeListener } from './change-listener.ts';
 import { Heartbeat, type NodeInfo } from './heartbeat.ts';
 import { Ownership } from './ownership.ts';
@@ -92,14 +93,14 @@ export class ClusterNode implements ClusterNodeHooks {
     this.listener = await ChangeListener.start(this.connection, (mkey, rev, timers) => this.changed(mkey, rev, timers), () => this.resyncKnown(), this.log);
     this.ownership = await Ownership.start(this.connection, {
       acquired: (mkey) => this.sync(mkey, 'takeover'),
-      // Locks lost with the session: stop the sources; whoever takes the monitors starts them.
+      // Every lease lapsed: stop the sources; whoever takes the monitors starts them.
       released: () => {
         for (const feed of this.service.allFeeds()) this.service.sources?.changed(feed);
       },
       // Before the node has its id and the live list (identify), it takes what it can, as the first node up does.
       nodeId: () => this.node.id,
       assigned: (mkey, holders) => !this.heartbeat || this.heartbeat.assignee(mkey, holders) === this.node.id,
-      // Its source stops here; the assigned node starts it when it takes the lock.
+      // Its source stops here; the node that takes the monitor starts it.
       handedBack: (mkey) => {
         const feed = this.service.feedByKey(mkey);
         if (feed) this.service.sources?.changed(feed);
@@ -133,9 +134,14 @@ export class ClusterNode implements ClusterNodeHooks {
     return this.connection.url;
   }
 
-  /** Timers of a monitor run on the node holding its advisory lock. */
+  /** Timers of a monitor run on the node holding its ownership lease. */
   runsTimersOf(mkey: number): boolean {
     return this.ownership?.owns(mkey) ?? false;
+  }
+
+  /** The token this node owns the monitor's timers under (undefined: it does not own them now). */
+  ownerToken(mkey: number): number | undefined {
+    return this.ownership?.tokenOf(mkey);
   }
 
   /** Runs one operation on fresh state; a batch that lost a race runs again. */
@@ -167,6 +173,10 @@ export class ClusterNode implements ClusterNodeHooks {
     try {
       for (let tries = 1; ; tries++) {
         await this.catchUpOn(mkey);
+        // The source runs here because this node owns the monitor: its writes stand only under that token.
+        const token = this.ownerToken(mkey);
+        if (token === undefined) return new Error('this node no longer runs the source: another node owns the monitor now');
+        this.service.store.fence(mkey, token);
         try {
           await attempt();
           return undefined;
@@ -253,7 +263,11 @@ export class ClusterNode implements ClusterNodeHooks {
   }
 
   private async commit(batch: CapturedBatch): Promise<void> {
-    const revs = await this.pg.commit(batch, this.known, (mkey) => this.replica.contradictionsOf(mkey));
+    const revs = await this.pg.commit(batch, this.known, (mkey) => this.replica.contradictionsOf(mkey)).catch((error: unknown) => {
+      // Another node took these monitors over: their timers and source stop here before anything runs again.
+      if (error instanceof FencedOffError) this.ownership?.forfeit(error.fenced);
+      throw error;
+    });
     const created = [...revs.keys()].some((mkey) => !this.known.has(mkey));
     for (const [mkey, rev] of revs) this.known.set(mkey, rev);
     // A new monitor gets a timer owner at once rather than at the next ownership round.
@@ -382,6 +396,10 @@ export class ClusterNode implements ClusterNodeHooks {
 
   /** Resident actors of a monitor just taken over have parked timers: drop them so that their wakes restore them running. */
   private takeTimers(mkey: number, delta: MonitorDelta): void {
+    // A write queued for an actor dropped here would read its row back from the replica at flush time,
+    // where the queued change is not yet, and store the state before it: refuse it, so that its
+    // request runs again on the reloaded monitor.
+    this.queue.invalidate(mkey);
     const system = this.service.system;
     for (const l of delta.leases) system.leases.evict(`${mkey}:${l.subject}`);
     for (const s of delta.subscriptions) if (!system.subscriptions.isHeld(s.id)) system.subscriptions.evict(s.id);
@@ -390,7 +408,7 @@ export class ClusterNode implements ClusterNodeHooks {
     if (feed) this.service.sources?.changed(feed);
   }
 
-  /** The lock holder wakes the monitor's leases and subscriptions when their deadlines come. */
+  /** The owner wakes the monitor's leases and subscriptions when their deadlines come. */
   private armTimers(mkey: number, delta: Pick<MonitorDelta, 'leases' | 'subscriptions'> | ReturnType<ReplicaWriter['deadlines']>): void {
     const system = this.service.system;
     for (const l of delta.leases) if ((!('state' in l) || l.state === 'held') && l.expires_ms !== null) system.wakeLeaseAt(`${mkey}:${l.subject}`, l.expires_ms);

@@ -1,43 +1,59 @@
-// Which node runs a monitor's timers: the one holding the monitor's advisory
-// lock on its own PostgreSQL session. Every second each node tries to take
-// the locks nobody holds among the monitors assigned to it: rendezvous hashing
-// of the monitor over the live nodes (heartbeat.ts), so the monitors spread
-// over the nodes instead of all going to the first one up, and a node gives
-// back the locks of monitors assigned to another live node. A node that dies
-// loses its session and with it its locks, and drops out of the live list, so
-// the others take its monitors within a few seconds.
+// Which node runs a monitor's timers (lease expiries, mute deadlines) and its
+// live source: the holder of the monitor's row in `monitor_owners`, a lease
+// on the database's clock that its owner renews every second. A row not
+// renewed for `ownerLeaseMs` is free, and the node the monitor is assigned to
+// takes it over with `token` one higher. Assignment is rendezvous hashing of
+// the monitor over the nodes whose heartbeat is as fresh as a lease
+// (heartbeat.ts), so monitors spread over the nodes, a node gives back those
+// assigned to another, and a node that dies or is paused (SIGSTOP, a frozen
+// VM: its sessions stay open, so nothing tied to a session would move) loses
+// its monitors within `ownerLeaseMs` plus one round.
+//
+// The owner counts its lease on its own monotonic clock from the moment it
+// sent the renewal, so it stops a monitor's timers and source before the
+// database lets anyone else take it; a node waking from a pause finds its
+// leases lapsed (owns() is false at once). What it had already queued is
+// fenced off: every write made because a node owns the monitor carries its
+// token, and PostgreSQL refuses the batch when the token is no longer the
+// monitor's current, unexpired one (PgStore.checkFences).
+import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import type { PgConnection } from '../store/postgres/pg-connection.ts';
 
-/** The advisory lock namespace of monitor timers (first key of the two-key form). */
-const lockClass = 0x7669;
 const intervalMs = 1000;
-/** The lock session's application_name, followed by the node id: which nodes' sessions are open. */
-const sessionPrefix = 'vigil-lock:';
-const answerWithinMs = 5000;
+/** How long a renewal holds on the database's clock: another node may take the monitor this long after the owner's last renewal. */
+export const ownerLeaseMs = 3000;
+/** Room for the two clocks' rates: the owner gives a monitor up this much before the database frees it. */
+const marginMs = 250;
+/** A round's statement that takes longer is given up, and the session with it: renewals must not queue behind it. */
+const answerWithinMs = 2000;
+const dbNow = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
 export interface OwnershipHooks {
-  /** The lock of this monitor was just taken: catch up on it and arm its timers. */
+  /** This node just took the monitor: catch up on it, arm its timers and start its source. */
   acquired(mkey: number): Promise<void>;
-  /** Every lock was lost (the session ended). */
+  /** Every lease lapsed at once on this node's clock (a pause, or the database away): stop every source. */
   released(): void;
-  /** This node's id ('' until it has one): its lock session is named after it. */
+  /** This node's id ('' until it has one): written into the rows it holds. */
   nodeId(): string;
-  /**
-   * This node should hold the monitor's lock: it is assigned to it among the live nodes whose lock
-   * session is open (`holders`; a killed node's session ends at once, its heartbeat only after seconds).
-   */
-  assigned(mkey: number, holders: ReadonlySet<string>): boolean;
-  /** The lock of this monitor was handed back to the node it is assigned to. */
+  /** This node should hold the monitor: it is assigned to it among `candidates`, the nodes whose heartbeat is fresh. */
+  assigned(mkey: number, candidates: ReadonlySet<string>): boolean;
+  /** The monitor is no longer run here (handed back, taken over, fenced off or lapsed): stop its source. */
   handedBack(mkey: number): void;
   log(line: string): void;
 }
 
+interface Term {
+  readonly token: number;
+  /** performance.now() until which the lease certainly holds. */
+  validUntil: number;
+}
+
 export class Ownership {
-  private readonly owned = new Set<number>();
+  private readonly owned = new Map<number, Term>();
   private session: pg.Client | undefined;
-  private sessionName = '';
   private timer: NodeJS.Timeout | undefined;
+  private lapse: NodeJS.Timeout | undefined;
   private closed = false;
   private running: Promise<void> | undefined;
 
@@ -55,12 +71,18 @@ export class Ownership {
   }
 
   owns(mkey: number): boolean {
-    return this.owned.has(mkey);
+    return this.tokenOf(mkey) !== undefined;
+  }
+
+  /** The fencing token this node holds the monitor under, while its lease holds on this node's clock. */
+  tokenOf(mkey: number): number | undefined {
+    const term = this.owned.get(mkey);
+    return term !== undefined && performance.now() < term.validUntil ? term.token : undefined;
   }
 
   /** How many monitors' timers run here. */
   get ownedCount(): number {
-    return this.owned.size;
+    return [...this.owned.keys()].filter((mkey) => this.owns(mkey)).length;
   }
 
   /** Tries to take free monitors now. */
@@ -68,89 +90,151 @@ export class Ownership {
     void this.tick();
   }
 
+  /** PostgreSQL refused a write made under these monitors' tokens: another node holds them. */
+  forfeit(mkeys: readonly number[]): void {
+    for (const mkey of mkeys) this.lose(mkey, 'its token was fenced off');
+  }
+
   private tick(): Promise<void> {
-    this.running ??= this.takeFree().finally(() => {
+    this.running ??= this.round().finally(() => {
       this.running = undefined;
     });
     return this.running;
   }
 
-  private async takeFree(): Promise<void> {
+  private async round(): Promise<void> {
     if (this.closed) return;
+    this.dropLapsed();
     try {
-      if (!this.session) {
-        const session = await this.connection.session();
-        const lost = () => {
-          if (this.session !== session) return;
-          // The locks went with the session: another node may hold them now.
-          this.session = undefined;
-          this.lost();
-        };
-        session.on('error', lost);
-        session.on('end', lost);
-        // A node whose machine dies sends no FIN: PostgreSQL ends its session (and frees its locks)
-        // after about 4 s of unanswered keepalives instead of the system's default of hours.
-        await session.query('set tcp_keepalives_idle = 2; set tcp_keepalives_interval = 1; set tcp_keepalives_count = 2');
-        this.session = session;
-        this.sessionName = '';
-      }
-      const session = this.session;
-      // Asked every second: a session that stops answering is given up within seconds.
+      const session = await this.open();
       const ask = <R extends pg.QueryResultRow>(text: string, values: unknown[]) =>
         session.query<R>({ text, values, query_timeout: answerWithinMs } as pg.QueryConfig);
       const id = this.hooks.nodeId();
-      if (id !== this.sessionName) {
-        await ask("select set_config('application_name', $1, false)", [`${sessionPrefix}${id}`]);
-        this.sessionName = id;
+      await this.renew(ask, id);
+      const { rows: fresh } = await ask<{ id: string }>(`select id from cluster_nodes where seen_ms > ${dbNow} - $1`, [ownerLeaseMs]);
+      const candidates = new Set(fresh.map((r) => r.id));
+      for (const [mkey, term] of [...this.owned].filter(([k]) => !this.hooks.assigned(k, candidates))) {
+        this.lose(mkey);
+        await ask('update monitor_owners set expires_ms = 0 where mkey = $1 and token = $2', [mkey, term.token]);
       }
-      const { rows: named } = await ask<{ id: string }>('select substr(application_name, $1) as id from pg_stat_activity where application_name like $2 and datname = current_database()', [
-        sessionPrefix.length + 1,
-        `${sessionPrefix}%`,
-      ]);
-      // Only this database's nodes: another cluster (or test) on the same PostgreSQL server is not ours.
-      const holders = new Set(named.map((r) => r.id));
-      for (const key of [...this.owned].filter((k) => !this.hooks.assigned(k, holders))) {
-        this.owned.delete(key);
-        await ask('select pg_advisory_unlock($1, $2::int)', [lockClass, key]);
-        this.hooks.handedBack(key);
-      }
-      const { rows: free } = await ask<{ key: number }>('select key from monitors where not (key = any($1::bigint[]))', [[...this.owned]]);
-      const mine = free.map((r) => r.key).filter((key) => this.hooks.assigned(key, holders));
-      const { rows } = await ask<{ key: number }>('select k::bigint as key from unnest($2::bigint[]) k where pg_try_advisory_lock($1, k::int)', [lockClass, mine]);
-      for (const { key } of rows) {
-        this.owned.add(key);
-        await this.hooks.acquired(key).catch((error) => this.hooks.log(`vigil: cannot take over monitor ${key}: ${(error as Error).message}`));
+      const { rows: free } = await ask<{ key: number }>(
+        `select m.key from monitors m left join monitor_owners o on o.mkey = m.key where o.mkey is null or o.expires_ms <= ${dbNow}`,
+        [],
+      );
+      const mine = free.map((r) => r.key).filter((key) => !this.owned.has(key) && this.hooks.assigned(key, candidates));
+      if (mine.length === 0) return;
+      const sentAt = performance.now();
+      const { rows: taken } = await ask<{ mkey: number; token: number }>(
+        `insert into monitor_owners as o (mkey, node_id, token, expires_ms)
+           select k, $2, 1, ${dbNow} + $3 from unnest($1::bigint[]) k
+         on conflict (mkey) do update set node_id = excluded.node_id, token = o.token + 1, expires_ms = excluded.expires_ms
+           where o.expires_ms <= ${dbNow}
+         returning o.mkey, o.token`,
+        [mine, id, ownerLeaseMs],
+      );
+      for (const { mkey, token } of taken) this.owned.set(mkey, { token, validUntil: sentAt + ownerLeaseMs - marginMs });
+      this.armLapse();
+      // Not awaited: a takeover's catch-up must not hold back the next renewal.
+      for (const { mkey } of taken) {
+        this.hooks.acquired(mkey).catch((error) => this.hooks.log(`vigil: cannot take over monitor ${mkey}: ${(error as Error).message}`));
       }
     } catch (error) {
       if (this.closed) return;
-      this.hooks.log(`vigil: monitor ownership check failed: ${(error as Error).message}`);
-      // A session that did not answer in time may be gone: its locks are no longer ours to rely on.
-      this.dropSession();
+      this.hooks.log(`vigil: monitor ownership round failed: ${(error as Error).message}`);
+      // A session that did not answer in time may be stuck: the next round opens another. The
+      // leases held stay this node's until they lapse on its clock.
+      const session = this.session;
+      this.session = undefined;
+      session?.end().catch(() => {});
     }
   }
 
-  /** Ends the lock session and gives up every lock it held: this node's timers and sources of those monitors stop. */
-  private dropSession(): void {
-    const session = this.session;
-    if (!session) return;
-    this.session = undefined;
-    session.end().catch(() => {});
-    this.lost();
+  private async open(): Promise<pg.Client> {
+    if (this.session) return this.session;
+    const session = await this.connection.session();
+    session.on('error', () => {
+      if (this.session === session) this.session = undefined;
+    });
+    session.on('end', () => {
+      if (this.session === session) this.session = undefined;
+    });
+    // A takeover waiting on a row a batch holds gives up within the round: renewals come first.
+    await session.query('set lock_timeout = 1000');
+    this.session = session;
+    return session;
   }
 
-  private lost(): void {
+  /** Extends this node's leases from the database's clock; a lease that lapsed or was taken over is lost. */
+  private async renew(ask: <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>, id: string): Promise<void> {
+    const terms = [...this.owned];
+    if (terms.length === 0) return;
+    const sentAt = performance.now();
+    const { rows } = await ask<{ mkey: number }>(
+      `update monitor_owners o set expires_ms = ${dbNow} + $3, node_id = $4
+         from unnest($1::bigint[], $2::bigint[]) as t(mkey, token)
+        where o.mkey = t.mkey and o.token = t.token and o.expires_ms > ${dbNow}
+        returning o.mkey`,
+      [terms.map(([mkey]) => mkey), terms.map(([, term]) => term.token), ownerLeaseMs, id],
+    );
+    const renewed = new Set(rows.map((r) => r.mkey));
+    for (const [mkey, term] of terms) {
+      if (this.owned.get(mkey) !== term) continue;
+      if (renewed.has(mkey)) term.validUntil = sentAt + ownerLeaseMs - marginMs;
+      else this.lose(mkey, 'another node took it over');
+    }
+    this.armLapse();
+  }
+
+  private lose(mkey: number, why?: string): void {
+    if (!this.owned.delete(mkey)) return;
+    if (why) this.hooks.log(`vigil: this node stopped the timers and source of monitor ${mkey}: ${why}`);
+    this.hooks.handedBack(mkey);
+  }
+
+  /** Gives up, at once, every monitor whose lease may have lapsed by this node's clock. */
+  private dropLapsed(): void {
+    const now = performance.now();
+    const lapsed = [...this.owned].filter(([, term]) => term.validUntil <= now).map(([mkey]) => mkey);
+    if (lapsed.length === 0) return;
+    this.hooks.log(`vigil: the ownership of ${lapsed.length} monitor(s) lapsed (not renewed in time); this node stopped their timers and sources`);
+    if (lapsed.length === this.owned.size) {
+      this.owned.clear();
+      this.hooks.released();
+    } else {
+      for (const mkey of lapsed) {
+        this.owned.delete(mkey);
+        this.hooks.handedBack(mkey);
+      }
+      this.armLapse();
+    }
+  }
+
+  private armLapse(): void {
+    clearTimeout(this.lapse);
     if (this.owned.size === 0) return;
-    this.hooks.log(`vigil: lost the PostgreSQL lock session; this node stopped the timers and sources of ${this.owned.size} monitor(s) until it holds their locks again`);
-    this.owned.clear();
-    this.hooks.released();
+    const first = Math.min(...[...this.owned.values()].map((t) => t.validUntil));
+    this.lapse = setTimeout(() => this.dropLapsed(), Math.max(0, first - performance.now()) + 1);
+    this.lapse.unref();
   }
 
+  /** Stops renewing and frees this node's monitors at once: a clean stop is not a death to wait out. */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
+    clearTimeout(this.lapse);
     await this.running?.catch(() => {});
     const session = this.session;
     this.session = undefined;
+    const terms = [...this.owned];
+    this.owned.clear();
+    if (session && terms.length > 0) {
+      await session
+        .query('update monitor_owners o set expires_ms = 0 from unnest($1::bigint[], $2::bigint[]) as t(mkey, token) where o.mkey = t.mkey and o.token = t.token', [
+          terms.map(([mkey]) => mkey),
+          terms.map(([, term]) => term.token),
+        ])
+        .catch(() => {});
+    }
     await session?.end().catch(() => {});
   }
 }

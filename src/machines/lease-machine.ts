@@ -158,7 +158,7 @@ export const leaseMachine = setup({
     refuseDeadLettered: assign(({ context }) => refusal('DEAD_LETTERED', context)),
   },
   guards: {
-    /** Whether this process runs the lease's timers (a cluster node that lost its monitor's lock does not). */
+    /** Whether this process runs the lease's timers (a cluster node that lost its monitor's ownership does not). */
     timersRunHere: () => true,
     storedAs: ({ context }, params: { state: LeaseState }) => context.restoredAs === params.state,
     heldByCaller: ({ context, event }) => heldBy(context.lease, event.holder, event.now),

@@ -91,7 +91,7 @@ export const subscriptionMachine = setup({
     retire: assign(({ event }) => ({ now: event.now, outcome: ok(true) })),
   },
   guards: {
-    /** Whether this process runs the subscription's timers (a cluster node that lost its monitor's lock does not). */
+    /** Whether this process runs the subscription's timers (a cluster node that lost its monitor's ownership does not). */
     timersRunHere: () => true,
     storedLive: ({ context }) => context.restoredAs === 'live',
     muteElapsed: ({ context }) =>

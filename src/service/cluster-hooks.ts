@@ -13,6 +13,8 @@ export interface ClusterNodeHooks {
   writeOn(mkey: number, attempt: () => Promise<void>): Promise<Error | undefined>;
   /** Catches up on every monitor in the database. */
   refreshAll(): Promise<void>;
-  /** Timers and live sources of a monitor run on the node holding its lock only. */
+  /** Timers and live sources of a monitor run on the node owning it only. */
   runsTimersOf(mkey: number): boolean;
+  /** The fencing token of this node's ownership of the monitor; undefined when it does not own it now. */
+  ownerToken(mkey: number): number | undefined;
 }

@@ -24,6 +24,11 @@ export class ColdSubscriptionRows {
     this.store.putSubscription(id, () => this.residentRow(id) ?? row);
   }
 
+  /** The monitor was reloaded from the database (a cluster node's batch was refused): its rows there stand. */
+  forgetMonitor(mkey: number): void {
+    for (const [id, row] of this.uncommitted) if (row.record.mkey === mkey) this.uncommitted.delete(id);
+  }
+
   /** Everything written so far is committed. */
   committed(): void {
     this.uncommitted.clear();

@@ -96,6 +96,14 @@ export class Feed {
     return true;
   }
 
+  /**
+   * The subjects remembered may include one whose row was in a batch the database refused: after a
+   * reload each is written again on its next sight (an insert that does nothing when the row exists).
+   */
+  forgetStoredSubjects(): void {
+    this.storedSubjects.clear();
+  }
+
   noteActor(actor: string): void {
     if (this.stats.first_actor === null) this.stats.first_actor = actor;
     else if (this.stats.first_actor !== actor) this.stats.several_actors = true;

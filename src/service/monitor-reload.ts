@@ -44,6 +44,7 @@ export function reloadMonitor(service: ReloadHost, access: ReloadAccess, update:
     for (const key of Object.keys(stats)) delete stats[key];
     Object.assign(stats, row.stats);
   }
+  feed.forgetStoredSubjects();
   feed.openContradictions.clear();
   for (const c of update.contradictions) feed.openContradictions.set(c.seq, c.subject);
   if (update.changed === 'all') {

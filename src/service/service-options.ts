@@ -24,7 +24,7 @@ export interface ServiceOptions {
   readonly log?: (line: string) => void;
   /** Per-client-address limits for anonymous use. */
   readonly clientLimits?: Partial<ClientLimitSettings>;
-  /** A cluster node runs only the timers of the monitors it holds the lock of. */
+  /** A cluster node runs only the timers of the monitors it owns (src/cluster/ownership.ts). */
   readonly timersRunHere?: (mkey: number) => boolean;
 }
 

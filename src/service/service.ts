@@ -180,6 +180,8 @@ export class MonitorService {
       register: (f) => this.register(f),
       setSubscriber: (mkey, subscriber, id) => this.subscriberIds.set(subscriberKey(mkey, subscriber), id),
     }, update);
+    // Rows written since the last commit are committed, or in a batch the reload just refused: the database's stand.
+    this.coldRows.forgetMonitor(feed.key);
     if (update.changed === 'all') {
       for (const follower of feed.followers) follower.subscriptionsReloaded();
     } else {
@@ -243,6 +245,16 @@ export class MonitorService {
    */
   confirmUnchanged(mkey: number): void {
     if (this.cluster) this.store.confirm(mkey);
+  }
+
+  /**
+   * A timer's write (a lease expiry, a mute retirement) made while this cluster node owns the
+   * monitor's timers: PostgreSQL refuses it once another node took them over (src/cluster/ownership.ts).
+   * A node that does not own them (an expiry found on restoring a lease for a request) is checked by rev alone.
+   */
+  fenceOwnedWrite(mkey: number): void {
+    const token = this.cluster?.ownerToken(mkey);
+    if (token !== undefined) this.store.fence(mkey, token);
   }
 
   persistLease(mkey: number, subject: string): void {

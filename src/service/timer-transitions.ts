@@ -12,11 +12,14 @@ export interface TimerTransitionHost {
   readonly observations: Pick<ObservationWriter, 'recordBookkeeping'>;
   persistLease(mkey: number, subject: string): void;
   persistSubscription(id: string): void;
+  /** On a cluster node that owns the monitor's timers: the write that follows stands only while it still does. */
+  fenceOwnedWrite(mkey: number): void;
 }
 
 export function leaseExpired(service: TimerTransitionHost, lease: LeaseRecord): void {
   const feed = service.feedByKey(lease.mkey);
   if (!feed) return;
+  service.fenceOwnedWrite(lease.mkey);
   const expires = lease.expiresMs === null ? null : new Date(lease.expiresMs).toISOString();
   service.observations.recordBookkeeping(
     feed,
@@ -31,6 +34,7 @@ export function leaseExpired(service: TimerTransitionHost, lease: LeaseRecord): 
 export function subscriptionMuted(service: TimerTransitionHost, subscription: SubscriptionRecord): void {
   const feed = service.feedByKey(subscription.mkey);
   if (!feed) return;
+  service.fenceOwnedWrite(subscription.mkey);
   feed.liveSubscriptions = Math.max(0, feed.liveSubscriptions - 1);
   service.observations.recordBookkeeping(feed, observationTypes.subscriptionRetired, serverPrincipal, {
     subscription: subscription.id,

@@ -18,7 +18,7 @@ export interface ClusterWriteTarget {
   readonly mkey: number;
   /** Names the writer and the monitor in log lines: "the http source on monitor m-…". */
   describe(): string;
-  /** False once the monitor is paused or retired or the server closes: queued writes are no longer wanted. */
+  /** False once the monitor is paused or retired, another node owns it, or the server closes: queued writes are no longer wanted. */
   wanted(): boolean;
   /** The server is closing (writes it drops then are a loss, and logged; a paused monitor's are not). */
   closing(): boolean;
@@ -91,6 +91,8 @@ export class ClusterWrites {
           failures = 0;
           continue;
         }
+        // Not stored, and no longer wanted here (another node owns the monitor now): dropped below.
+        if (!this.target.wanted()) return;
         // Nothing of the batch was stored (its rows were rolled back with the monitor's reload): keep it first in line.
         this.queued.unshift(...changes);
         failures++;

@@ -61,7 +61,7 @@ export class SourceManager implements SourceHooks {
 
   changed(feed: Feed): void {
     const source = feed.definition.source;
-    // On a cluster the node holding the monitor's lock runs its source; the others leave it alone.
+    // On a cluster the node owning the monitor runs its source; the others leave it alone.
     const here = this.service.cluster?.runsTimersOf(feed.key) ?? true;
     const wanted = feed.status === 'active' && isLive(source) && this.enabled(source.kind) && here;
     if (feed.status === 'active' && isLive(source) && here && !wanted && !this.running.has(feed.id)) {
@@ -115,7 +115,8 @@ export class SourceManager implements SourceHooks {
       writes = new ClusterWrites(service.cluster, {
         mkey: feed.key,
         describe: () => `the ${feed.definition.source?.kind ?? 'live'} source on monitor ${feed.id}`,
-        wanted: () => feed.status === 'active' && !this.closed && !service.isClosed,
+        // Once another node owns the monitor its source resumes there from the stored cursor: writes queued here would repeat it.
+        wanted: () => feed.status === 'active' && !this.closed && !service.isClosed && service.cluster!.runsTimersOf(feed.key),
         closing: () => this.closed || service.isClosed,
         settle: () => service.settle(),
         log: (line) => service.log(line),

@@ -2,8 +2,9 @@
 // for PostgreSQL, where every node of a cluster reads the same API keys,
 // webhook registrations and deliveries (docs/cloud.md). SQLite's copies are
 // made by the cloud store itself; test/store/schema-agreement.test.ts checks
-// that both hold the same columns. `cluster_nodes` exists only on PostgreSQL:
-// each node's heartbeat, read by /discover.
+// that both hold the same columns. `cluster_nodes` and `monitor_owners` exist
+// only on PostgreSQL: each node's heartbeat, read by /discover, and which node
+// runs each monitor's timers and source (src/cluster/ownership.ts).
 import type { TableDefinition } from './table-definitions.ts';
 
 const text = (name: string, notNull = true) => ({ name, type: 'text' as const, notNull });
@@ -52,5 +53,10 @@ export const clusterTableDefinitions: readonly TableDefinition[] = [
   {
     name: 'cluster_nodes',
     columns: [{ name: 'id', type: 'text', primaryKey: true, notNull: true }, text('url'), integer('seen_ms')],
+  },
+  {
+    // A lease on the monitor's timers: `token` grows at each takeover and fences off an owner's stale writes.
+    name: 'monitor_owners',
+    columns: [{ name: 'mkey', type: 'integer', primaryKey: true, notNull: true }, text('node_id'), integer('token'), integer('expires_ms')],
   },
 ];

@@ -41,7 +41,7 @@ export interface StoreOptions {
 /** What the service needs from a group commit. */
 export type CommitQueue = Pick<GroupCommit, 'append' | 'put' | 'settled' | 'hasPending' | 'failed' | 'onCommitted' | 'onFailed' | 'flush'>;
 
-export type CapturedKind = 'monitor' | 'observation' | 'subject' | 'contradiction' | 'subscription' | 'lease' | 'compact' | 'confirm';
+export type CapturedKind = 'monitor' | 'observation' | 'subject' | 'contradiction' | 'subscription' | 'lease' | 'compact' | 'confirm' | 'fence';
 /** Sees every row a commit writes, with the statement's parameters (a cluster writes the same rows to PostgreSQL). */
 export type RowCapture = (kind: CapturedKind, mkey: number, params: readonly unknown[]) => void;
 
@@ -247,6 +247,14 @@ export class Store {
    */
   confirm(mkey: number): void {
     this.commits.append(() => this.capture?.('confirm', mkey, []));
+  }
+
+  /**
+   * The writes queued with this one are made because this cluster node owns the monitor's timers
+   * under `token` (src/cluster/ownership.ts): PostgreSQL refuses the batch once the token is not current.
+   */
+  fence(mkey: number, token: number): void {
+    this.commits.append(() => this.capture?.('fence', mkey, [token]));
   }
 
   // Rows are read only when the batch commits: a timer that fires while an

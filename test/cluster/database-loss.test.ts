@@ -36,8 +36,7 @@ async function terminateSessions(database: string): Promise<number> {
 describe.skipIf(unavailable !== undefined)('nodes that lose their database', () => {
   const cluster = nodesOnOneDatabase();
 
-  // retry: the lease race left open in issue 26 (closing note of 2026-11-26) failed this once under CI load.
-  it('survive PostgreSQL ending all their sessions under load, losing no write and giving no lease twice', { timeout: 180_000, retry: 2 }, async () => {
+  it('survive PostgreSQL ending all their sessions under load, losing no write and giving no lease twice', { timeout: 180_000 }, async () => {
     const nodes = await cluster.start(3);
     const bases = nodes.map((n) => n.base);
     const database = cluster.database().name;

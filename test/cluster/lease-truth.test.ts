@@ -17,8 +17,7 @@ if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
 describe.skipIf(unavailable !== undefined)('lease grants on three nodes', () => {
   const cluster = nodesOnOneDatabase();
 
-  // retry: the lease race left open in issue 26 (closing note of 2026-11-26) shows under CI load.
-  it('never grants a lease PostgreSQL did not record, nor one subject to two clients, while other monitors are contended', { timeout: 150_000, retry: 2 }, async () => {
+  it('never grants a lease PostgreSQL did not record, nor one subject to two clients, while other monitors are contended', { timeout: 150_000 }, async () => {
     const nodes = await cluster.start(3);
     const bases = nodes.map((n) => n.base);
     const leases = await createMonitor(bases[0]!, { capabilities: ['observe', 'act'] });

@@ -53,7 +53,7 @@ const stores: Array<[string, StoreUnderTest, boolean]> = [
   ],
 ];
 
-describe.each(stores)('store suite on %s', (storeName, store, skip) => {
+describe.each(stores)('store suite on %s', (_storeName, store, skip) => {
   let server: ServerProcess | undefined;
 
   beforeAll(async () => {
@@ -70,18 +70,10 @@ describe.each(stores)('store suite on %s', (storeName, store, skip) => {
     return server;
   };
 
-  // On PostgreSQL the lease checks (MP-12-*) are reported, not asserted: under CI load a node answers
-  // some lease requests from state a concurrent catch-up or takeover reload put back (a claim right
-  // after a reject answered "idempotent", a repeated complete writing again). That race is open in
-  // issue 26 (closing note of 2026-11-26); the SQLite run below still asserts every check, and
-  // test/cluster/lease-truth.test.ts and chaos.test.ts assert the lease invariants across nodes.
   it.skipIf(skip)('passes the conformance suite', { timeout: scaled(120_000) }, async () => {
     const node = await start(['--allow-admin=conform-admin']);
     const run = await runConform(['--base', node.url, '--admin-token', 'conform-admin', '--json']);
-    const failed = failedIds(run);
-    const leaseRace = storeName === 'PostgreSQL' ? failed.filter((id) => id.startsWith('MP-12-')) : [];
-    if (leaseRace.length > 0) console.warn(`store suite on PostgreSQL: lease checks failed (open race, issue 26): ${leaseRace.join(', ')}`);
-    expect(failed.filter((id) => !leaseRace.includes(id)), run.stdout + run.stderr).toEqual([]);
+    expect(failedIds(run), run.stdout + run.stderr).toEqual([]);
     expect(run.report!.skipped).toBe(0);
   });
 

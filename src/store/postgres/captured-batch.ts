@@ -14,10 +14,16 @@ export class CapturedBatch {
   readonly touched = new Set<number>();
   /** Monitors the batch writes (their rev moves); the others in `touched` are only confirmed. */
   readonly written = new Set<number>();
+  /** Ownership tokens the batch's timer and source writes were made under, per monitor (checked, not written). */
+  readonly fences = new Map<number, number>();
   /** First and last seq appended per monitor. */
   readonly seqs = new Map<number, { first: number; last: number }>();
 
   add(kind: CapturedKind, mkey: number, params: readonly unknown[]): void {
+    if (kind === 'fence') {
+      this.fences.set(mkey, params[0] as number);
+      return;
+    }
     this.touched.add(mkey);
     if (kind === 'confirm') return;
     this.written.add(mkey);

@@ -25,15 +25,24 @@ const createAll = async (db: Kysely<unknown>, tables: readonly TableDefinition[]
   }
 };
 
+const clusterTables = (...names: string[]) => clusterTableDefinitions.filter((t) => names.includes(t.name));
+
 // The cloud API's rows, shared by every node, and the nodes' heartbeats (/discover).
 const cloudAndNodes: Migration = {
   async up(db: Kysely<unknown>) {
     await createAll(db, cloudTableDefinitions);
-    await createAll(db, clusterTableDefinitions);
+    await createAll(db, clusterTables('cluster_nodes'));
   },
 };
 
-const migrations: Record<string, Migration> = { '0001_initial': initial, '0002_cloud_and_nodes': cloudAndNodes };
+// Timer ownership as a lease per monitor, renewed by its owner (src/cluster/ownership.ts).
+const monitorOwners: Migration = {
+  async up(db: Kysely<unknown>) {
+    await createAll(db, clusterTables('monitor_owners'));
+  },
+};
+
+const migrations: Record<string, Migration> = { '0001_initial': initial, '0002_cloud_and_nodes': cloudAndNodes, '0003_monitor_owners': monitorOwners };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

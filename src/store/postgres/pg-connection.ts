@@ -17,7 +17,7 @@ export interface PgConnection {
   readonly url: string;
   readonly pool: pg.Pool;
   readonly db: Kysely<PgDatabase>;
-  /** A session of its own (LISTEN, advisory locks): not shared with the pool. */
+  /** A session of its own (LISTEN, timer ownership): not shared with the pool. */
   session(): Promise<pg.Client>;
   close(): Promise<void>;
 }
@@ -25,14 +25,16 @@ export interface PgConnection {
 /**
  * Every session a node opens gives up instead of hanging: on connecting (an address that accepts
  * and never answers), on a statement (server side), on a reply (client side: a server that stopped
- * answering), and inside an idle transaction (a node paused mid-transaction holds no row locks
- * past it).
+ * answering), inside an idle transaction (a node paused mid-transaction holds its row locks for
+ * 3 s at most: PostgreSQL ends its session), and on a row lock (a write waiting on such a node
+ * gives up after 2 s and runs again as a lost race).
  */
 export const sessionLimits = {
   connectionTimeoutMillis: 5_000,
   statement_timeout: 30_000,
   query_timeout: 35_000,
-  idle_in_transaction_session_timeout: 10_000,
+  idle_in_transaction_session_timeout: 3_000,
+  lock_timeout: 2_000,
   keepAlive: true,
   keepAliveInitialDelayMillis: 2_000,
 } as const;

@@ -3,7 +3,7 @@
 // up on a monitor. The database arbitrates: a batch whose monitor moved
 // since the node read it is refused whole (ClusterConflictError).
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { ClusterConflictError } from '../cluster-conflict.ts';
+import { ClusterConflictError, FencedOffError } from '../cluster-conflict.ts';
 import { leaseColumns, monitorColumns, observationColumns, subscriptionColumns } from '../statements.ts';
 import type { MonitorTable } from '../tables.ts';
 import type { CapturedBatch } from './captured-batch.ts';
@@ -122,6 +122,8 @@ export class PgStore {
         for (const [mkey, upto] of batch.compactions) {
           await trx.deleteFrom('observations').where('mkey', '=', mkey as number).where('seq', '<=', upto as number).execute();
         }
+        // Last, so that the owner rows are share-locked only for the batch's final moments.
+        await this.checkFences(trx, batch);
         // Delivered on commit only: a rolled-back batch wakes nobody.
         // mkey:rev:1 when the batch moved a lease or a subscription (a timer owner must catch up).
         const timers = new Set([...batch.leases.values()].map((p) => p[0] as number));
@@ -132,10 +134,33 @@ export class PgStore {
     } catch (error) {
       if (error instanceof ClusterConflictError) throw error;
       // A unique key taken by another node (a monitor id, a seq, a subscriber) is the same race.
-      if ((error as { code?: string }).code === '23505') throw new ClusterConflictError(batch.touched, (error as Error).message, { cause: error });
+      const code = (error as { code?: string }).code;
+      if (code === '23505') throw new ClusterConflictError(batch.touched, (error as Error).message, { cause: error });
+      // A row lock held past lock_timeout (a paused node inside its transaction) or a deadlock: run again.
+      if (code === '55P03' || code === '40P01') throw new ClusterConflictError(batch.touched, (error as Error).message, { cause: error });
       throw error;
     }
     return revs;
+  }
+
+  /**
+   * The batch's timer and source writes stand only while the token they were made under is the
+   * monitor's current, unexpired ownership (src/cluster/ownership.ts). The rows stay share-locked
+   * until the batch commits: a takeover waits for it, so it never reads past a write made under the
+   * old token.
+   */
+  private async checkFences(trx: Transaction<PgDatabase>, batch: CapturedBatch): Promise<void> {
+    const fences = [...batch.fences].filter(([mkey]) => batch.written.has(mkey)).sort(([a], [b]) => a - b);
+    if (fences.length === 0) return;
+    const { rows } = await sql<{ mkey: number }>`
+      select o.mkey from monitor_owners o
+        join unnest(${fences.map(([mkey]) => mkey)}::bigint[], ${fences.map(([, token]) => token)}::bigint[]) as f(mkey, token)
+          on o.mkey = f.mkey and o.token = f.token
+       where o.expires_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint
+       order by o.mkey for share of o`.execute(trx);
+    const current = new Set(rows.map((r) => r.mkey));
+    const fenced = fences.map(([mkey]) => mkey).filter((mkey) => !current.has(mkey));
+    if (fenced.length > 0) throw new FencedOffError(batch.touched, fenced);
   }
 
   /** Moves the monitor's rev (and head) under its row lock; undefined when another node got there first. */
