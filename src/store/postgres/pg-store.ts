@@ -19,6 +19,8 @@ export interface MonitorDelta {
   readonly contradictions: ReadonlyArray<{ seq: number; subject: string | null }>;
   readonly subscriptions: readonly PgSubscriptionRow[];
   readonly leases: readonly PgLeaseRow[];
+  /** Observations after those read remain (a delta read with a page size). */
+  readonly more?: boolean;
 }
 
 const insertChunk = 500;
@@ -212,22 +214,34 @@ export class PgStore {
     return (await this.db.selectFrom('subscriptions').select('mkey').where('id', '=', id).executeTakeFirst())?.mkey;
   }
 
-  /** What changed on a monitor since `sinceRev`, and its observations after `afterSeq`, read in one snapshot. */
-  async delta(mkey: number, sinceRev: number, afterSeq: number): Promise<MonitorDelta | undefined> {
+  /**
+   * What changed on a monitor since `sinceRev`, and its observations after `afterSeq`, read in one snapshot.
+   * With `page`, at most that many observations: `more` says there are others after them.
+   */
+  async delta(mkey: number, sinceRev: number, afterSeq: number, page?: number): Promise<MonitorDelta | undefined> {
     return this.db
       .transaction()
       .setIsolationLevel('repeatable read')
       .execute(async (trx) => {
         const monitor = await trx.selectFrom('monitors').selectAll().where('key', '=', mkey).executeTakeFirst();
         if (!monitor) return undefined;
+        let observationsRead = trx.selectFrom('observations').selectAll().where('mkey', '=', mkey).where('seq', '>', afterSeq).orderBy('seq');
+        if (page !== undefined) observationsRead = observationsRead.limit(page + 1);
         const [observations, subjects, contradictions, subscriptions, leases] = await Promise.all([
-          trx.selectFrom('observations').selectAll().where('mkey', '=', mkey).where('seq', '>', afterSeq).orderBy('seq').execute(),
+          observationsRead.execute(),
           trx.selectFrom('subjects').select('subject').where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
           trx.selectFrom('contradictions').select(['seq', 'subject']).where('mkey', '=', mkey).execute(),
           trx.selectFrom('subscriptions').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
           trx.selectFrom('leases').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
         ]);
-        return { monitor, observations, subjects, contradictions, subscriptions, leases };
+        const more = page !== undefined && observations.length > page;
+        if (more) observations.length = page;
+        return { monitor, observations, subjects, contradictions, subscriptions, leases, more };
       });
+  }
+
+  /** Up to `limit` observations of a monitor after `afterSeq`, in order (a catch-up read page by page). */
+  async observationsAfter(mkey: number, afterSeq: number, limit: number): Promise<Array<PgDatabase['observations']>> {
+    return this.db.selectFrom('observations').selectAll().where('mkey', '=', mkey).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
   }
 }
