@@ -358,6 +358,8 @@ export class ClusterNode implements ClusterNodeHooks {
     const waited = feed !== undefined && (feed.waiters.size > 0 || feed.followers.size > 0);
     if (this.stopping || waited || !this.budget?.isCold(mkey) || this.stale.has(mkey) || this.runsTimersOf(mkey)) return 'kept';
     // From here the node holds nothing of the monitor: its next use catches up from PostgreSQL.
+    // A write still queued for it would read its actors back from rows about to go: it runs again instead.
+    this.queue.invalidate(mkey);
     this.known.delete(mkey);
     this.service.forgetMonitor(mkey);
     evictActorsOf(this.service.system, mkey);
