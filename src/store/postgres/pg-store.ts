@@ -227,13 +227,13 @@ export class PgStore {
         if (!monitor) return undefined;
         let observationsRead = trx.selectFrom('observations').selectAll().where('mkey', '=', mkey).where('seq', '>', afterSeq).orderBy('seq');
         if (page !== undefined) observationsRead = observationsRead.limit(page + 1);
-        const [observations, subjects, contradictions, subscriptions, leases] = await Promise.all([
-          observationsRead.execute(),
-          trx.selectFrom('subjects').select('subject').where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
-          trx.selectFrom('contradictions').select(['seq', 'subject']).where('mkey', '=', mkey).execute(),
-          trx.selectFrom('subscriptions').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
-          trx.selectFrom('leases').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
-        ]);
+        // One after another: a connection runs one query at a time anyway, and a query queued behind one
+        // that failed is what pg deprecates (the rollback then queued behind it printed a warning).
+        const observations = await observationsRead.execute();
+        const subjects = await trx.selectFrom('subjects').select('subject').where('mkey', '=', mkey).where('rev', '>', sinceRev).execute();
+        const contradictions = await trx.selectFrom('contradictions').select(['seq', 'subject']).where('mkey', '=', mkey).execute();
+        const subscriptions = await trx.selectFrom('subscriptions').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute();
+        const leases = await trx.selectFrom('leases').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute();
         const more = page !== undefined && observations.length > page;
         if (more) observations.length = page;
         return { monitor, observations, subjects, contradictions, subscriptions, leases, more };
