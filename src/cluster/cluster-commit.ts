@@ -28,6 +28,8 @@ export class ClusterCommit implements CommitQueue {
   private pending: Promise<void> | undefined;
   private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
   private inFlight: Promise<void> | undefined;
+  /** The batch being written to PostgreSQL, until it settles. */
+  private writingBatch: CapturedBatch | undefined;
   private readonly idleWaiters: Array<() => void> = [];
   /** Monitors whose memory changed after the queued writes were computed: the next batch touching them is refused. */
   private refused = new Set<number>();
@@ -77,6 +79,11 @@ export class ClusterCommit implements CommitQueue {
   /** A batch is in flight: the local replica has an open transaction. */
   get busy(): boolean {
     return this.inFlight !== undefined;
+  }
+
+  /** The batch in flight writes this monitor: a rev read meanwhile may already show its commit. */
+  writing(mkey: number): boolean {
+    return this.writingBatch?.written.has(mkey) ?? false;
   }
 
   /** Resolves when no batch is in flight (the local replica has no open transaction). */
@@ -144,6 +151,7 @@ export class ClusterCommit implements CommitQueue {
       void this.finish(settle, undefined, batch.touched, batch);
       return;
     }
+    this.writingBatch = batch;
     const committed = this.hooks.commit(batch).then(
       () => {
         this.driver.exec('COMMIT');
@@ -160,6 +168,7 @@ export class ClusterCommit implements CommitQueue {
   private track(work: Promise<void>): void {
     this.inFlight = work.finally(() => {
       this.inFlight = undefined;
+      this.writingBatch = undefined;
       const waiters = this.idleWaiters.splice(0);
       for (const waiter of waiters) waiter();
       if (!this.settle) return;

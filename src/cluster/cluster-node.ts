@@ -217,8 +217,24 @@ export class ClusterNode implements ClusterNodeHooks {
 
   private async catchUp(mkey: number, rev: number | undefined): Promise<void> {
     this.budget?.touch(mkey);
-    if (this.stale.has(mkey)) await this.sync(mkey, 'refresh');
-    else if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
+    if (this.stale.has(mkey)) return this.sync(mkey, 'refresh');
+    if (rev === undefined || !this.behind(mkey, rev)) return;
+    // Read while this node's own batch on the monitor committed: once it settles, memory may hold that rev.
+    if (this.queue.writing(mkey)) {
+      await this.queue.idle();
+      if (this.stale.has(mkey)) return this.sync(mkey, 'refresh');
+      if (!this.behind(mkey, rev)) return;
+    }
+    await this.sync(mkey, 'delta');
+  }
+
+  /**
+   * Memory is behind the database's rev. Revs of a monitor only grow, and this node's commit at rev K
+   * required the database to be at K - 1: memory at a higher rev than the one read holds all of it.
+   */
+  private behind(mkey: number, rev: number): boolean {
+    const known = this.known.get(mkey);
+    return known === undefined || rev > known;
   }
 
   refreshAll(): Promise<void> {
@@ -256,6 +272,11 @@ export class ClusterNode implements ClusterNodeHooks {
     if (this.stopping) return;
     const known = this.known.get(mkey);
     if (known === undefined || known >= rev) return;
+    // Most likely this node's own batch, whose notification came before its commit's answer: looked at once it settles.
+    if (this.queue.writing(mkey)) {
+      void this.queue.idle().then(() => this.changed(mkey, rev, timers));
+      return;
+    }
     const feed = this.service.feedByKey(mkey);
     const waited = (feed !== undefined && (feed.waiters.size > 0 || feed.followers.size > 0)) || this.service.hasRecordedListeners;
     if (!waited && !(timers && this.runsTimersOf(mkey))) return;

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { migrate } from './migrations.ts';
 import type { PgDatabase } from './pg-tables.ts';
 import { redactCredentials } from '../../net/redact.ts';
+import { PgPipeline } from './pg-pipeline.ts';
 
 const int8 = 20;
 export const pgTypes = {
@@ -17,6 +18,8 @@ export interface PgConnection {
   readonly url: string;
   readonly pool: pg.Pool;
   readonly db: Kysely<PgDatabase>;
+  /** The session batches are written on, statements pipelined (pg-pipeline.ts). */
+  readonly pipeline: PgPipeline;
   /** A session of its own (LISTEN, timer ownership): not shared with the pool. */
   session(): Promise<pg.Client>;
   close(): Promise<void>;
@@ -61,10 +64,12 @@ export async function openPostgres(url: string, poolSize = 8): Promise<PgConnect
     await db.destroy().catch(() => {});
     throw new Error(`cannot use the PostgreSQL store ${redactCredentials(url)}: ${(error as Error).message}`, { cause: error });
   }
+  const pipeline = new PgPipeline({ connectionString: url, types: pgTypes, ...sessionLimits });
   return {
     url,
     pool,
     db,
+    pipeline,
     async session() {
       const client = new pg.Client({ connectionString: url, types: pgTypes, ...sessionLimits });
       // Until its owner listens: an error right after connecting must not crash the process.
@@ -72,6 +77,9 @@ export async function openPostgres(url: string, poolSize = 8): Promise<PgConnect
       await client.connect();
       return client;
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await pipeline.close();
+      await db.destroy();
+    },
   };
 }
