@@ -53,7 +53,7 @@ function inclusive(stacks: Map<string, number>, units: number): Array<[string, n
   return [...sums].map(([k, us]) => [k, round(us / units, 1)]);
 }
 
-async function measure(label: string, start: (flags: string[]) => Promise<BenchServer>): Promise<number> {
+async function measure(label: string, pass: number, start: (flags: string[]) => Promise<BenchServer>): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'vigil-cluster-profile-'));
   const server = await start(cpuOnly ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   let from = 0;
@@ -61,10 +61,10 @@ async function measure(label: string, start: (flags: string[]) => Promise<BenchS
   let cpuUs = 0;
   let units = 0;
   try {
-    const owner = await createMonitor(server.request, `profile-${label}`);
+    const owner = await createMonitor(server.request, `profile-${label}-${pass}`);
     const xacts0 = await transactions();
     from = monotonicUs();
-    const result = await load(server, { mode: 'publish', concurrency: 32, durationMs: seconds * 1000, targets: [{ monitor: `profile-${label}`, token: owner }] });
+    const result = await load(server, { mode: 'publish', concurrency: 32, durationMs: seconds * 1000, targets: [{ monitor: `profile-${label}-${pass}`, token: owner }] });
     to = monotonicUs();
     cpuUs = result.cpuUs;
     units = result.ok;
@@ -102,8 +102,8 @@ const transactions = async () => {
 };
 try {
   for (let r = 0; r < rounds; r++) {
-    const sqlite = await measure('sqlite', (nodeFlags) => startServer({ transport: 'uws', durable: true, nodeFlags }));
-    const pg = await measure('postgres', (nodeFlags) => startServer({ transport: 'uws', durable: false, nodeFlags, args: ['--store', database.url] }));
+    const sqlite = await measure('sqlite', r, (nodeFlags) => startServer({ transport: 'uws', durable: true, nodeFlags }));
+    const pg = await measure('postgres', r, (nodeFlags) => startServer({ transport: 'uws', durable: false, nodeFlags, args: ['--store', database.url] }));
     console.log(`ratio ${round(pg / sqlite, 2)}×`);
   }
 } finally {

@@ -31,13 +31,19 @@ export const rollbackStatement: Statement = { name: 'vigil_rollback', text: 'rol
 const setFields = monitorFieldColumns.map((c, i) => `${c} = $${i + 2}`).join(', ');
 const n = monitorFieldColumns.length + 2;
 // The monitor's claim: its rev moves under its row lock, only from the rev this node read; appends
-// continue exactly at the stored head, so no seq is skipped or taken twice.
+// continue exactly at the stored head, so no seq is skipped or taken twice. A claim that matched no row
+// fails the statement (division by zero, 22012), so the transaction aborts even when COMMIT was sent
+// with it, before its answers were read.
+const strict = (write: string) => `with c as (${write}) select (select rev from c) as rev, 1 / (select count(*)::int from c) as claimed`;
+export const claimFailed = '22012';
 const claims = {
-  fieldsAndHead: `update monitors set ${setFields}, rev = rev + 1, head = $${n + 1} where key = $1 and rev = $${n} and head = $${n + 2} returning rev`,
-  fields: `update monitors set ${setFields}, rev = rev + 1 where key = $1 and rev = $${n} returning rev`,
-  head: `update monitors set rev = rev + 1, head = $3 where key = $1 and rev = $2 and head = $4 returning rev`,
-  rev: 'update monitors set rev = rev + 1 where key = $1 and rev = $2 returning rev',
-  create: `insert into monitors (key, ${monitorFieldColumns.join(', ')}, head, rev) values (${monitorColumns.map((_, i) => `$${i + 1}`).join(', ')}, $${monitorColumns.length + 1}, 1) on conflict do nothing returning rev`,
+  fieldsAndHead: strict(`update monitors set ${setFields}, rev = rev + 1, head = $${n + 1} where key = $1 and rev = $${n} and head = $${n + 2} returning rev`),
+  fields: strict(`update monitors set ${setFields}, rev = rev + 1 where key = $1 and rev = $${n} returning rev`),
+  head: strict('update monitors set rev = rev + 1, head = $3 where key = $1 and rev = $2 and head = $4 returning rev'),
+  rev: strict('update monitors set rev = rev + 1 where key = $1 and rev = $2 returning rev'),
+  create: strict(
+    `insert into monitors (key, ${monitorFieldColumns.join(', ')}, head, rev) values (${monitorColumns.map((_, i) => `$${i + 1}`).join(', ')}, $${monitorColumns.length + 1}, 1) on conflict do nothing returning rev`,
+  ),
 };
 
 const texts = {
@@ -72,7 +78,7 @@ export interface PlannedCommit {
   readonly statements: Statement[];
   /** The rev each written monitor moves to when the batch commits. */
   readonly revs: Map<number, number>;
-  /** Index of each monitor's claim in the statements' answers. */
+  /** Index of each monitor's claim in the statements' answers (a claim that failed answers claimFailed). */
   readonly claims: Array<{ mkey: number; at: number }>;
   /** Index of the confirmations' read, if any. */
   readonly confirm?: { at: number; mkeys: number[] };

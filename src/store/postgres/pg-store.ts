@@ -6,7 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import { ClusterConflictError, FencedOffError } from '../cluster-conflict.ts';
 import type { CapturedBatch } from './captured-batch.ts';
 import type { PgConnection } from './pg-connection.ts';
-import { commitStatement, planCommit, rollbackStatement } from './pg-commit.ts';
+import { claimFailed, commitStatement, planCommit, rollbackStatement } from './pg-commit.ts';
 import type { PgPipeline, Settled } from './pg-pipeline.ts';
 import type { PgDatabase, PgLeaseRow, PgMonitorRow, PgSubscriptionRow } from './pg-tables.ts';
 
@@ -52,12 +52,19 @@ export class PgStore {
     }
     const plan = planCommit(batch, known, contradictionsOf, changesChannel);
     if (!plan) throw new ClusterConflictError(batch.touched);
+    // Checks that need the answers' rows (confirmations, fences) come before COMMIT; without them,
+    // COMMIT goes with the statements: one round trip, and a failed claim aborts the transaction.
+    const oneTrip = !plan.confirm && !plan.fences;
     try {
-      const answers = await this.pipeline.begin(plan.statements);
-      const failed = answers.find((a) => !a.ok);
-      if (failed && !failed.ok) throw failed.error;
+      const answers = await this.pipeline.begin(oneTrip ? [...plan.statements, commitStatement] : plan.statements);
+      const failedAt = answers.findIndex((a) => !a.ok);
+      if (failedAt >= 0) {
+        const { error } = answers[failedAt] as Extract<Settled, { ok: false }>;
+        if ((error as { code?: string }).code === claimFailed && plan.claims.some((c) => c.at === failedAt)) throw new ClusterConflictError(batch.touched);
+        throw error;
+      }
+      if (oneTrip) return plan.revs;
       const rows = (at: number) => (answers[at] as Extract<Settled, { ok: true }>).rows;
-      for (const { at } of plan.claims) if (rows(at).length === 0) throw new ClusterConflictError(batch.touched);
       if (plan.confirm) {
         const now = new Map(rows(plan.confirm.at).map((r) => [Number(r.key), Number(r.rev)]));
         for (const mkey of plan.confirm.mkeys) {
