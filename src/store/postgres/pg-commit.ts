@@ -13,9 +13,9 @@ const typeOf = new Map(tableDefinitions.map((t) => [t.name, new Map(t.columns.ma
 const monitorFieldColumns = monitorColumns.filter((c) => c !== 'key');
 
 /** `insert into <table> (<columns>) select * from unnest($1::<type>[], …)`: one text whatever the row count. */
-function unnestInsert(table: string, columns: readonly string[], tail = ''): string {
+function unnestInsert(table: string, columns: readonly string[], tail = '', first = 1): string {
   const types = typeOf.get(table)!;
-  const arrays = columns.map((c, i) => `$${i + 1}::${types.get(c)}[]`).join(', ');
+  const arrays = columns.map((c, i) => `$${i + first}::${types.get(c)}[]`).join(', ');
   return `insert into ${table} (${columns.join(', ')}) select * from unnest(${arrays}) ${tail}`.trim();
 }
 
@@ -46,22 +46,18 @@ const claims = {
   ),
 };
 
+const subscriptionUpsert =
+  'on conflict (id) do update set state = excluded.state, token_hash = excluded.token_hash, cursor = excluded.cursor, mute_deadline_ms = excluded.mute_deadline_ms, record = excluded.record, rev = excluded.rev';
+const leaseUpsert = 'on conflict (mkey, subject) do update set state = excluded.state, expires_ms = excluded.expires_ms, record = excluded.record, rev = excluded.rev';
+
 const texts = {
   confirm: 'select key, rev from monitors where key = any($1::bigint[])',
   observations: unnestInsert('observations', observationColumns),
   subjects: unnestInsert('subjects', ['mkey', 'subject', 'rev'], 'on conflict do nothing'),
   dropContradictions: 'delete from contradictions where mkey = $1',
   contradictions: unnestInsert('contradictions', ['mkey', 'seq', 'subject']),
-  subscriptions: unnestInsert(
-    'subscriptions',
-    [...subscriptionColumns, 'rev'],
-    'on conflict (id) do update set state = excluded.state, token_hash = excluded.token_hash, cursor = excluded.cursor, mute_deadline_ms = excluded.mute_deadline_ms, record = excluded.record, rev = excluded.rev',
-  ),
-  leases: unnestInsert(
-    'leases',
-    [...leaseColumns, 'rev'],
-    'on conflict (mkey, subject) do update set state = excluded.state, expires_ms = excluded.expires_ms, record = excluded.record, rev = excluded.rev',
-  ),
+  subscriptions: unnestInsert('subscriptions', [...subscriptionColumns, 'rev'], subscriptionUpsert),
+  leases: unnestInsert('leases', [...leaseColumns, 'rev'], leaseUpsert),
   compact: 'delete from observations where mkey = $1 and seq <= $2',
   // The batch's timer and source writes stand only while the token they were made under is the monitor's
   // current, unexpired ownership; the rows stay share-locked until the batch commits, so a takeover waits
@@ -162,4 +158,70 @@ export function planCommit(
     statements.push({ name: 'vigil_notify', text: texts.notify, values: [channel, payload] });
   }
   return { statements, revs, claims: claimAt, confirm, fences };
+}
+
+/**
+ * The common batch (one monitor, no confirmation, fence, contradiction or compaction) as one
+ * statement: the claim and the writes as data-modifying CTEs, the notification in the result. A
+ * statement is atomic on its own, so it needs no BEGIN or COMMIT; a claim that matched no row fails
+ * it (claimFailed) and nothing of it stays. Undefined when the batch is not of that kind.
+ */
+export function planSingle(batch: CapturedBatch, known: ReadonlyMap<number, number>, channel: string): { statement: Statement; revs: Map<number, number> } | undefined {
+  if (batch.written.size !== 1 || batch.touched.size !== 1 || batch.contradictions.size > 0 || batch.compactions.length > 0) return undefined;
+  if ([...batch.fences.keys()].some((mkey) => batch.written.has(mkey))) return undefined;
+  const [mkey] = batch.written as Set<number>;
+  const params = batch.monitors.get(mkey!);
+  const seqs = batch.seqs.get(mkey!);
+  const knownRev = known.get(mkey!);
+  const fields = params ? monitorFieldColumns.map((c) => params[monitorColumns.indexOf(c)] ?? null) : undefined;
+  const values: unknown[] = [];
+  const $ = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const shape: string[] = [];
+  let claim: string;
+  if (knownRev === undefined) {
+    if (!fields || (seqs && seqs.first !== 1)) return undefined;
+    shape.push('c');
+    claim = `insert into monitors (key, ${monitorFieldColumns.join(', ')}, head, rev) values (${$(mkey)}, ${fields.map($).join(', ')}, ${$(seqs?.last ?? 0)}, 1) on conflict do nothing returning rev`;
+  } else {
+    const set = [`rev = rev + 1`];
+    const where = [`key = ${$(mkey)}`, `rev = ${$(knownRev)}`];
+    if (fields) {
+      shape.push('f');
+      set.push(...monitorFieldColumns.map((c, i) => `${c} = ${$(fields[i])}`));
+    }
+    if (seqs) {
+      shape.push('h');
+      set.push(`head = ${$(seqs.last)}`);
+      where.push(`head = ${$(seqs.first - 1)}`);
+    }
+    claim = `update monitors set ${set.join(', ')} where ${where.join(' and ')} returning rev`;
+  }
+  const rev = knownRev === undefined ? 1 : knownRev + 1;
+  const ctes = [`c as (${claim})`];
+  // A CTE inserting the rows, its arrays numbered after the parameters so far.
+  const insert = (name: string, table: string, columns: readonly string[], rows: ReadonlyArray<readonly unknown[]>, tail = '') => {
+    shape.push(name);
+    const first = values.length + 1;
+    values.push(...byColumn(rows, columns.length));
+    ctes.push(`${name} as (${unnestInsert(table, columns, tail, first)})`);
+  };
+  if (batch.observations.length > 0) insert('o', 'observations', observationColumns, batch.observations);
+  if (batch.subjects.length > 0) {
+    insert('s', 'subjects', ['mkey', 'subject', 'rev'], batch.subjects.map(([m, subject]) => [m, subject, rev]), 'on conflict do nothing');
+  }
+  if (batch.subscriptions.size > 0) {
+    const rows = [...batch.subscriptions.values()].map((p) => [...subscriptionColumns.map((_, i) => p[i]), rev]);
+    insert('u', 'subscriptions', [...subscriptionColumns, 'rev'], rows, subscriptionUpsert);
+  }
+  if (batch.leases.size > 0) {
+    const rows = [...batch.leases.values()].map((p) => [...leaseColumns.map((_, i) => p[i]), rev]);
+    insert('l', 'leases', [...leaseColumns, 'rev'], rows, leaseUpsert);
+  }
+  // Delivered on commit only: a failed statement wakes nobody. (mkey:rev:1 when a lease or a subscription moved.)
+  const payload = `${mkey}:${rev}:${batch.leases.size > 0 || batch.subscriptions.size > 0 ? 1 : 0}`;
+  const text = `with ${ctes.join(', ')} select (select rev from c) as rev, 1 / (select count(*)::int from c) as claimed, pg_notify(${$(channel)}, ${$(payload)})`;
+  return { statement: { name: `vigil_one_${shape.join('')}`, text, values }, revs: new Map([[mkey!, rev]]) };
 }

@@ -6,7 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import { ClusterConflictError, FencedOffError } from '../cluster-conflict.ts';
 import type { CapturedBatch } from './captured-batch.ts';
 import type { PgConnection } from './pg-connection.ts';
-import { claimFailed, commitStatement, planCommit, rollbackStatement } from './pg-commit.ts';
+import { claimFailed, commitStatement, planCommit, planSingle, rollbackStatement } from './pg-commit.ts';
 import type { PgPipeline, Settled } from './pg-pipeline.ts';
 import type { PgDatabase, PgLeaseRow, PgMonitorRow, PgSubscriptionRow } from './pg-tables.ts';
 
@@ -21,6 +21,18 @@ export interface MonitorDelta {
   readonly leases: readonly PgLeaseRow[];
   /** Observations after those read remain (a delta read with a page size). */
   readonly more?: boolean;
+}
+
+/** A batch's failure as the lost race it is (ClusterConflictError), or as it came. */
+function lostRace(batch: CapturedBatch, error: unknown, claimFailed: boolean): unknown {
+  if (error instanceof ClusterConflictError) return error;
+  if (claimFailed) return new ClusterConflictError(batch.touched);
+  // A unique key taken by another node (a monitor id, a seq, a subscriber) is the same race.
+  const code = (error as { code?: string }).code;
+  if (code === '23505') return new ClusterConflictError(batch.touched, (error as Error).message, { cause: error });
+  // A row lock held past lock_timeout (a paused node inside its transaction) or a deadlock: run again.
+  if (code === '55P03' || code === '40P01') return new ClusterConflictError(batch.touched, (error as Error).message, { cause: error });
+  return error;
 }
 
 export class PgStore {
@@ -50,6 +62,13 @@ export class PgStore {
       }
       return new Map();
     }
+    // The common batch is one statement, atomic on its own: one round trip, no transaction to end.
+    const single = planSingle(batch, known, changesChannel);
+    if (single) {
+      const [answer] = await this.pipeline.begin([single.statement]);
+      if (!answer!.ok) throw lostRace(batch, answer!.error, (answer!.error as { code?: string }).code === claimFailed);
+      return single.revs;
+    }
     const plan = planCommit(batch, known, contradictionsOf, changesChannel);
     if (!plan) throw new ClusterConflictError(batch.touched);
     // Checks that need the answers' rows (confirmations, fences) come before COMMIT; without them,
@@ -60,8 +79,7 @@ export class PgStore {
       const failedAt = answers.findIndex((a) => !a.ok);
       if (failedAt >= 0) {
         const { error } = answers[failedAt] as Extract<Settled, { ok: false }>;
-        if ((error as { code?: string }).code === claimFailed && plan.claims.some((c) => c.at === failedAt)) throw new ClusterConflictError(batch.touched);
-        throw error;
+        throw lostRace(batch, error, (error as { code?: string }).code === claimFailed && plan.claims.some((c) => c.at === failedAt));
       }
       if (oneTrip) return plan.revs;
       const rows = (at: number) => (answers[at] as Extract<Settled, { ok: true }>).rows;
@@ -80,13 +98,7 @@ export class PgStore {
     } catch (error) {
       // The transaction is open (or aborted) on the session: it ends here; a session that cannot say so is dropped.
       await this.pipeline.rollback(rollbackStatement);
-      if (error instanceof ClusterConflictError) throw error;
-      // A unique key taken by another node (a monitor id, a seq, a subscriber) is the same race.
-      const code = (error as { code?: string }).code;
-      if (code === '23505') throw new ClusterConflictError(batch.touched, (error as Error).message, { cause: error });
-      // A row lock held past lock_timeout (a paused node inside its transaction) or a deadlock: run again.
-      if (code === '55P03' || code === '40P01') throw new ClusterConflictError(batch.touched, (error as Error).message, { cause: error });
-      throw error;
+      throw lostRace(batch, error, false);
     }
     return plan.revs;
   }
