@@ -43,6 +43,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     found: node.found,
     vars: node.vars,
     env: node.env,
+    config: rt.config,
     ...(node.workspace ? { workspace: node.workspace } : {}),
     ...(node.model ? { model: node.model } : {}),
   });
