@@ -81,10 +81,15 @@ function lastLine(file: string): string | undefined {
 }
 
 export function appendLedger(projectRoot: string, kind: string, data: Record<string, unknown>): LedgerEntry {
+  return appendLedgerEntries(projectRoot, [{ kind, data }])[0]!;
+}
+
+/** Appends several entries, chained in order, under one taking of the lock (a wide run's entries of one moment). */
+export function appendLedgerEntries(projectRoot: string, items: Array<{ kind: string; data: Record<string, unknown> }>): LedgerEntry[] {
   const file = ledgerFile(projectRoot);
   mkdirSync(join(projectRoot, '.vigil'), { recursive: true });
   return withFileLock(`${file}.lock`, 'LEDGER_BROKEN', () => {
-    const last = lastLine(file);
+    let last = lastLine(file);
     let seq = 1;
     if (last !== undefined) {
       try {
@@ -93,10 +98,18 @@ export function appendLedger(projectRoot: string, kind: string, data: Record<str
         seq = lines(file).length + 1;
       }
     }
-    const body = { seq, at: new Date().toISOString(), kind, data, prev: last === undefined ? GENESIS : sha256(last) };
-    const entry: LedgerEntry = { ...body, hash: sha256(JSON.stringify(body)) };
-    appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
-    return entry;
+    const entries: LedgerEntry[] = [];
+    let text = '';
+    for (const { kind, data } of items) {
+      const body = { seq, at: new Date().toISOString(), kind, data, prev: last === undefined ? GENESIS : sha256(last) };
+      const entry: LedgerEntry = { ...body, hash: sha256(JSON.stringify(body)) };
+      last = JSON.stringify(entry);
+      text += `${last}\n`;
+      entries.push(entry);
+      seq += 1;
+    }
+    appendFileSync(file, text, { mode: 0o600 });
+    return entries;
   });
 }
 

@@ -6,6 +6,7 @@
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 
 export type StepStatus =
   | 'pending'
@@ -122,8 +123,12 @@ export function runsDir(projectRoot: string): string {
   return join(projectRoot, '.vigil', 'runs');
 }
 
+let written = 0;
+
 export function writeJsonAtomic(file: string, value: unknown): void {
-  const tmp = `${file}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
+  // Unique to this process and thread without drawing random bytes for every write.
+  written += 1;
+  const tmp = `${file}.${process.pid}.${threadId}.${written}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
   renameSync(tmp, file);
 }
@@ -139,9 +144,10 @@ export class RunRecorder {
 
   constructor(projectRoot: string, run: RunJson) {
     this.dir = join(runsDir(projectRoot), run.id);
+    // steps/ now; prompts/ when a run has prompt files and gates/ when a step waits at its gate (each a
+    // directory more to create for every child of a wide run otherwise).
+    mkdirSync(this.dir, { recursive: true });
     mkdirSync(join(this.dir, 'steps'), { recursive: true });
-    mkdirSync(join(this.dir, 'prompts'), { recursive: true });
-    mkdirSync(join(this.dir, 'gates'), { recursive: true });
     this.run = run;
     this.flush();
     this.event({ type: 'run.started', recipe: run.recipe, steps: run.steps.map((s) => s.label) });
@@ -160,6 +166,7 @@ export class RunRecorder {
   /** Applies a change to a step, rewrites run.json and appends an event. */
   updateStep(label: string, patch: Partial<StepRecord>, event?: Record<string, unknown>): void {
     Object.assign(this.step(label), patch);
+    if (patch.status === 'awaiting_gate') mkdirSync(join(this.dir, 'gates'), { recursive: true });
     // A step that starts or waits at its gate is written at once (vigil gate and watchers act on it). A step's end
     // can wait a moment: the run's own end writes at once, and events.jsonl already holds the change.
     if (patch.status === 'running' || patch.status === 'awaiting_gate') this.flush();
