@@ -28,6 +28,8 @@ export interface ServerOptions {
   readonly store?: string;
   /** A cluster node's id (default: derived from the host name and the port, so it survives restarts). */
   readonly nodeId?: string;
+  /** A cluster node's replica size (MB) past which cold monitors are dropped from it (default 512). */
+  readonly replicaBudgetMB?: number;
   readonly registrationToken?: string;
   readonly retireAfterMuteSeconds?: number;
   /** true: enabled with a generated token; a string: enabled with that token. */
@@ -105,9 +107,19 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           allowOrigins: options.allowOrigins ?? [],
           allowHosts: options.allowHosts ?? [],
         });
-  const cluster = options.store === undefined ? undefined : await (await import('./cluster/cluster-node.ts')).ClusterNode.open(options.store, log);
-  // A cluster node's SQLite is a replica in memory; PostgreSQL holds the state.
-  const store = Store.open({ path: cluster ? memoryPath : (options.state ?? memoryPath), commits: cluster?.commitQueue });
+  const cluster =
+    options.store === undefined ? undefined : await (await import('./cluster/cluster-node.ts')).ClusterNode.open(options.store, log, options.replicaBudgetMB);
+  // A cluster node's SQLite is a replica in a private temporary file with a bounded page cache;
+  // PostgreSQL holds the state.
+  let store: Store;
+  try {
+    store = cluster
+      ? Store.open({ path: cluster.replicaFile.path, scratch: cluster.replicaStore, commits: cluster.commitQueue })
+      : Store.open({ path: options.state ?? memoryPath });
+  } catch (error) {
+    await cluster?.close();
+    throw error;
+  }
   const service = new MonitorService({
     inspect: inspector?.inspect,
     store,

@@ -65,6 +65,8 @@ export interface WorkerTable {
   crons: string;
   created_on: string;
   modified_on: string;
+  /** Made afresh by every write of the row: a node whose running copy holds another version starts the row's (cloud-rows.ts). */
+  version: string;
 }
 
 interface CloudDatabase {
@@ -141,7 +143,8 @@ const schema = [
     .addColumn('secrets', 'text', (c) => c.notNull())
     .addColumn('crons', 'text', (c) => c.notNull().defaultTo('[]'))
     .addColumn('created_on', 'text', (c) => c.notNull())
-    .addColumn('modified_on', 'text', (c) => c.notNull()),
+    .addColumn('modified_on', 'text', (c) => c.notNull())
+    .addColumn('version', 'text', (c) => c.notNull().defaultTo('')),
 ];
 
 const nulls = <Row>(columns: readonly (keyof Row & string)[]): Row =>
@@ -164,7 +167,7 @@ const deliveryColumns = [
   'updated_at',
 ] as const;
 const bodyColumns = ['id', 'key_id', 'body', 'bytes', 'created_at'] as const;
-const workerColumns = ['name', 'id', 'key_id', 'script', 'secrets', 'crons', 'created_on', 'modified_on'] as const;
+const workerColumns = ['name', 'id', 'key_id', 'script', 'secrets', 'crons', 'created_on', 'modified_on', 'version'] as const;
 
 const valuesOf = <Row>(columns: readonly (keyof Row)[], row: Row) => columns.map((c) => row[c]);
 
@@ -176,6 +179,8 @@ export class CloudStore {
     // State files from before workers had crons.
     const columns = store.driver.prepare('PRAGMA table_info(cloud_workers)').all<{ name: string }>([]);
     if (!columns.some((c) => c.name === 'crons')) store.driver.exec("ALTER TABLE cloud_workers ADD COLUMN crons TEXT NOT NULL DEFAULT '[]'");
+    // And from before workers were shared by a cluster's nodes.
+    if (!columns.some((c) => c.name === 'version')) store.driver.exec("ALTER TABLE cloud_workers ADD COLUMN version TEXT NOT NULL DEFAULT ''");
     // And from before webhooks could follow monitors.
     const hookColumns = store.driver.prepare('PRAGMA table_info(cloud_webhooks)').all<{ name: string }>([]);
     if (!hookColumns.some((c) => c.name === 'filter')) store.driver.exec('ALTER TABLE cloud_webhooks ADD COLUMN filter TEXT');
@@ -287,6 +292,20 @@ export class CloudStore {
         )
         .run([beforeIso]),
     );
+  }
+  deleteBodyIfSent(id: string): void {
+    this.store.commits.append(() =>
+      this.store.driver
+        .prepare("DELETE FROM cloud_event_bodies WHERE id = ? AND NOT EXISTS (SELECT 1 FROM cloud_deliveries d WHERE d.body_id = cloud_event_bodies.id AND d.status = 'pending')")
+        .run([id]),
+    );
+  }
+  queuedBodyBytes(keyId: string): number {
+    return this.store.driver
+      .prepare(
+        "SELECT COALESCE(SUM(bytes), 0) AS bytes FROM cloud_event_bodies b WHERE key_id = ? AND EXISTS (SELECT 1 FROM cloud_deliveries d WHERE d.body_id = b.id AND d.status = 'pending')",
+      )
+      .get<{ bytes: number }>([keyId])!.bytes;
   }
   pendingDeliveries(): DeliveryTable[] {
     return this.q.pending.all(['pending']);

@@ -83,7 +83,7 @@ export class Cloud {
       );
     };
     this.parts = { service, store: this.rows, webhooks: this.webhooks, queue: this.queue };
-    this.edge = new ManagedEdge(this.store, options.edgeDomain ?? 'localhost', options.log, {
+    this.edge = new ManagedEdge(this.rows, options.edgeDomain ?? 'localhost', options.log, {
       ...defaultWorkerLimits,
       ...(options.workerTimeoutMs !== undefined && { timeoutMs: options.workerTimeoutMs }),
       ...(options.workerMemoryBytes !== undefined && { memoryBytes: options.workerMemoryBytes }),
@@ -95,6 +95,8 @@ export class Cloud {
       const failed = (error: Error) => options.log?.(`webhook deliveries: cannot prune: ${error.message}`);
       this.rows.pruneDeliveries(new Date(Date.now() - deliveryLogDays * 86_400_000).toISOString()).catch(failed);
       this.rows.pruneBodies(new Date(Date.now() - 3_600_000).toISOString()).catch(failed);
+      // A cron run's claim matters only while nodes may still fire it: a day is ample.
+      this.rows.pruneCronRuns(Date.now() - 86_400_000).catch((error: Error) => options.log?.(`edge workers: cannot prune cron claims: ${error.message}`));
     };
     // Registrations made through other nodes: followers are read again every few seconds.
     if (this.rows.shared) {

@@ -9,7 +9,8 @@
 // past the cap is refused (429) rather than queued. When several nodes share
 // the rows (PostgreSQL), each polls for due deliveries and claims one before
 // attempting it, so a delivery queued on a node that dies is sent by another,
-// and by one node at a time (the cap is counted per node).
+// and by one node at a time; the cap is then counted in the database (the
+// bodies a pending delivery still sends), whichever node queued or sent them.
 import { randomUUID } from 'node:crypto';
 import type { VigilEvent } from '../events/channel.ts';
 import { ProtocolError } from '../protocol/errors.ts';
@@ -89,7 +90,7 @@ export class DeliveryQueue {
 
   private async load(): Promise<void> {
     for (const row of await this.store.pendingDeliveries()) {
-      if (row.body_id !== null) {
+      if (row.body_id !== null && !this.store.shared) {
         const known = this.bodies.get(row.body_id);
         if (known) known.pending++;
         else {
@@ -145,7 +146,9 @@ export class DeliveryQueue {
 
   /** Stores one delivery per active registration of `keyId` on the event, then sends them. */
   async fanOut(keyId: string, event: VigilEvent): Promise<{ deliveries: number }> {
-    const rows = this.stageEvent(keyId, await this.store.subscribers(keyId, event.type), event, 'refuse');
+    const registrations = await this.store.subscribers(keyId, event.type);
+    const queued = await this.sharedQueuedBytes(registrations.length > 0 ? [keyId] : []);
+    const rows = this.stageEvent(keyId, registrations, event, 'refuse', queued.get(keyId));
     await this.stored();
     for (const row of rows) this.schedule(row);
     return { deliveries: rows.length };
@@ -160,18 +163,34 @@ export class DeliveryQueue {
   async deliver(registrations: readonly WebhookTable[], event: DeliveredEvent): Promise<{ deliveries: number }> {
     const byKey = new Map<string, WebhookTable[]>();
     for (const webhook of registrations) byKey.set(webhook.key_id, [...(byKey.get(webhook.key_id) ?? []), webhook]);
-    const rows = [...byKey].flatMap(([keyId, webhooks]) => this.stageEvent(keyId, webhooks, event, 'skip'));
+    const queued = await this.sharedQueuedBytes([...byKey.keys()]);
+    const rows = [...byKey].flatMap(([keyId, webhooks]) => this.stageEvent(keyId, webhooks, event, 'skip', queued.get(keyId)));
     await this.stored();
     for (const row of rows) this.schedule(row);
     return { deliveries: rows.length };
   }
 
+  /**
+   * Shared rows: the bytes each key has waiting, read from the database (other nodes queue and send
+   * them too). Two events queued at once through two nodes may each pass a cap that only one fits under.
+   */
+  private async sharedQueuedBytes(keyIds: readonly string[]): Promise<Map<string, number>> {
+    if (!this.store.shared) return new Map();
+    return new Map(await Promise.all(keyIds.map(async (keyId) => [keyId, await this.store.queuedBodyBytes(keyId)] as const)));
+  }
+
   /** The event's body stored once for `keyId`, and a pending delivery per registration referring to it. */
-  private stageEvent(keyId: string, registrations: readonly WebhookTable[], event: DeliveredEvent, overCap: 'refuse' | 'skip'): DeliveryTable[] {
+  private stageEvent(
+    keyId: string,
+    registrations: readonly WebhookTable[],
+    event: DeliveredEvent,
+    overCap: 'refuse' | 'skip',
+    sharedQueued?: number,
+  ): DeliveryTable[] {
     if (registrations.length === 0) return [];
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
     const bytes = Buffer.byteLength(body);
-    const queued = this.queuedBytesOf(keyId);
+    const queued = sharedQueued ?? this.queuedBytesOf(keyId);
     if (queued + bytes > this.maxQueuedBytesPerKey) {
       const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
       this.log(`webhook events of API key ${keyId} ${overCap === 'refuse' ? 'refused' : `skipped (${event.type})`}: ${mib(queued)} of bodies already wait for delivery (cap ${mib(this.maxQueuedBytesPerKey)})`);
@@ -203,7 +222,7 @@ export class DeliveryQueue {
       }),
     );
     for (const row of rows) this.stage(this.store.putDelivery(row));
-    this.hold(bodyId, keyId, bytes, rows.length);
+    if (!this.store.shared) this.hold(bodyId, keyId, bytes, rows.length);
     return rows;
   }
 
@@ -269,7 +288,11 @@ export class DeliveryQueue {
     };
     this.waiting.delete(id);
     await this.store.putDelivery(next);
-    if (next.status !== 'pending') this.release(row.body_id);
+    if (next.status !== 'pending') {
+      // Shared rows: the last delivery of a body may be finished by any node; the database tells.
+      if (this.store.shared && row.body_id !== null) await this.store.deleteBodyIfSent(row.body_id);
+      else this.release(row.body_id);
+    }
     await this.store.settled();
     if (next.status === 'pending') this.schedule(next);
   }

@@ -1,15 +1,18 @@
 // The cloud API's rows in PostgreSQL (the cluster's database): every write is
 // committed before its promise resolves; a delivery is claimed by moving its
-// next attempt forward under the row's own condition, so one node attempts it.
+// next attempt forward under the row's own condition, so one node attempts it,
+// and a worker's cron run by inserting its (worker, cron, due time) once.
 import { type Kysely, sql } from 'kysely';
 import type { CloudRows } from './cloud-rows.ts';
-import type { ApiKeyTable, DeliveryTable, EventBodyTable, WebhookTable } from './cloud-store.ts';
+import type { ApiKeyTable, DeliveryTable, EventBodyTable, WebhookTable, WorkerTable } from './cloud-store.ts';
 
 interface CloudDatabase {
   cloud_api_keys: ApiKeyTable;
   cloud_webhooks: WebhookTable;
   cloud_deliveries: DeliveryTable;
   cloud_event_bodies: EventBodyTable;
+  cloud_workers: WorkerTable;
+  cloud_cron_runs: { worker: string; cron: string; due_ms: number };
 }
 
 /** Deliveries polled for at once. */
@@ -60,6 +63,15 @@ export function pgCloudRows(anyDb: Kysely<never>): CloudRows {
       await sql`delete from cloud_event_bodies b where created_at < ${beforeIso}
         and not exists (select 1 from cloud_deliveries d where d.body_id = b.id and d.status = 'pending')`.execute(db);
     },
+    async deleteBodyIfSent(id) {
+      await sql`delete from cloud_event_bodies b where id = ${id}
+        and not exists (select 1 from cloud_deliveries d where d.body_id = b.id and d.status = 'pending')`.execute(db);
+    },
+    async queuedBodyBytes(keyId) {
+      const { rows } = await sql<{ bytes: number }>`select coalesce(sum(bytes), 0)::bigint as bytes from cloud_event_bodies b where key_id = ${keyId}
+        and exists (select 1 from cloud_deliveries d where d.body_id = b.id and d.status = 'pending')`.execute(db);
+      return Number(rows[0]?.bytes ?? 0);
+    },
     pendingDeliveries(dueBeforeMs) {
       let query = db.selectFrom('cloud_deliveries').selectAll().where('status', '=', 'pending');
       if (dueBeforeMs !== undefined) query = query.where('next_attempt_ms', '<', dueBeforeMs);
@@ -70,6 +82,34 @@ export function pgCloudRows(anyDb: Kysely<never>): CloudRows {
       query = expectedMs === null ? query.where('next_attempt_ms', 'is', null) : query.where('next_attempt_ms', '=', expectedMs);
       const result = await query.executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
+    },
+    async putWorker(row) {
+      const { name: _name, id: _id, key_id: _key, created_on: _created, ...changed } = row;
+      // The name stays its key's: a concurrent deploy of it under another key through another node updates nothing.
+      const result = await db
+        .insertInto('cloud_workers')
+        .values(row)
+        .onConflict((oc) => oc.column('name').doUpdateSet(changed).where('cloud_workers.key_id', '=', row.key_id))
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows) === 1;
+    },
+    worker: (name) => db.selectFrom('cloud_workers').selectAll().where('name', '=', name).executeTakeFirst(),
+    workerVersion: async (name) => (await db.selectFrom('cloud_workers').select('version').where('name', '=', name).executeTakeFirst())?.version,
+    workersOf: (keyId) => db.selectFrom('cloud_workers').selectAll().where('key_id', '=', keyId).orderBy('name').execute(),
+    workerCrons: () => db.selectFrom('cloud_workers').select(['name', 'crons']).execute(),
+    async deleteWorker(name) {
+      await db.deleteFrom('cloud_workers').where('name', '=', name).execute();
+    },
+    async claimCronRun(name, cron, dueMs) {
+      const result = await db
+        .insertInto('cloud_cron_runs')
+        .values({ worker: name, cron, due_ms: dueMs })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows) === 1;
+    },
+    async pruneCronRuns(beforeMs) {
+      await db.deleteFrom('cloud_cron_runs').where('due_ms', '<', beforeMs).execute();
     },
   };
 }

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtocolError } from '../protocol/errors.ts';
+import { defaults } from '../service/defaults.ts';
 import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
 import type { FeedStats, MonitorDefinition, MonitorStatus } from '../store/records.ts';
 import type { CapturedBatch } from '../store/postgres/captured-batch.ts';
@@ -24,9 +25,15 @@ import { Heartbeat, type NodeInfo } from './heartbeat.ts';
 import { Ownership } from './ownership.ts';
 import { LookupBatch } from './lookup-batch.ts';
 import { ReplicaWriter } from './replica-writer.ts';
+import { ReplicaFile } from './replica-file.ts';
+import { dropFromReplica, ReplicaBudget } from './replica-budget.ts';
+import { readDeltaInPages } from './replica-pages.ts';
+import { evictActorsOf } from '../service/monitor-reload.ts';
 import { storeUnavailable } from './store-unavailable.ts';
 
 const maxAttempts = 50;
+/** Pages of the replica held in memory. */
+const replicaCacheKiB = 16 * 1024;
 // delta: what changed since the known rev; reload: everything, from inside the batch that was refused;
 // refresh: everything, for a monitor whose memory may be ahead of the database; takeover: arm the timers.
 type SyncMode = 'delta' | 'reload' | 'refresh' | 'takeover';
@@ -50,17 +57,22 @@ export class ClusterNode implements ClusterNodeHooks {
   private readonly revById = new LookupBatch<string, { key: number; rev: number }>((ids) => this.pg.revsById(ids));
   private ownership: Ownership | undefined;
   private heartbeat: Heartbeat | undefined;
+  /** The replica's private file (Store.open's path and `scratch`). */
+  readonly replicaFile = new ReplicaFile();
+  readonly replicaStore = { cacheKiB: replicaCacheKiB };
+  private budget: ReplicaBudget | undefined;
 
   private constructor(
     readonly connection: PgConnection,
     private readonly log: (line: string) => void,
+    private readonly replicaBudgetMB: number,
   ) {
     this.node = { id: '', store: 'postgres' };
     this.pg = new PgStore(connection);
   }
 
-  static async open(url: string, log: (line: string) => void): Promise<ClusterNode> {
-    return new ClusterNode(await openPostgres(url), log);
+  static async open(url: string, log: (line: string) => void, replicaBudgetMB: number = defaults.replicaBudgetMB): Promise<ClusterNode> {
+    return new ClusterNode(await openPostgres(url), log, replicaBudgetMB);
   }
 
   /** The store's commit queue (passed to Store.open before the service exists). */
@@ -73,6 +85,11 @@ export class ClusterNode implements ClusterNodeHooks {
     this.service = service;
     this.replica = new ReplicaWriter(service.store.driver);
     service.cluster = this;
+    const replica = this.replica;
+    this.budget = new ReplicaBudget(
+      { usedBytes: () => replica.usedBytes(), drop: (mkey) => this.dropCold(mkey), log: this.log },
+      { budgetBytes: this.replicaBudgetMB * (1 << 20), coldMs: 5000, checkMs: 2000 },
+    );
     this.listener = await ChangeListener.start(this.connection, (mkey, rev, timers) => this.changed(mkey, rev, timers), () => this.resyncKnown(), this.log);
     this.ownership = await Ownership.start(this.connection, {
       acquired: (mkey) => this.sync(mkey, 'takeover'),
@@ -199,6 +216,7 @@ export class ClusterNode implements ClusterNodeHooks {
   }
 
   private async catchUp(mkey: number, rev: number | undefined): Promise<void> {
+    this.budget?.touch(mkey);
     if (this.stale.has(mkey)) await this.sync(mkey, 'refresh');
     else if (rev !== undefined && rev !== this.known.get(mkey)) await this.sync(mkey, 'delta');
   }
@@ -276,7 +294,7 @@ export class ClusterNode implements ClusterNodeHooks {
   private async syncNow(mkey: number, mode: SyncMode): Promise<void> {
     for (;;) {
       const since = mode === 'takeover' ? 0 : (this.known.get(mkey) ?? 0);
-      const delta = await this.pg.delta(mkey, since, this.replica.head(mkey));
+      const delta = await this.readDelta(mkey, since, mode);
       // Nothing may be written to the replica while a batch holds its transaction open.
       if (mode !== 'reload') while (this.queue.busy) await this.queue.idle();
       // A refused batch's changes may still be in memory: only a whole reload clears them.
@@ -304,7 +322,53 @@ export class ClusterNode implements ClusterNodeHooks {
     }
   }
 
+  /** A monitor memory holds nothing of is read page by page (replica-pages.ts); others in one snapshot. */
+  private readDelta(mkey: number, since: number, mode: SyncMode): Promise<MonitorDelta | undefined> {
+    if (mode === 'reload' || this.service.feedByKey(mkey)) return this.pg.delta(mkey, since, this.replica.head(mkey));
+    return readDeltaInPages(this.pg, this.replica, mkey, since, { replicaFree: () => this.replicaFree(), stopping: () => this.stopping });
+  }
+
+  private async replicaFree(): Promise<void> {
+    while (this.queue.busy) await this.queue.idle();
+  }
+
+  /** Drops a monitor the replica budget found cold, after the syncs of it already queued (replica-budget.ts). */
+  private dropCold(mkey: number): Promise<'dropped' | 'kept' | 'absent'> {
+    let outcome: 'dropped' | 'kept' | 'absent' = 'kept';
+    const previous = this.syncing.get(mkey) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(async () => {
+      outcome = await this.dropNow(mkey);
+    });
+    this.syncing.set(mkey, next);
+    void next.finally(() => {
+      if (this.syncing.get(mkey) === next) this.syncing.delete(mkey);
+    }).catch(() => {});
+    return next.then(() => outcome);
+  }
+
+  private async dropNow(mkey: number): Promise<'dropped' | 'kept' | 'absent'> {
+    await this.replicaFree();
+    // Checked with no await until the monitor is forgotten: a request that began on it since keeps it.
+    const feed = this.service.feedByKey(mkey);
+    if (!this.known.has(mkey)) {
+      // Pages of a catch-up that never finished (the monitor was deleted meanwhile); not a monitor being created.
+      if (!feed && this.replica.head(mkey) > 0) await dropFromReplica(this.replica, mkey, () => this.replicaFree());
+      return 'absent';
+    }
+    const waited = feed !== undefined && (feed.waiters.size > 0 || feed.followers.size > 0);
+    if (this.stopping || waited || !this.budget?.isCold(mkey) || this.stale.has(mkey) || this.runsTimersOf(mkey)) return 'kept';
+    // From here the node holds nothing of the monitor: its next use catches up from PostgreSQL.
+    // A write still queued for it would read its actors back from rows about to go: it runs again instead.
+    this.queue.invalidate(mkey);
+    this.known.delete(mkey);
+    this.service.forgetMonitor(mkey);
+    evictActorsOf(this.service.system, mkey);
+    await dropFromReplica(this.replica, mkey, () => this.replicaFree());
+    return 'dropped';
+  }
+
   private apply(mkey: number, delta: MonitorDelta, mode: SyncMode): void {
+    this.budget?.touch(mkey);
     const m = delta.monitor;
     const stats = JSON.parse(m.stats) as FeedStats;
     this.replica.apply(delta, stats.retention_floor);
@@ -358,6 +422,7 @@ export class ClusterNode implements ClusterNodeHooks {
   /** Waits for the batches queued and in flight to commit; writes queued after that are refused. */
   async quiesce(): Promise<void> {
     this.stopping = true;
+    await this.budget?.close();
     // Catch-ups already under way write into the replica: they end before it closes.
     await Promise.allSettled([...this.syncing.values()]);
     while (this.queue.busy || this.queue.hasPending) {
@@ -372,5 +437,6 @@ export class ClusterNode implements ClusterNodeHooks {
     await this.ownership?.close();
     await this.listener?.close();
     await this.connection.close();
+    this.replicaFile.remove();
   }
 }

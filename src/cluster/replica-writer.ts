@@ -17,6 +17,11 @@ export class ReplicaWriter {
   private readonly contradictions: SqlStatement;
   private readonly heldLeases: SqlStatement;
   private readonly liveSubscriptions: SqlStatement;
+  private readonly dropRows: SqlStatement[];
+  private readonly dropObservationsPage: SqlStatement;
+  private readonly pageCount: SqlStatement;
+  private readonly freePages: SqlStatement;
+  private readonly pageSize: number;
 
   constructor(private readonly driver: SqlDriver) {
     const p = (text: string) => driver.prepare(text);
@@ -32,6 +37,47 @@ export class ReplicaWriter {
     this.contradictions = p('select seq, subject from contradictions where mkey = ? order by seq');
     this.heldLeases = p("select subject, expires_ms from leases where mkey = ? and state = 'held' and expires_ms is not null");
     this.liveSubscriptions = p("select id, mute_deadline_ms from subscriptions where mkey = ? and state = 'live' and mute_deadline_ms is not null");
+    this.dropRows = ['monitors where key', 'subjects where mkey', 'contradictions where mkey', 'subscriptions where mkey', 'leases where mkey'].map((t) => p(`delete from ${t} = ?`));
+    this.dropObservationsPage = p('delete from observations where mkey = ? and seq in (select seq from observations where mkey = ? order by seq limit ?)');
+    this.pageCount = p('pragma page_count');
+    this.freePages = p('pragma freelist_count');
+    this.pageSize = p('pragma page_size').get<{ page_size: number }>([])?.page_size ?? 4096;
+  }
+
+  /** Bytes the replica's rows take (its file's pages less the free ones). */
+  usedBytes(): number {
+    const pages = this.pageCount.get<{ page_count: number }>([])?.page_count ?? 0;
+    const free = this.freePages.get<{ freelist_count: number }>([])?.freelist_count ?? 0;
+    return (pages - free) * this.pageSize;
+  }
+
+  /** Stores a page of a monitor's observations read ahead of its row (replica-pages.ts). */
+  storeObservations(rows: ReadonlyArray<MonitorDelta['observations'][number]>): void {
+    this.driver.exec('BEGIN IMMEDIATE');
+    try {
+      for (const o of rows) this.insertObservation.run(valuesOf(observationColumns, o));
+      this.driver.exec('COMMIT');
+    } catch (error) {
+      this.driver.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Deletes every row of a monitor but its observations, which go by dropObservations. */
+  dropMonitor(mkey: number): void {
+    this.driver.exec('BEGIN IMMEDIATE');
+    try {
+      for (const statement of this.dropRows) statement.run([mkey]);
+      this.driver.exec('COMMIT');
+    } catch (error) {
+      this.driver.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Deletes up to `count` of a monitor's observations, oldest first; returns how many went. */
+  dropObservations(mkey: number, count: number): number {
+    return Number(this.dropObservationsPage.run([mkey, mkey, count]).changes);
   }
 
   /** Every deadline of the monitor's timers, as the replica holds them. */

@@ -21,4 +21,6 @@ export const defaults = {
   maxBatchCalls: 100,
   /** A JSON-RPC batch stops running calls once its replies hold this many bytes. */
   maxBatchReplyBytes: 4 * 1024 * 1024,
+  /** A cluster node's replica size (MB) past which its cold monitors are dropped from it (--replica-budget). */
+  replicaBudgetMB: 512,
 } as const;

@@ -47,12 +47,8 @@ export function reloadMonitor(service: ReloadHost, access: ReloadAccess, update:
   feed.forgetStoredSubjects();
   feed.openContradictions.clear();
   for (const c of update.contradictions) feed.openContradictions.set(c.seq, c.subject);
-  const prefix = `${row.key}:`;
   if (update.changed === 'all') {
-    for (const [id, actor] of [...system.subscriptions.entries()]) {
-      if (actor.getSnapshot().context.subscription.mkey === row.key) system.subscriptions.evict(id);
-    }
-    for (const key of [...system.leases.keys()]) if (key.startsWith(prefix)) system.leases.evict(key);
+    evictActorsOf(system, row.key);
     for (const s of service.store.subscribers()) if (s.mkey === row.key) access.setSubscriber(s.mkey, s.subscriber, s.id);
   } else {
     for (const s of update.changed.subscriptions) {
@@ -63,4 +59,13 @@ export function reloadMonitor(service: ReloadHost, access: ReloadAccess, update:
   }
   feed.liveSubscriptions = service.store.liveSubscriptionCounts().get(row.key) ?? 0;
   return feed;
+}
+
+/** Drops the monitor's resident subscription and lease actors: they come back from their rows on next use. */
+export function evictActorsOf(system: RootSystem, mkey: number): void {
+  for (const [id, actor] of [...system.subscriptions.entries()]) {
+    if (actor.getSnapshot().context.subscription.mkey === mkey) system.subscriptions.evict(id);
+  }
+  const prefix = `${mkey}:`;
+  for (const key of [...system.leases.keys()]) if (key.startsWith(prefix)) system.leases.evict(key);
 }

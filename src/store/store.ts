@@ -31,6 +31,11 @@ export interface StoreOptions {
   readonly driver?: 'auto' | 'better-sqlite3' | 'node:sqlite';
   /** Replaces the group commit (a cluster commits each batch to PostgreSQL first: src/cluster). */
   readonly commits?: (driver: SqlDriver, store: Store) => CommitQueue;
+  /**
+   * `path` is a private file rebuilt at every start (a cluster node's replica): no lock, no fsync,
+   * no WAL, and at most `cacheKiB` of its pages held in memory.
+   */
+  readonly scratch?: { readonly cacheKiB: number };
 }
 
 /** What the service needs from a group commit. */
@@ -65,16 +70,26 @@ export class Store {
   private constructor(options: StoreOptions) {
     this.path = resolveStatePath(options.path);
     try {
-      if (this.path !== memoryPath) {
+      if (this.path !== memoryPath && !options.scratch) {
         // The file holds every observation and the token hashes: only its owner may read it.
         mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
         this.lock = lockStateFile(this.path);
         closeSync(openSync(this.path, 'a', 0o600));
       }
       this.driver = openSqlDriver(this.path, options.driver);
-      // WAL with synchronous=NORMAL: a commit survives a killed process without an fsync per commit.
-      this.driver.exec('PRAGMA journal_mode = WAL');
-      this.driver.exec('PRAGMA synchronous = NORMAL');
+      if (options.scratch) {
+        // A crash leaves a file no one opens again: rollbacks need a journal, durability does not.
+        // Pages are read with read(), not mapped, so the cache bound is the memory bound.
+        this.driver.exec('PRAGMA locking_mode = EXCLUSIVE');
+        this.driver.exec('PRAGMA journal_mode = MEMORY');
+        this.driver.exec('PRAGMA synchronous = OFF');
+        this.driver.exec('PRAGMA mmap_size = 0');
+        this.driver.exec(`PRAGMA cache_size = -${Math.max(1024, Math.floor(options.scratch.cacheKiB))}`);
+      } else {
+        // WAL with synchronous=NORMAL: a commit survives a killed process without an fsync per commit.
+        this.driver.exec('PRAGMA journal_mode = WAL');
+        this.driver.exec('PRAGMA synchronous = NORMAL');
+      }
       this.driver.exec('PRAGMA busy_timeout = 5000');
       this.driver.exec('PRAGMA foreign_keys = OFF');
       applySchema(this.driver);
@@ -85,7 +100,7 @@ export class Store {
       throw new Error(`cannot open the state file ${this.path}: ${(error as Error).message}`, { cause: error });
     }
     this.commits = options.commits ? options.commits(this.driver, this) : new GroupCommit(this.driver);
-    this.checkpointer = this.path === memoryPath ? undefined : WalCheckpointer.for(this.path, this.driver);
+    this.checkpointer = this.path === memoryPath || options.scratch ? undefined : WalCheckpointer.for(this.path, this.driver);
     const checkpointer = this.checkpointer;
     if (checkpointer) this.commits.onCommitted(() => checkpointer.committed());
     this.dynamic = new StatementCache(this.driver);

@@ -10,7 +10,7 @@ const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster chaos test: ${unavailable}`);
 
 describe.skipIf(unavailable !== undefined)('three nodes under faults', () => {
-  it('lose no acknowledged write, keep one feed and never give a lease twice through kill -9, pause, database loss and SIGTERM', { timeout: 240_000 }, async () => {
+  it('lose no acknowledged write, keep one feed and never give a lease twice through kill -9, pause, database loss, SIGTERM and a restart of every node', { timeout: 240_000 }, async () => {
     const result = await runChaos({ rounds: faults, pauseMs: 3000 });
     expect(result.violations).toEqual([]);
     expect(result.stats.publishes.acknowledged).toBeGreaterThan(0);

@@ -12,6 +12,8 @@ export interface ClusterNodes {
   startOne(extra?: string[], port?: number): Promise<ServerProcess>;
   /** The file's database (its name, for faults such as ending its sessions). */
   database(): TestDatabase;
+  /** A node started elsewhere (with options of its own), killed after the test with the others. */
+  adopt(node: ServerProcess): void;
 }
 
 /** Call inside a describe block: registers the hooks that make and clean up the database and nodes. */
@@ -30,6 +32,9 @@ export function nodesOnOneDatabase(): ClusterNodes {
   });
   return {
     database: () => database!,
+    adopt: (node) => {
+      started.push(node);
+    },
     async start(count = 3, extra = []) {
       // One after another: on a busy two-core machine, three nodes compiling and starting at once
       // each took longer than a start is given.

@@ -113,6 +113,42 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
     }
   });
 
+  it('counts the bytes a key has waiting for delivery across the nodes', async () => {
+    const receiver = await startReceiver(secret);
+    try {
+      const capped = [...flags, '--max-queued-event-bytes', '65536'];
+      const [a, b] = await cluster.start(2, capped);
+      const key = await makeKey(a!);
+      const webhook = await call(a!.url, 'POST', '/v1/webhooks', { token: key, body: { event: 'cir.capture', url: receiver.url, secret } });
+      expect(webhook.status).toBe(201);
+      const event = { type: 'cir.capture', data: { blob: 'x'.repeat(40_000) } };
+      // The first attempt fails: 40 KB wait for the retry, queued through A.
+      receiver.answers.push(503);
+      expect((await call(a!.url, 'POST', '/v1/events', { token: key, body: event })).status).toBe(202);
+      await receiver.waitFor(1);
+      // Through B another 40 KB would pass the 64 KiB cap.
+      const over = await call(b!.url, 'POST', '/v1/events', { token: key, body: event });
+      expect(over.status, JSON.stringify(over.body)).toBe(429);
+      expect(over.body).toMatchObject({ code: 'OVER_BUDGET', queued_bytes: expect.any(Number) });
+      expect(over.body.queued_bytes).toBeGreaterThan(40_000);
+      // Once the retry is delivered (by either node), either node takes the next event.
+      await until('the retry delivered', async () => {
+        const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+        return listed.body.deliveries[0]?.status === 'delivered' ? listed : undefined;
+      });
+      for (const node of [a!, b!]) {
+        const sent = await call(node.url, 'POST', '/v1/events', { token: key, body: event });
+        expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+        await until('the event delivered', async () => {
+          const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+          return listed.body.deliveries.every((d: { status: string }) => d.status === 'delivered') ? listed : undefined;
+        });
+      }
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('lists the live nodes in discover, each keeping its id across a restart, and names the store in the snapshot', async () => {
     const portB = await stablePort();
     const a = await cluster.startOne(flags);

@@ -42,7 +42,7 @@ describe.skipIf(unavailable !== undefined)('a takeover while writes are queued',
     await admin.connect();
     const answers: Answer[] = [];
     let takeovers = 0;
-    const running = () => takeovers < 15 || answers.length < 2000;
+    const running = () => takeovers < 10 || answers.length < 1200;
     try {
       // Frees the node's ownership rows (as if it had not renewed them) once it has taken both monitors
       // again under new tokens: the node gives them up and takes them over, each time a takeover of both.

@@ -40,6 +40,17 @@ export async function postgresUnavailable(): Promise<string | undefined> {
   return `PostgreSQL ${version} started but does not answer at 127.0.0.1:5432`;
 }
 
+/**
+ * Restarts the local PostgreSQL server (every session of every database ends) and waits until it
+ * answers again. Only for runs that own the server: `npm run chaos -- --pg-restart`, never `npm test`,
+ * whose other files use the same server at the same time.
+ */
+export async function restartPostgres(): Promise<void> {
+  const [version] = readdirSync('/etc/postgresql');
+  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version!, 'main', 'restart'], { stdio: 'pipe', timeout: 60_000 });
+  for (let i = 0; i < 100 && !(await reachable()); i++) await new Promise((r) => setTimeout(r, 200));
+}
+
 async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();

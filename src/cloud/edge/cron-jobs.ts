@@ -1,6 +1,7 @@
 // The cron triggers of managed-edge workers: one croner job per pattern,
 // calling the worker's scheduled handler. Patterns have 5 fields (as on the
-// edge platform) or 6 (with seconds first).
+// edge platform) or 6 (with seconds first). Each run is named by the time it
+// is due, the same on every node of a cluster, which claims it before running.
 import { Cron } from 'croner';
 import { invalid } from '../../protocol/errors.ts';
 
@@ -21,22 +22,37 @@ export function checkCrons(value: unknown): string[] {
   return value as string[];
 }
 
-export class CronJobs {
-  private readonly jobs = new Map<string, Cron[]>();
+/** The latest time `job`'s pattern names at or before its current run (a late timer still names a due time). */
+function dueOf(job: Cron): number {
+  const fired = job.currentRun()?.getTime() ?? Date.now();
+  return job.previousRuns(1, new Date(fired + 1))[0]?.getTime() ?? Math.floor(fired / 1000) * 1000;
+}
 
-  constructor(private readonly fire: (name: string, cron: string) => void) {}
+export class CronJobs {
+  private readonly jobs = new Map<string, { patterns: string; jobs: Cron[] }>();
+
+  constructor(private readonly fire: (name: string, cron: string, dueMs: number) => void) {}
 
   set(name: string, patterns: readonly string[]): void {
     this.stop(name);
     if (patterns.length === 0) return;
-    this.jobs.set(
-      name,
-      patterns.map((pattern) => new Cron(pattern, { mode: '5-or-6-parts', protect: true, unref: true }, () => this.fire(name, pattern))),
-    );
+    this.jobs.set(name, {
+      patterns: JSON.stringify(patterns),
+      jobs: patterns.map((pattern) => new Cron(pattern, { mode: '5-or-6-parts', protect: true, unref: true }, (job: Cron) => this.fire(name, pattern, dueOf(job)))),
+    });
+  }
+
+  /** Makes the jobs those of `all` (name to JSON list of patterns), leaving unchanged ones running. */
+  sync(all: ReadonlyMap<string, string>): void {
+    for (const name of [...this.jobs.keys()]) if (!all.has(name)) this.stop(name);
+    for (const [name, patterns] of all) {
+      if (this.jobs.get(name)?.patterns === patterns) continue;
+      this.set(name, JSON.parse(patterns) as string[]);
+    }
   }
 
   stop(name: string): void {
-    for (const job of this.jobs.get(name) ?? []) job.stop();
+    for (const job of this.jobs.get(name)?.jobs ?? []) job.stop();
     this.jobs.delete(name);
   }
 

@@ -1,11 +1,15 @@
 // The managed edge: each deployed worker runs in workerd through miniflare
 // and answers on the edge's own port (--edge-port) at <name>.<edge domain>
 // by Host header, an origin of its own (edge-door.ts). Scripts and secrets (as worker bindings) are rows in the server's
-// store, so workers come back after a restart; a worker's runtime starts on
-// its first request and is replaced when its script or secrets change.
+// store, or in a cluster's PostgreSQL, so workers come back after a restart and
+// every node serves every worker; a worker's runtime starts on its first
+// request and is replaced when its script or secrets change (on a cluster:
+// when the row's version differs from the running one's, at the next use). A
+// cron run happens on one node: the one that claims its due time.
 import { randomUUID } from 'node:crypto';
 import { invalid, notFound, ProtocolError } from '../../protocol/errors.ts';
-import type { ApiKeyTable, CloudStore, WorkerTable } from '../cloud-store.ts';
+import type { CloudRows } from '../cloud-rows.ts';
+import type { ApiKeyTable, WorkerTable } from '../cloud-store.ts';
 import { checkCrons, CronJobs } from './cron-jobs.ts';
 import { defaultWorkerLimits, WorkerLimitError, type WorkerLimits, WorkerRuntimes } from './worker-runtimes.ts';
 
@@ -38,28 +42,56 @@ function checkSecretName(key: unknown): string {
 
 const infoOf = (row: WorkerTable): WorkerInfo => ({ name: row.name, id: row.id, created_on: row.created_on, modified_on: row.modified_on });
 
+/** A cluster node reads every worker's crons this often, to run those deployed through other nodes. */
+const cronReloadMs = 2_000;
+
+const taken = (name: string) => new ProtocolError('DUPLICATE', `The worker name "${name}" is taken on this edge; choose another.`, { field: 'name' });
+
 export class ManagedEdge {
   readonly runtimes: WorkerRuntimes;
   private readonly crons: CronJobs;
+  private readonly cronReload: NodeJS.Timeout | undefined;
 
   /** The edge door's port once it listens (edge-door.ts). */
   port = 0;
 
   constructor(
-    private readonly store: CloudStore,
+    /** Shared by other nodes on a cluster (`store.shared`): each use of a worker then checks its row's version. */
+    private readonly store: CloudRows,
     /** Workers answer at <name>.<edgeDomain>; `localhost` by default, which browsers resolve to this machine. */
     readonly edgeDomain: string,
-    log: (line: string) => void = () => {},
+    private readonly log: (line: string) => void = () => {},
     limits: WorkerLimits = defaultWorkerLimits,
   ) {
-    this.runtimes = new WorkerRuntimes((name) => {
-      const row = this.store.worker(name);
-      return row ? { script: row.script, bindings: JSON.parse(row.secrets) as Record<string, string> } : undefined;
-    }, limits);
-    this.crons = new CronJobs((name, cron) => {
-      this.runtimes.scheduled(name, cron).catch((error: unknown) => log(`edge worker ${name}: scheduled run (${cron}) failed: ${(error as Error).message}`));
-    });
-    for (const row of store.allWorkers()) this.crons.set(row.name, JSON.parse(row.crons) as string[]);
+    const shared = store.shared;
+    const load = async (name: string) => {
+      const row = await this.store.worker(name);
+      return row && { script: row.script, bindings: JSON.parse(row.secrets) as Record<string, string>, version: row.version };
+    };
+    this.runtimes = new WorkerRuntimes(load, limits, shared ? (name) => this.store.workerVersion(name) : undefined);
+    this.crons = new CronJobs((name, cron, dueMs) => void this.runCron(name, cron, dueMs));
+    void this.reloadCrons();
+    if (shared) {
+      this.cronReload = setInterval(() => void this.reloadCrons(), cronReloadMs);
+      this.cronReload.unref();
+    }
+  }
+
+  private async reloadCrons(): Promise<void> {
+    try {
+      this.crons.sync(new Map((await this.store.workerCrons()).map((row) => [row.name, row.crons])));
+    } catch (error) {
+      this.log(`edge workers: cannot read the workers' crons: ${(error as Error).message}`);
+    }
+  }
+
+  private async runCron(name: string, cron: string, dueMs: number): Promise<void> {
+    try {
+      if (!(await this.store.claimCronRun(name, cron, dueMs))) return;
+      await this.runtimes.scheduled(name, cron, dueMs);
+    } catch (error) {
+      this.log(`edge worker ${name}: scheduled run (${cron}) failed: ${(error as Error).message}`);
+    }
   }
 
   /** Where a deployed worker answers. */
@@ -76,61 +108,73 @@ export class ManagedEdge {
     const { script } = input;
     const crons = checkCrons(input.crons);
     if (typeof script !== 'string' || script.trim().length === 0) throw invalid('"script" must be the bundled worker module as text.', { field: 'script' });
-    const existing = this.owned(key, name, true);
-    if (!existing && this.store.workersOf(key.id).length >= maxWorkersPerKey) {
+    const existing = await this.owned(key, name, true);
+    if (!existing && (await this.store.workersOf(key.id)).length >= maxWorkersPerKey) {
       throw invalid(`This API key already has ${maxWorkersPerKey} workers, the most one key may hold; delete one first.`, { field: 'name' });
     }
     const bindings = existing ? (JSON.parse(existing.secrets) as Record<string, string>) : {};
+    const version = randomUUID();
     // Started before it is stored: a script workerd refuses is never deployed.
-    await this.runtimes.replace(name, { script, bindings }).catch((error: unknown) => {
+    const started = await this.runtimes.prepare(name, { script, bindings, version }).catch((error: unknown) => {
       throw invalid(`The worker does not start: ${(error as Error).message}`, { field: 'script' });
     });
     const now = new Date().toISOString();
-    this.store.putWorker({
-      name,
-      id: existing?.id ?? randomUUID().replaceAll('-', ''),
-      key_id: key.id,
-      script,
-      secrets: existing?.secrets ?? '{}',
-      crons: JSON.stringify(crons),
-      created_on: existing?.created_on ?? now,
-      modified_on: now,
-    });
-    await this.store.settled();
+    const stored = await this.store
+      .putWorker({
+        name,
+        id: existing?.id ?? randomUUID().replaceAll('-', ''),
+        key_id: key.id,
+        script,
+        secrets: existing?.secrets ?? '{}',
+        crons: JSON.stringify(crons),
+        created_on: existing?.created_on ?? now,
+        modified_on: now,
+        version,
+      })
+      .then((done) => this.store.settled().then(() => done))
+      .catch(async (error: unknown) => {
+        await started.discard();
+        throw error;
+      });
+    if (!stored) {
+      await started.discard();
+      throw taken(name);
+    }
+    await started.install();
     this.crons.set(name, crons);
     return { name, url: this.urlOf(name), deployed: true };
   }
 
-  list(key: ApiKeyTable): WorkerInfo[] {
-    return this.store.workersOf(key.id).map(infoOf);
+  async list(key: ApiKeyTable): Promise<WorkerInfo[]> {
+    return (await this.store.workersOf(key.id)).map(infoOf);
   }
 
-  status(key: ApiKeyTable, name: string): WorkerInfo {
-    return infoOf(this.owned(key, name));
+  async status(key: ApiKeyTable, name: string): Promise<WorkerInfo> {
+    return infoOf(await this.owned(key, name));
   }
 
   async delete(key: ApiKeyTable, name: string): Promise<{ deleted: boolean }> {
-    this.owned(key, name);
-    this.store.deleteWorker(name);
+    await this.owned(key, name);
+    await this.store.deleteWorker(name);
     await this.store.settled();
     this.crons.stop(name);
     await this.runtimes.stop(name);
     return { deleted: true };
   }
 
-  secretNames(key: ApiKeyTable, name: string): string[] {
-    return Object.keys(JSON.parse(this.owned(key, name).secrets)).sort();
+  async secretNames(key: ApiKeyTable, name: string): Promise<string[]> {
+    return Object.keys(JSON.parse((await this.owned(key, name)).secrets)).sort();
   }
 
   async setSecret(key: ApiKeyTable, name: string, secret: unknown, value: unknown): Promise<void> {
-    const row = this.owned(key, name);
+    const row = await this.owned(key, name);
     checkSecretName(secret);
     if (typeof value !== 'string' || value.length > 5120) throw invalid('"value" must be text of at most 5120 characters.', { field: 'value' });
     await this.updateSecrets(row, { ...JSON.parse(row.secrets), [secret as string]: value });
   }
 
   async deleteSecret(key: ApiKeyTable, name: string, secret: string): Promise<void> {
-    const row = this.owned(key, name);
+    const row = await this.owned(key, name);
     const secrets = JSON.parse(row.secrets) as Record<string, string>;
     if (!(secret in secrets)) throw notFound(`Worker "${name}" has no secret "${secret}".`);
     delete secrets[secret];
@@ -149,7 +193,7 @@ export class ManagedEdge {
 
   /** Runs the worker's scheduled handler now (as `wrangler dev --test-scheduled` does). */
   async runScheduled(key: ApiKeyTable, name: string, cron: unknown): Promise<{ outcome: string }> {
-    const row = this.owned(key, name);
+    const row = await this.owned(key, name);
     const pattern = cron === undefined ? ((JSON.parse(row.crons) as string[])[0] ?? '* * * * *') : checkCrons([cron])[0]!;
     try {
       return (await this.runtimes.scheduled(name, pattern)) ?? { outcome: 'not deployed' };
@@ -160,24 +204,25 @@ export class ManagedEdge {
   }
 
   close(): Promise<void> {
+    clearInterval(this.cronReload);
     this.crons.stopAll();
     return this.runtimes.closeAll();
   }
 
   private async updateSecrets(row: WorkerTable, secrets: Record<string, string>): Promise<void> {
-    const next = { ...row, secrets: JSON.stringify(secrets), modified_on: new Date().toISOString() };
-    this.store.putWorker(next);
+    const next = { ...row, secrets: JSON.stringify(secrets), modified_on: new Date().toISOString(), version: randomUUID() };
+    if (!(await this.store.putWorker(next))) throw taken(row.name);
     await this.store.settled();
-    await this.runtimes.replace(row.name, { script: row.script, bindings: secrets });
+    await this.runtimes.replace(row.name, { script: row.script, bindings: secrets, version: next.version });
   }
 
   /** Another key's worker is "not found" (or, when deploying, a name already taken). */
-  private owned(key: ApiKeyTable, name: string, forDeploy: true): WorkerTable | undefined;
-  private owned(key: ApiKeyTable, name: string): WorkerTable;
-  private owned(key: ApiKeyTable, name: string, forDeploy = false): WorkerTable | undefined {
-    const row = this.store.worker(name);
+  private owned(key: ApiKeyTable, name: string, forDeploy: true): Promise<WorkerTable | undefined>;
+  private owned(key: ApiKeyTable, name: string): Promise<WorkerTable>;
+  private async owned(key: ApiKeyTable, name: string, forDeploy = false): Promise<WorkerTable | undefined> {
+    const row = await this.store.worker(name);
     if (row && row.key_id !== key.id) {
-      if (forDeploy) throw new ProtocolError('DUPLICATE', `The worker name "${name}" is taken on this edge; choose another.`, { field: 'name' });
+      if (forDeploy) throw taken(name);
       throw notFound(`No worker "${name}" for this API key.`);
     }
     if (!row && !forDeploy) throw notFound(`No worker "${name}" for this API key.`);

@@ -1,6 +1,9 @@
 // One miniflare (workerd) instance per deployed worker, started on first use
 // and replaced when its script or bindings change. Requests are handed over
-// with dispatchFetch and the answer turned back into a plain reply.
+// with dispatchFetch and the answer turned back into a plain reply. On a
+// cluster, where another node may change or delete the worker, each use first
+// reads the row's version: a running instance of another version is replaced
+// by the row's before the use, and a deleted worker is stopped.
 //
 // A worker's code is anyone's with an API key: a request or scheduled run
 // that takes longer than the time limit is abandoned and the worker's
@@ -12,6 +15,7 @@
 import type { Miniflare } from 'miniflare';
 import { readBounded } from '../../net/read-bounded.ts';
 import type { FullResponse, HttpRequest } from '../../transport/http-types.ts';
+import { withinLimit } from './within-limit.ts';
 import { MemoryWatch, workerdListeningOn } from './worker-memory.ts';
 import { WorkerOutbound } from './worker-outbound.ts';
 import { guardWorkerdChildren } from './workerd-guard.ts';
@@ -19,6 +23,14 @@ import { guardWorkerdChildren } from './workerd-guard.ts';
 export interface WorkerSource {
   script: string;
   bindings: Record<string, string>;
+  /** The stored row's version this source is (cloud-store.ts). */
+  version?: string;
+}
+
+/** A started instance not yet serving: installed once its row is stored, or discarded. */
+export interface PreparedWorker {
+  install(): Promise<void>;
+  discard(): Promise<void>;
 }
 
 export const compatibilityDate = '2024-09-23';
@@ -71,41 +83,71 @@ interface Instance {
   retire(): Promise<void>;
 }
 
+interface Running {
+  readonly version: string | undefined;
+  readonly instance: Promise<Instance>;
+}
+
+const retire = (entry: Running | undefined) => entry?.instance.then((old) => old.retire()).catch(() => {});
+
 export class WorkerRuntimes {
-  private readonly running = new Map<string, Promise<Instance>>();
+  private readonly running = new Map<string, Running>();
   private readonly memory: MemoryWatch;
   private readonly outbound: WorkerOutbound | undefined;
 
   constructor(
-    private readonly load: (name: string) => WorkerSource | undefined,
+    private readonly load: (name: string) => Promise<WorkerSource | undefined>,
     private readonly limits: WorkerLimits = defaultWorkerLimits,
+    /** The stored version of a worker, read before each use when other nodes may change it (a cluster). */
+    private readonly versionOf?: (name: string) => Promise<string | undefined>,
   ) {
     this.memory = new MemoryWatch(limits.memoryBytes);
     this.outbound = limits.allowPrivate ? undefined : new WorkerOutbound(limits.timeoutMs);
   }
 
+  /**
+   * Starts the worker from `source`, checking that it starts; it serves once installed (after its row is
+   * stored), so a script that fails to start leaves the deployed one running.
+   */
+  async prepare(name: string, source: WorkerSource): Promise<PreparedWorker> {
+    const instance = await this.start(name, source);
+    return {
+      install: async () => {
+        const previous = this.running.get(name);
+        this.running.set(name, { version: source.version, instance: Promise.resolve(instance) });
+        await retire(previous);
+      },
+      discard: () => instance.retire(),
+    };
+  }
+
   /** Starts the worker from `source` (checking that it starts), replacing a running one. */
   async replace(name: string, source: WorkerSource): Promise<void> {
-    const started = this.start(name, source);
-    // Awaited before the old instance goes, so a script that fails to start leaves the deployed one running.
-    await started;
-    const previous = this.running.get(name);
-    this.running.set(name, started);
-    if (previous) await previous.then((old) => old.retire()).catch(() => {});
+    await (await this.prepare(name, source)).install();
   }
 
   async stop(name: string): Promise<void> {
     const previous = this.running.get(name);
     this.running.delete(name);
-    if (previous) await previous.then((old) => old.retire()).catch(() => {});
+    await retire(previous);
   }
 
-  /** The worker's live instance, started when there is none (or it was stopped); undefined when not deployed. */
+  /** The worker's live instance, started when there is none (or it was stopped, or is stale); undefined when not deployed. */
   private async instance(name: string): Promise<Instance | undefined> {
+    const wanted = this.versionOf && (await this.versionOf(name));
+    if (this.versionOf && wanted === undefined) {
+      await this.stop(name);
+      return undefined;
+    }
+    let stale: Running | undefined;
     for (;;) {
       const current = this.running.get(name);
       if (!current) break;
-      const live = await current.catch(() => undefined);
+      if (wanted !== undefined && current.version !== wanted) {
+        stale = current;
+        break;
+      }
+      const live = await current.instance.catch(() => undefined);
       if (live && !live.dead) return live;
       if (this.running.get(name) === current) {
         this.running.delete(name);
@@ -113,13 +155,29 @@ export class WorkerRuntimes {
       }
       // Replaced meanwhile: look again.
     }
-    const source = this.load(name);
-    if (!source) return undefined;
+    const source = await this.load(name);
+    if (!source) {
+      if (stale) await this.stop(name);
+      return undefined;
+    }
+    // Another use may have started this version while the row was read.
+    const now = this.running.get(name);
+    if (now && now !== stale && (!this.versionOf || now.version === source.version)) {
+      const live = await now.instance.catch(() => undefined);
+      if (live && !live.dead) return live;
+    }
+    const previous = this.running.get(name);
     const started = this.start(name, source);
-    this.running.set(name, started);
-    started.catch(() => {
-      if (this.running.get(name) === started) this.running.delete(name);
-    });
+    const entry: Running = { version: source.version, instance: started };
+    this.running.set(name, entry);
+    // The stale instance goes once its successor is up (or failed: it is stale either way).
+    void started.then(
+      () => retire(previous),
+      () => {
+        if (this.running.get(name) === entry) this.running.delete(name);
+        return retire(previous);
+      },
+    );
     return started;
   }
 
@@ -152,11 +210,13 @@ export class WorkerRuntimes {
    * proxy waits synchronously, and a handler that never returns would stop
    * this whole server with it).
    */
-  async scheduled(name: string, cron: string): Promise<{ outcome: string } | undefined> {
+  async scheduled(name: string, cron: string, scheduledMs?: number): Promise<{ outcome: string } | undefined> {
     const instance = await this.instance(name);
     if (!instance) return undefined;
+    // The handler's `scheduledTime` is the run's due time, the same whichever node runs it.
+    const time = scheduledMs === undefined ? '' : `&time=${scheduledMs}`;
     return this.limited(name, instance, 'scheduled run', async (mf, signal) => {
-      const response = await mf.dispatchFetch(`http://localhost${scheduledTrigger}?cron=${encodeURIComponent(cron)}`, { signal });
+      const response = await mf.dispatchFetch(`http://localhost${scheduledTrigger}?cron=${encodeURIComponent(cron)}${time}`, { signal });
       return { outcome: await response.text() };
     });
   }
@@ -237,24 +297,7 @@ export class WorkerRuntimes {
   async closeAll(): Promise<void> {
     const all = [...this.running.values()];
     this.running.clear();
-    await Promise.all(all.map((p) => p.then((instance) => instance.retire()).catch(() => {})));
+    await Promise.all(all.map(retire));
     await this.outbound?.close();
-  }
-}
-
-/**
- * `work`'s outcome, or past `limitMs` the error `expire` returns (it also stops
- * what it can). The abandoned work's own later failure is of no interest.
- */
-async function withinLimit<T>(work: Promise<T>, limitMs: number, expire: () => Error): Promise<T> {
-  work.catch(() => {});
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(expire()), limitMs);
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -19,6 +19,8 @@ export interface MonitorDelta {
   readonly contradictions: ReadonlyArray<{ seq: number; subject: string | null }>;
   readonly subscriptions: readonly PgSubscriptionRow[];
   readonly leases: readonly PgLeaseRow[];
+  /** Observations after those read remain (a delta read with a page size). */
+  readonly more?: boolean;
 }
 
 const insertChunk = 500;
@@ -85,11 +87,13 @@ export class PgStore {
           const rows = contradictionsOf(mkey).map((c) => ({ mkey, seq: c.seq, subject: c.subject }));
           if (rows.length > 0) await trx.insertInto('contradictions').values(rows).execute();
         }
-        for (const p of batch.subscriptions.values()) {
-          const row = { ...zip(subscriptionColumns, p), rev: revs.get(p[1] as number)! };
+        // One statement per chunk of rows, not per row: a batch's round trips to the database are its latency.
+        // (The batch holds each subscription and lease once, as one upsert requires.)
+        const subscriptions = [...batch.subscriptions.values()].map((p) => ({ ...zip(subscriptionColumns, p), rev: revs.get(p[1] as number)! }) as PgSubscriptionRow);
+        for (let i = 0; i < subscriptions.length; i += insertChunk) {
           await trx
             .insertInto('subscriptions')
-            .values(row as PgSubscriptionRow)
+            .values(subscriptions.slice(i, i + insertChunk))
             .onConflict((oc) =>
               oc.column('id').doUpdateSet((eb) => ({
                 state: eb.ref('excluded.state'),
@@ -102,11 +106,11 @@ export class PgStore {
             )
             .execute();
         }
-        for (const p of batch.leases.values()) {
-          const row = { ...zip(leaseColumns, p), rev: revs.get(p[0] as number)! };
+        const leases = [...batch.leases.values()].map((p) => ({ ...zip(leaseColumns, p), rev: revs.get(p[0] as number)! }) as PgLeaseRow);
+        for (let i = 0; i < leases.length; i += insertChunk) {
           await trx
             .insertInto('leases')
-            .values(row as PgLeaseRow)
+            .values(leases.slice(i, i + insertChunk))
             .onConflict((oc) =>
               oc.columns(['mkey', 'subject']).doUpdateSet((eb) => ({
                 state: eb.ref('excluded.state'),
@@ -210,22 +214,34 @@ export class PgStore {
     return (await this.db.selectFrom('subscriptions').select('mkey').where('id', '=', id).executeTakeFirst())?.mkey;
   }
 
-  /** What changed on a monitor since `sinceRev`, and its observations after `afterSeq`, read in one snapshot. */
-  async delta(mkey: number, sinceRev: number, afterSeq: number): Promise<MonitorDelta | undefined> {
+  /**
+   * What changed on a monitor since `sinceRev`, and its observations after `afterSeq`, read in one snapshot.
+   * With `page`, at most that many observations: `more` says there are others after them.
+   */
+  async delta(mkey: number, sinceRev: number, afterSeq: number, page?: number): Promise<MonitorDelta | undefined> {
     return this.db
       .transaction()
       .setIsolationLevel('repeatable read')
       .execute(async (trx) => {
         const monitor = await trx.selectFrom('monitors').selectAll().where('key', '=', mkey).executeTakeFirst();
         if (!monitor) return undefined;
-        const [observations, subjects, contradictions, subscriptions, leases] = await Promise.all([
-          trx.selectFrom('observations').selectAll().where('mkey', '=', mkey).where('seq', '>', afterSeq).orderBy('seq').execute(),
-          trx.selectFrom('subjects').select('subject').where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
-          trx.selectFrom('contradictions').select(['seq', 'subject']).where('mkey', '=', mkey).execute(),
-          trx.selectFrom('subscriptions').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
-          trx.selectFrom('leases').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute(),
-        ]);
-        return { monitor, observations, subjects, contradictions, subscriptions, leases };
+        let observationsRead = trx.selectFrom('observations').selectAll().where('mkey', '=', mkey).where('seq', '>', afterSeq).orderBy('seq');
+        if (page !== undefined) observationsRead = observationsRead.limit(page + 1);
+        // One after another: a connection runs one query at a time anyway, and a query queued behind one
+        // that failed is what pg deprecates (the rollback then queued behind it printed a warning).
+        const observations = await observationsRead.execute();
+        const subjects = await trx.selectFrom('subjects').select('subject').where('mkey', '=', mkey).where('rev', '>', sinceRev).execute();
+        const contradictions = await trx.selectFrom('contradictions').select(['seq', 'subject']).where('mkey', '=', mkey).execute();
+        const subscriptions = await trx.selectFrom('subscriptions').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute();
+        const leases = await trx.selectFrom('leases').selectAll().where('mkey', '=', mkey).where('rev', '>', sinceRev).execute();
+        const more = page !== undefined && observations.length > page;
+        if (more) observations.length = page;
+        return { monitor, observations, subjects, contradictions, subscriptions, leases, more };
       });
+  }
+
+  /** Up to `limit` observations of a monitor after `afterSeq`, in order (a catch-up read page by page). */
+  async observationsAfter(mkey: number, afterSeq: number, limit: number): Promise<Array<PgDatabase['observations']>> {
+    return this.db.selectFrom('observations').selectAll().where('mkey', '=', mkey).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
   }
 }

@@ -1,6 +1,7 @@
-// `npm run chaos [-- --minutes 3 --pause 15]`: the fault-injection run for
-// minutes (rounds of kill -9, SIGSTOP/SIGCONT, pg_terminate_backend and
-// SIGTERM restarts, in random order, on three nodes under mixed load); prints
+// `npm run chaos [-- --minutes 3 --pause 15 --pg-restart]`: the fault-injection
+// run for minutes (rounds of kill -9, SIGSTOP/SIGCONT, pg_terminate_backend,
+// SIGTERM restarts of one node and of all at once, and with --pg-restart
+// restarts of the PostgreSQL server, in random order, on three nodes under mixed load); prints
 // each round, the totals and every violation; exits 1 on any violation.
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -8,7 +9,7 @@ import { postgresUnavailable } from '../../support/postgres.ts';
 import { tempDirs } from '../../support/server-process.ts';
 import { type Fault, faults, runChaos } from './chaos.ts';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '3' }, pause: { type: 'string', default: '15' } } });
+const { values } = parseArgs({ options: { minutes: { type: 'string', default: '3' }, pause: { type: 'string', default: '15' }, 'pg-restart': { type: 'boolean', default: false } } });
 const minutes = Number(values.minutes);
 const pauseSeconds = Number(values.pause);
 if (!(minutes > 0 && minutes <= 120) || !(pauseSeconds > 0 && pauseSeconds <= 60)) {
@@ -21,9 +22,11 @@ if (unavailable) {
   process.exit(2);
 }
 // About one fault per 20 s (a pause takes its own length on top); each kind as often as the others.
-const count = Math.max(faults.length, Math.round((minutes * 60) / (20 + pauseSeconds / faults.length)));
-const rounds: Fault[] = Array.from({ length: count }, (_, i) => faults[i % faults.length]!).sort(() => Math.random() - 0.5);
-console.log(`vigil chaos: ${count} rounds on three nodes (${faults.join(', ')}), pauses of ${pauseSeconds} s`);
+// Restarting PostgreSQL ends every session on the server, other programs' too: only when asked.
+const kinds: readonly Fault[] = values['pg-restart'] ? [...faults, 'pg-restart'] : faults;
+const count = Math.max(kinds.length, Math.round((minutes * 60) / (20 + pauseSeconds / kinds.length)));
+const rounds: Fault[] = Array.from({ length: count }, (_, i) => kinds[i % kinds.length]!).sort(() => Math.random() - 0.5);
+console.log(`vigil chaos: ${count} rounds on three nodes (${kinds.join(', ')}), pauses of ${pauseSeconds} s`);
 try {
   const result = await runChaos({ rounds, pauseMs: pauseSeconds * 1000, log: (line) => console.log(line) });
   console.log(JSON.stringify(result.stats, null, 2));

@@ -1,20 +1,22 @@
 // Faults on three real nodes under mixed load, Jepsen style: lease clients
 // and publishers work through every node while nodes are killed (SIGKILL),
 // paused (SIGSTOP / SIGCONT), cut off from their database
-// (pg_terminate_backend) and restarted (SIGTERM); afterwards the invariants
+// (pg_terminate_backend), restarted (SIGTERM, one or all at once) and, in
+// `npm run chaos -- --pg-restart` only, PostgreSQL itself is restarted; afterwards the invariants
 // are checked from the clients' own records and the feeds every node serves.
 // Used by test/cluster/chaos.test.ts (short) and `npm run chaos` (minutes).
 import pg from 'pg';
 import { call, createMonitor, publish, replayAll, subscribe } from '../../support/client.ts';
-import { adminUrl, createTestDatabase } from '../../support/postgres.ts';
+import { adminUrl, createTestDatabase, restartPostgres } from '../../support/postgres.ts';
 import { type ServerProcess, stablePort, startServerProcess } from '../../support/server-process.ts';
 import { checkFeeds } from '../workload/feed-invariants.ts';
 import { type LeaseRecord, runLeaseClients } from '../workload/lease-clients.ts';
 import { checkLeases, leaseHistory } from '../workload/lease-invariants.ts';
 import { type PublishRecord, runPublishers } from '../workload/publishers.ts';
 
-export type Fault = 'kill' | 'pause' | 'terminate' | 'sigterm';
-export const faults: readonly Fault[] = ['kill', 'pause', 'terminate', 'sigterm'];
+export type Fault = 'kill' | 'pause' | 'terminate' | 'sigterm' | 'restart-all' | 'pg-restart';
+/** The faults a run may apply to its own nodes and database; 'pg-restart' touches the whole server and is asked for apart. */
+export const faults: readonly Fault[] = ['kill', 'pause', 'terminate', 'sigterm', 'restart-all'];
 
 export interface ChaosOptions {
   /** The faults in the order they are applied (one per round). */
@@ -76,7 +78,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     watch(node, i);
     return node;
   };
-  const counts: Record<Fault, number> = { kill: 0, pause: 0, terminate: 0, sigterm: 0 };
+  const counts: Record<Fault, number> = { kill: 0, pause: 0, terminate: 0, sigterm: 0, 'restart-all': 0, 'pg-restart': 0 };
   const records: LeaseRecord[] = [];
   const published: PublishRecord[] = [];
   let running = true;
@@ -107,7 +109,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await progressed(15);
       const i = Math.floor(Math.random() * 3);
       const node = nodes[i]!;
-      log(`round ${round + 1}: ${fault}${fault === 'terminate' ? '' : ` node ${i}`} (${stored()} writes acknowledged so far)`);
+      const everyNode = fault === 'terminate' || fault === 'restart-all' || fault === 'pg-restart';
+      log(`round ${round + 1}: ${fault}${everyNode ? '' : ` node ${i}`} (${stored()} writes acknowledged so far)`);
       counts[fault]++;
       if (fault === 'kill') {
         expected.add(node);
@@ -121,6 +124,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         const exit = await exitOf(node);
         if (exit.code !== 0) violations.push(`node ${i} stopped with SIGTERM exited ${JSON.stringify(exit)}: ${node.output().slice(-800)}`);
         await start(i);
+      } else if (fault === 'restart-all') {
+        const all = [...nodes];
+        for (const n of all) expected.add(n);
+        for (const n of all) n.child.kill('SIGTERM');
+        for (const [j, exit] of (await Promise.all(all.map(exitOf))).entries()) {
+          if (exit.code !== 0) violations.push(`node ${j} stopped with SIGTERM (all at once) exited ${JSON.stringify(exit)}: ${all[j]!.output().slice(-800)}`);
+        }
+        for (let j = 0; j < 3; j++) await start(j);
+      } else if (fault === 'pg-restart') {
+        await restartPostgres();
       } else if (fault === 'pause') {
         node.child.kill('SIGSTOP');
         await new Promise((r) => setTimeout(r, options.pauseMs));

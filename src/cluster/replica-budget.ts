@@ -1,0 +1,106 @@
+// The replica budget: when a node's replica takes more than its budget, the
+// monitors it used least recently, and not in the last few seconds, are
+// dropped from it (and from memory) until it fits again. A dropped monitor is
+// as if this node never saw it: its next use catches up on it from
+// PostgreSQL, page by page (replica-pages.ts). Monitors someone waits on here
+// and monitors whose timers run here are never dropped (ClusterNode.dropCold).
+
+/** Observations deleted per step: a million rows deleted at once would stall the node for seconds. */
+const dropPage = 20_000;
+
+export interface BudgetHooks {
+  /** Bytes the replica's rows take now. */
+  usedBytes(): number;
+  /** Drops a monitor unless it is in use ('kept'); 'absent' when the replica does not hold it. */
+  drop(mkey: number): Promise<'dropped' | 'kept' | 'absent'>;
+  log(line: string): void;
+}
+
+export interface BudgetOptions {
+  readonly budgetBytes: number;
+  /** A monitor not used for this long may be dropped. */
+  readonly coldMs: number;
+  /** How often the replica's size is checked. */
+  readonly checkMs: number;
+  readonly now?: () => number;
+}
+
+export class ReplicaBudget {
+  /** Last use of each monitor the replica holds, least recent first. */
+  private readonly lastUse = new Map<number, number>();
+  private readonly timer: NodeJS.Timeout;
+  private checking: Promise<void> | undefined;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly hooks: BudgetHooks,
+    private readonly options: BudgetOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.timer = setInterval(() => void this.check(), options.checkMs);
+    this.timer.unref();
+  }
+
+  touch(mkey: number): void {
+    this.lastUse.delete(mkey);
+    this.lastUse.set(mkey, this.now());
+  }
+
+  /** Not used for the cold time (nor ever, as far as the budget knows). */
+  isCold(mkey: number): boolean {
+    return (this.lastUse.get(mkey) ?? 0) <= this.now() - this.options.coldMs;
+  }
+
+  /** Drops cold monitors while the replica is over its budget. */
+  check(): Promise<void> {
+    this.checking ??= this.fit().finally(() => {
+      this.checking = undefined;
+    });
+    return this.checking;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.checking;
+  }
+
+  private async fit(): Promise<void> {
+    const used = this.hooks.usedBytes();
+    if (used <= this.options.budgetBytes) return;
+    let dropped = 0;
+    for (const [mkey, at] of [...this.lastUse]) {
+      if (!this.isCold(mkey)) continue;
+      let outcome: Awaited<ReturnType<BudgetHooks['drop']>>;
+      try {
+        outcome = await this.hooks.drop(mkey);
+      } catch (error) {
+        this.hooks.log(`vigil: cannot drop monitor ${mkey} from the replica: ${(error as Error).message}`);
+        continue;
+      }
+      if (outcome === 'kept') continue;
+      if (this.lastUse.get(mkey) === at) this.lastUse.delete(mkey);
+      if (outcome === 'absent') continue;
+      dropped++;
+      if (this.hooks.usedBytes() <= this.options.budgetBytes) break;
+    }
+    if (dropped > 0) {
+      const mb = (bytes: number) => Math.round(bytes / (1 << 20));
+      this.hooks.log(`vigil: the replica took ${mb(used)} MB of its ${mb(this.options.budgetBytes)} MB budget: dropped ${dropped} cold monitor(s), now ${mb(this.hooks.usedBytes())} MB; they are read again from PostgreSQL when used`);
+    }
+  }
+}
+
+/** Deletes a monitor's rows from the replica, its observations a step at a time. */
+export async function dropFromReplica(
+  replica: { dropMonitor(mkey: number): void; dropObservations(mkey: number, count: number): number },
+  mkey: number,
+  replicaFree: () => Promise<void>,
+): Promise<void> {
+  await replicaFree();
+  replica.dropMonitor(mkey);
+  for (;;) {
+    await replicaFree();
+    if (replica.dropObservations(mkey, dropPage) < dropPage) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
