@@ -4,7 +4,8 @@
 // Prints the runner's peak RSS and the orchestration overhead per step:
 // (wall time of the run − wall time of the baseline) / steps. Indicative
 // only: the machine is shared.
-//   npx tsx bench/recipes-wide.ts [--children 100] [--fanout 64]
+//   npx tsx bench/recipes-wide.ts [--children 100] [--fanout 64] [--sleep 0]
+// --sleep 1: each agent takes 1 s, as in the wideRecipe scenario of bench/scenarios/recipes.ts.
 import { readFileSync, rmSync } from 'node:fs';
 import { agentsAlone, cliStart, recipeProject, runSequence } from './lib/recipe-run.ts';
 
@@ -14,8 +15,9 @@ const arg = (name: string, fallback: number): number => {
 };
 const children = arg('children', 100);
 const fanout = Math.min(64, arg('fanout', 64));
+const sleep = arg('sleep', 0);
 
-const root = recipeProject(children, fanout);
+const root = recipeProject(children, fanout, sleep > 0 ? `sleep ${sleep}\necho ok` : 'echo ok');
 try {
   const start = await cliStart(root);
   const base = await agentsAlone(root, children, fanout);

@@ -6,7 +6,7 @@
 // starts and ends, step ends, gate answers and vault writes — never a
 // secret value.
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '../file-lock/file-lock.ts';
 import { confined } from '../workspace/confine.ts';
@@ -43,24 +43,73 @@ function lines(file: string): string[] {
   return all;
 }
 
+/**
+ * The ledger's last line as lines() would give it, read from the end of the
+ * file: an append costs the same on the ten-thousandth entry as on the first
+ * (a wide run appends three entries per child).
+ */
+function lastLine(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    let chunk = 4096;
+    for (;;) {
+      const start = Math.max(0, size - chunk);
+      const buf = Buffer.allocUnsafe(size - start);
+      let got = 0;
+      while (got < buf.length) {
+        const n = readSync(fd, buf, got, buf.length - got, start + got);
+        if (n === 0) break;
+        got += n;
+      }
+      const text = buf.subarray(0, got);
+      if (start === 0 && text.length === 0) return undefined;
+      // A trailing newline ends the last line; the line starts after the newline before it.
+      const end = text.length > 0 && text[text.length - 1] === 0x0a ? text.length - 1 : text.length;
+      const from = end > 0 ? text.lastIndexOf(0x0a, end - 1) : -1;
+      if (from >= 0 || start === 0) return text.subarray(from + 1, end).toString('utf8');
+      chunk *= 4;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function appendLedger(projectRoot: string, kind: string, data: Record<string, unknown>): LedgerEntry {
+  return appendLedgerEntries(projectRoot, [{ kind, data }])[0]!;
+}
+
+/** Appends several entries, chained in order, under one taking of the lock (a wide run's entries of one moment). */
+export function appendLedgerEntries(projectRoot: string, items: Array<{ kind: string; data: Record<string, unknown> }>): LedgerEntry[] {
   const file = ledgerFile(projectRoot);
   mkdirSync(join(projectRoot, '.vigil'), { recursive: true });
   return withFileLock(`${file}.lock`, 'LEDGER_BROKEN', () => {
-    const existing = lines(file);
-    const last = existing.at(-1);
+    let last = lastLine(file);
     let seq = 1;
     if (last !== undefined) {
       try {
         seq = (JSON.parse(last) as LedgerEntry).seq + 1;
       } catch {
-        seq = existing.length + 1;
+        seq = lines(file).length + 1;
       }
     }
-    const body = { seq, at: new Date().toISOString(), kind, data, prev: last === undefined ? GENESIS : sha256(last) };
-    const entry: LedgerEntry = { ...body, hash: sha256(JSON.stringify(body)) };
-    appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
-    return entry;
+    const entries: LedgerEntry[] = [];
+    let text = '';
+    for (const { kind, data } of items) {
+      const body = { seq, at: new Date().toISOString(), kind, data, prev: last === undefined ? GENESIS : sha256(last) };
+      const entry: LedgerEntry = { ...body, hash: sha256(JSON.stringify(body)) };
+      last = JSON.stringify(entry);
+      text += `${last}\n`;
+      entries.push(entry);
+      seq += 1;
+    }
+    appendFileSync(file, text, { mode: 0o600 });
+    return entries;
   });
 }
 

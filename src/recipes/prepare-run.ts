@@ -52,6 +52,8 @@ export interface RunOverrides {
   model?: string;
   /** Environment for every step on top of its variables (VIGIL_CIR_SCOPE, LAYER_*_OUTPUT). */
   env?: Record<string, string>;
+  /** vigil.yml as the root run read it: one tree, one reading (not one per child). */
+  config?: WorkspaceConfig;
 }
 
 export interface PreparedStep {
@@ -100,7 +102,7 @@ function reusedStep(step: RecipeStep, vars: Record<string, string>, ctx: Paramet
 
 export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const projectRoot = findProjectRoot(req.cwd);
-  const config = loadWorkspaceConfig(projectRoot);
+  const config = over?.config ?? loadWorkspaceConfig(projectRoot);
   let found = over?.found ?? findRecipe(projectRoot, req.name);
   if (over?.model && found.recipe.steps) {
     const model = over.model;

@@ -66,8 +66,11 @@ export const stateChecks = [
 
   check('§7', 'MP-7-stale-source', 'stale_source appears once ttl_seconds pass without the source', async (ctx) => {
     const m = await createMonitor(ctx, { ttl_seconds: 1 });
+    const sent = Date.now();
     await publish(ctx, m, { type: 'conform.event' });
-    ensure(!(await readState(ctx, m)).confidence.gaps.includes('stale_source'), 'stale_source right after a publish');
+    const fresh = await readState(ctx, m);
+    // Only a state read within the ttl of the publish says anything (a slow server or network may take longer).
+    if (Date.now() - sent < 1000) ensure(!fresh.confidence.gaps.includes('stale_source'), 'stale_source right after a publish');
     await sleep(1300);
     const gaps = (await readState(ctx, m)).confidence.gaps;
     ensure(gaps.includes('stale_source'), `no stale_source 1.3 s after the last publish with ttl_seconds 1: ${excerpt(gaps)}`);

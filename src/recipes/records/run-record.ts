@@ -1,9 +1,12 @@
 // The run record: .vigil/runs/<run-id>/run.json (rewritten atomically after
-// every state change), events.jsonl (one line per change) and each step's
-// output. This is what `vigil runs`, `vigil gate` and `--from` read.
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// state changes: at once for a run's start and end and a step's start or gate,
+// within a moment for the rest), events.jsonl (one line per change, appended
+// at once) and each step's output. This is what `vigil runs`, `vigil gate` and
+// `--from` read.
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 
 export type StepStatus =
   | 'pending'
@@ -120,8 +123,12 @@ export function runsDir(projectRoot: string): string {
   return join(projectRoot, '.vigil', 'runs');
 }
 
+let written = 0;
+
 export function writeJsonAtomic(file: string, value: unknown): void {
-  const tmp = `${file}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
+  // Unique to this process and thread without drawing random bytes for every write.
+  written += 1;
+  const tmp = `${file}.${process.pid}.${threadId}.${written}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
   renameSync(tmp, file);
 }
@@ -137,9 +144,10 @@ export class RunRecorder {
 
   constructor(projectRoot: string, run: RunJson) {
     this.dir = join(runsDir(projectRoot), run.id);
+    // steps/ now; prompts/ when a run has prompt files and gates/ when a step waits at its gate (each a
+    // directory more to create for every child of a wide run otherwise).
+    mkdirSync(this.dir, { recursive: true });
     mkdirSync(join(this.dir, 'steps'), { recursive: true });
-    mkdirSync(join(this.dir, 'prompts'), { recursive: true });
-    mkdirSync(join(this.dir, 'gates'), { recursive: true });
     this.run = run;
     this.flush();
     this.event({ type: 'run.started', recipe: run.recipe, steps: run.steps.map((s) => s.label) });
@@ -158,8 +166,10 @@ export class RunRecorder {
   /** Applies a change to a step, rewrites run.json and appends an event. */
   updateStep(label: string, patch: Partial<StepRecord>, event?: Record<string, unknown>): void {
     Object.assign(this.step(label), patch);
-    // A new status is written at once (vigil gate and watchers read it); a phase can wait a moment.
-    if (patch.status !== undefined) this.flush();
+    if (patch.status === 'awaiting_gate') mkdirSync(join(this.dir, 'gates'), { recursive: true });
+    // A step that starts or waits at its gate is written at once (vigil gate and watchers act on it). A step's end
+    // can wait a moment: the run's own end writes at once, and events.jsonl already holds the change.
+    if (patch.status === 'running' || patch.status === 'awaiting_gate') this.flush();
     else this.flushSoon();
     this.event({ type: 'step.changed', step: label, ...stripOutput(patch), ...(event ?? {}) });
   }
@@ -175,10 +185,13 @@ export class RunRecorder {
   updateChild(role: string, patch: Partial<ChildRecord> & { name?: string }): ChildRecord {
     if (!this.run.children) this.run.children = [];
     const children = this.run.children;
-    let child = children.find((c) => c.role === role);
+    // By role through a map: a composite 500 wide changes its children thousands of times.
+    if (this.byRole.size !== children.length) this.byRole = new Map(children.map((c) => [c.role, c]));
+    let child = this.byRole.get(role);
     if (!child) {
       child = { role, name: patch.name ?? '', run_id: null, status: 'pending', started: null, ended: null, vars: {}, workspace: null };
       children.push(child);
+      this.byRole.set(role, child);
     }
     Object.assign(child, patch);
     // A wide composite changes its children hundreds of times: one rewrite per moment, not per change.
@@ -193,19 +206,35 @@ export class RunRecorder {
     if (reason) this.run.reason = reason;
     this.flush();
     this.event({ type: 'run.ended', status, ...(reason ? { reason } : {}) });
+    this.ended = true;
+    if (this.events !== null) closeSync(this.events);
+    this.events = null;
   }
 
   event(event: Record<string, unknown>): void {
     const line = { time: new Date().toISOString(), run: this.run.id, ...event };
-    appendFileSync(join(this.dir, 'events.jsonl'), `${JSON.stringify(line)}\n`);
+    const text = `${JSON.stringify(line)}\n`;
+    // One descriptor (O_APPEND) while the run lives rather than an open and close per line.
+    if (this.ended) appendFileSync(join(this.dir, 'events.jsonl'), text);
+    else {
+      this.events ??= openSync(join(this.dir, 'events.jsonl'), 'a');
+      writeSync(this.events, text);
+    }
     for (const l of this.listeners) l(line);
   }
 
   private timer: NodeJS.Timeout | null = null;
+  private events: number | null = null;
+  private ended = false;
+  private byRole = new Map<string, ChildRecord>();
 
-  /** Rewrites run.json within 50 ms, once for all the changes made meanwhile. */
+  /**
+   * Rewrites run.json within a moment, once for all the changes made meanwhile:
+   * 50 ms, and 1 ms more per child (to a second), so that a composite with
+   * hundreds of children does not rewrite its whole list of them every 50 ms.
+   */
   flushSoon(): void {
-    this.timer ??= setTimeout(() => this.flush(), 50);
+    this.timer ??= setTimeout(() => this.flush(), Math.min(1000, 50 + (this.run.children?.length ?? 0)));
   }
 
   flush(): void {

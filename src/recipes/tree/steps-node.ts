@@ -3,8 +3,8 @@
 // runs its plan on the shared step pool. Used for the root run and for every
 // child of a composite run alike.
 import { runEventSink, stepEvents } from '../../run-events/run-events.ts';
-import { writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, relative } from 'node:path';
 import { canaryTargets, runCanary } from '../canary.ts';
 import { agentStatePaths, childEnv, createStepRunner } from '../executor/run-step.ts';
 import { executePlan } from '../executor/step-executor.ts';
@@ -43,6 +43,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     found: node.found,
     vars: node.vars,
     env: node.env,
+    config: rt.config,
     ...(node.workspace ? { workspace: node.workspace } : {}),
     ...(node.model ? { model: node.model } : {}),
   });
@@ -95,7 +96,11 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   node.onStart?.(prep.runId, prep.workspace);
   rt.view.addRun(recorder, node.parent?.id ?? null, node.role);
   if (node.parent) announceChild(rt, recorder);
-  for (const s of prep.steps.values()) for (const [path, text] of s.promptFiles) writeFileSync(path, text);
+  for (const s of prep.steps.values())
+    for (const [path, text] of s.promptFiles) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text);
+    }
   if (!node.parent)
     rt.view.note(`run ${prep.runId} of recipe "${recipe.name}" (${prep.plan.steps.length} steps); record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
 

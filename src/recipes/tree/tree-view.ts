@@ -46,6 +46,7 @@ function cost(usage: { usd: number; usd_unknown?: true } | undefined): string {
 
 export class TreeView {
   private readonly runs: RunNodeView[] = [];
+  private readonly byId = new Map<string, RunNodeView>();
   private drawn = 0;
   private paused = false;
   private stopped = false;
@@ -64,7 +65,7 @@ export class TreeView {
 
   /** Shows a run (the root, or a child under its parent) from its recorder's events. */
   addRun(recorder: RunRecorder, parentId: string | null, role: string | null): void {
-    const parent = this.runs.find((r) => r.id === parentId) ?? null;
+    const parent = (parentId !== null && this.byId.get(parentId)) || null;
     const prefix = parent && role ? `${parent.prefix}${role} › ` : '';
     const node: RunNodeView = {
       id: recorder.run.id,
@@ -77,15 +78,20 @@ export class TreeView {
     // Children are drawn under their parent, in the parent's order of children (index order, not start order).
     let at = this.runs.length;
     if (parent) {
-      const order = (n: RunNodeView): number => (parent.recorder.run.children ?? []).findIndex((c) => c.run_id === n.id);
+      // Each child's place in its parent's list, found once (a 500-wide parent adds 500 children).
+      const index = new Map<string | null, number>();
+      for (const [i, c] of (parent.recorder.run.children ?? []).entries()) if (!index.has(c.run_id)) index.set(c.run_id, i);
+      const order = (n: RunNodeView): number => index.get(n.id) ?? -1;
+      const mine = order(node);
       at = this.runs.indexOf(parent) + 1;
       while (at < this.runs.length && this.isUnder(this.runs[at]!, parent)) {
         const sibling = this.runs[at]!;
-        if (sibling.parent === parent && order(sibling) > order(node)) break;
+        if (sibling.parent === parent && order(sibling) > mine) break;
         at += 1;
       }
     }
     this.runs.splice(at, 0, node);
+    this.byId.set(node.id, node);
     for (const e of this.pendingEvents(recorder)) this.onEvent(node, e);
     recorder.onEvent((e) => this.onEvent(node, e));
   }
