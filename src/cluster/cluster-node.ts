@@ -105,6 +105,7 @@ export class ClusterNode implements ClusterNodeHooks {
         const feed = this.service.feedByKey(mkey);
         if (feed) this.service.sources?.changed(feed);
       },
+      drained: (mkey) => this.service.sources?.drained(mkey) ?? Promise.resolve(),
       log: this.log,
     });
   }

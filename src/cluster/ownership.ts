@@ -16,6 +16,12 @@
 // fenced off: every write made because a node owns the monitor carries its
 // token, and PostgreSQL refuses the batch when the token is no longer the
 // monitor's current, unexpired one (PgStore.checkFences).
+//
+// A monitor handed back because it is now assigned to another node is not
+// dropped mid-write: its timers and source stop at once, but the node keeps
+// (and renews) the lease until the source's queued writes are stored under
+// its token, for at most `drainWithinMs`, and frees the row only then; the
+// new owner's source goes on from the cursor those writes stored.
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import type { PgConnection } from '../store/postgres/pg-connection.ts';
@@ -28,6 +34,8 @@ const marginMs = 250;
 /** A round's statement that takes longer is given up, and the session with it: renewals must not queue behind it. */
 const answerWithinMs = 2000;
 const dbNow = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+/** How long a node handing a monitor back waits for its source's queued writes before it frees the monitor anyway. */
+const drainWithinMs = 3000;
 
 export interface OwnershipHooks {
   /** This node just took the monitor: catch up on it, arm its timers and start its source. */
@@ -40,6 +48,8 @@ export interface OwnershipHooks {
   assigned(mkey: number, candidates: ReadonlySet<string>): boolean;
   /** The monitor is no longer run here (handed back, taken over, fenced off or lapsed): stop its source. */
   handedBack(mkey: number): void;
+  /** Resolves once the writes its stopped source queued are stored (or given up): then the monitor is freed. */
+  drained(mkey: number): Promise<void>;
   log(line: string): void;
 }
 
@@ -51,6 +61,8 @@ interface Term {
 
 export class Ownership {
   private readonly owned = new Map<number, Term>();
+  /** Monitors being handed back: still held, for their source's queued writes; true once those are stored. */
+  private readonly handing = new Map<number, boolean>();
   private session: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lapse: NodeJS.Timeout | undefined;
@@ -70,8 +82,9 @@ export class Ownership {
     return ownership;
   }
 
+  /** This node runs the monitor's timers and source (not while handing it back). */
   owns(mkey: number): boolean {
-    return this.tokenOf(mkey) !== undefined;
+    return !this.handing.has(mkey) && this.tokenOf(mkey) !== undefined;
   }
 
   /** The fencing token this node holds the monitor under, while its lease holds on this node's clock. */
@@ -114,6 +127,11 @@ export class Ownership {
       const { rows: fresh } = await ask<{ id: string }>(`select id from cluster_nodes where seen_ms > ${dbNow} - $1`, [ownerLeaseMs]);
       const candidates = new Set(fresh.map((r) => r.id));
       for (const [mkey, term] of [...this.owned].filter(([k]) => !this.hooks.assigned(k, candidates))) {
+        if (!this.handing.has(mkey)) {
+          this.handBack(mkey);
+          continue;
+        }
+        if (!this.handing.get(mkey)) continue;
         this.lose(mkey);
         await ask('update monitor_owners set expires_ms = 0 where mkey = $1 and token = $2', [mkey, term.token]);
       }
@@ -185,7 +203,20 @@ export class Ownership {
     this.armLapse();
   }
 
+  /** Stops the monitor's timers and source here; the next rounds free it once its queued writes are stored. */
+  private handBack(mkey: number): void {
+    this.handing.set(mkey, false);
+    this.hooks.handedBack(mkey);
+    const bound = new Promise<void>((resolve) => setTimeout(resolve, drainWithinMs).unref());
+    void Promise.race([this.hooks.drained(mkey), bound])
+      .catch(() => {})
+      .then(() => {
+        if (this.handing.has(mkey)) this.handing.set(mkey, true);
+      });
+  }
+
   private lose(mkey: number, why?: string): void {
+    this.handing.delete(mkey);
     if (!this.owned.delete(mkey)) return;
     if (why) this.hooks.log(`vigil: this node stopped the timers and source of monitor ${mkey}: ${why}`);
     this.hooks.handedBack(mkey);
@@ -197,6 +228,7 @@ export class Ownership {
     const lapsed = [...this.owned].filter(([, term]) => term.validUntil <= now).map(([mkey]) => mkey);
     if (lapsed.length === 0) return;
     this.hooks.log(`vigil: the ownership of ${lapsed.length} monitor(s) lapsed (not renewed in time); this node stopped their timers and sources`);
+    for (const mkey of lapsed) this.handing.delete(mkey);
     if (lapsed.length === this.owned.size) {
       this.owned.clear();
       this.hooks.released();
@@ -227,6 +259,7 @@ export class Ownership {
     this.session = undefined;
     const terms = [...this.owned];
     this.owned.clear();
+    this.handing.clear();
     if (session && terms.length > 0) {
       await session
         .query('update monitor_owners o set expires_ms = 0 from unnest($1::bigint[], $2::bigint[]) as t(mkey, token) where o.mkey = t.mkey and o.token = t.token', [

@@ -34,6 +34,8 @@ export interface SourceHooks {
   check(source: MonitorDefinition['source'], caller: { bearer?: string }): MonitorDefinition['source'];
   /** A monitor was created or configured: start, restart or stop its source. */
   changed(feed: Feed): void;
+  /** Resolves once the writes a stopped source queued on a cluster node are stored or given up (a handover waits for them). */
+  drained(mkey: number): Promise<void>;
 }
 
 export type ObservationKind = 'producer' | 'bookkeeping' | 'rejected';

@@ -34,11 +34,18 @@ export class ClusterWrites {
   private draining = false;
   /** The cursor of the last queued write: a reload puts the stored one back in the stats until it is applied again. */
   private queuedCursor: { value: unknown } | undefined;
+  private readonly idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly cluster: ClusterNodeHooks,
     private readonly target: ClusterWriteTarget,
   ) {}
+
+  /** Resolves once no write is queued or being stored (stored, or dropped as no longer wanted). */
+  whenIdle(): Promise<void> {
+    if (!this.draining && this.queued.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
 
   /** Writes are queued or being stored. */
   get busy(): boolean {
@@ -108,6 +115,7 @@ export class ClusterWrites {
       if (this.queued.length === 0) this.queuedCursor = undefined;
       this.draining = false;
       this.target.idle();
+      if (this.queued.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 }

@@ -116,7 +116,8 @@ export class SourceManager implements SourceHooks {
         mkey: feed.key,
         describe: () => `the ${feed.definition.source?.kind ?? 'live'} source on monitor ${feed.id}`,
         // Once another node owns the monitor its source resumes there from the stored cursor: writes queued here would repeat it.
-        wanted: () => feed.status === 'active' && !this.closed && !service.isClosed && service.cluster!.runsTimersOf(feed.key),
+        // Still wanted while the node hands the monitor back: it holds the token until they are stored.
+        wanted: () => feed.status === 'active' && !this.closed && !service.isClosed && service.cluster!.ownerToken(feed.key) !== undefined,
         closing: () => this.closed || service.isClosed,
         settle: () => service.settle(),
         log: (line) => service.log(line),
@@ -127,6 +128,12 @@ export class SourceManager implements SourceHooks {
       this.clusterWrites.set(feed.id, writes);
     }
     return writes;
+  }
+
+  /** Resolves once the writes the monitor's (stopped) source queued on this cluster node are stored or given up. */
+  drained(mkey: number): Promise<void> {
+    const feed = this.service.feedByKey(mkey);
+    return (feed && this.clusterWrites.get(feed.id)?.whenIdle()) ?? Promise.resolve();
   }
 
   private stop(id: string): void {
