@@ -76,6 +76,7 @@ export class ClusterWrites {
   private dropUnwanted(): void {
     if (this.queued.length === 0) return;
     if (this.target.closing()) this.target.log(`vigil: ${this.queued.length} write(s) of ${this.target.describe()} were not stored: the server closed first`);
+    else this.target.log(`vigil: ${this.queued.length} write(s) of ${this.target.describe()} were not stored: this node no longer runs it (paused, retired, or another node took the monitor over and goes on from the stored cursor)`);
     this.queued = [];
   }
 

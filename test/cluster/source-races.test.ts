@@ -58,7 +58,7 @@ describe.skipIf(unavailable !== undefined)('a live source on a cluster under con
         await new Promise((r) => setTimeout(r, 200));
       }
       // Writes that lost every race for a while are kept and tried again; none may be dropped.
-      const logged = nodes.flatMap((n) => n.output().split('\n').filter((line) => /not stored|dropped/.test(line)));
+      const logged = nodes.flatMap((n, i) => n.output().split('\n').filter((line) => /not stored|dropped|lapsed|stopped the timers/.test(line)).map((line) => `node ${i}: ${line}`));
       expect(
         sourced.map((o) => o.data.status),
         `one observation per change the source saw, none missing, none twice; the nodes logged:\n${logged.join('\n')}`,
