@@ -188,8 +188,10 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
       // Two of three nodes die, whichever was polling among them: the survivor takes the source over.
       await all[0]!.kill();
       await all[1]!.kill();
+      // The survivor takes the monitor once the killed owner's lease ends (4 s), then polls at once.
       const before = polls;
-      await new Promise((r) => setTimeout(r, 4000));
+      const deadline = Date.now() + scaled(15_000);
+      while (polls === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(polls - before, 'the survivor took the source over').toBeGreaterThanOrEqual(1);
     } finally {
       target.close();
