@@ -128,6 +128,11 @@ export class Ownership {
       await this.renew(ask, id);
       const { rows: fresh } = await ask<{ id: string }>(`select id from cluster_nodes where seen_ms > ${dbNow} - $1`, [ownerLeaseMs]);
       const candidates = new Set(fresh.map((r) => r.id));
+      // Assigned here again while being handed back (a heartbeat that was late came back): run it again.
+      for (const mkey of [...this.handing.keys()].filter((k) => this.hooks.assigned(k, candidates))) {
+        this.handing.delete(mkey);
+        this.hooks.acquired(mkey).catch((error) => this.hooks.log(`vigil: cannot take monitor ${mkey} back: ${(error as Error).message}`));
+      }
       for (const [mkey, term] of [...this.owned].filter(([k]) => !this.hooks.assigned(k, candidates))) {
         if (!this.handing.has(mkey)) {
           this.handBack(mkey);
