@@ -27,9 +27,11 @@ import type pg from 'pg';
 import type { PgConnection } from '../store/postgres/pg-connection.ts';
 
 const intervalMs = 1000;
-/** How long a renewal holds on the database's clock: another node may take the monitor this long after the owner's last renewal. */
-// 4 s: with 3 s, rounds slowed by a busy database (a full test suite, load 6-8) let leases lapse now
-// and then, and a lapse drops the source's queued writes; 4 s still lets another node take over within 5 s.
+/**
+ * How long a renewal holds on the database's clock: another node may take the monitor this long after
+ * the owner's last renewal. With 3 s, rounds slowed by a busy database (load 6-8) let leases lapse now
+ * and then, and a lapse drops the source's queued writes; 4 s still lets another node take over within 5 s.
+ */
 export const ownerLeaseMs = 4000;
 /** Room for the two clocks' rates: the owner gives a monitor up this much before the database frees it. */
 const marginMs = 250;
