@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { CAC } from 'cac';
 import { applyBaseFlag, baseHelp } from './base-flag.ts';
 import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
+import { processAlive } from '../file-lock/process-alive.ts';
 
 /** The recipe runner's modules, loaded when a command runs: `vigil --version` and `--help` start without them. */
 const runner = async () => {
@@ -201,7 +202,7 @@ export function registerRecipeCommands(cli: CAC): void {
     .example((name) => `  $ ${name} gate 20261121-201403-ab12 review approve`)
     .action(async (runId: string, label: string, option: string) => {
       try {
-        const { findProjectRoot, gateAnswerFile, processAlive, readRunJson, runsDir, writeGateAnswer } = await runner();
+        const { findProjectRoot, gateAnswerFile, readRunJson, runsDir, writeGateAnswer } = await runner();
         const root = findProjectRoot();
         const dir = join(runsDir(root), runId);
         if (!existsSync(join(dir, 'run.json'))) throw new RecipeInputError(`gate: no run "${runId}" in ${runsDir(root)} (see "vigil runs")`);

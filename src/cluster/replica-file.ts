@@ -7,6 +7,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../file-lock/process-alive.ts';
 
 const prefix = 'vigil-replica-';
 
@@ -40,7 +41,7 @@ function sweepAbandoned(): void {
   }
   for (const name of names) {
     const pid = Number(/^vigil-replica-(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || processRuns(pid)) continue;
+    if (!pid || pid === process.pid || processAlive(pid)) continue;
     const dir = join(tmpdir(), name);
     try {
       if (statSync(dir).uid !== process.getuid?.()) continue;
@@ -51,11 +52,3 @@ function sweepAbandoned(): void {
   }
 }
 
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -1,6 +1,7 @@
 // Only one server may write a state file: a lock file beside it names the
 // holder's pid. A lock left by a process that no longer runs is taken over.
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { processAlive } from '../file-lock/process-alive.ts';
 
 export class StateLockedError extends Error {
   override readonly name = 'StateLockedError';
@@ -9,14 +10,6 @@ export class StateLockedError extends Error {
   }
 }
 
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export interface StateLock {
   release(): void;
@@ -49,7 +42,7 @@ export function lockStateFile(statePath: string): StateLock {
       } catch {
         continue;
       }
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processRuns(holder)) {
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
         throw new StateLockedError(statePath, holder);
       }
       try {

@@ -4,6 +4,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../file-lock/process-alive.ts';
 
 export interface DaemonHolder {
   pid: number;
@@ -22,20 +23,12 @@ export function daemonLockPath(projectRoot: string): string {
   return join(projectRoot, '.vigil', 'daemon.lock');
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The daemon holding the project's lock, or null when none runs. */
 export function daemonHolder(projectRoot: string): DaemonHolder | null {
   try {
     const holder = JSON.parse(readFileSync(daemonLockPath(projectRoot), 'utf8')) as DaemonHolder;
-    if (holder.host === hostname() && !alive(holder.pid)) return null;
+    if (holder.host === hostname() && !processAlive(holder.pid)) return null;
     return holder;
   } catch {
     return null;

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRunJson, runsDir, writeJsonAtomic } from './run-record.ts';
-import { processAlive } from './runs-list.ts';
+import { processAlive } from '../../file-lock/process-alive.ts';
 
 export interface ReapedRun {
   runId: string;

@@ -2,7 +2,7 @@
 // as an indented tree with status, times, usage and where the output is.
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { processAlive } from './runs-list.ts';
+import { processAlive } from '../../file-lock/process-alive.ts';
 import { type RunJson, readRunJson, runsDir } from './run-record.ts';
 
 function shown(run: RunJson): string {

@@ -3,19 +3,12 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type RunJson, readRunJson, runsDir } from './run-record.ts';
+import { processAlive } from '../../file-lock/process-alive.ts';
 
 export interface ListedRun extends RunJson {
   shownStatus: string;
 }
 
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** True while the run's runner process is still at work (another `vigil sequence` in the same project). */
 export function runIsLive(projectRoot: string, runId: string): boolean {

@@ -1,0 +1,10 @@
+// Whether the process a lock names still runs on this machine: signal 0 checks
+// without sending anything; EPERM means it runs under another user.
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
