@@ -16,6 +16,7 @@ import { call, createMonitor, publish, replayAll, subscribe } from '../support/c
 import { postgresUnavailable } from '../support/postgres.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
+import { until } from '../support/until.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
 const unavailable = await postgresUnavailable();
@@ -25,16 +26,6 @@ const admin = 'vga_paused-owner-admin-token-of-the-test';
 const pauseMs = 15_000;
 /** The bound the issue promises for an expiry under a paused owner. */
 const takeoverMs = 5_000;
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, limitMs = scaled(30_000)): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
 
 describe.skipIf(unavailable !== undefined)('a paused timer owner', () => {
   const cluster = nodesOnOneDatabase();

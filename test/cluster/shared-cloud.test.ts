@@ -9,6 +9,7 @@ import { call, createMonitor, publish } from '../support/client.ts';
 import { postgresUnavailable } from '../support/postgres.ts';
 import { type ServerProcess, stablePort } from '../support/server-process.ts';
 import { startReceiver } from '../cloud/receiver.ts';
+import { until } from '../support/until.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
 const unavailable = await postgresUnavailable();
@@ -17,17 +18,6 @@ if (unavailable) console.warn(`skipping the shared cloud tests: ${unavailable}`)
 const admin = 'vga_shared-cloud-admin-token-of-the-test';
 const secret = 'whsec-of-the-shared-cloud-test';
 const flags = ['--allow-admin', admin, '--allow-insecure-webhooks'];
-
-/** Polls `check` until it returns a value; the limit only turns a hang into a message. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, limitMs = 30_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
 
 const makeKey = async (node: ServerProcess) => {
   const made = await call(node.url, 'POST', '/v1/api-keys', { token: admin, body: { name: 'shared', monitors: '*' } });
