@@ -2,9 +2,16 @@ import { defineConfig } from 'vitest/config';
 import SlowestFirst from './test/support/slowest-first.ts';
 import { scaled } from './test/support/time-scale.ts';
 
+/**
+ * Files that use what every process of the user shares: the kernel keyring. Any `vigil` command that
+ * opens the vault without VIGIL_HOME moves the vigil-vault keys it finds there into its own vault
+ * file, so a recipe run of another file could take the key such a test just made. They run after
+ * everything else, alone.
+ */
+const alone = ['test/sdk/vault-keyring.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/cleanup.ts'],
     // Limits catch hangs; they are stretched on a small or busy machine.
     testTimeout: scaled(30_000),
@@ -15,5 +22,9 @@ export default defineConfig({
     // on this 2-vCPU machine the suite took 785 s with three, 977 s with two.
     maxWorkers: 3,
     sequence: { sequencer: SlowestFirst },
+    projects: [
+      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: alone } },
+      { extends: true, test: { name: 'alone', include: alone, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

@@ -194,6 +194,7 @@ export class ClusterNode implements ClusterNodeHooks {
   private async afterLostRace(error: unknown, tries: number): Promise<void> {
     if (!isClusterConflict(error)) throw error;
     if (tries >= maxAttempts) {
+      this.log(`vigil: gave up after ${maxAttempts} lost races; the last, on monitor(s) ${[...error.monitors].join(', ')}: ${error.message}`);
       throw new ProtocolError('STORE_UNAVAILABLE', `Other nodes kept changing this monitor; the change was not stored after ${maxAttempts} attempts. Try again.`, {}, { cause: error });
     }
     // Spread the retries of nodes that keep colliding.

@@ -19,6 +19,10 @@ beforeAll(() => {
   const yml = join(project.root, 'vigil.yml');
   writeFileSync(yml, readFileSync(yml, 'utf8').replace('../src/recipes/starter/local-agent.mjs', join(repoRoot, 'src/recipes/starter/local-agent.mjs')));
   symlinkSync(join(repoRoot, 'node_modules'), join(project.root, 'node_modules'));
+  // The sentinel example waits 30 s for newer observations of a subject before it reacts; debounce
+  // has tests of its own, so the copy here waits 1 s.
+  const sentinel = join(project.root, '.vigil/recipes/sentinel.json');
+  writeFileSync(sentinel, JSON.stringify({ ...JSON.parse(readFileSync(sentinel, 'utf8')), debounce: 1 }, null, 2));
 });
 afterAll(() => project.cleanup());
 

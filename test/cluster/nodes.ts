@@ -23,7 +23,11 @@ export function nodesOnOneDatabase(): ClusterNodes {
   beforeAll(async () => {
     database = await createTestDatabase();
   });
-  afterEach(async () => {
+  afterEach(async ({ task }) => {
+    // What the nodes said is what explains a failure that a targeted run does not reproduce.
+    if (task.result?.state === 'fail') {
+      for (const [i, node] of started.entries()) console.error(`node ${i + 1} (${node.url}) said:\n${node.output().slice(-20_000)}`);
+    }
     await Promise.all(started.map((n) => n.kill()));
     started = [];
   });
