@@ -99,12 +99,14 @@ function buildAjv(): Ajv {
   return ajv;
 }
 
-const ajv = buildAjv();
+// Built on the first request, not at import: every CLI command loads this module, few validate.
+let ajv: Ajv | undefined;
 const compiled = new Map<SchemaId, ValidateFunction>();
 
 function validatorFor(id: SchemaId): ValidateFunction {
   let validate = compiled.get(id);
   if (!validate) {
+    ajv ??= buildAjv();
     validate = ajv.getSchema(id);
     if (!validate) throw new Error(`no schema "${id}" in ${schemaDir}`);
     compiled.set(id, validate);
