@@ -14,7 +14,7 @@ import { defaults } from '../service/defaults.ts';
 import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
 import type { FeedStats, MonitorDefinition, MonitorStatus } from '../store/records.ts';
 import type { CapturedBatch } from '../store/postgres/captured-batch.ts';
-import { type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
+import { isStoreFailure, type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
 import { type MonitorDelta, PgStore } from '../store/postgres/pg-store.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import type { Store } from '../store/store.ts';
@@ -32,6 +32,8 @@ import { evictActorsOf } from '../service/monitor-reload.ts';
 import { storeUnavailable } from './store-unavailable.ts';
 
 const maxAttempts = 50;
+/** Reads before a request's change, each on a new session when the database ended the last one. */
+const readAttempts = 3;
 /** Pages of the replica held in memory. */
 const replicaCacheKiB = 16 * 1024;
 // delta: what changed since the known rev; reload: everything, from inside the batch that was refused;
@@ -147,7 +149,7 @@ export class ClusterNode implements ClusterNodeHooks {
 
   /** Runs one operation on fresh state; a batch that lost a race runs again. */
   async run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T> {
-    for (let tries = 1; ; tries++) {
+    for (let tries = 1, lostSessions = 0; ; tries++) {
       try {
         await this.refreshFor(operation, input);
         // No await between the reservation and the attempt: a concurrent create would take the key.
@@ -155,6 +157,11 @@ export class ClusterNode implements ClusterNodeHooks {
           this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
         }
       } catch (error) {
+        // Only reads ran: a session the database ended (the pool drops it) is worth another on a new one.
+        if (isStoreFailure(error) && ++lostSessions < readAttempts) {
+          await sleep(100 * lostSessions);
+          continue;
+        }
         throw storeUnavailable(error, this.connection.url, this.log);
       }
       try {
