@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
@@ -25,6 +25,7 @@ function copyAssets(dir) {
 }
 copyAssets(src);
 await vendor();
+await precompileValidators();
 /**
  * Dependencies made of hundreds of small modules are bundled into one file each under dist/vendor/,
  * and dist/ imports that file: Node resolves, reads and links every module at every start of the
@@ -67,6 +68,28 @@ async function vendor() {
       if (next !== text) writeFileSync(path, next);
     }
   })(dist);
+}
+
+/**
+ * The recipe types' and vigil.yml's JSON Schemas as validator code beside each schema
+ * (src/recipes/loading/compile-schema.ts loads it): compiling a recipe type's schema took a
+ * `vigil sequence` 100-300 ms of CPU at every start; loading its code takes a few.
+ */
+async function precompileValidators() {
+  const require = createRequire(import.meta.url);
+  const { Ajv } = require('ajv');
+  const standaloneCode = require('ajv/dist/standalone').default;
+  const load = (path) => import(pathToFileURL(join(dist, path)).href);
+  const { validatorOptions, precompiledPath } = await load('recipes/loading/compile-schema.js');
+  const { compile, recipeSchemaFiles } = await load('recipes/loading/recipe-schema.js');
+  const fresh = () => new Ajv({ ...validatorOptions, code: { source: true } });
+  const write = (schemaFile, ajv, validate) => writeFileSync(precompiledPath(schemaFile), standaloneCode(ajv, validate));
+  const types = fresh();
+  types.addSchema(require(join(dist, 'recipes/types/common.schema.json')));
+  for (const schemaFile of recipeSchemaFiles()) write(schemaFile, types, compile(schemaFile, types));
+  const workspace = join(dist, 'recipes/config/workspace.schema.json');
+  const alone = fresh();
+  write(workspace, alone, alone.compile(require(workspace)));
 }
 
 writeFileSync(join(dist, '.built'), `${new Date().toISOString()}\n`);

@@ -1,12 +1,14 @@
 // Validates a recipe against the JSON Schema of its `type` (each type has its
 // own, src/recipes/types/<type>/schema.json, sharing types/common.schema.json),
 // so an unknown field is refused naming its path and the fields that type
-// allows. Schemas are compiled with ajv on first use, once per type.
+// allows. Schemas are compiled with ajv on first use, once per type, or come
+// compiled with the build (compile-schema.ts).
 import { createRequire } from 'node:module';
 import type { Ajv as AjvType, ValidateFunction } from 'ajv';
 import '../types/index.ts';
 import { recipeTypeDef, recipeTypeDefs } from '../types/registry.ts';
 import { commonSchemaFile } from '../types/schema-path.ts';
+import { newAjv, precompiled } from './compile-schema.ts';
 import { describeSchemaErrors } from './schema-errors.ts';
 
 const require = createRequire(import.meta.url);
@@ -19,16 +21,28 @@ const compiled = new Map<string, ValidateFunction>();
 function validatorFor(schemaFile: string): ValidateFunction {
   let v = compiled.get(schemaFile);
   if (!v) {
-    if (!ajv) {
-      const { Ajv } = require('ajv') as typeof import('ajv');
-      ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-      ajv.addSchema(require(commonSchemaFile) as object);
-    }
-    const schema = require(schemaFile) as { $id?: string };
-    v = (schema.$id && ajv.getSchema(schema.$id)) || ajv.compile(schema);
+    v = precompiled(schemaFile) ?? compile(schemaFile);
     compiled.set(schemaFile, v);
   }
   return v;
+}
+
+/** Compiles a type's schema with the common one it refers to (scripts/build.mjs writes the same as code). */
+export function compile(schemaFile: string, instance: AjvType = (ajv ??= withCommonSchema(newAjv()))): ValidateFunction {
+  const schema = require(schemaFile) as { $id?: string };
+  return (schema.$id && instance.getSchema(schema.$id)) || instance.compile(schema);
+}
+
+function withCommonSchema(instance: AjvType): AjvType {
+  instance.addSchema(require(commonSchemaFile) as object);
+  return instance;
+}
+
+/** The schema file of each type validated by schema (for the build, which compiles them ahead). */
+export function recipeSchemaFiles(): string[] {
+  return recipeTypeDefs()
+    .filter((d) => !d.validate)
+    .map((d) => d.schemaFile);
 }
 
 /** Returns the problems of `doc` as sentences, or [] when it is a valid recipe of its type. */
