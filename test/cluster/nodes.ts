@@ -4,6 +4,20 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+import { until } from '../support/until.ts';
+
+/**
+ * Until every node lists all of them as live (discover's `nodes`): from then on each monitor's timers
+ * and source stay on the node the rendezvous names. Before, a monitor created at once may be taken by
+ * one node and handed to another as the others' heartbeats arrive, and a handover stops a source's
+ * poll in flight (docs/scaling.md).
+ */
+export async function untilNodesSeeEachOther(nodes: readonly ServerProcess[]): Promise<void> {
+  await until('every node to list the others as live', async () => {
+    const lists = await Promise.all(nodes.map(async (n) => ((await (await fetch(`${n.base}/discover`)).json()) as { nodes?: unknown[] }).nodes ?? []));
+    return lists.every((list) => list.length === nodes.length) ? true : undefined;
+  });
+}
 
 export interface ClusterNodes {
   /** Starts `count` nodes on the file's database, each with `extra` flags. */

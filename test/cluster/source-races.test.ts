@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
 import { postgresUnavailable } from '../support/postgres.ts';
-import { nodesOnOneDatabase } from './nodes.ts';
+import { nodesOnOneDatabase, untilNodesSeeEachOther } from './nodes.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 
@@ -30,6 +30,7 @@ describe.skipIf(unavailable !== undefined)('a live source on a cluster under con
     await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
     try {
       const nodes = await cluster.start(3);
+      await untilNodesSeeEachOther(nodes);
       const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/status`;
       const monitor = await createMonitor(nodes[0]!.base, { source: { kind: 'http', url, interval_s: 1 } });
       let stop = false;
