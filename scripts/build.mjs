@@ -1,6 +1,8 @@
 // `npm run build`: compiles src/ to dist/ with tsc and copies the files tsc
-// does not emit (JSON Schemas, the piscina worker entry), then stamps the
-// build so that bin/vigil.js can tell a fresh dist/ from a stale one.
+// does not emit (JSON Schemas, the piscina worker entry), bundles the
+// many-file dependencies into dist/vendor/, writes the JSON Schema validators
+// as code, then stamps the build so that bin/vigil.js can tell a fresh dist/
+// from a stale one. The last two make every start of the CLI cheaper.
 import { execFileSync } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,6 +28,7 @@ function copyAssets(dir) {
 copyAssets(src);
 await vendor();
 await precompileValidators();
+
 /**
  * Dependencies made of hundreds of small modules are bundled into one file each under dist/vendor/,
  * and dist/ imports that file: Node resolves, reads and links every module at every start of the

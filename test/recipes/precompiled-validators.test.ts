@@ -28,7 +28,7 @@ describe('validators compiled by the build', () => {
     const fromBuild = require(built(schemaFile));
     const compiled = compile(schemaFile);
     for (const doc of documents) {
-      expect(fromBuild(doc), JSON.stringify(doc)).toBe(compiled(doc));
+      expect(fromBuild(doc), `${JSON.stringify(doc)} (is dist/ older than src/? npm run build)`).toBe(compiled(doc));
       expect(fromBuild.errors ?? null).toEqual(compiled.errors ?? null);
     }
   });
