@@ -28,9 +28,14 @@ function validatorFor(schemaFile: string): ValidateFunction {
 }
 
 /** Compiles a type's schema with the common one it refers to (scripts/build.mjs writes the same as code). */
-export function compile(schemaFile: string, instance: AjvType = (ajv ??= withCommonSchema(newAjv()))): ValidateFunction {
+export function compile(schemaFile: string, instance: AjvType = sharedAjv()): ValidateFunction {
   const schema = require(schemaFile) as { $id?: string };
   return (schema.$id && instance.getSchema(schema.$id)) || instance.compile(schema);
+}
+
+function sharedAjv(): AjvType {
+  ajv ??= withCommonSchema(newAjv());
+  return ajv;
 }
 
 function withCommonSchema(instance: AjvType): AjvType {
