@@ -72,7 +72,10 @@ describe('vigil daemon', () => {
     const file = s.recipe(every('late'));
     await waitFor('the added recipe to fire', () => lines(s.read('late.txt')).length >= 1, 10_000);
     s.recipe(every('late', { target: 'echo changed >> late.txt' }));
-    await waitFor('the changed recipe to fire', () => s.read('late.txt').includes('changed'), 10_000);
+    // A fresh clone's CI once waited here in vain: what the daemon said is what would explain it.
+    await waitFor('the changed recipe to fire', () => s.read('late.txt').includes('changed'), 10_000).catch((error: Error) => {
+      throw new Error(`${error.message}; the daemon said:\n${d.log()}`);
+    });
     unlinkSync(file);
     await waitFor('the removal to be seen', () => d.log().includes('temporal late: removed'), 20_000);
     await waitFor('a firing already started to end', () => idle(s.root), 30_000);
