@@ -2,6 +2,7 @@
 // the database is made before the file's tests and dropped after them, and
 // the nodes a test started are killed after it.
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { call } from '../support/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 import { until } from '../support/until.ts';
@@ -14,7 +15,7 @@ import { until } from '../support/until.ts';
  */
 export async function untilNodesSeeEachOther(nodes: readonly ServerProcess[]): Promise<void> {
   await until('every node to list the others as live', async () => {
-    const lists = await Promise.all(nodes.map(async (n) => ((await (await fetch(`${n.base}/discover`)).json()) as { nodes?: unknown[] }).nodes ?? []));
+    const lists = await Promise.all(nodes.map(async (n) => ((await call(n.base, 'GET', '/discover')).body.nodes ?? []) as unknown[]));
     return lists.every((list) => list.length === nodes.length) ? true : undefined;
   });
 }
