@@ -31,6 +31,30 @@ function secretServiceAnswers(): boolean {
   }
 }
 
+/**
+ * Leaves a secret in keyutils as an earlier version did. @napi-rs/keyring adds the key to the session
+ * keyring, then links it into the persistent one; after a full suite run that link was once refused
+ * (AccessDenied) with the key already added. The key in the session keyring is what the vault's
+ * rescue finds and reads, so such a plant still serves; anything else fails with the kernel's list.
+ */
+function plantInKeyutils(scope: string, key: string, value: string): void {
+  try {
+    keyutils(scope, key).setPassword(value);
+  } catch (error) {
+    let readBack: string | null = null;
+    try {
+      readBack = keyutils(scope, key).getPassword();
+    } catch {
+      // reported below
+    }
+    if (readBack === value) {
+      console.warn(`planted ${scope}/${key} in the session keyring only: linking it into the persistent keyring was refused (${error})`);
+      return;
+    }
+    throw new Error(`could not leave a secret in keyutils (${error}); /proc/keys:\n${readFileSync('/proc/keys', 'utf8')}`);
+  }
+}
+
 const headless = process.platform === 'linux' && !secretServiceAnswers();
 if (!headless) console.warn(`${import.meta.filename}: skipped: needs Linux without a Secret Service (this machine has one, or is not Linux)`);
 
@@ -53,7 +77,7 @@ beforeEach(() => {
   }
 });
 afterEach(() => {
-  for (const o of others) if (keyutils(o.scope, o.key).getPassword() === null) keyutils(o.scope, o.key).setPassword(o.value);
+  for (const o of others) if (keyutils(o.scope, o.key).getPassword() === null) plantInKeyutils(o.scope, o.key, o.value);
   project.cleanup();
 });
 
@@ -78,7 +102,7 @@ describe.runIf(headless)('vault without a Secret Service', () => {
 
   it('moves a secret found in the kernel keyring into the file once, and it stays readable', async () => {
     const scope = `rescue-${randomBytes(4).toString('hex')}`;
-    keyutils(scope, 'api_token').setPassword('from-keyutils');
+    plantInKeyutils(scope, 'api_token', 'from-keyutils');
     try {
       expect(keyutilsVaultKeys()).toContainEqual({ scope, key: 'api_token' });
       const list = await vigil(project, ['vault', 'list', '--json'], { env: asUser });
