@@ -107,6 +107,10 @@ export class ClusterNode implements ClusterNodeHooks {
         const feed = this.service.feedByKey(mkey);
         if (feed) this.service.sources?.changed(feed);
       },
+      handingBack: (mkey, pollWithinMs) => {
+        const feed = this.service.feedByKey(mkey);
+        if (feed) this.service.sources?.handBack(feed, pollWithinMs);
+      },
       drained: (mkey) => this.service.sources?.drained(mkey) ?? Promise.resolve(),
       log: this.log,
     });

@@ -38,8 +38,10 @@ const marginMs = 250;
 /** A round's statement that takes longer is given up, and the session with it: renewals must not queue behind it. */
 const answerWithinMs = 2000;
 const dbNow = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
-/** How long a node handing a monitor back waits for its source's queued writes before it frees the monitor anyway. */
+/** How long a node handing a monitor back waits for its source's poll in flight and queued writes before it frees the monitor anyway. */
 const drainWithinMs = 3000;
+/** Of that, how long the poll in flight may take: what it saw is then queued and stored within the rest. */
+const pollWithinMs = 2000;
 
 export interface OwnershipHooks {
   /** This node just took the monitor: catch up on it, arm its timers and start its source. */
@@ -50,9 +52,11 @@ export interface OwnershipHooks {
   nodeId(): string;
   /** This node should hold the monitor: it is assigned to it among `candidates`, the nodes whose heartbeat is fresh. */
   assigned(mkey: number, candidates: ReadonlySet<string>): boolean;
-  /** The monitor is no longer run here (handed back, taken over, fenced off or lapsed): stop its source. */
+  /** The monitor is no longer run here (taken over, fenced off or lapsed): stop its source at once. */
   handedBack(mkey: number): void;
-  /** Resolves once the writes its stopped source queued are stored (or given up): then the monitor is freed. */
+  /** This node hands the monitor to the node it is now assigned to: stop its source once its poll in flight is done (within `pollWithinMs`). */
+  handingBack(mkey: number, pollWithinMs: number): void;
+  /** Resolves once its stopped source's poll in flight is done and the writes it queued are stored (or given up): then the monitor is freed. */
   drained(mkey: number): Promise<void>;
   log(line: string): void;
 }
@@ -135,14 +139,20 @@ export class Ownership {
         this.handing.delete(mkey);
         this.hooks.acquired(mkey).catch((error) => this.hooks.log(`vigil: cannot take monitor ${mkey} back: ${(error as Error).message}`));
       }
+      const handed: number[] = [];
       for (const [mkey, term] of [...this.owned].filter(([k]) => !this.hooks.assigned(k, candidates))) {
         if (!this.handing.has(mkey)) {
           this.handBack(mkey);
+          handed.push(mkey);
           continue;
         }
         if (!this.handing.get(mkey)) continue;
         this.lose(mkey);
         await ask('update monitor_owners set expires_ms = 0 where mkey = $1 and token = $2', [mkey, term.token]);
+      }
+      if (handed.length > 0) {
+        const named = handed.slice(0, 10).join(', ') + (handed.length > 10 ? `, … (${handed.length} in all)` : '');
+        this.hooks.log(`vigil: handing monitor(s) ${named} to the nodes they are assigned to now: their sources stop here once the poll in flight and the writes queued are stored (up to ${drainWithinMs / 1000} s)`);
       }
       const { rows: free } = await ask<{ key: number }>(
         `select m.key from monitors m left join monitor_owners o on o.mkey = m.key where o.mkey is null or o.expires_ms <= ${dbNow}`,
@@ -212,10 +222,10 @@ export class Ownership {
     this.armLapse();
   }
 
-  /** Stops the monitor's timers and source here; the next rounds free it once its queued writes are stored. */
+  /** Stops the monitor's timers and source here; the next rounds free it once its poll in flight and queued writes are stored. */
   private handBack(mkey: number): void {
     this.handing.set(mkey, false);
-    this.hooks.handedBack(mkey);
+    this.hooks.handingBack(mkey, pollWithinMs);
     const bound = new Promise<void>((resolve) => setTimeout(resolve, drainWithinMs).unref());
     void Promise.race([this.hooks.drained(mkey), bound])
       .catch(() => {})

@@ -34,7 +34,9 @@ export interface SourceHooks {
   check(source: MonitorDefinition['source'], caller: { bearer?: string }): MonitorDefinition['source'];
   /** A monitor was created or configured: start, restart or stop its source. */
   changed(feed: Feed): void;
-  /** Resolves once the writes a stopped source queued on a cluster node are stored or given up (a handover waits for them). */
+  /** A cluster node hands the monitor back: its source stops once the poll in flight (if any) is done, within `pollWithinMs`. */
+  handBack(feed: Feed, pollWithinMs: number): void;
+  /** Resolves once a stopped source's poll in flight is done and the writes it queued on a cluster node are stored or given up (a handover waits for them). */
   drained(mkey: number): Promise<void>;
 }
 

@@ -29,6 +29,10 @@ export class SourceManager implements SourceHooks {
   private readonly outbound: Outbound;
   /** Cluster only: monitor id → its source's writes waiting to be stored, kept across restarts of the source so they stay in order. */
   private readonly clusterWrites = new Map<string, ClusterWrites>();
+  /** monitor id → the run its actor started last (the one a handback winds down). */
+  private readonly runs = new Map<string, SourceRun>();
+  /** Cluster only: monitor key → a handed-back source's poll in flight, finishing. */
+  private readonly windingDown = new Map<number, Promise<void>>();
   private closed = false;
 
   constructor(
@@ -91,10 +95,15 @@ export class SourceManager implements SourceHooks {
           const run = new SourceRun(service, feed, source, setting, controller, (event) => {
             if (!controller.signal.aborted) sendBack(event);
           });
+          this.runs.set(feed.id, run);
           load()
             .then((runner) => runner(run))
             .catch((error: unknown) => run.fail(error));
-          return () => controller.abort();
+          return () => {
+            if (this.runs.get(feed.id) === run) this.runs.delete(feed.id);
+            // A run winding down stops itself once its poll in flight is done.
+            if (!run.windingDown) controller.abort();
+          };
         }),
       },
     });
@@ -122,7 +131,7 @@ export class SourceManager implements SourceHooks {
         settle: () => service.settle(),
         log: (line) => service.log(line),
         idle: () => {
-          if (!this.running.has(feed.id)) this.clusterWrites.delete(feed.id);
+          if (!this.running.has(feed.id) && !this.windingDown.has(feed.key)) this.clusterWrites.delete(feed.id);
         },
       });
       this.clusterWrites.set(feed.id, writes);
@@ -130,15 +139,38 @@ export class SourceManager implements SourceHooks {
     return writes;
   }
 
-  /** Resolves once the writes the monitor's (stopped) source queued on this cluster node are stored or given up. */
-  drained(mkey: number): Promise<void> {
+  /**
+   * A cluster node hands the monitor back to the node it is now assigned to: its source stops here,
+   * but a poll in flight may finish (within `pollWithinMs`) and queue what it saw, which drained()
+   * then waits for. Stopping it at once would lose the answer the target was giving.
+   */
+  handBack(feed: Feed, pollWithinMs: number): void {
+    const run = this.runs.get(feed.id);
+    if (run && !this.windingDown.has(feed.key)) {
+      const finished = run.windDown(pollWithinMs).finally(() => {
+        if (this.windingDown.get(feed.key) === finished) this.windingDown.delete(feed.key);
+      });
+      this.windingDown.set(feed.key, finished);
+    }
+    this.changed(feed);
+  }
+
+  /** Resolves once the monitor's stopped source finished its poll in flight and the writes it queued on this cluster node are stored or given up. */
+  async drained(mkey: number): Promise<void> {
+    await this.windingDown.get(mkey);
     const feed = this.service.feedByKey(mkey);
-    return (feed && this.clusterWrites.get(feed.id)?.whenIdle()) ?? Promise.resolve();
+    const writes = feed && this.clusterWrites.get(feed.id);
+    if (!feed || !writes) return;
+    await writes.whenIdle();
+    if (!this.running.has(feed.id) && this.clusterWrites.get(feed.id) === writes && !writes.busy) this.clusterWrites.delete(feed.id);
   }
 
   private stop(id: string): void {
     this.running.delete(id);
-    if (this.clusterWrites.get(id)?.busy === false) this.clusterWrites.delete(id);
+    // Kept while a handed-back source's poll in flight may still queue a write in it.
+    const key = this.service.feed(id)?.key;
+    const finishing = key !== undefined && this.windingDown.has(key);
+    if (this.clusterWrites.get(id)?.busy === false && !finishing) this.clusterWrites.delete(id);
     const actor = this.service.system.sources.isResident(id) ? this.service.system.sources.get(id) : undefined;
     actor?.send({ type: 'STOP' });
     this.service.system.sources.evict(id);

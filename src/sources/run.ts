@@ -36,6 +36,10 @@ export interface SourceEmit {
 
 export class SourceRun {
   private stoppedFlag = false;
+  /** Set by windDown: no new poll starts, and the one in flight may still write. */
+  private windingDownFlag = false;
+  /** The poll `every` is awaiting, if any. */
+  private inFlight: Promise<unknown> | undefined;
   readonly signal: AbortSignal;
 
   constructor(
@@ -84,13 +88,37 @@ export class SourceRun {
     }, cursor);
   }
 
+  /** Winding down (a cluster node handing the monitor back): the actor is stopped, and the poll in flight finishes. */
+  get windingDown(): boolean {
+    return this.windingDownFlag;
+  }
+
+  /**
+   * Lets the poll in flight finish and queue its write, starts no other, then stops the run (at once
+   * when no poll is in flight; after `withinMs` whatever the poll's state). A node handing a monitor
+   * back calls this so the answer it was waiting for is not lost: it still holds the monitor until
+   * that write is stored.
+   */
+  windDown(withinMs: number): Promise<void> {
+    this.windingDownFlag = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, withinMs);
+      timer.unref();
+    });
+    return Promise.race([this.inFlight?.catch(() => {}), bound]).then(() => {
+      clearTimeout(timer);
+      this.controller.abort();
+    });
+  }
+
   /** Writes one observation as `source:<kind>` (origin system). */
   emit(item: SourceEmit): void {
     if (this.stopped) return;
     // Stamped now: on a cluster the write may be stored later, and the time is when the source saw it.
     const seen = { ...item, time: item.time ?? new Date(this.service.now()).toISOString() };
     this.write(() => this.append(seen), item.cursor);
-    if (item.contact !== false) this.report({ type: 'CONTACT', now: this.service.now() });
+    if (item.contact !== false) this.tell({ type: 'CONTACT', now: this.service.now() });
   }
 
   /** The source answered (nothing new to write): refreshes `since_last_source_contact_s`. */
@@ -101,7 +129,7 @@ export class SourceRun {
       this.feed.stats.last_source_contact = new Date(now).toISOString();
       this.service.persistMonitor(this.feed);
     });
-    this.report({ type: 'CONTACT', now });
+    this.tell({ type: 'CONTACT', now });
   }
 
   private append(item: SourceEmit): void {
@@ -149,7 +177,12 @@ export class SourceRun {
     if (this.stopped) return;
     this.stoppedFlag = true;
     // The message is shown (state, dashboard, inspector, logs): a URL in it loses its credentials.
-    this.report({ type: 'FAIL', error: redactCredentials(error instanceof Error ? error.message : String(error)) });
+    this.tell({ type: 'FAIL', error: redactCredentials(error instanceof Error ? error.message : String(error)) });
+  }
+
+  /** Contact and failure go to the source's actor, which is stopped once the run winds down. */
+  private tell(event: { type: 'CONTACT'; now: number } | { type: 'FAIL'; error: string }): void {
+    if (!this.windingDownFlag) this.report(event);
   }
 
   /** The state document of another monitor (formula inputs), or undefined when it is gone. */
@@ -171,14 +204,17 @@ export class SourceRun {
   every(ms: number, tick: () => void | Promise<void>): void {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const loop = async () => {
-      if (this.stopped) return;
+      if (this.stopped || this.windingDownFlag) return;
       try {
-        await tick();
+        this.inFlight = Promise.resolve(tick());
+        await this.inFlight;
       } catch (error) {
         this.fail(error);
         return;
+      } finally {
+        this.inFlight = undefined;
       }
-      if (!this.stopped) timer = setTimeout(loop, ms);
+      if (!this.stopped && !this.windingDownFlag) timer = setTimeout(loop, ms);
     };
     this.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
     void loop();

@@ -10,8 +10,7 @@ import { until } from '../support/until.ts';
 /**
  * Until every node lists all of them as live (discover's `nodes`): from then on each monitor's timers
  * and source stay on the node the rendezvous names. Before, a monitor created at once may be taken by
- * one node and handed to another as the others' heartbeats arrive, and a handover stops a source's
- * poll in flight (docs/scaling.md).
+ * one node and handed to another as the others' heartbeats arrive (docs/scaling.md).
  */
 export async function untilNodesSeeEachOther(nodes: readonly ServerProcess[]): Promise<void> {
   await until('every node to list the others as live', async () => {
