@@ -1,4 +1,4 @@
-// `npx tsx bench/profiles/profile.ts <label> [publish,discover,lease,sse] [--seconds 8] [--streams 10000]`
+// `npx tsx bench/profiles/profile.ts <label> [publish,discover,lease,sse] [--seconds 8] [--streams 10000] [--postgres]`
 // Runs one scenario at a time against a `vigil serve --cpu-prof` server and
 // keeps only the samples taken while the measured load ran (the profile's
 // clock and process.hrtime are both CLOCK_MONOTONIC), then writes
@@ -13,6 +13,7 @@ import { client, json } from '../lib/http.ts';
 import { type BenchServer, startServer } from '../lib/server.ts';
 import { createMonitor, subscribe, subscribeMany, head, type Sub } from '../lib/setup.ts';
 import { nowMs, round, sleep, summary } from '../lib/stats.ts';
+import { createTestDatabase } from '../../test/support/postgres.ts';
 import { breakdown, type CpuProfile, flameSvg, folded, windowed } from './flame.ts';
 
 const argv = process.argv.slice(2);
@@ -26,6 +27,8 @@ const seconds = option('seconds', 8);
 const streams = option('streams', 10_000);
 // --cpu-only: no profiler, just the server's CPU per unit (for A/B runs on a busy machine).
 const cpuOnly = argv.includes('--cpu-only');
+// --postgres: the server is a cluster node on a PostgreSQL database of its own (made here, dropped after).
+const onPostgres = argv.includes('--postgres');
 const gcOnSignal = fileURLToPath(new URL('./gc-on-signal.cjs', import.meta.url));
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
@@ -115,12 +118,19 @@ const outDir = join('bench/profiles', label);
 mkdirSync(outDir, { recursive: true });
 for (const name of scenarios) {
   const profileDir = mkdtempSync(join(tmpdir(), 'vigil-profile-'));
-  const server = await startServer({ transport: 'uws', durable: true, nodeFlags: [...(cpuOnly ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), '--expose-gc', '--require', gcOnSignal] });
+  const database = onPostgres ? await createTestDatabase() : undefined;
+  const server = await startServer({
+    transport: 'uws',
+    durable: !database,
+    nodeFlags: [...(cpuOnly ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), '--expose-gc', '--require', gcOnSignal],
+    ...(database && { args: ['--store', database.url] }),
+  });
   let window: Window;
   try {
     window = await run[name]!(server);
   } finally {
     await server.stop();
+    await database?.drop();
   }
   if (cpuOnly) {
     rmSync(profileDir, { recursive: true, force: true });
