@@ -3,7 +3,7 @@
 // "SAY=DONE", "DONE_AT=3", "WRITE=notes.txt:hello", "FAIL", "PIDFILE=/tmp/x",
 // "JSON={"a":1}" (the answer a structured-output run gives; no spaces).
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 export function parseDirectives(text) {
@@ -46,7 +46,11 @@ export async function hang(d, printFirst) {
   // ESCAPE: one more grandchild in a session of its own (setsid), out of our process group.
   const escaped = d.ESCAPE ? spawn('sleep', ['1001'], { stdio: 'ignore', detached: true }) : null;
   escaped?.unref();
-  if (d.PIDFILE) writeFileSync(d.PIDFILE, JSON.stringify({ agent: process.pid, grandchild: child.pid, ...(escaped ? { escaped: escaped.pid } : {}) }));
+  if (d.PIDFILE) {
+    // Whole or absent: tests read it as soon as it exists.
+    writeFileSync(`${d.PIDFILE}.partial`, JSON.stringify({ agent: process.pid, grandchild: child.pid, ...(escaped ? { escaped: escaped.pid } : {}) }));
+    renameSync(`${d.PIDFILE}.partial`, d.PIDFILE);
+  }
   if (printFirst) process.stdout.write(printFirst);
   // Ignore SIGTERM like a stuck program would; only SIGKILL ends us.
   process.on('SIGTERM', () => {});
