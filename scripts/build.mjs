@@ -84,15 +84,17 @@ async function precompileValidators() {
   const standaloneCode = require('ajv/dist/standalone').default;
   const load = (path) => import(pathToFileURL(join(dist, path)).href);
   const { validatorOptions, precompiledPath } = await load('recipes/loading/compile-schema.js');
-  const { compile, recipeSchemaFiles } = await load('recipes/loading/recipe-schema.js');
+  const { compile, recipeSchemaFiles, standaloneSchemaFiles } = await load('recipes/loading/recipe-schema.js');
   const fresh = () => new Ajv({ ...validatorOptions, code: { source: true } });
   const write = (schemaFile, ajv, validate) => writeFileSync(precompiledPath(schemaFile), standaloneCode(ajv, validate));
   const types = fresh();
   types.addSchema(require(join(dist, 'recipes/types/common.schema.json')));
   for (const schemaFile of recipeSchemaFiles()) write(schemaFile, types, compile(schemaFile, types));
-  const workspace = join(dist, 'recipes/config/workspace.schema.json');
-  const alone = fresh();
-  write(workspace, alone, alone.compile(require(workspace)));
+  // Compiled alone, as lazyValidator does: vigil.yml's, and the types that check more than their schema (temporal, sentinel).
+  for (const schemaFile of [join(dist, 'recipes/config/workspace.schema.json'), ...standaloneSchemaFiles()]) {
+    const alone = fresh();
+    write(schemaFile, alone, alone.compile(require(schemaFile)));
+  }
 }
 
 writeFileSync(join(dist, '.built'), `${new Date().toISOString()}\n`);

@@ -6,7 +6,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compile, recipeSchemaFiles } from '../../src/recipes/loading/recipe-schema.ts';
+import { newAjv } from '../../src/recipes/loading/compile-schema.ts';
+import { compile, recipeSchemaFiles, standaloneSchemaFiles } from '../../src/recipes/loading/recipe-schema.ts';
 import { repoRoot } from '../sdk/helpers.ts';
 
 const require = createRequire(import.meta.url);
@@ -23,10 +24,14 @@ const documents = examples.flatMap((doc) => [
 ]);
 
 describe('validators compiled by the build', () => {
-  it.each(recipeSchemaFiles().map((f) => [relative(repoRoot, f), f]))('%s agrees with compiling it', (_, schemaFile) => {
+  const withCommon = recipeSchemaFiles().map((f) => [relative(repoRoot, f), f, () => compile(f)] as const);
+  const alone = [join(repoRoot, 'src/recipes/config/workspace.schema.json'), ...standaloneSchemaFiles()].map(
+    (f) => [relative(repoRoot, f), f, () => newAjv().compile(require(f))] as const,
+  );
+  it.each([...withCommon, ...alone])('%s agrees with compiling it', (_, schemaFile, compileIt) => {
     expect(existsSync(built(schemaFile)), `${built(schemaFile)} is missing: run npm run build`).toBe(true);
     const fromBuild = require(built(schemaFile));
-    const compiled = compile(schemaFile);
+    const compiled = compileIt();
     for (const doc of documents) {
       expect(fromBuild(doc), `${JSON.stringify(doc)} (is dist/ older than src/? npm run build)`).toBe(compiled(doc));
       expect(fromBuild.errors ?? null).toEqual(compiled.errors ?? null);

@@ -50,6 +50,13 @@ export function recipeSchemaFiles(): string[] {
     .map((d) => d.schemaFile);
 }
 
+/** The schema file of each type that checks more than its schema: compiled alone (lazyValidator), and by the build ahead. */
+export function standaloneSchemaFiles(): string[] {
+  return recipeTypeDefs()
+    .filter((d) => d.validate)
+    .map((d) => d.schemaFile);
+}
+
 /** Returns the problems of `doc` as sentences, or [] when it is a valid recipe of its type. */
 export function checkRecipeSchema(doc: unknown): string[] {
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return ['(top level): a recipe must be a JSON object'];
