@@ -1,8 +1,8 @@
 // One `vigil serve` node of a cluster on PostgreSQL (protocol.md §20). The
 // database is the authority; the node's service runs on a local SQLite
-// replica that is caught up on a monitor before every operation on it, and
-// every batch it writes is checked in PostgreSQL against the monitor's
-// change counter (src/store/postgres/pg-store.ts). A lost race reloads the
+// replica that is caught up on a monitor before every operation on it
+// (monitor-sync.ts), and every batch it writes is checked in PostgreSQL
+// against the monitor's change counter (src/store/postgres/pg-store.ts). A lost race reloads the
 // monitor and runs the operation again. Wakes come by LISTEN/NOTIFY; a
 // monitor's timers are armed by the holder of its ownership lease (ownership.ts),
 // whose timer and source writes are fenced by the lease's token.
@@ -12,10 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtocolError } from '../protocol/errors.ts';
 import { defaults } from '../service/defaults.ts';
 import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
-import type { FeedStats, MonitorDefinition, MonitorStatus } from '../store/records.ts';
 import type { CapturedBatch } from '../store/postgres/captured-batch.ts';
 import { isStoreFailure, type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
-import { type MonitorDelta, PgStore } from '../store/postgres/pg-store.ts';
+import { PgStore } from '../store/postgres/pg-store.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import type { Store } from '../store/store.ts';
 import { ClusterCommit } from './cluster-commit.ts';
@@ -24,11 +23,9 @@ import { ChangeListener } from './change-listener.ts';
 import { Heartbeat, type NodeInfo } from './heartbeat.ts';
 import { Ownership } from './ownership.ts';
 import { LookupBatch } from './lookup-batch.ts';
+import { MonitorSync } from './monitor-sync.ts';
 import { ReplicaWriter } from './replica-writer.ts';
 import { ReplicaFile } from './replica-file.ts';
-import { dropFromReplica, ReplicaBudget } from './replica-budget.ts';
-import { readDeltaInPages } from './replica-pages.ts';
-import { evictActorsOf } from '../service/monitor-reload.ts';
 import { storeUnavailable } from './store-unavailable.ts';
 
 const maxAttempts = 50;
@@ -36,9 +33,6 @@ const maxAttempts = 50;
 const readAttempts = 3;
 /** Pages of the replica held in memory. */
 const replicaCacheKiB = 16 * 1024;
-// delta: what changed since the known rev; reload: everything, from inside the batch that was refused;
-// refresh: everything, for a monitor whose memory may be ahead of the database; takeover: arm the timers.
-type SyncMode = 'delta' | 'reload' | 'refresh' | 'takeover';
 
 export class ClusterNode implements ClusterNodeHooks {
   readonly node: { id: string; readonly store: 'postgres' };
@@ -46,14 +40,11 @@ export class ClusterNode implements ClusterNodeHooks {
   private service!: MonitorService;
   private replica!: ReplicaWriter;
   private queue!: ClusterCommit;
-  /** The rev of each monitor that memory and the local replica hold. */
-  private readonly known = new Map<number, number>();
+  /** Follows PostgreSQL on each monitor memory and the replica hold (made on attach). */
+  private monitors!: MonitorSync;
   /** Set once the server stops: other nodes' changes are no longer caught up on. */
   private stopping = false;
   private readonly subscriptionMonitors = new Map<string, number>();
-  private readonly syncing = new Map<number, Promise<void>>();
-  /** Monitors whose memory may hold a refused batch's changes: reloaded whole before their next use. */
-  private readonly stale = new Set<number>();
   private listener: ChangeListener | undefined;
   private readonly revByKey = new LookupBatch<number, number>((keys) => this.pg.revsByKey(keys));
   private readonly revById = new LookupBatch<string, { key: number; rev: number }>((ids) => this.pg.revsById(ids));
@@ -62,7 +53,6 @@ export class ClusterNode implements ClusterNodeHooks {
   /** The replica's private file (Store.open's path and `scratch`). */
   readonly replicaFile = new ReplicaFile();
   readonly replicaStore = { cacheKiB: replicaCacheKiB };
-  private budget: ReplicaBudget | undefined;
 
   private constructor(
     readonly connection: PgConnection,
@@ -79,7 +69,7 @@ export class ClusterNode implements ClusterNodeHooks {
 
   /** The store's commit queue (passed to Store.open before the service exists). */
   readonly commitQueue = (driver: SqlDriver, store: Store): ClusterCommit => {
-    this.queue = new ClusterCommit(driver, store, { commit: (batch) => this.commit(batch), reload: (mkeys) => this.reload(mkeys), log: this.log });
+    this.queue = new ClusterCommit(driver, store, { commit: (batch) => this.commit(batch), reload: (mkeys) => this.monitors.reload(mkeys), log: this.log });
     return this.queue;
   };
 
@@ -87,14 +77,21 @@ export class ClusterNode implements ClusterNodeHooks {
     this.service = service;
     this.replica = new ReplicaWriter(service.store.driver);
     service.cluster = this;
-    const replica = this.replica;
-    this.budget = new ReplicaBudget(
-      { usedBytes: () => replica.usedBytes(), drop: (mkey) => this.dropCold(mkey), log: this.log },
-      { budgetBytes: this.replicaBudgetMB * (1 << 20), coldMs: 5000, checkMs: 2000 },
-    );
-    this.listener = await ChangeListener.start(this.connection, (mkey, rev, timers) => this.changed(mkey, rev, timers), () => this.resyncKnown(), this.log);
+    const monitors = new MonitorSync({
+      pg: this.pg,
+      queue: this.queue,
+      replica: this.replica,
+      service,
+      budgetBytes: this.replicaBudgetMB * (1 << 20),
+      runsTimersOf: (mkey) => this.runsTimersOf(mkey),
+      stopping: () => this.stopping,
+      noteSubscription: (id, mkey) => this.subscriptionMonitors.set(id, mkey),
+      log: this.log,
+    });
+    this.monitors = monitors;
+    this.listener = await ChangeListener.start(this.connection, (mkey, rev, timers) => monitors.changed(mkey, rev, timers), () => monitors.resyncKnown(), this.log);
     this.ownership = await Ownership.start(this.connection, {
-      acquired: (mkey) => this.sync(mkey, 'takeover'),
+      acquired: (mkey) => monitors.sync(mkey, 'takeover'),
       // Every lease lapsed: stop the sources; whoever takes the monitors starts them.
       released: () => {
         for (const feed of this.service.allFeeds()) this.service.sources?.changed(feed);
@@ -225,240 +222,44 @@ export class ClusterNode implements ClusterNodeHooks {
   /** Reads the monitor's rev (batched per turn) and catches up when the database moved on. */
   private async catchUpOn(mkey: number): Promise<void> {
     const rev = await this.revByKey.get(mkey);
-    await this.catchUp(mkey, rev);
-  }
-
-  private async catchUp(mkey: number, rev: number | undefined): Promise<void> {
-    this.budget?.touch(mkey);
-    if (this.stale.has(mkey)) return this.sync(mkey, 'refresh');
-    if (rev === undefined || !this.behind(mkey, rev)) return;
-    // Read while this node's own batch on the monitor committed: once it settles, memory may hold that rev.
-    if (this.queue.writing(mkey)) {
-      await this.queue.idle();
-      if (this.stale.has(mkey)) return this.sync(mkey, 'refresh');
-      if (!this.behind(mkey, rev)) return;
-    }
-    await this.sync(mkey, 'delta');
-  }
-
-  /**
-   * Memory is behind the database's rev. Revs of a monitor only grow, and this node's commit at rev K
-   * required the database to be at K - 1: memory at a higher rev than the one read holds all of it.
-   */
-  private behind(mkey: number, rev: number): boolean {
-    const known = this.known.get(mkey);
-    return known === undefined || rev > known;
+    await this.monitors.catchUp(mkey, rev);
   }
 
   refreshAll(): Promise<void> {
-    return this.resyncKnown(true);
+    return this.monitors.resyncKnown(true);
   }
 
   private async refreshFor(operation: string, input: unknown): Promise<void> {
     const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
     if (operation === 'monitors/list' || operation === 'admin/snapshot' || (operation === 'admin/compact' && typeof fields.monitor !== 'string')) {
-      return this.resyncKnown(true);
+      return this.monitors.resyncKnown(true);
     }
     const monitorId = operation === 'feeds/subscribe' || operation === 'admin/compact' ? fields.monitor : operation.startsWith('monitors/') ? fields.id : undefined;
     if (typeof monitorId === 'string') {
       const row = await this.revById.get(monitorId);
-      if (row) await this.catchUp(row.key, row.rev);
+      if (row) await this.monitors.catchUp(row.key, row.rev);
       return;
     }
     if (typeof fields.subscription === 'string') await this.refreshSubscription(fields.subscription);
   }
 
-  /** Catches up on every monitor this node holds (all of them when `everything`). */
-  private async resyncKnown(everything = false): Promise<void> {
-    for (const { key, rev } of await this.pg.allRevs()) {
-      if ((everything || this.known.has(key)) && rev !== this.known.get(key)) await this.sync(key, 'delta');
-    }
-  }
-
-  /**
-   * Another node committed on a monitor. Caught up on at once only when someone here waits on it
-   * (a long-poll, a stream, a dashboard) or when this node runs its timers and a deadline moved;
-   * otherwise the next request on it catches up (every operation compares revs first).
-   */
-  private changed(mkey: number, rev: number, timers: boolean): void {
-    // A stopping node answers nothing more: catching up would read a replica that is closing.
-    if (this.stopping) return;
-    const known = this.known.get(mkey);
-    if (known === undefined || known >= rev) return;
-    // Most likely this node's own batch, whose notification came before its commit's answer: looked at once it settles.
-    if (this.queue.writing(mkey)) {
-      void this.queue.idle().then(() => this.changed(mkey, rev, timers));
-      return;
-    }
-    const feed = this.service.feedByKey(mkey);
-    const waited = (feed !== undefined && (feed.waiters.size > 0 || feed.followers.size > 0)) || this.service.hasRecordedListeners;
-    if (!waited && !(timers && this.runsTimersOf(mkey))) return;
-    this.sync(mkey, 'delta').catch((error) => this.log(`vigil: cannot catch up on monitor ${mkey}: ${(error as Error).message}`));
-  }
-
   private async commit(batch: CapturedBatch): Promise<void> {
-    const revs = await this.pg.commit(batch, this.known, (mkey) => this.replica.contradictionsOf(mkey)).catch((error: unknown) => {
+    const revs = await this.pg.commit(batch, this.monitors.known, (mkey) => this.replica.contradictionsOf(mkey)).catch((error: unknown) => {
       // Another node took these monitors over: their timers and source stop here before anything runs again.
       if (error instanceof FencedOffError) this.ownership?.forfeit(error.fenced);
       throw error;
     });
-    const created = [...revs.keys()].some((mkey) => !this.known.has(mkey));
-    for (const [mkey, rev] of revs) this.known.set(mkey, rev);
+    const created = this.monitors.committed(revs);
     // A new monitor gets a timer owner at once rather than at the next ownership round.
     if (created) this.ownership?.poke();
     for (const [id, params] of batch.subscriptions) this.subscriptionMonitors.set(id, params[1] as number);
   }
 
-  private async reload(mkeys: ReadonlySet<number>): Promise<void> {
-    for (const mkey of mkeys) this.stale.add(mkey);
-    for (const mkey of mkeys) await this.syncNow(mkey, 'reload');
-  }
-
-  /** Catches up on one monitor; syncs of one monitor run one after another. */
-  private sync(mkey: number, mode: SyncMode): Promise<void> {
-    const previous = this.syncing.get(mkey) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => this.syncNow(mkey, mode));
-    this.syncing.set(mkey, next);
-    void next.finally(() => {
-      if (this.syncing.get(mkey) === next) this.syncing.delete(mkey);
-    }).catch(() => {});
-    return next;
-  }
-
-  private async syncNow(mkey: number, mode: SyncMode): Promise<void> {
-    for (;;) {
-      const since = mode === 'takeover' ? 0 : (this.known.get(mkey) ?? 0);
-      const delta = await this.readDelta(mkey, since, mode);
-      // Nothing may be written to the replica while a batch holds its transaction open.
-      if (mode !== 'reload') while (this.queue.busy) await this.queue.idle();
-      // A refused batch's changes may still be in memory: only a whole reload clears them.
-      if (mode === 'delta' && this.stale.has(mkey)) mode = 'refresh';
-      const whole = mode === 'reload' || mode === 'refresh' || this.stale.has(mkey);
-      if (mode === 'refresh' && !this.stale.has(mkey)) return; // reloaded meanwhile
-      if (!delta) {
-        // A monitor this node created in a refused batch: it exists nowhere else.
-        if (whole && !this.known.has(mkey)) this.service.forgetMonitor(mkey);
-        this.stale.delete(mkey);
-        return;
-      }
-      const known = this.known.get(mkey);
-      if (known !== undefined && delta.monitor.rev < known) {
-        if (mode === 'delta') return; // this node's own commit is newer than what was read
-        continue;
-      }
-      if (!whole && known === delta.monitor.rev) {
-        // Memory is current: a takeover only arms the timers (reloading would drop actors that waiting pulls hold).
-        if (mode === 'takeover') this.takeTimers(mkey, delta);
-        return;
-      }
-      this.apply(mkey, delta, mode);
-      return;
-    }
-  }
-
-  /** A monitor memory holds nothing of is read page by page (replica-pages.ts); others in one snapshot. */
-  private readDelta(mkey: number, since: number, mode: SyncMode): Promise<MonitorDelta | undefined> {
-    if (mode === 'reload' || this.service.feedByKey(mkey)) return this.pg.delta(mkey, since, this.replica.head(mkey));
-    return readDeltaInPages(this.pg, this.replica, mkey, since, { replicaFree: () => this.replicaFree(), stopping: () => this.stopping });
-  }
-
-  private async replicaFree(): Promise<void> {
-    while (this.queue.busy) await this.queue.idle();
-  }
-
-  /** Drops a monitor the replica budget found cold, after the syncs of it already queued (replica-budget.ts). */
-  private dropCold(mkey: number): Promise<'dropped' | 'kept' | 'absent'> {
-    let outcome: 'dropped' | 'kept' | 'absent' = 'kept';
-    const previous = this.syncing.get(mkey) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(async () => {
-      outcome = await this.dropNow(mkey);
-    });
-    this.syncing.set(mkey, next);
-    void next.finally(() => {
-      if (this.syncing.get(mkey) === next) this.syncing.delete(mkey);
-    }).catch(() => {});
-    return next.then(() => outcome);
-  }
-
-  private async dropNow(mkey: number): Promise<'dropped' | 'kept' | 'absent'> {
-    await this.replicaFree();
-    // Checked with no await until the monitor is forgotten: a request that began on it since keeps it.
-    const feed = this.service.feedByKey(mkey);
-    if (!this.known.has(mkey)) {
-      // Pages of a catch-up that never finished (the monitor was deleted meanwhile); not a monitor being created.
-      if (!feed && this.replica.head(mkey) > 0) await dropFromReplica(this.replica, mkey, () => this.replicaFree());
-      return 'absent';
-    }
-    const waited = feed !== undefined && (feed.waiters.size > 0 || feed.followers.size > 0);
-    if (this.stopping || waited || !this.budget?.isCold(mkey) || this.stale.has(mkey) || this.runsTimersOf(mkey)) return 'kept';
-    // From here the node holds nothing of the monitor: its next use catches up from PostgreSQL.
-    // A write still queued for it would read its actors back from rows about to go: it runs again instead.
-    this.queue.invalidate(mkey);
-    this.known.delete(mkey);
-    this.service.forgetMonitor(mkey);
-    evictActorsOf(this.service.system, mkey);
-    await dropFromReplica(this.replica, mkey, () => this.replicaFree());
-    return 'dropped';
-  }
-
-  private apply(mkey: number, delta: MonitorDelta, mode: SyncMode): void {
-    this.budget?.touch(mkey);
-    const m = delta.monitor;
-    const stats = JSON.parse(m.stats) as FeedStats;
-    this.replica.apply(delta, stats.retention_floor);
-    this.queue.invalidate(mkey);
-    this.known.set(mkey, m.rev);
-    this.stale.delete(mkey);
-    for (const s of delta.subscriptions) this.subscriptionMonitors.set(s.id, mkey);
-    const feed = this.service.reloadMonitor({
-      row: {
-        key: m.key,
-        status: m.status as MonitorStatus,
-        definition: JSON.parse(m.definition) as MonitorDefinition,
-        ownerTokenHash: m.owner_token_hash,
-        subscribeTokenHash: m.subscribe_token_hash,
-        stats,
-      },
-      contradictions: delta.contradictions,
-      changed:
-        mode === 'delta'
-          ? { subscriptions: delta.subscriptions, leases: delta.leases.map((l) => `${mkey}:${l.subject}`) }
-          : 'all',
-    });
-    this.service.sources?.changed(feed);
-    // After a reload or a takeover every deadline is armed again (a refused batch may have held a timer's write).
-    if (mode === 'takeover' || this.ownership?.owns(mkey)) this.armTimers(mkey, mode === 'delta' ? delta : this.replica.deadlines(mkey));
-  }
-
-  /** Resident actors of a monitor just taken over have parked timers: drop them so that their wakes restore them running. */
-  private takeTimers(mkey: number, delta: MonitorDelta): void {
-    // A write queued for an actor dropped here would read its row back from the replica at flush time,
-    // where the queued change is not yet, and store the state before it: refuse it, so that its
-    // request runs again on the reloaded monitor.
-    this.queue.invalidate(mkey);
-    const system = this.service.system;
-    for (const l of delta.leases) system.leases.evict(`${mkey}:${l.subject}`);
-    for (const s of delta.subscriptions) if (!system.subscriptions.isHeld(s.id)) system.subscriptions.evict(s.id);
-    this.armTimers(mkey, this.replica.deadlines(mkey));
-    const feed = this.service.feedByKey(mkey);
-    if (feed) this.service.sources?.changed(feed);
-  }
-
-  /** The owner wakes the monitor's leases and subscriptions when their deadlines come. */
-  private armTimers(mkey: number, delta: Pick<MonitorDelta, 'leases' | 'subscriptions'> | ReturnType<ReplicaWriter['deadlines']>): void {
-    const system = this.service.system;
-    for (const l of delta.leases) if ((!('state' in l) || l.state === 'held') && l.expires_ms !== null) system.wakeLeaseAt(`${mkey}:${l.subject}`, l.expires_ms);
-    for (const s of delta.subscriptions) {
-      if ((!('state' in s) || s.state === 'live') && s.mute_deadline_ms !== null) system.wakeSubscriptionAt(s.id, s.mute_deadline_ms);
-    }
-  }
-
   /** Waits for the batches queued and in flight to commit; writes queued after that are refused. */
   async quiesce(): Promise<void> {
     this.stopping = true;
-    await this.budget?.close();
     // Catch-ups already under way write into the replica: they end before it closes.
-    await Promise.allSettled([...this.syncing.values()]);
+    await this.monitors?.quiesce();
     while (this.queue.busy || this.queue.hasPending) {
       await this.queue.settled().catch(() => {});
       await this.queue.idle();
