@@ -101,10 +101,9 @@ export function invoke(service: MonitorService, name: OperationName, input: unkn
 
 async function invokeOnce(service: MonitorService, name: OperationName, input: unknown, options: InvokeOptions): Promise<Reply> {
   const operation: Operation = operations[name];
+  let reply: Awaited<ReturnType<Operation['run']>>;
   try {
-    const reply = await operation.run(service, input, options);
-    await service.settle();
-    return renderReply(reply);
+    reply = await operation.run(service, input, options);
   } catch (thrown) {
     // A cluster node lost a race for the monitor: the whole operation runs again (src/cluster).
     if (isClusterConflict(thrown)) throw thrown;
@@ -112,11 +111,17 @@ async function invokeOnce(service: MonitorService, name: OperationName, input: u
     if (operation.target && !unrecorded.has(error.code)) {
       error = recordRefusal(service, operation, input, options, error);
     }
+    // The refusal's record goes with the next batch; if that batch lost a race, the operation runs again.
     await service.settle().catch((settleError: unknown) => {
       if (isClusterConflict(settleError)) throw settleError;
     });
     throw error;
   }
+  // A lost race runs the operation again. Any other failure to store is answered (503) and never run
+  // again: PostgreSQL may have committed the batch before its answer was lost, and running the
+  // operation again would store it twice (a later batch's lost race, caught here once, did that).
+  await service.settle();
+  return renderReply(reply);
 }
 
 /** Refusals that record nothing: unknown targets, a broken store, bugs, and rate limits (recording those is the abuse). */
