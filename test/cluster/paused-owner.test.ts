@@ -17,7 +17,7 @@ import { postgresUnavailable } from '../support/postgres.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 import { until } from '../support/until.ts';
-import { nodesOnOneDatabase } from './nodes.ts';
+import { nodesOnOneDatabase, untilNodesSeeEachOther } from './nodes.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the paused owner test: ${unavailable}`);
@@ -44,6 +44,9 @@ describe.skipIf(unavailable !== undefined)('a paused timer owner', () => {
     let paused: ServerProcess | undefined;
     try {
       const nodes = await cluster.start(3, ['--allow-admin', admin]);
+      // Before every node sees the others, a new monitor may be handed from node to node, and the
+      // owner found below could be one handing it over.
+      await untilNodesSeeEachOther(nodes);
       const ids = await Promise.all(nodes.map(async (n) => (await call(n.base, 'GET', '/admin/snapshot', { token: admin })).body.store.node as string));
       const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/poll`;
       const monitor = await createMonitor(nodes[0]!.base, { capabilities: ['observe', 'act'], source: { kind: 'http', url, interval_s: 1 } });
