@@ -11,6 +11,7 @@ import { repoRoot, startServerProcess, tempDir, vigilArgs } from './support/serv
 import { seedToolNames } from './support/seed-tools.ts';
 import { spawnChild } from './support/children.ts';
 import { scaled } from './support/time-scale.ts';
+import { untilTrue } from './support/until.ts';
 
 const toolNames = seedToolNames;
 
@@ -65,14 +66,6 @@ async function startSession(args: readonly string[] = []): Promise<Session> {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + scaled(ms);
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
-}
-
 describe('vigil mcp', () => {
   let s: Session;
   beforeAll(async () => {
@@ -94,7 +87,7 @@ describe('vigil mcp', () => {
     expect(configure.inputSchema.required).toEqual(expect.arrayContaining(['action', 'id', 'reason']));
     expect(s.client.getServerVersion()?.name).toBe('vigil');
     expect(s.client.getServerCapabilities()?.resources?.subscribe).toBe(true);
-    await until(() => s.stderr().includes('serving the ai.vigil/monitors tool extension on stdio'));
+    await untilTrue(() => `the stdio line; stderr: ${s.stderr()}`, () => s.stderr().includes('serving the ai.vigil/monitors tool extension on stdio'), scaled(5000));
   });
 
   it('runs create, publish, subscribe, pull, ack, claim and complete through the tools', async () => {
@@ -200,7 +193,7 @@ describe('vigil mcp', () => {
     const count = () => s.updated.filter((u) => u === uri).length;
 
     await s.ok('monitor_publish', { id: 'mcp-watched', bearer: owner, type: 'ping.sent' });
-    await until(() => count() === 1);
+    await untilTrue(() => `one of them (${count()})`, () => count() === 1, scaled(5000));
 
     await sleep(300);
     const before = count();
@@ -325,7 +318,7 @@ describe('vigil mcp --base', () => {
     const other = (await httpCall(server.base, 'POST', '/monitors', { body: { id: 'http-private' } })).body.owner_token as string;
     const s = await startSession(['--base', server.url]);
     try {
-      await until(() => s.stderr().includes(`(server ${server.base}, pid`));
+      await untilTrue(() => `the server line; stderr: ${s.stderr()}`, () => s.stderr().includes(`(server ${server.base}, pid`), scaled(5000));
       const created = await s.call('monitor_create', { id: 'via-mcp' });
       expect(created.status).toBe(201);
       const owner = created.body.owner_token as string;

@@ -10,6 +10,7 @@ import { type ServerProcess, stablePort, startServerProcess, tempDir } from '../
 import { adminToken, makeKey } from './fixtures.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 import { scaled } from '../support/time-scale.ts';
+import { until, untilTrue } from '../support/until.ts';
 
 const secret = 'durable-secret-0123456789';
 const dir = tempDir('vigil-cloud-');
@@ -20,16 +21,6 @@ afterAll(async () => {
   await receiver?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + scaled(timeoutMs);
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > end) throw new Error(`gave up waiting; last: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** Pids of the workerd processes whose parent is `parent` (read from /proc). */
 function workerdChildren(parent: number): number[] {
@@ -81,14 +72,17 @@ describe('delivery durability', () => {
     await call(server.url, 'PUT', '/v1/workers/keeper/secrets/WORD', { token: key, body: { value: 'still here' } });
     expect((await call(server.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { n: 1 } } })).status).toBe(202);
     const log = () => call(server!.url, 'GET', `/v1/webhooks/${hook.id}/deliveries`, { token: key }).then((r) => r.body.deliveries);
-    const failed = await until(log, (d) => d[0]?.attempts >= 1);
+    const failed = await until('the first delivery attempt', async () => {
+      const d = await log();
+      return d[0]?.attempts >= 1 ? d : undefined;
+    }, scaled(60_000));
     expect(failed[0]).toMatchObject({ status: 'pending', attempts: 1, error: expect.stringContaining('ECONNREFUSED') });
     expect((await edgeFetch(keeperUrl(server))).status).toBe(200);
     const workerd = workerdChildren(server.child.pid!);
     expect(workerd.length).toBeGreaterThan(0);
     await server.kill();
     // The killed server's workerd processes do not outlive it.
-    await until(async () => workerd.filter(alive), (left) => left.length === 0, 10_000);
+    await untilTrue(() => `the workerd processes ${workerd.filter(alive).join(', ')} to exit`, () => workerd.filter(alive).length === 0, scaled(10_000));
 
     receiver = await startReceiver(secret, receiverPort);
     server = await startServerProcess({ state, args, transport: 'node' });
@@ -96,7 +90,10 @@ describe('delivery durability', () => {
     expect(arrived!.verified).toBe(true);
     expect(arrived!.headers['webhook-id']).toBe(failed[0].id);
     expect(arrived!.body).toMatchObject({ type: 'cir.capture', data: { n: 1 } });
-    const done = await until(log, (d) => d[0]?.status === 'delivered');
+    const done = await until('the delivery after the restart', async () => {
+      const d = await log();
+      return d[0]?.status === 'delivered' ? d : undefined;
+    }, scaled(60_000));
     expect(done[0]).toMatchObject({ status: 'delivered', response_code: 200 });
     expect((await edgeFetch(keeperUrl(server))).text).toBe('still here');
   });

@@ -10,6 +10,7 @@ import { call } from '../support/client.ts';
 import { tempDir } from '../support/server-process.ts';
 import { adminToken, makeKey } from './fixtures.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
+import { untilTrue } from '../support/until.ts';
 
 const secret = 'fan-out-secret-0123456789';
 const cap = 200_000;
@@ -34,16 +35,6 @@ const stored = (s: RunningServer) => {
     pending: row("SELECT COUNT(*) AS n FROM cloud_deliveries WHERE status = 'pending'").n,
   };
 };
-
-async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('webhook fan-out storage', () => {
   it('stores one body for 50 registrations, caps the bytes a key has queued, and lets bodies go once delivered', { timeout: 180_000 }, async () => {
@@ -85,7 +76,16 @@ describe('webhook fan-out storage', () => {
 
     // The receiver recovers: every delivery arrives on its retry, the bodies go, and events are taken again.
     receiver.answers = [];
-    await until(() => stored(server!), (s) => s.pending === 0 && s.bodies === 0, 'every delivery to finish');
+    let last: unknown;
+    await untilTrue(
+      () => `every delivery to finish; last: ${JSON.stringify(last)}`,
+      () => {
+        const s = stored(server!);
+        last = s;
+        return s.pending === 0 && s.bodies === 0;
+      },
+      60_000,
+    );
     expect(receiver.received.filter((r) => r.verified && r.body.data.blob === blob).length).toBeGreaterThanOrEqual(150);
     expect((await call(server.url, 'POST', '/v1/events', { token: key, body: event })).status).toBe(202);
   });

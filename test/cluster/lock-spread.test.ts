@@ -7,6 +7,7 @@ import { call, createMonitor } from '../support/client.ts';
 import { postgresUnavailable } from '../support/postgres.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
+import { untilTrue } from '../support/until.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the lock spread test: ${unavailable}`);
@@ -17,15 +18,6 @@ const monitors = 12;
 const timerMonitors = async (node: ServerProcess) =>
   (await call(node.base, 'GET', '/admin/snapshot', { token: admin })).body.store.timer_monitors as number;
 
-/** Polls until `check` holds; the limit only turns a hang into a message. */
-async function until(what: string, check: () => Promise<boolean>, limitMs = 30_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
-
 describe.skipIf(unavailable !== undefined)('monitor locks on several nodes', () => {
   const cluster = nodesOnOneDatabase();
   const neighbour = nodesOnOneDatabase();
@@ -35,24 +27,24 @@ describe.skipIf(unavailable !== undefined)('monitor locks on several nodes', () 
     await cluster.startOne(['--allow-admin', admin]);
     const a = await neighbour.startOne(['--allow-admin', admin]);
     for (let i = 0; i < monitors; i++) await createMonitor(a.base, {});
-    await until('the only node of this database to hold every lock', async () => (await timerMonitors(a)) === monitors);
+    await untilTrue('the only node of this database to hold every lock', async () => (await timerMonitors(a)) === monitors);
     await a.kill();
   });
 
   it('spread over the live nodes, and go back to the survivor when a node dies', async () => {
     const a = await cluster.startOne(['--allow-admin', admin]);
     for (let i = 0; i < monitors; i++) await createMonitor(a.base, {});
-    await until('the first node to hold every lock', async () => (await timerMonitors(a)) === monitors);
+    await untilTrue('the first node to hold every lock', async () => (await timerMonitors(a)) === monitors);
 
     const b = await cluster.startOne(['--allow-admin', admin]);
     let counts: number[] = [];
-    await until('both nodes to hold a share of the locks', async () => {
+    await untilTrue('both nodes to hold a share of the locks', async () => {
       counts = [await timerMonitors(a), await timerMonitors(b)];
       return counts[0]! > 0 && counts[1]! > 0 && counts[0]! + counts[1]! === monitors;
     });
     expect(counts.reduce((x, y) => x + y)).toBe(monitors);
 
     await b.kill();
-    await until('the survivor to hold every lock again', async () => (await timerMonitors(a)) === monitors);
+    await untilTrue('the survivor to hold every lock again', async () => (await timerMonitors(a)) === monitors);
   });
 });

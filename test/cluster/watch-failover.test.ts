@@ -10,19 +10,12 @@ import { nodesOnOneDatabase } from './nodes.ts';
 import { repoRoot, type ServerProcess, vigilArgs } from '../support/server-process.ts';
 import { spawnChild } from '../support/children.ts';
 import { scaled } from '../support/time-scale.ts';
+import { untilTrue } from '../support/until.ts';
 
 const unavailable = await postgresUnavailable();
 if (unavailable) console.warn(`skipping the cluster watch test: ${unavailable}`);
 
 const lines = (text: string) => text.split('\n').filter(Boolean);
-
-async function until(check: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting: ${what()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.skipIf(unavailable !== undefined)('vigil watch against a cluster', () => {
   const cluster = nodesOnOneDatabase();
@@ -50,11 +43,11 @@ describe.skipIf(unavailable !== undefined)('vigil watch against a cluster', () =
         encoding: 'utf8',
       });
     expect(publish(b.url, 1).status).toBe(0);
-    await until(() => lines(out).length >= 1, () => out + err);
+    await untilTrue(() => `the first line; the watch printed:\n${out}${err}`, () => lines(out).length >= 1, scaled(20_000));
     await a.kill();
     expect(publish(c.url, 2).status).toBe(0);
     expect(publish(b.url, 3).status).toBe(0);
-    await until(() => lines(out).length >= 3, () => out + err);
+    await untilTrue(() => `three lines; the watch printed:\n${out}${err}`, () => lines(out).length >= 3, scaled(20_000));
     expect(lines(out).map((l) => l.split(' ')[2])).toEqual(['s1', 's2', 's3']);
     expect(err).toContain('switching to');
     // Every printed line was acknowledged on the cluster: nothing is left behind the stored cursor.

@@ -7,20 +7,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { allRuns, childRuns, makeShProject, rootRun, shRecipe } from './composite-helpers.ts';
 import { isAlive, type Project, runVigil, startVigil } from './helpers.ts';
+import { untilTrue } from '../support/until.ts';
 
 // Each test runs many real processes (a loaded machine makes that slow).
 vi.setConfig({ testTimeout: 180_000 });
 
 let project: Project;
 afterEach(() => project?.cleanup());
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300; i += 1) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 // Prints usage every 100 ms and records its pid (children run in worktrees: the pid goes to the project root); never finishes on its own.
 const SPENDER = 'echo $$$$ > ${ROOT}/pid-${PARALLEL_INDEX}.txt; while true; do echo \'USAGE {"input_tokens":400,"output_tokens":100,"usd":0.05}\'; sleep 0.1; done';
@@ -85,7 +78,7 @@ describe('cancelling a composite run', () => {
       project.recipe({ name: 'wide', type: 'parallel', recipe: 'hang', fanout: 3, vars: [{ A: '0' }, { A: '1' }, { A: '2' }, { A: '3' }] });
       const run = startVigil(project, ['sequence', 'wide']);
       const pidFiles = [0, 1, 2].map((i) => join(project.root, `pid-${i}.txt`));
-      await until(() => pidFiles.every((f) => existsSync(f) && readFileSync(f, 'utf8').trim() !== ''), 'three children to start');
+      await untilTrue('three children to start', () => pidFiles.every((f) => existsSync(f) && readFileSync(f, 'utf8').trim() !== ''));
       const pids = pidFiles.map((f) => Number(readFileSync(f, 'utf8')));
       run.child.kill(signal);
       const result = await run.done;

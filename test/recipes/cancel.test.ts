@@ -2,17 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { isAlive, lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
+import { untilTrue } from '../support/until.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 600; i += 1) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('cancellation', () => {
   for (const [signal, exit] of [
@@ -33,7 +26,7 @@ describe('cancellation', () => {
         ],
       });
       const run = startVigil(project, ['sequence', 'long']);
-      await until(() => pidfiles.every((f) => existsSync(f)), 'both agents to start');
+      await untilTrue('both agents to start', () => pidfiles.every((f) => existsSync(f)));
       const pids = pidfiles.map((f) => JSON.parse(readFileSync(f, 'utf8')) as { agent: number; grandchild: number });
       run.child.kill(signal);
       const result = await run.done;
@@ -59,7 +52,7 @@ describe('a runner that dies', () => {
     project.recipe({ name: 'doomed', canary: false, steps: [{ label: 'a', args: [`HANG PIDFILE=${pidfile}`] }] });
     project.recipe({ name: 'next', canary: false, steps: [{ label: 'b', args: ['fine'] }] });
     const run = startVigil(project, ['sequence', 'doomed']);
-    await until(() => existsSync(pidfile), 'the agent to start');
+    await untilTrue('the agent to start', () => existsSync(pidfile));
     const pids = JSON.parse(readFileSync(pidfile, 'utf8')) as { agent: number; grandchild: number };
     // If this test fails half-way, do not leave the orphaned agent running.
     onTestFinished(() => {
@@ -78,7 +71,7 @@ describe('a runner that dies', () => {
     const next = await runVigil(project, ['sequence', 'next']);
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toContain(`run ${doomedId} was interrupted`);
-    await until(() => !isAlive(pids.agent) && !isAlive(pids.grandchild), 'the leftover agent to be stopped');
+    await untilTrue('the leftover agent to be stopped', () => !isAlive(pids.agent) && !isAlive(pids.grandchild));
     const listed = await runVigil(project, ['runs']);
     expect(listed.stdout).toMatch(new RegExp(`${doomedId}\\s+doomed\\s+interrupted`));
   });

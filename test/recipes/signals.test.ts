@@ -5,17 +5,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive, lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
 import { scaled } from '../support/time-scale.ts';
+import { untilTrue } from '../support/until.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400; i += 1) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 type Pids = { agent: number; grandchild: number; escaped: number };
 const readPids = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Pids;
@@ -27,13 +20,13 @@ describe('signals and escaped children', () => {
     const pidfile = join(project.root, 'a.pids');
     project.recipe({ name: 'hup', canary: false, steps: [{ label: 'a', args: [`HANG ESCAPE PIDFILE=${pidfile}`] }] });
     const run = startVigil(project, ['sequence', 'hup']);
-    await until(() => existsSync(pidfile), 'the agent to start');
+    await untilTrue('the agent to start', () => existsSync(pidfile));
     const pids = readPids(pidfile);
     run.child.kill('SIGHUP');
     const result = await run.done;
     // SIGHUP cancels like SIGTERM (recipes-and-sdk.md §0): 143.
     expect(result.code).toBe(143);
-    await until(() => allDead(pids), 'the agent, its grandchild and the escaped one to die');
+    await untilTrue('the agent, its grandchild and the escaped one to die', () => allDead(pids));
     expect(lastRun(project).status).toBe('cancelled');
     expect(stepOf(lastRun(project), 'a').status).toBe('cancelled');
   }, scaled(60_000));
@@ -43,14 +36,14 @@ describe('signals and escaped children', () => {
     const pidfile = join(project.root, 'a.pids');
     project.recipe({ name: 'twice', canary: false, steps: [{ label: 'a', args: [`HANG ESCAPE PIDFILE=${pidfile}`] }, { label: 'b', args: ['later'], depends_on: ['a'] }] });
     const run = startVigil(project, ['sequence', 'twice']);
-    await until(() => existsSync(pidfile), 'the agent to start');
+    await untilTrue('the agent to start', () => existsSync(pidfile));
     const pids = readPids(pidfile);
     run.child.kill('SIGINT');
     await run.waitFor(/cancelling the run/);
     run.child.kill('SIGINT');
     const result = await run.done;
     expect(result.code).toBe(130);
-    await until(() => allDead(pids), 'every process of the step to die');
+    await untilTrue('every process of the step to die', () => allDead(pids));
     const record = lastRun(project);
     expect(record.status).toBe('cancelled');
     expect(record.reason).toBe('killed by a second SIGINT');
@@ -65,6 +58,6 @@ describe('signals and escaped children', () => {
     expect(r.code).toBe(1);
     expect(stepOf(lastRun(project), 'a').killed_by).toBe('watchdog:timeout');
     const pids = readPids(pidfile);
-    await until(() => allDead(pids), 'the escaped grandchild to die');
+    await untilTrue('the escaped grandchild to die', () => allDead(pids));
   }, scaled(60_000));
 });

@@ -7,6 +7,7 @@ import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { call } from '../support/client.ts';
+import { untilTrue } from '../support/until.ts';
 
 let server: RunningServer;
 let base: string;
@@ -15,16 +16,6 @@ beforeAll(async () => {
   base = `${server.url}/mp/v0`;
 });
 afterAll(() => server.close());
-
-async function until<T>(check: () => T | undefined, what: string): Promise<T> {
-  const end = Date.now() + 20_000;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((d) => setTimeout(d, 100));
-  }
-}
 
 describe('vigil serve --inspect', () => {
   it('streams monitor, subscription, lease and source actors and their transitions', async () => {
@@ -47,19 +38,17 @@ describe('vigil serve --inspect', () => {
     await call(base, 'POST', '/monitors/inspected/pause', { token: owner, body: { reason: 'inspected' } });
 
     const names = () => new Set(events.filter((e) => e.type === '@xstate.actor').map((e) => (e as { name: string }).name));
-    await until(() => {
+    await untilTrue('the four actors', () => {
       const seen = names();
-      return ['monitor:inspected', `subscription:${sub.body.subscription.id}`, 'lease:inspected:task-1', 'source:inspected'].every((n) => seen.has(n))
-        ? true
-        : undefined;
-    }, 'the four actors');
+      return ['monitor:inspected', `subscription:${sub.body.subscription.id}`, 'lease:inspected:task-1', 'source:inspected'].every((n) => seen.has(n));
+    });
 
     const sessionOf = (name: string) => (events.find((e) => e.type === '@xstate.actor' && (e as { name: string }).name === name) as { sessionId: string }).sessionId;
     const statesOf = (name: string) =>
       events.filter((e) => e.type === '@xstate.snapshot' && e.sessionId === sessionOf(name)).map((e) => JSON.stringify((e as { snapshot: { value: unknown } }).snapshot.value));
-    await until(() => (statesOf('monitor:inspected').includes('"paused"') ? true : undefined), 'the monitor pausing');
-    await until(() => (statesOf('lease:inspected:task-1').includes('"held"') ? true : undefined), 'the lease being held');
-    await until(() => (statesOf('source:inspected').some((s) => s.includes('watching')) ? true : undefined), 'the source watching');
+    await untilTrue('the monitor pausing', () => statesOf('monitor:inspected').includes('"paused"'));
+    await untilTrue('the lease being held', () => statesOf('lease:inspected:task-1').includes('"held"'));
+    await untilTrue('the source watching', () => statesOf('source:inspected').some((s) => s.includes('watching')));
     // Events name what happened to each actor.
     const leaseEvents = events.filter((e) => e.type === '@xstate.event' && e.sessionId === sessionOf('lease:inspected:task-1'));
     expect(leaseEvents.map((e) => (e as { event: { type: string } }).event.type)).toContain('CLAIM');
