@@ -6,6 +6,8 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { type RunningServer, type ServerOptions, startServer } from '../../src/server.ts';
 import { tempDir } from './server-process.ts';
 
 export const chromiumPath = '/usr/bin/chromium';
@@ -57,4 +59,32 @@ export async function openDashboardBrowser(serverUrl: string): Promise<Dashboard
     if (!given) rmSync(shots, { recursive: true, force: true });
     throw error;
   }
+}
+
+export interface DashboardSession {
+  readonly server: RunningServer;
+  /** `${server.url}/mp/v0` */
+  readonly base: string;
+  readonly browser: DashboardBrowser;
+  readonly page: Page;
+}
+
+/**
+ * Call inside a describe block: an in-process server with `admin` as its admin token, and Chromium
+ * on its dashboard, made before the block's tests and closed after them. The fields are set once the
+ * block's first hook ran.
+ */
+export function dashboardInChromium(admin: string, options: ServerOptions = {}): DashboardSession {
+  const session = {} as { server: RunningServer; base: string; browser: DashboardBrowser; page: Page };
+  beforeAll(async () => {
+    session.server = await startServer({ port: 0, cloud: false, allowAdmin: admin, log: () => undefined, ...options });
+    session.base = `${session.server.url}/mp/v0`;
+    session.browser = await openDashboardBrowser(session.server.url);
+    session.page = session.browser.page;
+  });
+  afterAll(async () => {
+    await session.browser?.close();
+    await session.server?.close();
+  });
+  return session;
 }

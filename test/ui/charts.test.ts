@@ -5,12 +5,11 @@
 // go to VIGIL_UI_SCREENSHOTS when set (docs/ui/ holds the committed ones).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseMachine } from '../../src/machines/lease-machine.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { call, publish } from '../support/client.ts';
-import { chromiumPath, type DashboardBrowser, haveChromium, openDashboardBrowser } from '../support/dashboard-browser.ts';
+import { chromiumPath, dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
 
 if (!haveChromium) console.warn(`statechart browser tests skipped: ${chromiumPath} is missing (scripts/install-chromium.sh installs it)`);
 const admin = 'vga_charts_test_token_0123456789abc';
@@ -47,74 +46,65 @@ describe('GET /ui/machines', () => {
 });
 
 describe.skipIf(!haveChromium)('the Statecharts tab in Chromium', () => {
-  let server: RunningServer;
-  let base: string;
+  const ui = dashboardInChromium(admin, { sources: { kinds: ['http'], minBackoffMs: 200 } });
   let target: Server;
-  let browser: DashboardBrowser;
-  let page: Page;
 
   beforeAll(async () => {
-    server = await startServer({ port: 0, cloud: false, allowAdmin: admin, sources: { kinds: ['http'], minBackoffMs: 200 }, log: () => undefined });
-    base = `${server.url}/mp/v0`;
     target = createServer((_req, res) => res.end('healthy'));
     await new Promise<void>((d) => target.listen(0, '127.0.0.1', d));
-    browser = await openDashboardBrowser(server.url);
-    page = browser.page;
   });
   afterAll(async () => {
-    await browser?.close();
     target?.closeAllConnections();
     await new Promise((d) => target?.close(d));
-    await server?.close();
   });
 
   it('opens a lease actor from the Actors tab with the keyboard and follows its transitions live', async () => {
-    const created = await call(base, 'POST', '/monitors', {
+    const created = await call(ui.base, 'POST', '/monitors', {
       body: { id: 'deploys', capabilities: ['observe', 'act'], source: { kind: 'http', url: `http://127.0.0.1:${(target.address() as AddressInfo).port}/`, interval_s: 1 } },
     });
     const owner = created.body.owner_token;
-    await publish(base, 'deploys', owner, { type: 'work.deploy', subject: 'deploy-42', data: {} });
-    const sub = await call(base, 'POST', '/subscriptions', { token: owner, body: { monitor: 'deploys', subscriber: 'agent:release', capabilities: ['act'] } });
+    await publish(ui.base, 'deploys', owner, { type: 'work.deploy', subject: 'deploy-42', data: {} });
+    const sub = await call(ui.base, 'POST', '/subscriptions', { token: owner, body: { monitor: 'deploys', subscriber: 'agent:release', capabilities: ['act'] } });
     const leases = `/subscriptions/${sub.body.subscription.id}/leases`;
-    const claimed = await call(base, 'POST', `${leases}/claim`, { token: sub.body.token, body: { subject: 'deploy-42', lease_duration_seconds: 300 } });
+    const claimed = await call(ui.base, 'POST', `${leases}/claim`, { token: sub.body.token, body: { subject: 'deploy-42', lease_duration_seconds: 300 } });
     expect(claimed.status).toBe(201);
 
-    await page.goto(`${server.url}/ui#token=${admin}`);
-    await page.click('nav button[data-view="actors"]');
-    const button = page.locator('[data-chart^="lease:"]').first();
+    await ui.page.goto(`${ui.server.url}/ui#token=${admin}`);
+    await ui.page.click('nav button[data-view="actors"]');
+    const button = ui.page.locator('[data-chart^="lease:"]').first();
     await button.waitFor();
     // The whole table is redrawn with every view: the focus must survive it.
     await button.focus();
-    await page.keyboard.press('Enter');
-    await page.waitForSelector('section#charts:not([hidden]) svg.chart');
-    await page.waitForSelector('.state.current[data-state="lease.held"]');
-    expect(await page.textContent('#chart-actor')).toMatch(/lease:.*state held/);
-    expect(await page.locator('svg.chart .state').count()).toBe(5);
-    expect(await page.textContent('svg.chart')).toContain('after untilExpiry');
+    await ui.page.keyboard.press('Enter');
+    await ui.page.waitForSelector('section#charts:not([hidden]) svg.chart');
+    await ui.page.waitForSelector('.state.current[data-state="lease.held"]');
+    expect(await ui.page.textContent('#chart-actor')).toMatch(/lease:.*state held/);
+    expect(await ui.page.locator('svg.chart .state').count()).toBe(5);
+    expect(await ui.page.textContent('svg.chart')).toContain('after untilExpiry');
 
     // Released through the API: the chart moves to free and marks the edge it took, without a reload.
-    const released = await call(base, 'POST', `${leases}/release`, { token: sub.body.token, body: { subject: 'deploy-42' } });
+    const released = await call(ui.base, 'POST', `${leases}/release`, { token: sub.body.token, body: { subject: 'deploy-42' } });
     expect(released.status).toBe(200);
-    await page.waitForSelector('.state.current[data-state="lease.free"]');
-    await page.waitForSelector('svg.chart .edge.fired');
-    await page.waitForFunction(() => /RELEASE\s+held → free/.test(document.querySelector('#chart-transitions')?.textContent ?? ''));
-    expect(await page.locator('.state.current').first().textContent()).toContain('◀ now');
-    await call(base, 'POST', `${leases}/claim`, { token: sub.body.token, body: { subject: 'deploy-42', lease_duration_seconds: 300 } });
-    await page.waitForSelector('.state.current[data-state="lease.held"]');
-    await page.screenshot({ path: `${browser.shots}/chart-lease.png`, fullPage: true });
+    await ui.page.waitForSelector('.state.current[data-state="lease.free"]');
+    await ui.page.waitForSelector('svg.chart .edge.fired');
+    await ui.page.waitForFunction(() => /RELEASE\s+held → free/.test(document.querySelector('#chart-transitions')?.textContent ?? ''));
+    expect(await ui.page.locator('.state.current').first().textContent()).toContain('◀ now');
+    await call(ui.base, 'POST', `${leases}/claim`, { token: sub.body.token, body: { subject: 'deploy-42', lease_duration_seconds: 300 } });
+    await ui.page.waitForSelector('.state.current[data-state="lease.held"]');
+    await ui.page.screenshot({ path: `${ui.browser.shots}/chart-lease.png`, fullPage: true });
 
     // A source actor: a nested state, its parent outlined too.
-    await page.click('nav button[data-view="actors"]');
-    await page.click('[data-chart="source:deploys"]');
-    await page.waitForSelector('.state.current[data-state="source.running.watching"]');
-    await page.waitForSelector('.state.current[data-state="source.running"]');
-    await page.screenshot({ path: `${browser.shots}/chart-source.png`, fullPage: true });
+    await ui.page.click('nav button[data-view="actors"]');
+    await ui.page.click('[data-chart="source:deploys"]');
+    await ui.page.waitForSelector('.state.current[data-state="source.running.watching"]');
+    await ui.page.waitForSelector('.state.current[data-state="source.running"]');
+    await ui.page.screenshot({ path: `${ui.browser.shots}/chart-source.png`, fullPage: true });
 
     // A phone's width: the chart scales into the page instead of running off it.
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForFunction(() => (document.querySelector('svg.chart')?.getBoundingClientRect().width ?? 999) <= 390);
-    await page.screenshot({ path: `${browser.shots}/chart-source-phone.png`, fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-    expect(browser.errors).toEqual([]);
+    await ui.page.setViewportSize({ width: 390, height: 844 });
+    await ui.page.waitForFunction(() => (document.querySelector('svg.chart')?.getBoundingClientRect().width ?? 999) <= 390);
+    await ui.page.screenshot({ path: `${ui.browser.shots}/chart-source-phone.png`, fullPage: true });
+    await ui.page.setViewportSize({ width: 1280, height: 800 });
+    expect(ui.browser.errors).toEqual([]);
   });
 });

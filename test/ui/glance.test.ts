@@ -5,75 +5,64 @@
 // contradictions and gaps as badges, all live.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from '../../src/server.ts';
 import { call, publish } from '../support/client.ts';
-import { type DashboardBrowser, haveChromium, openDashboardBrowser } from '../support/dashboard-browser.ts';
+import { dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
 
 const admin = 'vga_glance_test_token_0123456789abcd';
 
 describe.skipIf(!haveChromium)('monitors at a glance in Chromium', () => {
-  let server: RunningServer;
-  let base: string;
+  const ui = dashboardInChromium(admin, { sources: { kinds: ['http'], minBackoffMs: 200, maxBackoffMs: 400 } });
   let target: Server;
-  let browser: DashboardBrowser;
-  let page: Page;
 
   beforeAll(async () => {
-    server = await startServer({ port: 0, cloud: false, allowAdmin: admin, sources: { kinds: ['http'], minBackoffMs: 200, maxBackoffMs: 400 }, log: () => undefined });
-    base = `${server.url}/mp/v0`;
     target = createServer((_req, res) => res.end('ok'));
     await new Promise<void>((d) => target.listen(0, '127.0.0.1', d));
-    browser = await openDashboardBrowser(server.url);
-    page = browser.page;
   });
   afterAll(async () => {
-    await browser?.close();
     target?.closeAllConnections();
     await new Promise((d) => target?.close(d));
-    await server?.close();
   });
 
   const card = (id: string) => `[data-glance="${id}"]`;
 
   it('draws rates, judges source contact against the ttl and badges contradictions, live', async () => {
     const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/`;
-    const orders = await call(base, 'POST', '/monitors', { body: { id: 'orders', ttl_seconds: 3600, source: { kind: 'http', url, interval_s: 1 } } });
-    const payments = await call(base, 'POST', '/monitors', { body: { id: 'payments', ttl_seconds: 2, source: { kind: 'http', url, interval_s: 1 } } });
-    await call(base, 'POST', '/monitors', { body: { id: 'manual-notes' } });
-    for (let i = 0; i < 7; i++) await publish(base, 'orders', orders.body.owner_token, { type: 'order.placed', subject: `order-${i}`, data: { n: i } });
-    await publish(base, 'payments', payments.body.owner_token, { type: 'ai.vigil.monitor.contradiction', subject: 'ledger' });
+    const orders = await call(ui.base, 'POST', '/monitors', { body: { id: 'orders', ttl_seconds: 3600, source: { kind: 'http', url, interval_s: 1 } } });
+    const payments = await call(ui.base, 'POST', '/monitors', { body: { id: 'payments', ttl_seconds: 2, source: { kind: 'http', url, interval_s: 1 } } });
+    await call(ui.base, 'POST', '/monitors', { body: { id: 'manual-notes' } });
+    for (let i = 0; i < 7; i++) await publish(ui.base, 'orders', orders.body.owner_token, { type: 'order.placed', subject: `order-${i}`, data: { n: i } });
+    await publish(ui.base, 'payments', payments.body.owner_token, { type: 'ai.vigil.monitor.contradiction', subject: 'ledger' });
 
-    await page.goto(`${server.url}/ui#token=${admin}`);
-    await page.waitForSelector(`${card('orders')} .badge.fresh`);
+    await ui.page.goto(`${ui.server.url}/ui#token=${admin}`);
+    await ui.page.waitForSelector(`${card('orders')} .badge.fresh`);
     // 7 published plus the source's own observations, all in the current minute.
-    await page.waitForFunction((sel) => {
+    await ui.page.waitForFunction((sel) => {
       const label = document.querySelector(`${sel} svg.spark`)?.getAttribute('aria-label') ?? '';
       return Number(/^(\d+) observations/.exec(label)?.[1] ?? 0) >= 7;
     }, card('orders'));
-    expect(await page.locator(`${card('orders')} svg.spark rect`).count()).toBeGreaterThan(0);
-    expect(await page.textContent(`${card('payments')} .badge.contradiction`)).toContain('1 contradiction open');
-    expect(await page.textContent(`${card('manual-notes')} .badges`)).toContain('no contact yet');
-    expect(await page.textContent(`${card('manual-notes')} .badges`)).toContain('no subscribers');
+    expect(await ui.page.locator(`${card('orders')} svg.spark rect`).count()).toBeGreaterThan(0);
+    expect(await ui.page.textContent(`${card('payments')} .badge.contradiction`)).toContain('1 contradiction open');
+    expect(await ui.page.textContent(`${card('manual-notes')} .badges`)).toContain('no contact yet');
+    expect(await ui.page.textContent(`${card('manual-notes')} .badges`)).toContain('no subscribers');
 
     // The source stops answering: past its 2 s ttl the card says stale, in words and with ✕, without a reload.
-    await page.waitForSelector(`${card('payments')} .badge.fresh, ${card('payments')} .badge.aging`);
+    await ui.page.waitForSelector(`${card('payments')} .badge.fresh, ${card('payments')} .badge.aging`);
     target.closeAllConnections();
     await new Promise((d) => target.close(d));
-    await page.waitForSelector(`${card('payments')} .badge.stale`);
-    expect(await page.textContent(`${card('payments')} .badge.stale`)).toMatch(/✕ stale · \d+ s ago \/ ttl 2 s/);
-    await page.screenshot({ path: `${browser.shots}/glance.png`, fullPage: true });
+    await ui.page.waitForSelector(`${card('payments')} .badge.stale`);
+    expect(await ui.page.textContent(`${card('payments')} .badge.stale`)).toMatch(/✕ stale · \d+ s ago \/ ttl 2 s/);
+    await ui.page.screenshot({ path: `${ui.browser.shots}/glance.png`, fullPage: true });
 
     // Keyboard: Tab reaches the cards; the focus survives the redraw every view brings.
-    await page.focus(card('orders'));
-    await page.keyboard.press('Tab');
-    await page.waitForFunction(() => document.activeElement?.getAttribute('data-glance') === 'payments');
-    await page.waitForFunction(() => document.querySelector('#live')?.textContent?.includes('live'));
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
-    await page.screenshot({ path: `${browser.shots}/glance-phone.png`, fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-    expect(browser.errors.filter((e) => !e.includes('net::'))).toEqual([]);
+    await ui.page.focus(card('orders'));
+    await ui.page.keyboard.press('Tab');
+    await ui.page.waitForFunction(() => document.activeElement?.getAttribute('data-glance') === 'payments');
+    await ui.page.waitForFunction(() => document.querySelector('#live')?.textContent?.includes('live'));
+    await ui.page.setViewportSize({ width: 390, height: 844 });
+    await ui.page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
+    await ui.page.screenshot({ path: `${ui.browser.shots}/glance-phone.png`, fullPage: true });
+    await ui.page.setViewportSize({ width: 1280, height: 800 });
+    expect(ui.browser.errors.filter((e) => !e.includes('net::'))).toEqual([]);
   });
 });

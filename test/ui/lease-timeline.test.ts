@@ -2,47 +2,31 @@
 // monitor a row per subject shows who held it when, renewals, completions,
 // expiries, rejects and the dead letter, as symbols with their names, with
 // "now" moving, live as the API changes the leases.
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from '../../src/server.ts';
+import { describe, expect, it } from 'vitest';
 import { call, publish } from '../support/client.ts';
-import { type DashboardBrowser, haveChromium, openDashboardBrowser } from '../support/dashboard-browser.ts';
+import { dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
 
 const admin = 'vga_timeline_test_token_0123456789ab';
 
 describe.skipIf(!haveChromium)('lease timelines in Chromium', () => {
-  let server: RunningServer;
-  let base: string;
-  let browser: DashboardBrowser;
-  let page: Page;
-
-  beforeAll(async () => {
-    server = await startServer({ port: 0, cloud: false, allowAdmin: admin, log: () => undefined });
-    base = `${server.url}/mp/v0`;
-    browser = await openDashboardBrowser(server.url);
-    page = browser.page;
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const ui = dashboardInChromium(admin);
 
   const lane = (subject: string) => `[data-timeline="builds"] .lane-row:has(code[title="${subject}"])`;
 
   it('draws holdings, renewals, completions, expiries and dead letters per subject, live', async () => {
-    const monitor = await call(base, 'POST', '/monitors', { body: { id: 'builds', capabilities: ['observe', 'act'] } });
+    const monitor = await call(ui.base, 'POST', '/monitors', { body: { id: 'builds', capabilities: ['observe', 'act'] } });
     const owner = monitor.body.owner_token;
-    for (const subject of ['build-1', 'build-2', 'build-3']) await publish(base, 'builds', owner, { type: 'work.build', subject, data: {} });
+    for (const subject of ['build-1', 'build-2', 'build-3']) await publish(ui.base, 'builds', owner, { type: 'work.build', subject, data: {} });
     const worker = async (name: string) => {
-      const sub = await call(base, 'POST', '/subscriptions', { token: owner, body: { monitor: 'builds', subscriber: name, capabilities: ['act'] } });
+      const sub = await call(ui.base, 'POST', '/subscriptions', { token: owner, body: { monitor: 'builds', subscriber: name, capabilities: ['act'] } });
       return (action: string, body: Record<string, unknown>) =>
-        call(base, 'POST', `/subscriptions/${sub.body.subscription.id}/leases/${action}`, { token: sub.body.token, body });
+        call(ui.base, 'POST', `/subscriptions/${sub.body.subscription.id}/leases/${action}`, { token: sub.body.token, body });
     };
     const alice = await worker('agent:alice');
     const bob = await worker('agent:bob');
 
-    await page.goto(`${server.url}/ui#token=${admin}`);
-    await page.click('nav button[data-view="leases"]');
+    await ui.page.goto(`${ui.server.url}/ui#token=${admin}`);
+    await ui.page.click('nav button[data-view="leases"]');
 
     expect((await alice('claim', { subject: 'build-1', lease_duration_seconds: 300 })).status).toBe(201);
     await alice('renew', { subject: 'build-1', lease_duration_seconds: 300 });
@@ -53,31 +37,31 @@ describe.skipIf(!haveChromium)('lease timelines in Chromium', () => {
       await alice('reject', { subject: 'build-3', reason: 'flaky' });
     }
 
-    await page.waitForSelector(`${lane('build-1')} .moment.complete`);
-    expect(await page.getAttribute(`${lane('build-1')} .moment.renew`, 'aria-label')).toMatch(/^renew by agent:alice at /);
-    expect(await page.textContent(`${lane('build-1')} .hold`)).toBe('agent:alice');
+    await ui.page.waitForSelector(`${lane('build-1')} .moment.complete`);
+    expect(await ui.page.getAttribute(`${lane('build-1')} .moment.renew`, 'aria-label')).toMatch(/^renew by agent:alice at /);
+    expect(await ui.page.textContent(`${lane('build-1')} .hold`)).toBe('agent:alice');
     // Bob's 1 s lease runs out on the server's timer: the timeline shows the expiry without a reload.
-    await page.waitForSelector(`${lane('build-2')} .moment.expired`);
-    expect(await page.textContent(`${lane('build-2')} .hold`)).toBe('agent:bob');
-    await page.waitForSelector(`${lane('build-3')} .moment.dead_lettered`);
-    expect(await page.locator(`${lane('build-3')} .moment.reject`).count()).toBe(4);
-    expect(await page.textContent(`${lane('build-3')} .dead-zone`)).toBe('dead-lettered');
+    await ui.page.waitForSelector(`${lane('build-2')} .moment.expired`);
+    expect(await ui.page.textContent(`${lane('build-2')} .hold`)).toBe('agent:bob');
+    await ui.page.waitForSelector(`${lane('build-3')} .moment.dead_lettered`);
+    expect(await ui.page.locator(`${lane('build-3')} .moment.reject`).count()).toBe(4);
+    expect(await ui.page.textContent(`${lane('build-3')} .dead-zone`)).toBe('dead-lettered');
 
     // "now" moves: the axis' first time changes between redraws.
-    const first = await page.textContent('[data-timeline="builds"] .axis-lane span');
-    await page.waitForFunction((was) => document.querySelector('[data-timeline="builds"] .axis-lane span')?.textContent !== was, first);
+    const first = await ui.page.textContent('[data-timeline="builds"] .axis-lane span');
+    await ui.page.waitForFunction((was) => document.querySelector('[data-timeline="builds"] .axis-lane span')?.textContent !== was, first);
     // The span is chosen with the keyboard, and the focus survives the redraw.
-    await page.focus('[data-focus="span-60000"]');
-    await page.keyboard.press('Enter');
-    await page.waitForSelector('[data-focus="span-60000"][aria-pressed="true"]');
+    await ui.page.focus('[data-focus="span-60000"]');
+    await ui.page.keyboard.press('Enter');
+    await ui.page.waitForSelector('[data-focus="span-60000"][aria-pressed="true"]');
     await alice('claim', { subject: 'build-1', lease_duration_seconds: 120 });
-    await page.waitForFunction(() => document.querySelectorAll('[data-timeline="builds"] .hold-until').length > 0);
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-focus'))).toBe('span-60000');
-    await page.screenshot({ path: `${browser.shots}/lease-timeline.png`, fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
-    await page.screenshot({ path: `${browser.shots}/lease-timeline-phone.png`, fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-    expect(browser.errors).toEqual([]);
+    await ui.page.waitForFunction(() => document.querySelectorAll('[data-timeline="builds"] .hold-until').length > 0);
+    expect(await ui.page.evaluate(() => document.activeElement?.getAttribute('data-focus'))).toBe('span-60000');
+    await ui.page.screenshot({ path: `${ui.browser.shots}/lease-timeline.png`, fullPage: true });
+    await ui.page.setViewportSize({ width: 390, height: 844 });
+    await ui.page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
+    await ui.page.screenshot({ path: `${ui.browser.shots}/lease-timeline-phone.png`, fullPage: true });
+    await ui.page.setViewportSize({ width: 1280, height: 800 });
+    expect(ui.browser.errors).toEqual([]);
   });
 });

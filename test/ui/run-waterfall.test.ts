@@ -4,37 +4,28 @@
 // step on a time axis, grouped by wave, the running bar growing, then every
 // step's status in words and symbols, its tokens and cost, and, on click, what
 // the server knows of the step.
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from '../../src/server.ts';
-import { type DashboardBrowser, haveChromium, openDashboardBrowser } from '../support/dashboard-browser.ts';
+import { dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
 import { makeProject, type Project, startVigil, type VigilProcess } from '../recipes/helpers.ts';
 
 const admin = 'vga_waterfall_test_token_0123456789';
 
 describe.skipIf(!haveChromium)('run waterfalls in Chromium', () => {
-  let server: RunningServer;
-  let browser: DashboardBrowser;
-  let page: Page;
+  const ui = dashboardInChromium(admin);
   let project: Project;
   let run: VigilProcess | undefined;
 
   beforeAll(async () => {
-    server = await startServer({ port: 0, cloud: false, allowAdmin: admin, log: () => undefined });
-    browser = await openDashboardBrowser(server.url);
-    page = browser.page;
     project = makeProject();
   });
   afterAll(async () => {
     run?.child.kill('SIGTERM');
     await run?.done.catch(() => undefined);
-    await browser?.close();
-    await server?.close();
     project?.cleanup();
   });
 
   it('draws a published run as waves of bars that grow while running and end with status, tokens and cost', async () => {
-    project.yml(`server:\n  base: ${server.url}\n`);
+    project.yml(`server:\n  base: ${ui.server.url}\n`);
     project.recipe({
       name: 'ship',
       canary: false,
@@ -45,50 +36,50 @@ describe.skipIf(!haveChromium)('run waterfalls in Chromium', () => {
         { label: 'package', args: ['SLEEP_MS=200 SAY=packaged-vigil-0.1.0.tgz'], wave: 2 },
       ],
     });
-    await page.goto(`${server.url}/ui#token=${admin}`);
-    await page.click('nav button[data-view="runs"]');
+    await ui.page.goto(`${ui.server.url}/ui#token=${admin}`);
+    await ui.page.click('nav button[data-view="runs"]');
     run = startVigil(project, ['sequence', 'ship']);
 
     // While unit-tests runs its bar is striped, says "running" and grows with now.
     const running = '[data-step$="/unit-tests"] .wf-bar.running';
-    await page.waitForSelector(running);
-    expect(await page.textContent(running)).toMatch(/^▶ running · /);
-    const before = (await page.locator(running).boundingBox())?.width ?? 0;
-    await page.waitForFunction(
+    await ui.page.waitForSelector(running);
+    expect(await ui.page.textContent(running)).toMatch(/^▶ running · /);
+    const before = (await ui.page.locator(running).boundingBox())?.width ?? 0;
+    await ui.page.waitForFunction(
       ([sel, was]) => (document.querySelector(sel as string)?.getBoundingClientRect().width ?? 0) > (was as number),
       [running, before] as const,
     );
-    await page.screenshot({ path: `${browser.shots}/run-waterfall-running.png`, fullPage: true });
+    await ui.page.screenshot({ path: `${ui.browser.shots}/run-waterfall-running.png`, fullPage: true });
 
     const result = await run.done;
     expect(result.code, result.stderr).toBe(0);
-    await page.waitForSelector('.waterfall .pill.succeeded');
-    const labels = await page.locator('.waterfall .wave-label').allTextContents();
+    await ui.page.waitForSelector('.waterfall .pill.succeeded');
+    const labels = await ui.page.locator('.waterfall .wave-label').allTextContents();
     expect(labels).toEqual(['wave 1', 'wave 2']);
     for (const step of ['lint', 'unit-tests', 'package']) {
-      expect(await page.textContent(`[data-step$="/${step}"] .wf-bar`)).toMatch(/^✓ succeeded · /);
-      expect(await page.textContent(`[data-step$="/${step}"] .wf-usage`)).toMatch(/\d+ tok · \$\d/);
+      expect(await ui.page.textContent(`[data-step$="/${step}"] .wf-bar`)).toMatch(/^✓ succeeded · /);
+      expect(await ui.page.textContent(`[data-step$="/${step}"] .wf-usage`)).toMatch(/\d+ tok · \$\d/);
     }
-    expect(await page.textContent('.waterfall .wf-meta')).toMatch(/\d+ tokens · \$/);
+    expect(await ui.page.textContent('.waterfall .wf-meta')).toMatch(/\d+ tokens · \$/);
 
     // A step opens with the keyboard and shows what the server was told of it.
-    await page.focus('[data-step$="/package"] button');
-    await page.keyboard.press('Enter');
-    await page.waitForSelector('[data-details$="/package"]');
-    const details = await page.textContent('[data-details$="/package"]');
+    await ui.page.focus('[data-step$="/package"] button');
+    await ui.page.keyboard.press('Enter');
+    await ui.page.waitForSelector('[data-details$="/package"]');
+    const details = await ui.page.textContent('[data-details$="/package"]');
     expect(details).toContain('status: succeeded (exit 0)');
     // Its last log lines, sent by the run when the step ended.
     expect(details).toContain('last lines of its log');
     expect(details).toContain('packaged-vigil-0.1.0.tgz');
     // The budget the run set, and how much of it the steps used.
-    expect(await page.textContent('.waterfall .wf-budget')).toMatch(/^budget: tokens \d+ of 1,000 \(\d+%\)$/);
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('package');
-    await page.screenshot({ path: `${browser.shots}/run-waterfall.png`, fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
-    await page.screenshot({ path: `${browser.shots}/run-waterfall-phone.png`, fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-    expect(browser.errors).toEqual([]);
+    expect(await ui.page.textContent('.waterfall .wf-budget')).toMatch(/^budget: tokens \d+ of 1,000 \(\d+%\)$/);
+    expect(await ui.page.evaluate(() => document.activeElement?.textContent)).toBe('package');
+    await ui.page.screenshot({ path: `${ui.browser.shots}/run-waterfall.png`, fullPage: true });
+    await ui.page.setViewportSize({ width: 390, height: 844 });
+    await ui.page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
+    await ui.page.screenshot({ path: `${ui.browser.shots}/run-waterfall-phone.png`, fullPage: true });
+    await ui.page.setViewportSize({ width: 1280, height: 800 });
+    expect(ui.browser.errors).toEqual([]);
   });
 
   it("nests a composite's child runs under it while they run", async () => {
@@ -96,13 +87,13 @@ describe.skipIf(!haveChromium)('run waterfalls in Chromium', () => {
     project.recipe({ name: 'fan', type: 'parallel', canary: false, recipe: 'one', vars: [{ N: '1' }, { N: '2' }] });
     run = startVigil(project, ['sequence', 'fan']);
     // Both children are drawn inside their parent's waterfall before either ends.
-    await page.waitForFunction(() =>
+    await ui.page.waitForFunction(() =>
       [...document.querySelectorAll('.waterfall')].some(
         (w) => w.querySelectorAll(':scope > .waterfall').length === 2 && w.querySelectorAll(':scope > .waterfall .wf-bar.running').length > 0,
       ),
     );
     const result = await run.done;
     expect(result.code, result.stderr).toBe(0);
-    expect(browser.errors).toEqual([]);
+    expect(ui.browser.errors).toEqual([]);
   });
 });
