@@ -69,7 +69,8 @@ export interface WorkerTable {
   version: string;
 }
 
-interface CloudDatabase {
+/** The cloud API's tables, as both stores hold them (pg-cloud-rows.ts adds its cron runs). */
+export interface CloudDatabase {
   cloud_api_keys: ApiKeyTable;
   cloud_webhooks: WebhookTable;
   cloud_deliveries: DeliveryTable;

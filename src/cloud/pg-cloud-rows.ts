@@ -4,14 +4,9 @@
 // and a worker's cron run by inserting its (worker, cron, due time) once.
 import { type Kysely, sql } from 'kysely';
 import type { CloudRows } from './cloud-rows.ts';
-import type { ApiKeyTable, DeliveryTable, EventBodyTable, WebhookTable, WorkerTable } from './cloud-store.ts';
+import type { CloudDatabase } from './cloud-store.ts';
 
-interface CloudDatabase {
-  cloud_api_keys: ApiKeyTable;
-  cloud_webhooks: WebhookTable;
-  cloud_deliveries: DeliveryTable;
-  cloud_event_bodies: EventBodyTable;
-  cloud_workers: WorkerTable;
+interface PgCloudDatabase extends CloudDatabase {
   cloud_cron_runs: { worker: string; cron: string; due_ms: number };
 }
 
@@ -19,7 +14,7 @@ interface CloudDatabase {
 const pollLimit = 1000;
 
 export function pgCloudRows(anyDb: Kysely<never>): CloudRows {
-  const db = anyDb as unknown as Kysely<CloudDatabase>;
+  const db = anyDb as unknown as Kysely<PgCloudDatabase>;
   return {
     shared: true,
     settled: async () => {},
