@@ -2,10 +2,11 @@
 // database is the authority; the node's service runs on a local SQLite
 // replica that is caught up on a monitor before every operation on it
 // (monitor-sync.ts), and every batch it writes is checked in PostgreSQL
-// against the monitor's change counter (src/store/postgres/pg-store.ts). A lost race reloads the
-// monitor and runs the operation again. Wakes come by LISTEN/NOTIFY; a
-// monitor's timers are armed by the holder of its ownership lease (ownership.ts),
-// whose timer and source writes are fenced by the lease's token.
+// against the monitor's change counter (src/store/postgres/pg-store.ts). A
+// lost race reloads the monitor and runs the operation again. Wakes come by
+// LISTEN/NOTIFY; a monitor's timers are armed by the holder of its ownership
+// lease (ownership.ts), whose timer and source writes are fenced by the
+// lease's token.
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
