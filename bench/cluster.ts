@@ -5,9 +5,9 @@
 // against a same-node wake, and server CPU per request per node, read from
 // /proc, so that the scaling with more machines can be computed.
 //   npx tsx bench/cluster.ts [--seconds 5] [--clients 32]
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createTestDatabase, postgresUnavailable } from '../test/support/postgres.ts';
-import { type ServerProcess, startServerProcess } from '../test/support/server-process.ts';
+import { type ServerProcess, startServerProcess, tempDirs } from '../test/support/server-process.ts';
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -178,4 +178,6 @@ try {
 } finally {
   await Promise.all(servers.map((s) => s.kill()));
   await database.drop();
+  // The servers' temporary folders (startServerProcess): vitest's set-up removes them after a test file, nothing does here.
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 }
