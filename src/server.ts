@@ -30,6 +30,8 @@ export interface ServerOptions {
   readonly nodeId?: string;
   /** A cluster node's replica size (MB) past which cold monitors are dropped from it (default 512). */
   readonly replicaBudgetMB?: number;
+  /** A cluster node's pooled PostgreSQL sessions at most (default 8; it holds 3 more: batches, notifications, ownership). */
+  readonly storeSessions?: number;
   readonly registrationToken?: string;
   readonly retireAfterMuteSeconds?: number;
   /** true: enabled with a generated token; a string: enabled with that token. */
@@ -108,7 +110,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           allowHosts: options.allowHosts ?? [],
         });
   const cluster =
-    options.store === undefined ? undefined : await (await import('./cluster/cluster-node.ts')).ClusterNode.open(options.store, log, options.replicaBudgetMB);
+    options.store === undefined ? undefined : await (await import('./cluster/cluster-node.ts')).ClusterNode.open(options.store, log, options.replicaBudgetMB, options.storeSessions);
   // A cluster node's SQLite is a replica in a private temporary file with a bounded page cache;
   // PostgreSQL holds the state.
   let store: Store;

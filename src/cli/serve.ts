@@ -15,6 +15,7 @@ interface ServeFlags extends SourceFlags {
   store?: unknown;
   nodeId?: unknown;
   replicaBudget?: unknown;
+  storeSessions?: unknown;
   registrationToken?: unknown;
   retireAfterMute?: unknown;
   allowAdmin?: unknown;
@@ -93,6 +94,11 @@ export function registerServeCommands(cli: CAC): void {
     .option('--state <file>', 'Keep monitors, subscriptions, leases and observations in this SQLite file ("~" is home; default: in memory)', { type: [String] })
     .option('--store <url>', 'Keep all state in PostgreSQL (postgres://…; also VIGIL_STORE): several nodes on one database serve as one server', { type: [String] })
     .option('--node-id <id>', 'This node\'s id in a cluster (with --store; default: derived from the host name and --port, so it survives restarts)', { type: [String] })
+    .option(
+      '--store-sessions <n>',
+      `The most pooled PostgreSQL sessions a cluster node opens, for its reads and the cloud API (with --store; default ${defaults.storeSessions}); it holds 3 more of its own, for batches, notifications and ownership`,
+      { type: [String] },
+    )
     .option('--replica-budget <MB>', `A cluster node's local replica size past which monitors unused for 5 s are dropped from it and read again from PostgreSQL when used (with --store; default ${defaults.replicaBudgetMB})`, { type: [String] })
     .option('--registration-token <token>', 'Require this token to create a monitor; such monitors are attested', { type: [String] })
     .option('--retire-after-mute <seconds>', 'Retire a subscription that has not pulled for this long', {
@@ -132,6 +138,9 @@ export function registerServeCommands(cli: CAC): void {
       if (flags.replicaBudget !== undefined && flags.store === undefined && !process.env.VIGIL_STORE) {
         throw new UsageError('--replica-budget sizes a cluster node\'s replica: it goes with --store postgres://…');
       }
+      if (flags.storeSessions !== undefined && flags.store === undefined && !process.env.VIGIL_STORE) {
+        throw new UsageError('--store-sessions sizes a cluster node\'s PostgreSQL pool: it goes with --store postgres://…');
+      }
       const options = {
         port,
         host: stringFlag('--host', flags.host) ?? '127.0.0.1',
@@ -139,6 +148,7 @@ export function registerServeCommands(cli: CAC): void {
         store: storeFlag(stringFlag('--store', flags.store) ?? (process.env.VIGIL_STORE || undefined), flags.state !== undefined),
         nodeId: nodeIdFlag(stringFlag('--node-id', flags.nodeId)),
         replicaBudgetMB: wholeNumberFlag('--replica-budget', stringFlag('--replica-budget', flags.replicaBudget) ?? defaults.replicaBudgetMB, 1, 1 << 20),
+        storeSessions: wholeNumberFlag('--store-sessions', stringFlag('--store-sessions', flags.storeSessions) ?? defaults.storeSessions, 1, 1000),
         registrationToken: stringFlag('--registration-token', flags.registrationToken),
         retireAfterMuteSeconds: wholeNumberFlag('--retire-after-mute', flags.retireAfterMute, 1, 315360000),
         allowAdmin,

@@ -64,8 +64,13 @@ export class ClusterNode implements ClusterNodeHooks {
     this.pg = new PgStore(connection);
   }
 
-  static async open(url: string, log: (line: string) => void, replicaBudgetMB: number = defaults.replicaBudgetMB): Promise<ClusterNode> {
-    return new ClusterNode(await openPostgres(url), log, replicaBudgetMB);
+  static async open(
+    url: string,
+    log: (line: string) => void,
+    replicaBudgetMB: number = defaults.replicaBudgetMB,
+    storeSessions: number = defaults.storeSessions,
+  ): Promise<ClusterNode> {
+    return new ClusterNode(await openPostgres(url, storeSessions), log, replicaBudgetMB);
   }
 
   /** The store's commit queue (passed to Store.open before the service exists). */

@@ -23,4 +23,6 @@ export const defaults = {
   maxBatchReplyBytes: 4 * 1024 * 1024,
   /** A cluster node's replica size (MB) past which its cold monitors are dropped from it (--replica-budget). */
   replicaBudgetMB: 512,
+  /** The pooled PostgreSQL sessions a cluster node opens at most (--store-sessions); it holds 3 more of its own. */
+  storeSessions: 8,
 } as const;

@@ -30,6 +30,12 @@ export interface ClusterNodes {
   adopt(node: ServerProcess): void;
 }
 
+/**
+ * Nodes of the tests hold 4 pooled sessions, not 8: three cluster files at once start up to 9 nodes,
+ * each with 3 sessions of its own besides, and PostgreSQL refuses past its max_connections (100).
+ */
+const withSessions = (args: readonly string[]) => (args.includes('--store-sessions') ? [...args] : ['--store-sessions', '4', ...args]);
+
 /** Call inside a describe block: registers the hooks that make and clean up the database and nodes. */
 export function nodesOnOneDatabase(): ClusterNodes {
   let database: TestDatabase | undefined;
@@ -58,14 +64,14 @@ export function nodesOnOneDatabase(): ClusterNodes {
       // each took longer than a start is given.
       const nodes: ServerProcess[] = [];
       for (let i = 0; i < count; i++) {
-        const node = await startServerProcess({ args: ['--store', database!.url, ...extra] });
+        const node = await startServerProcess({ args: ['--store', database!.url, ...withSessions(extra)] });
         started.push(node);
         nodes.push(node);
       }
       return nodes;
     },
     async startOne(extra = [], port) {
-      const node = await startServerProcess({ args: ['--store', database!.url, ...extra], ...(port !== undefined && { port }) });
+      const node = await startServerProcess({ args: ['--store', database!.url, ...withSessions(extra)], ...(port !== undefined && { port }) });
       started.push(node);
       return node;
     },
