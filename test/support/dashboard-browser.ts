@@ -67,7 +67,14 @@ export interface DashboardSession {
   readonly base: string;
   readonly browser: DashboardBrowser;
   readonly page: Page;
+  /**
+   * At a phone's width (390 px): waits until `fits` holds in the page (by default, nothing runs off
+   * to the side), takes the screenshot `<shot>.png` when named, then goes back to the desktop width.
+   */
+  atPhoneWidth(shot?: string, fits?: () => boolean): Promise<void>;
 }
+
+const nothingRunsOff = () => document.documentElement.scrollWidth <= 390;
 
 /**
  * Call inside a describe block: an in-process server with `admin` as its admin token, and Chromium
@@ -75,7 +82,14 @@ export interface DashboardSession {
  * block's first hook ran.
  */
 export function dashboardInChromium(admin: string, options: ServerOptions = {}): DashboardSession {
-  const session = {} as { server: RunningServer; base: string; browser: DashboardBrowser; page: Page };
+  const session = {
+    async atPhoneWidth(shot?: string, fits: () => boolean = nothingRunsOff) {
+      await session.page.setViewportSize({ width: 390, height: 844 });
+      await session.page.waitForFunction(fits);
+      if (shot) await session.page.screenshot({ path: `${session.browser.shots}/${shot}.png`, fullPage: true });
+      await session.page.setViewportSize({ width: 1280, height: 800 });
+    },
+  } as DashboardSession & { server: RunningServer; base: string; browser: DashboardBrowser; page: Page };
   beforeAll(async () => {
     session.server = await startServer({ port: 0, cloud: false, allowAdmin: admin, log: () => undefined, ...options });
     session.base = `${session.server.url}/mp/v0`;

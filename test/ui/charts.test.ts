@@ -101,10 +101,7 @@ describe.skipIf(!haveChromium)('the Statecharts tab in Chromium', () => {
     await ui.page.screenshot({ path: `${ui.browser.shots}/chart-source.png`, fullPage: true });
 
     // A phone's width: the chart scales into the page instead of running off it.
-    await ui.page.setViewportSize({ width: 390, height: 844 });
-    await ui.page.waitForFunction(() => (document.querySelector('svg.chart')?.getBoundingClientRect().width ?? 999) <= 390);
-    await ui.page.screenshot({ path: `${ui.browser.shots}/chart-source-phone.png`, fullPage: true });
-    await ui.page.setViewportSize({ width: 1280, height: 800 });
+    await ui.atPhoneWidth('chart-source-phone', () => (document.querySelector('svg.chart')?.getBoundingClientRect().width ?? 999) <= 390);
     expect(ui.browser.errors).toEqual([]);
   });
 });

@@ -59,10 +59,7 @@ describe.skipIf(!haveChromium)('monitors at a glance in Chromium', () => {
     await ui.page.keyboard.press('Tab');
     await ui.page.waitForFunction(() => document.activeElement?.getAttribute('data-glance') === 'payments');
     await ui.page.waitForFunction(() => document.querySelector('#live')?.textContent?.includes('live'));
-    await ui.page.setViewportSize({ width: 390, height: 844 });
-    await ui.page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
-    await ui.page.screenshot({ path: `${ui.browser.shots}/glance-phone.png`, fullPage: true });
-    await ui.page.setViewportSize({ width: 1280, height: 800 });
+    await ui.atPhoneWidth('glance-phone');
     expect(ui.browser.errors.filter((e) => !e.includes('net::'))).toEqual([]);
   });
 });

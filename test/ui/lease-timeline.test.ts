@@ -58,10 +58,7 @@ describe.skipIf(!haveChromium)('lease timelines in Chromium', () => {
     await ui.page.waitForFunction(() => document.querySelectorAll('[data-timeline="builds"] .hold-until').length > 0);
     expect(await ui.page.evaluate(() => document.activeElement?.getAttribute('data-focus'))).toBe('span-60000');
     await ui.page.screenshot({ path: `${ui.browser.shots}/lease-timeline.png`, fullPage: true });
-    await ui.page.setViewportSize({ width: 390, height: 844 });
-    await ui.page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
-    await ui.page.screenshot({ path: `${ui.browser.shots}/lease-timeline-phone.png`, fullPage: true });
-    await ui.page.setViewportSize({ width: 1280, height: 800 });
+    await ui.atPhoneWidth('lease-timeline-phone');
     expect(ui.browser.errors).toEqual([]);
   });
 });

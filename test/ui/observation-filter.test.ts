@@ -57,9 +57,7 @@ describe.skipIf(!haveChromium)('the observations filter in Chromium', () => {
       const r = [...document.querySelectorAll('#observations tbody tr')];
       return r.length === 1 && r[0]?.textContent?.includes('deploy.started');
     });
-    await ui.page.setViewportSize({ width: 390, height: 844 });
-    await ui.page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
-    await ui.page.setViewportSize({ width: 1280, height: 800 });
+    await ui.atPhoneWidth();
 
     const tooLong = await fetch(`${ui.server.url}/ui/events?obs_subject=${'x'.repeat(201)}`, { headers: { authorization: `Bearer ${admin}` } });
     expect(tooLong.status).toBe(400);

@@ -75,10 +75,7 @@ describe.skipIf(!haveChromium)('run waterfalls in Chromium', () => {
     expect(await ui.page.textContent('.waterfall .wf-budget')).toMatch(/^budget: tokens \d+ of 1,000 \(\d+%\)$/);
     expect(await ui.page.evaluate(() => document.activeElement?.textContent)).toBe('package');
     await ui.page.screenshot({ path: `${ui.browser.shots}/run-waterfall.png`, fullPage: true });
-    await ui.page.setViewportSize({ width: 390, height: 844 });
-    await ui.page.waitForFunction(() => document.documentElement.scrollWidth <= 390);
-    await ui.page.screenshot({ path: `${ui.browser.shots}/run-waterfall-phone.png`, fullPage: true });
-    await ui.page.setViewportSize({ width: 1280, height: 800 });
+    await ui.atPhoneWidth('run-waterfall-phone');
     expect(ui.browser.errors).toEqual([]);
   });
 
