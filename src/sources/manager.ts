@@ -31,8 +31,8 @@ export class SourceManager implements SourceHooks {
   private readonly clusterWrites = new Map<string, ClusterWrites>();
   /** monitor id → the run its actor started last (the one a handback winds down). */
   private readonly runs = new Map<string, SourceRun>();
-  /** Cluster only: monitor key → a handed-back source's poll in flight, finishing. */
-  private readonly windingDown = new Map<number, Promise<void>>();
+  /** Cluster only: monitor id → a handed-back source's poll in flight, finishing. */
+  private readonly windingDown = new Map<string, Promise<void>>();
   private closed = false;
 
   constructor(
@@ -130,9 +130,7 @@ export class SourceManager implements SourceHooks {
         closing: () => this.closed || service.isClosed,
         settle: () => service.settle(),
         log: (line) => service.log(line),
-        idle: () => {
-          if (!this.running.has(feed.id) && !this.windingDown.has(feed.key)) this.clusterWrites.delete(feed.id);
-        },
+        idle: () => this.forgetWritesIfUnused(feed.id),
       });
       this.clusterWrites.set(feed.id, writes);
     }
@@ -146,31 +144,33 @@ export class SourceManager implements SourceHooks {
    */
   handBack(feed: Feed, pollWithinMs: number): void {
     const run = this.runs.get(feed.id);
-    if (run && !this.windingDown.has(feed.key)) {
+    if (run && !this.windingDown.has(feed.id)) {
       const finished = run.windDown(pollWithinMs).finally(() => {
-        if (this.windingDown.get(feed.key) === finished) this.windingDown.delete(feed.key);
+        if (this.windingDown.get(feed.id) === finished) this.windingDown.delete(feed.id);
       });
-      this.windingDown.set(feed.key, finished);
+      this.windingDown.set(feed.id, finished);
     }
     this.changed(feed);
   }
 
   /** Resolves once the monitor's stopped source finished its poll in flight and the writes it queued on this cluster node are stored or given up. */
   async drained(mkey: number): Promise<void> {
-    await this.windingDown.get(mkey);
-    const feed = this.service.feedByKey(mkey);
-    const writes = feed && this.clusterWrites.get(feed.id);
-    if (!feed || !writes) return;
-    await writes.whenIdle();
-    if (!this.running.has(feed.id) && this.clusterWrites.get(feed.id) === writes && !writes.busy) this.clusterWrites.delete(feed.id);
+    const id = this.service.feedByKey(mkey)?.id;
+    if (id === undefined) return;
+    await this.windingDown.get(id);
+    await this.clusterWrites.get(id)?.whenIdle();
+    this.forgetWritesIfUnused(id);
+  }
+
+  /** A source's queue of cluster writes goes once nothing uses it: the source is not running or finishing, and nothing waits to be stored. */
+  private forgetWritesIfUnused(id: string): void {
+    const writes = this.clusterWrites.get(id);
+    if (writes && !writes.busy && !this.running.has(id) && !this.windingDown.has(id)) this.clusterWrites.delete(id);
   }
 
   private stop(id: string): void {
     this.running.delete(id);
-    // Kept while a handed-back source's poll in flight may still queue a write in it.
-    const key = this.service.feed(id)?.key;
-    const finishing = key !== undefined && this.windingDown.has(key);
-    if (this.clusterWrites.get(id)?.busy === false && !finishing) this.clusterWrites.delete(id);
+    this.forgetWritesIfUnused(id);
     const actor = this.service.system.sources.isResident(id) ? this.service.system.sources.get(id) : undefined;
     actor?.send({ type: 'STOP' });
     this.service.system.sources.evict(id);
