@@ -16,6 +16,7 @@ import type { SubscriptionWatcher } from './subscription-watchers.ts';
 import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-handle.ts';
 
 const batchRows = 1000;
+const noFilters: readonly Filter[] = Object.freeze([]);
 
 export interface StreamListener {
   /** Observation bodies (JSON text) in seq order; returns false when the reader is gone. */
@@ -239,5 +240,6 @@ export function openFeedStream(
     throw cursorExpired(handle.feed, start);
   }
   const filters = [...standingFilters(handle.feed, handle.record), inline].filter((f) => !isEmptyFilter(f));
-  return new FeedStream(service, handle, filters, start);
+  // Most streams have no filter: they share one empty list rather than keep one each.
+  return new FeedStream(service, handle, filters.length === 0 ? noFilters : filters, start);
 }

@@ -16,6 +16,7 @@ const exclusivePort = 1;
 // before this turn ends: the stall timer is armed only for the bodies still incomplete then,
 // instead of being made and cleared for every request.
 let toArm: Array<() => void> = [];
+const noBody = Buffer.alloc(0);
 
 function armAfterThisTurn(arm: () => void): void {
   toArm.push(arm);
@@ -33,7 +34,7 @@ function readBody(
   limit: number,
   onBody: (body: Buffer) => void,
   tooLarge: (head: Buffer) => void,
-  stalled: (() => void) | undefined,
+  stalled: () => void,
   declaredTooLarge: boolean,
 ): void {
   let chunks: Buffer[] = [];
@@ -43,17 +44,15 @@ function readBody(
   let pending: { onBody: (body: Buffer) => void; tooLarge: (head: Buffer) => void } | undefined = { onBody, tooLarge };
   // A body that stops arriving is answered 408 before uWS's own idle timeout closes the socket silently.
   let timer: ReturnType<typeof setTimeout> | undefined;
-  if (stalled) {
-    armAfterThisTurn(() => {
+  armAfterThisTurn(() => {
+    if (!pending) return;
+    timer = setTimeout(() => {
       if (!pending) return;
-      timer = setTimeout(() => {
-        if (!pending) return;
-        pending = undefined;
-        chunks = [];
-        stalled();
-      }, bodyIdleMs);
-    });
-  }
+      pending = undefined;
+      chunks = [];
+      stalled();
+    }, bodyIdleMs);
+  });
   const grace = declaredTooLarge
     ? setTimeout(() => {
         const handlers = pending;
@@ -138,7 +137,6 @@ export class UwsTransport implements HttpTransport {
 
   private accept(res: Uws.HttpResponse, req: Uws.HttpRequest, handler: HttpHandler, options: ListenOptions): void {
     const exchange = new Exchange(res, this.open);
-    res.onAborted(() => exchange.aborted());
     // uWS invalidates `req` when this function returns, so read it all now.
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
@@ -146,7 +144,6 @@ export class UwsTransport implements HttpTransport {
     const headers = readHeaders(req);
     const remoteAddress = normalizeRemoteAddress(decoder.decode(res.getRemoteAddressAsText()));
     const isHead = method === 'HEAD';
-    const tooLarge = (head: Buffer) => exchange.sendFull(options.tooLarge(options.maxBodyBytes, { path, head }), isHead, true);
 
     // uWS joins repeated headers here and parses no further; node:http refuses these framings, and so do we.
     const framing = framingError(headers);
@@ -154,28 +151,34 @@ export class UwsTransport implements HttpTransport {
       exchange.sendFull(invalidFraming(framing), isHead, true);
       return;
     }
+    const start = (body: Buffer) => {
+      const request: HttpRequest = {
+        method,
+        path,
+        query,
+        headers,
+        remoteAddress,
+        body,
+        get signal() {
+          return exchange.signal;
+        },
+      };
+      void this.respond(exchange, handler, request, options);
+    };
+    const declaredLength = Number(headers['content-length'] ?? 0);
+    if (declaredLength === 0 && headers['transfer-encoding'] === undefined) {
+      // No body by the framing (most GETs, every event stream): no data handler, which uWS
+      // would keep, with this scope, for as long as the response lives.
+      start(noBody);
+      return;
+    }
     readBody(
       res,
       options.maxBodyBytes,
-      (body) => {
-        const request: HttpRequest = {
-          method,
-          path,
-          query,
-          headers,
-          remoteAddress,
-          body,
-          get signal() {
-            return exchange.signal;
-          },
-        };
-        void this.respond(exchange, handler, request, options);
-      },
-      tooLarge,
-      Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined
-        ? () => exchange.sendFull(requestTimedOut(), isHead, true)
-        : undefined,
-      Number(headers['content-length'] ?? 0) > options.maxBodyBytes,
+      start,
+      (head) => exchange.sendFull(options.tooLarge(options.maxBodyBytes, { path, head }), isHead, true),
+      () => exchange.sendFull(requestTimedOut(), isHead, true),
+      declaredLength > options.maxBodyBytes,
     );
   }
 

@@ -20,6 +20,10 @@ export class Exchange {
     private readonly open: Set<Exchange>,
   ) {
     open.add(this);
+    // Registered here, not where the request is read: uWS keeps this handler for as long as
+    // the response lives (an event stream: hours), and a closure made there would keep that
+    // scope (the request's headers, path and query) alive with it.
+    res.onAborted(() => this.aborted());
   }
 
   aborted(): void {
@@ -77,7 +81,8 @@ export class UwsStreamSink implements StreamSink {
   /** Armed while the socket is backed up: a reader that takes nothing for streamStalledMs is let go. */
   private stalled: ReturnType<typeof setTimeout> | undefined;
   private room: { bytes: number; listener: () => void } | undefined;
-  private readonly listeners: Array<() => void> = [];
+  // Made on the first onClose, at its size: an empty array grown by push reserves 17 slots.
+  private listeners: Array<() => void> | undefined;
 
   constructor(
     private readonly exchange: Exchange,
@@ -148,7 +153,8 @@ export class UwsStreamSink implements StreamSink {
 
   onClose(listener: () => void): void {
     if (this.closed) listener();
-    else this.listeners.push(listener);
+    else if (this.listeners) this.listeners.push(listener);
+    else this.listeners = [listener];
   }
 
   markClosed(): void {
@@ -158,7 +164,9 @@ export class UwsStreamSink implements StreamSink {
     this.room = undefined;
     this.queue = [];
     this.queuedBytes = 0;
-    for (const listener of this.listeners.splice(0)) listener();
+    const listeners = this.listeners ?? [];
+    this.listeners = undefined;
+    for (const listener of listeners) listener();
   }
 
   private cut(): void {
