@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { builtCli } from './lib/built.ts';
 import { client, json } from './lib/http.ts';
 import { nowMs, round, summary } from './lib/stats.ts';
 
@@ -140,7 +141,7 @@ async function startReceiver() {
 }
 
 async function startVigil(dir: string): Promise<{ url: string; child: ChildProcess }> {
-  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--state', join(dir, 'state.db'), '--allow-admin=bench-admin', '--allow-insecure-webhooks'];
+  const args = [builtCli(), 'serve', '--port', '0', '--state', join(dir, 'state.db'), '--allow-admin=bench-admin', '--allow-insecure-webhooks'];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let errors = '';
   child.stderr!.on('data', (c: Buffer) => (errors = (errors + c.toString()).slice(-4000)));

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtCli } from './built.ts';
 import { client, json, type Requester } from './http.ts';
 
 export const adminToken = 'bench-admin';
@@ -42,9 +43,8 @@ export async function startServer(spec: ServerSpec): Promise<BenchServer> {
     ...nodeFlags,
     // SIGUSR2 runs a full collection (see liveMemory), unless the caller set that up itself.
     ...(nodeFlags.includes('--expose-gc') ? [] : ['--expose-gc', '--require', gcOnSignal]),
-    '--import',
-    'tsx',
-    'src/cli/main.ts',
+    // The compiled server, as `npm start` and an installed `vigil` run it (see built.ts).
+    builtCli(),
     'serve',
     '--port',
     '0',

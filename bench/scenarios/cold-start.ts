@@ -2,12 +2,11 @@
 // (node bin/vigil.js, a new process each time), against a bare `node -e 0`
 // measured in the same run. The target (under 300 ms) holds for the built
 // dist/ that `npm install` leaves (the `prepare` script); from the TypeScript
-// sources through tsx a start takes seconds, so a stale dist/ is built first.
+// sources through tsx a start takes seconds, so a stale dist/ is built first
+// (lib/built.ts).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { ensureBuilt } from '../lib/built.ts';
 import type { BenchContext } from '../lib/context.ts';
-import { log } from '../lib/report.ts';
 import { round, summary } from '../lib/stats.ts';
 
 const targetMs = 300;
@@ -23,22 +22,8 @@ function timeRuns(args: readonly string[], runs: number): number[] {
   return samples;
 }
 
-function newestUnder(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestUnder(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 export async function coldStartScenario(ctx: BenchContext): Promise<void> {
-  // bin/vigil.js runs dist/ only when it is at least as new as src/: the same rule here.
-  if (!existsSync('dist/.built') || newestUnder('src') > statSync('dist/.built').mtimeMs) {
-    log('cold start: dist/ is missing or older than src/, building it (npm run build)');
-    const built = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
-    if (built.status !== 0) throw new Error('npm run build failed');
-  }
+  ensureBuilt();
   const runs = ctx.quick ? 5 : 15;
   const vigil = summary(timeRuns(['bin/vigil.js', '--version'], runs));
   const bare = summary(timeRuns(['-e', '0'], runs));
