@@ -15,9 +15,13 @@ export const maxNesting = 100;
 
 /**
  * The key path of the first value nested more than `limit` levels deep, or
- * undefined when there is none. Walks iteratively, so any parsed body is safe.
+ * undefined when there is none. Neither walk goes deeper than `limit`, so any
+ * parsed body is safe.
  */
 export function pathBeyondNesting(value: unknown, limit = maxNesting): string[] | undefined {
+  // Every request body is checked, and almost none is too deep: a walk that builds
+  // nothing answers that, and only a body found too deep is walked again for the path.
+  if (!nestedBeyond(value, limit)) return undefined;
   const stack: Array<{ node: unknown; depth: number; path: string[] }> = [{ node: value, depth: 0, path: [] }];
   while (stack.length > 0) {
     const { node, depth, path } = stack.pop()!;
@@ -26,6 +30,30 @@ export function pathBeyondNesting(value: unknown, limit = maxNesting): string[] 
     for (const [key, child] of Object.entries(node)) stack.push({ node: child, depth: depth + 1, path: [...path, key] });
   }
   return undefined;
+}
+
+/** Whether `value` holds an object or array `limit` or more levels down; recursion stops at `limit`. */
+function nestedBeyond(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (limit <= 0) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) if (nestedBeyond(child, limit - 1)) return true;
+    return false;
+  }
+  for (const key of Object.keys(value)) if (nestedBeyond((value as Record<string, unknown>)[key], limit - 1)) return true;
+  return false;
+}
+
+let isoMs = Number.NaN;
+let isoText = '';
+
+/** `new Date(ms).toISOString()`, kept for the last `ms` asked: under load many writes share a millisecond. */
+export function isoTime(ms: number): string {
+  if (ms !== isoMs) {
+    isoText = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
 }
 
 /** Normalises a client-supplied timestamp, or undefined when it is not one. */

@@ -6,6 +6,7 @@ import { claimRefusal, type LeaseEvent, type LeaseOutcome, leaseStateOf } from '
 import { ProtocolError, notFound } from '../protocol/errors.ts';
 import { principalKind } from '../protocol/principal.ts';
 import { validate, type SchemaId } from '../protocol/validate.ts';
+import { isoTime } from '../protocol/wire-values.ts';
 import { type Origin, observationTypes } from '../protocol/vocabulary.ts';
 import type { LeaseRecord } from '../store/records.ts';
 import type { Caller } from './access.ts';
@@ -39,7 +40,7 @@ function actingSubscription(service: MonitorService, body: LeaseBody, caller: Ca
 }
 
 const holderOf = (handle: SubscriptionHandle) => `sub:${handle.id}`;
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const iso = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
 function refusal(outcome: Extract<LeaseOutcome, { ok: false }>, subject: string): ProtocolError {
   switch (outcome.code) {

@@ -7,6 +7,7 @@ import { parseFilter } from '../protocol/filter.ts';
 import type { ObservationDraft } from '../protocol/observation.ts';
 import { type ProvenanceClaims, resolveProvenance } from '../protocol/provenance.ts';
 import { RawJson } from '../protocol/raw-json.ts';
+import { isoTime } from '../protocol/wire-values.ts';
 import { validate } from '../protocol/validate.ts';
 import {
   type Capability,
@@ -255,22 +256,22 @@ export function draftOf(feed: Feed, item: PublishedObservation, index: number | 
       });
     }
   }
-  const provenance = resolveProvenance(
-    { ...item, verification: item.verification ?? item.verified },
-    feed.definition.owner,
-    feed.definition.attested,
-  );
-  const tags = Object.fromEntries(Object.entries(item.tags ?? {}).map(([k, v]) => [k, String(v)]));
+  // `verified` is the older name of `verification`; the item itself is not copied to say so.
+  const claims = item.verification === undefined && item.verified !== undefined ? { ...item, verification: item.verified } : item;
+  const provenance = resolveProvenance(claims, feed.definition.owner, feed.definition.attested);
   return {
     type: item.type,
     subject: item.subject ?? null,
-    time: item.time ?? new Date(now).toISOString(),
+    time: item.time ?? isoTime(now),
     horizon: feed.definition.horizon,
     provenance,
     data,
-    tags,
+    tags: item.tags === undefined ? {} : tagsOf(item.tags),
   };
 }
+
+// fromEntries, not assignment: a tag named "__proto__" is a tag like any other.
+const tagsOf = (tags: Record<string, unknown>): Record<string, string> => Object.fromEntries(Object.entries(tags).map(([k, v]) => [k, String(v)]));
 
 export function publish(service: MonitorService, input: unknown, caller: Caller): Reply {
   const { id, ...rest } = validate<Record<string, unknown>>('publish-target', input);

@@ -5,6 +5,7 @@
 import type { Clock } from '../actors/clock.ts';
 import type { ProtocolError } from '../protocol/errors.ts';
 import { type Observation, type ObservationDraft, observationOf } from '../protocol/observation.ts';
+import { isoTime } from '../protocol/wire-values.ts';
 import type { Store } from '../store/store.ts';
 import type { CommitNotices } from './commit-notices.ts';
 import { trackContradictions } from './contradictions.ts';
@@ -55,7 +56,7 @@ export class ObservationWriter {
     if (kind === 'rejected') stats.rejected++;
     if (kind === 'producer') {
       stats.observations++;
-      stats.last_source_contact = new Date(this.clock.now()).toISOString();
+      stats.last_source_contact = isoTime(this.clock.now());
       stats.covers_until = draft.time;
       stats.last_has_event_provenance = p.source_ref !== null || p.wasDerivedFrom.length > 0;
       feed.noteType(draft.type);

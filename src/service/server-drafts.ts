@@ -4,7 +4,7 @@ import type { ProtocolError } from '../protocol/errors.ts';
 import type { ObservationDraft } from '../protocol/observation.ts';
 import { serverProvenance } from '../protocol/provenance.ts';
 import { observationTypes } from '../protocol/vocabulary.ts';
-import { maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
+import { isoTime, maxNesting, pathBeyondNesting } from '../protocol/wire-values.ts';
 import { defaults } from './defaults.ts';
 import type { Feed } from './feed.ts';
 
@@ -19,7 +19,7 @@ export function bookkeepingDraft(
   return {
     type,
     subject,
-    time: new Date(nowMs).toISOString(),
+    time: isoTime(nowMs),
     horizon: feed.definition.horizon,
     provenance: serverProvenance(actor, feed.definition.attested),
     data: { payload },
