@@ -32,7 +32,14 @@ function frameName(frame: CpuProfile['nodes'][number]['callFrame']): string {
   if (!frame.url) return name;
   const path = frame.url.replace(/^file:\/\//, '');
   const modules = path.lastIndexOf('/node_modules/');
-  const short = modules >= 0 ? path.slice(modules + 14) : path.includes('/src/') ? path.slice(path.indexOf('/src/') + 1) : path.replace(/^node:/, 'node:');
+  // The built server runs dist/, which mirrors src/: its frames are named by their source file.
+  const ours = /\/(src|dist)\/(?!.*\/node_modules\/)/.exec(path);
+  const short =
+    modules >= 0
+      ? path.slice(modules + 14)
+      : ours
+        ? `src/${path.slice(ours.index + ours[0].length)}`.replace(/\.js$/, '.ts')
+        : path.replace(/^node:/, 'node:');
   return `${name} ${short}`.replaceAll(';', ',').replaceAll(' ', '\u00a0');
 }
 
@@ -68,7 +75,7 @@ export function folded(profile: CpuProfile): Map<string, number> {
 const areas: Array<[string, RegExp]> = [
   ['GC', /^\(garbage collector\)/],
   // uWS sends inside cork(): a reply's or a stream flush's system call shows as these frames' own time.
-  ['socket send (uWS cork/end/write)', /^(sendFull|flush|\(anonymous\))\u00a0src\/transport\/uws-transport/],
+  ['socket send (uWS cork/end/write)', /^(sendFull|flush|\(anonymous\))\u00a0src\/transport\/uws(-transport|\/exchange)/],
   ['ajv validation', /^validate\d*\u00a0|ajv\/|^validate\d+$/],
   ['token hash (SHA-256)', /hashToken|tokenMatches|node:internal\/crypto/],
   ['JSON.parse / body decode', /parseJsonBody|^parse\u00a0|JSON\.parse/],
@@ -80,7 +87,7 @@ const areas: Array<[string, RegExp]> = [
   ['protocol rules (src/protocol)', /src\/protocol\//],
   ['service operations (src/service, src/actors, src/machines)', /src\/(service|actors|machines)\//],
   ['HTTP door (route, query, errors)', /src\/transport\/(http-door|http-routes|browser-guard|sse-door|internal-error)/],
-  ['uWS adapter (read headers, body, write)', /src\/transport\/(uws-transport|flush-scheduler)/],
+  ['uWS adapter (read headers, body, write)', /src\/transport\/(uws-transport|uws\/|flush-scheduler)/],
   ['Node internals (timers, promises, streams)', /node:/],
   ['native: uWS socket I/O, V8 runtime ((program))', /^\(program\)/],
 ];
