@@ -39,53 +39,42 @@ function readBody(
 ): void {
   let chunks: Buffer[] = [];
   let total = 0;
-  // uWS keeps this handler for as long as the response lives (an event stream: hours), so
-  // once the body is whole it lets go of the request it was building.
-  let pending: { onBody: (body: Buffer) => void; tooLarge: (head: Buffer) => void } | undefined = { onBody, tooLarge };
+  // uWS keeps this handler for as long as the response lives (a waiting pull, a stream), so
+  // once the body is whole it lets go of the handlers, their scope and its timers.
+  let pending: { onBody: (body: Buffer) => void; tooLarge: (head: Buffer) => void; stalled: () => void } | undefined = { onBody, tooLarge, stalled };
   // A body that stops arriving is answered 408 before uWS's own idle timeout closes the socket silently.
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let grace: ReturnType<typeof setTimeout> | undefined;
+  const settle = () => {
+    const handlers = pending;
+    clearTimeout(timer);
+    clearTimeout(grace);
+    pending = undefined;
+    timer = undefined;
+    grace = undefined;
+    chunks = [];
+    return handlers;
+  };
   armAfterThisTurn(() => {
     if (!pending) return;
-    timer = setTimeout(() => {
-      if (!pending) return;
-      pending = undefined;
-      chunks = [];
-      stalled();
-    }, bodyIdleMs);
+    timer = setTimeout(() => settle()?.stalled(), bodyIdleMs);
   });
-  const grace = declaredTooLarge
-    ? setTimeout(() => {
-        const handlers = pending;
-        if (!handlers) return;
-        clearTimeout(timer);
-        pending = undefined;
-        handlers.tooLarge(Buffer.alloc(0));
-      }, declaredTooLargeGraceMs)
-    : undefined;
+  if (declaredTooLarge) grace = setTimeout(() => settle()?.tooLarge(Buffer.alloc(0)), declaredTooLargeGraceMs);
   res.onData((chunk, isLast) => {
-    const handlers = pending;
-    if (!handlers) return;
+    if (!pending) return;
     timer?.refresh();
     total += chunk.byteLength;
     if (total > limit || (declaredTooLarge && total > 0)) {
-      clearTimeout(timer);
-      clearTimeout(grace);
-      pending = undefined;
       const head = headOf([...chunks, Buffer.from(new Uint8Array(chunk, 0, Math.min(chunk.byteLength, refusedHeadBytes)))]);
-      chunks = [];
-      handlers.tooLarge(head);
+      settle()!.tooLarge(head);
       return;
     }
     // uWS neuters the ArrayBuffer when this callback returns: copy it.
     if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
-      clearTimeout(timer);
-      clearTimeout(grace);
       // The usual body, one chunk, is already its own copy.
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-      pending = undefined;
-      chunks = [];
-      handlers.onBody(body);
+      settle()!.onBody(body);
     }
   });
 }
