@@ -37,22 +37,30 @@ function secretServiceAnswers(): boolean {
  * (AccessDenied) with the key already added. The key in the session keyring is what the vault's
  * rescue finds and reads, so such a plant still serves; anything else fails with the kernel's list.
  */
-function plantInKeyutils(scope: string, key: string, value: string): void {
-  try {
-    keyutils(scope, key).setPassword(value);
-  } catch (error) {
+async function plantInKeyutils(scope: string, key: string, value: string): Promise<void> {
+  let lastError: unknown;
+  // Mid-suite the kernel has also refused the persistent keyring to read and write alike, once, and
+  // granted it again moments later: a few tries, then the kernel's own list of keys.
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    try {
+      keyutils(scope, key).setPassword(value);
+      return;
+    } catch (error) {
+      lastError = error;
+    }
     let readBack: string | null = null;
     try {
       readBack = keyutils(scope, key).getPassword();
     } catch {
-      // reported below
+      // tried again below
     }
     if (readBack === value) {
-      console.warn(`planted ${scope}/${key} in the session keyring only: linking it into the persistent keyring was refused (${error})`);
+      console.warn(`planted ${scope}/${key} in the session keyring only: linking it into the persistent keyring was refused (${lastError})`);
       return;
     }
-    throw new Error(`could not leave a secret in keyutils (${error}); /proc/keys:\n${readFileSync('/proc/keys', 'utf8')}`);
+    await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
   }
+  throw new Error(`could not leave a secret in keyutils (${lastError}); /proc/keys:\n${readFileSync('/proc/keys', 'utf8')}`);
 }
 
 const headless = process.platform === 'linux' && !secretServiceAnswers();
@@ -76,8 +84,8 @@ beforeEach(() => {
     }
   }
 });
-afterEach(() => {
-  for (const o of others) if (keyutils(o.scope, o.key).getPassword() === null) plantInKeyutils(o.scope, o.key, o.value);
+afterEach(async () => {
+  for (const o of others) if (keyutils(o.scope, o.key).getPassword() === null) await plantInKeyutils(o.scope, o.key, o.value);
   project.cleanup();
 });
 
@@ -102,7 +110,7 @@ describe.runIf(headless)('vault without a Secret Service', () => {
 
   it('moves a secret found in the kernel keyring into the file once, and it stays readable', async () => {
     const scope = `rescue-${randomBytes(4).toString('hex')}`;
-    plantInKeyutils(scope, 'api_token', 'from-keyutils');
+    await plantInKeyutils(scope, 'api_token', 'from-keyutils');
     try {
       expect(keyutilsVaultKeys()).toContainEqual({ scope, key: 'api_token' });
       const list = await vigil(project, ['vault', 'list', '--json'], { env: asUser });
