@@ -1,9 +1,9 @@
 // A batch's write transaction as statements sent together (pg-pipeline.ts):
 // each statement's text is fixed (rows go in as one JSON parameter, taken
-// apart by json_array_elements), so it is parsed once per session, and nothing is built
-// or compiled per batch. Every answer is checked before COMMIT: a monitor
-// whose rev or head moved, a confirmation that no longer holds, or a fence
-// that lapsed rolls the whole batch back.
+// apart by json_array_elements), so it is parsed once per session, and
+// nothing is built or compiled per batch. Every answer is checked before
+// COMMIT: a monitor whose rev or head moved, a confirmation that no longer
+// holds, or a fence that lapsed rolls the whole batch back.
 import { leaseColumns, monitorColumns, observationColumns, subscriptionColumns } from '../statements.ts';
 import { tableDefinitions } from '../table-definitions.ts';
 import type { CapturedBatch } from './captured-batch.ts';
