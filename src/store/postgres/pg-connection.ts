@@ -50,7 +50,8 @@ export function isStoreFailure(error: unknown): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i.test(message);
 }
 
-export async function openPostgres(url: string, poolSize = 8): Promise<PgConnection> {
+/** `poolSize`: the most pooled sessions (a cluster node's --store-sessions; its default lives in service/defaults.ts). */
+export async function openPostgres(url: string, poolSize: number): Promise<PgConnection> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes, ...sessionLimits });
   // A client that loses its server (pg_terminate_backend: 57P01, a restart, a cut network) must not
   // crash the process. An idle client reports to the pool's listener; one checked out by a query has
