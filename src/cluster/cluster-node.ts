@@ -157,8 +157,9 @@ export class ClusterNode implements ClusterNodeHooks {
   /** Runs one operation on fresh state; a batch that lost a race runs again. */
   async run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T> {
     for (let tries = 1, lostSessions = 0; ; tries++) {
+      const unread = tries === 1 ? this.publishOnCurrentMemory(operation, input) : undefined;
       try {
-        await this.refreshFor(operation, input);
+        if (unread === undefined) await this.refreshFor(operation, input);
         // No await between the reservation and the attempt: a concurrent create would take the key.
         if (operation === 'monitors/create' && this.service.reservedMonitorKeys.length === 0) {
           this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
@@ -174,9 +175,35 @@ export class ClusterNode implements ClusterNodeHooks {
       try {
         return await attempt();
       } catch (error) {
+        if (unread !== undefined && (await this.refusedOnStaleMemory(error, unread))) continue;
         await this.afterLostRace(error, tries);
       }
     }
+  }
+
+  /**
+   * A publish appends on every success, and its batch stands only while the monitor's rev in
+   * PostgreSQL is still the one memory holds (the claim, src/store/postgres/pg-commit.ts): a publish
+   * that ran on stale memory loses its race and runs again on fresh state. So on a monitor memory
+   * believes current it runs without reading the rev first, which saves a round trip to the
+   * database per batch. Returns the monitor's key when it may, undefined when the rev is read first.
+   */
+  private publishOnCurrentMemory(operation: string, input: unknown): number | undefined {
+    if (operation !== 'monitors/publish' || this.stopping) return undefined;
+    const id = typeof input === 'object' && input !== null ? (input as { id?: unknown }).id : undefined;
+    const feed = typeof id === 'string' ? this.service.feed(id) : undefined;
+    return feed && this.monitors.believedCurrent(feed.key) ? feed.key : undefined;
+  }
+
+  /**
+   * A refusal of a publish run on memory not read first stands only if memory was current: when
+   * the database's rev moved past it, the publish runs again on fresh state. (Not a store failure:
+   * a batch whose commit may have landed is never run again.)
+   */
+  private async refusedOnStaleMemory(error: unknown, mkey: number): Promise<boolean> {
+    if (!(error instanceof ProtocolError) || error.code === 'STORE_UNAVAILABLE') return false;
+    const rev = await this.revByKey.get(mkey).catch(() => undefined);
+    return rev !== this.monitors.known.get(mkey);
   }
 
   /**

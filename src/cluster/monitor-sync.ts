@@ -39,6 +39,8 @@ export class MonitorSync {
   private readonly syncing = new Map<number, Promise<void>>();
   /** Monitors whose memory may hold a refused batch's changes: reloaded whole before their next use. */
   private readonly stale = new Set<number>();
+  /** The highest rev the database's notifications named per monitor (only when above what memory held then). */
+  private readonly heard = new Map<number, number>();
   private readonly budget: ReplicaBudget;
   private readonly pg: PgStore;
   private readonly queue: ClusterCommit;
@@ -94,6 +96,16 @@ export class MonitorSync {
   }
 
   /**
+   * Memory holds the monitor, no catch-up of it is under way, and no notification named a rev
+   * beyond memory's: as far as this node can tell without asking, memory is the database's state.
+   * (A notification can be late or lost, so this is a guess that a write's claim then checks.)
+   */
+  believedCurrent(mkey: number): boolean {
+    const known = this.known.get(mkey);
+    return known !== undefined && !this.stale.has(mkey) && !this.syncing.has(mkey) && (this.heard.get(mkey) ?? 0) <= known;
+  }
+
+  /**
    * Memory is behind the database's rev. Revs of a monitor only grow, and this node's commit at rev K
    * required the database to be at K - 1: memory at a higher rev than the one read holds all of it.
    */
@@ -119,6 +131,7 @@ export class MonitorSync {
     if (this.stopping) return;
     const known = this.known.get(mkey);
     if (known === undefined || known >= rev) return;
+    if (rev > (this.heard.get(mkey) ?? 0)) this.heard.set(mkey, rev);
     // Most likely this node's own batch, whose notification came before its commit's answer: looked at once it settles.
     if (this.queue.writing(mkey)) {
       void this.queue.idle().then(() => this.changed(mkey, rev, timers));
@@ -216,6 +229,7 @@ export class MonitorSync {
     // A write still queued for it would read its actors back from rows about to go: it runs again instead.
     this.queue.invalidate(mkey);
     this.known.delete(mkey);
+    this.heard.delete(mkey);
     this.service.forgetMonitor(mkey);
     evictActorsOf(this.service.system, mkey);
     await dropFromReplica(this.replica, mkey, () => this.replicaFree());
