@@ -3,7 +3,8 @@
 // prints a table of figures with their same-run yardsticks (uWS and node:http
 // side by side) and a pass/fail summary, and writes
 // bench/results/<timestamp>.json. What each figure means: bench/README.md.
-// Each scenario is one file under bench/scenarios/.
+// Each scenario is one file under bench/scenarios/. The floor (a bare durable
+// server, scenarios/floor.ts) runs whenever publish or lease does.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,7 +13,8 @@ import { log, Report, type Transport } from './lib/report.ts';
 import { round } from './lib/stats.ts';
 import { bareFanOut } from './scenarios/bare-fanout.ts';
 import { coldStartScenario } from './scenarios/cold-start.ts';
-import { bullmqRate, leaseScenario, redisRate } from './scenarios/lease.ts';
+import { type BullmqFigures, bullmqRate, leaseScenario, redisRate } from './scenarios/lease.ts';
+import { floorScenario, reportFloor } from './scenarios/floor.ts';
 import { clusterScenario } from './scenarios/cluster.ts';
 import { memoryScenario } from './scenarios/memory.ts';
 import { publishScenario } from './scenarios/publish.ts';
@@ -99,11 +101,20 @@ if (wanted('sse')) {
     return bare;
   });
 }
+let bullmq: BullmqFigures | undefined;
 if (wanted('lease')) {
   await attempt('lease', async () => {
     const redis = await redisRate(ctx);
-    const bullmq = await bullmqRate(ctx);
-    for (const t of transports) await attempt(`lease ${t}`, () => leaseScenario(ctx, t, redis, bullmq));
+    const figures = await bullmqRate(ctx);
+    bullmq = figures;
+    for (const t of transports) await attempt(`lease ${t}`, () => leaseScenario(ctx, t, redis, figures));
+  });
+}
+if (wanted('publish') || wanted('lease')) {
+  await attempt('floor', async () => {
+    const floor = await floorScenario(ctx);
+    reportFloor(ctx, floor, bullmq);
+    return floor;
   });
 }
 if (wanted('memory')) await attempt('memory', () => memoryScenario(ctx));

@@ -68,7 +68,7 @@ export interface LoadSpec {
 }
 
 /** Runs the closed-loop load child over up to `loadProcesses` processes. */
-export async function load(server: BenchServer, spec: LoadSpec): Promise<LoadResult> {
+export async function load(server: Pick<BenchServer, 'base' | 'cpuSeconds'>, spec: LoadSpec): Promise<LoadResult> {
   const processes = Math.min(loadProcesses, spec.concurrency);
   const per = Math.ceil(spec.concurrency / processes);
   const cpu0 = server.cpuSeconds();
