@@ -70,7 +70,10 @@ export class RootSystem {
   ) {
     const here = env.timersRunHere;
     const untilExpiry = leaseMachine.implementations.delays.untilExpiry as DelayOf<{ lease: LeaseRecord }>;
-    const untilMute = subscriptionMachine.implementations.delays.untilMute as DelayOf<{ subscription: SubscriptionRecord }>;
+    // Armed for its deadline on the system's clock, not from the time of the last event: a mute timer
+    // that fired late and is armed again for the rest of a period (subscription-machine.ts) carries no delay.
+    const untilMute: DelayOf<{ subscription: SubscriptionRecord }> = ({ context }) =>
+      Math.max(0, context.subscription.lastActivityMs + context.subscription.muteMs - env.clock.now());
     this.leaseLogic = leaseMachine.provide({
       actions: { announceExpiry: (_args, params) => env.leaseExpired(params.lease) },
       // A timer armed while this node owned the monitor does not fire once it lost it.
@@ -81,10 +84,8 @@ export class RootSystem {
     });
     this.subscriptionLogic = subscriptionMachine.provide({
       actions: { announceMuted: (_args, params) => env.subscriptionMuted(params.subscription) },
-      ...(here && {
-        delays: { untilMute: (args) => (here(args.context.subscription.mkey) ? untilMute(args) : parkedMs) },
-        guards: { timersRunHere: ({ context }) => here(context.subscription.mkey) },
-      }),
+      delays: { untilMute: here ? (args) => (here(args.context.subscription.mkey) ? untilMute(args) : parkedMs) : untilMute },
+      ...(here && { guards: { timersRunHere: ({ context }) => here(context.subscription.mkey) } }),
     });
     const failed = (kind: string, key: string, error: unknown) => env.actorFailed(kind, key, error);
     // Monitors are few and always resident; they are added when loaded or created.
