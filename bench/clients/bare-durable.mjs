@@ -2,11 +2,14 @@
 // the same uWebSockets.js build and the same SQLite can do per request while
 // it keeps Vigil's promise that an acknowledged write is committed (WAL,
 // synchronous=NORMAL, a group commit per event-loop turn, the answer after
-// COMMIT). No protocol beyond that: a fixed bearer, a body that must be JSON
-// with a string `type`, a lease map in memory with its row written through.
-//   GET  /mp/v0/discover                               the same 530-byte reply every time
-//   POST /mp/v0/monitors/<id>/observations             one row, answered {observation, seq}
-//   POST /mp/v0/subscriptions/<id>/leases/claim|complete  the lease row, or 409 at once
+// COMMIT), and the records the protocol requires of a write: every lease
+// change is a `lease` observation and every refused write a `rejected` one
+// (§5, §6). Nothing else: a fixed bearer, a body that must be JSON with a
+// string `type`, a lease map in memory with its row written through.
+//   GET  /mp/v0/discover                                  the same 530-byte reply every time
+//   POST /mp/v0/monitors/<id>/observations                one row, answered {observation, seq}
+//   POST /mp/v0/subscriptions/<id>/leases/claim|complete  the lease row and its observation,
+//                                                         or a refusal recorded, answered 409
 // Plain JavaScript, run by node itself: no loader's helpers in the floor.
 // It prints "listening <port>" once it listens; its folder goes when it exits.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -88,6 +91,17 @@ function readJson(res, req, then) {
 
 let head = 0;
 const leases = new Map();
+
+/** Appends an observation the server writes itself; returns its seq once queued. */
+function record(type, subject, payload, answer) {
+  const seq = ++head;
+  const body = JSON.stringify({ id: String(seq), type, subject, time: new Date().toISOString(), data: { payload } });
+  afterCommit(
+    () => insertObservation.run(seq, type, subject, body),
+    () => answer(seq),
+  );
+  return seq;
+}
 const app = uws.App();
 
 app.get('/mp/v0/discover', (res) => {
@@ -113,25 +127,29 @@ app.post('/mp/v0/subscriptions/:id/leases/:action', (res, req) => {
   const action = req.getParameter(1);
   readJson(res, req, (body) => {
     if (typeof body?.subject !== 'string') return reply(res, '400 Bad Request', '{"code":"INVALID","field":"subject"}');
+    const subject = body.subject;
     const now = Date.now();
-    const lease = leases.get(body.subject);
-    const heldByOther = lease && lease.state === 'held' && lease.holder !== holder && lease.expiresMs > now;
+    const lease = leases.get(subject);
+    const refuse = (code) =>
+      record('ai.vigil.monitor.rejected', subject, { code, raw: body }, (seq) =>
+        reply(res, '409 Conflict', JSON.stringify({ code, holder: lease?.holder ?? null, rejected_seq: seq })),
+      );
     if (action === 'claim') {
-      if (heldByOther) return reply(res, '409 Conflict', JSON.stringify({ code: 'LEASE_HELD', holder: lease.holder }));
+      if (lease && lease.state === 'held' && lease.holder !== holder && lease.expiresMs > now) return refuse('LEASE_HELD');
       const next = { holder, expiresMs: now + (body.lease_duration_seconds ?? 300) * 1000, state: 'held' };
-      leases.set(body.subject, next);
-      return afterCommit(
-        () => upsertLease.run(body.subject, holder, next.expiresMs, 'held'),
-        () => reply(res, '201 Created', JSON.stringify({ lease: { subject: body.subject, holder, state: 'held' }, expires: new Date(next.expiresMs).toISOString() })),
+      leases.set(subject, next);
+      afterCommit(() => upsertLease.run(subject, holder, next.expiresMs, 'held'), () => {});
+      return record('ai.vigil.monitor.lease', subject, { action: 'claim', holder }, () =>
+        reply(res, '201 Created', JSON.stringify({ lease: { subject, holder, state: 'held' }, expires: new Date(next.expiresMs).toISOString() })),
       );
     }
     if (action === 'complete') {
-      if (!lease || lease.holder !== holder || lease.state !== 'held') return reply(res, '409 Conflict', '{"code":"LEASE_LOST"}');
+      if (!lease || lease.holder !== holder || lease.state !== 'held') return refuse('LEASE_LOST');
       lease.state = 'completed';
       lease.holder = null;
-      return afterCommit(
-        () => upsertLease.run(body.subject, null, null, 'completed'),
-        () => reply(res, '200 OK', JSON.stringify({ lease: { subject: body.subject, holder: null, state: 'completed' } })),
+      afterCommit(() => upsertLease.run(subject, null, null, 'completed'), () => {});
+      return record('ai.vigil.monitor.lease', subject, { action: 'complete', holder }, (seq) =>
+        reply(res, '200 OK', JSON.stringify({ ok: true, seq, lease: { subject, holder: null, state: 'completed' } })),
       );
     }
     reply(res, '404 Not Found', '{"code":"NOT_FOUND"}');
