@@ -1,6 +1,6 @@
 // One `vigil serve` node of a cluster on PostgreSQL (protocol.md §20). The
 // database is the authority; the node's service runs on a local SQLite
-// replica that is caught up on a monitor before every operation on it
+// replica that is caught up on a monitor before an operation on it
 // (monitor-sync.ts), and every batch it writes is checked in PostgreSQL
 // against the monitor's change counter (src/store/postgres/pg-store.ts). A
 // lost race reloads the monitor and runs the operation again. Wakes come by

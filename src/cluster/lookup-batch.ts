@@ -1,5 +1,5 @@
-// Lookups answered by one query per round trip. Every request on a cluster
-// node reads its monitor's rev first: while one query is out, the lookups
+// Lookups answered by one query per round trip. A request on a cluster node
+// reads its monitor's rev first (a publish on current memory does not): while one query is out, the lookups
 // asked for meanwhile wait and go together in the next, so that under load
 // there is one query per round trip rather than one per event-loop turn (each
 // a write to the database's socket, the largest cost a request added). A

@@ -124,7 +124,7 @@ export class MonitorSync {
   /**
    * Another node committed on a monitor. Caught up on at once only when someone here waits on it
    * (a long-poll, a stream, a dashboard) or when this node runs its timers and a deadline moved;
-   * otherwise the next request on it catches up (every operation compares revs first).
+   * otherwise the next request on it catches up (operations compare revs first; a publish's claim compares them at commit).
    */
   changed(mkey: number, rev: number, timers: boolean): void {
     // A stopping node answers nothing more: catching up would read a replica that is closing.

@@ -108,7 +108,7 @@ export class PgStore {
     return Number(rows[0]!.key);
   }
 
-  // Every request reads its monitor's rev first: a fixed, named statement straight on the pool.
+  // Requests read their monitor's rev first (a publish on current memory does not): a fixed, named statement straight on the pool.
   async revsByKey(keys: number[]): Promise<Map<number, number>> {
     const { rows } = await this.connection.pool.query<{ key: number; rev: number }>({ name: 'vigil_revs_by_key', text: 'select key, rev from monitors where key = any($1::bigint[])', values: [keys] });
     return new Map(rows.map((r) => [r.key, r.rev]));
