@@ -102,6 +102,7 @@ function record(type, subject, payload, answer) {
   );
   return seq;
 }
+
 const app = uws.App();
 
 app.get('/mp/v0/discover', (res) => {

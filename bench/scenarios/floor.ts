@@ -2,9 +2,10 @@
 // durable server (bench/clients/bare-durable.mjs) measured by the same load
 // processes as Vigil, in the same run. Its CPU per durable publish and per
 // lease request against its own GET /discover is what those ratios cost on
-// this machine before any protocol: what a write answered after its commit
-// costs more than a read answered from memory. Its lease cycles against
-// BullMQ's are the most any HTTP lease server could show here.
+// this machine with no more of the protocol than the records a write
+// requires: what a write answered after its commit costs more than a read
+// answered from memory. Its lease cycles against BullMQ's are about the most
+// an HTTP lease server that commits before it answers could show here.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { type BenchContext, load } from '../lib/context.ts';

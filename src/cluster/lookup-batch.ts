@@ -1,10 +1,11 @@
 // Lookups answered by one query per round trip. A request on a cluster node
-// reads its monitor's rev first (a publish on current memory does not): while one query is out, the lookups
-// asked for meanwhile wait and go together in the next, so that under load
-// there is one query per round trip rather than one per event-loop turn (each
-// a write to the database's socket, the largest cost a request added). A
-// lookup is still sent after the request that asked for it arrived, so it
-// sees every write acknowledged before that request was made.
+// reads its monitor's rev first (a publish on current memory does not): while
+// one query is out, the lookups asked for meanwhile wait and go together in
+// the next, so that under load there is one query per round trip rather than
+// one per event-loop turn (each a write to the database's socket, the largest
+// cost a request added). A lookup is still sent after the request that asked
+// for it arrived, so it sees every write acknowledged before that request was
+// made.
 export class LookupBatch<K, V> {
   private pending = new Map<K, Array<{ resolve: (value: V | undefined) => void; reject: (error: unknown) => void }>>();
   private scheduled = false;
