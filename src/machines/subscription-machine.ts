@@ -4,8 +4,9 @@
 // records it. Activity only ever moves the deadline later, so it does not
 // reschedule the timer: the timer fires at the deadline it was armed for and
 // is armed again for the rest when activity came meanwhile. (Rescheduling on
-// every pull cost a timer and, in the actor's system, two objects turned into
-// dictionaries: about 300 bytes per open stream.)
+// every pull cost about as much CPU as the rest of the event, and grew each
+// active actor by 100–130 bytes: two objects of its system's timer tables
+// turned into dictionaries.)
 import { and, assign, setup } from 'xstate';
 import type { SubscriptionRecord, SubscriptionState } from '../store/records.ts';
 
