@@ -5,12 +5,17 @@
 import { and, assign, setup } from 'xstate';
 import type { LeaseRecord, LeaseState } from '../store/records.ts';
 
+/**
+ * `fence` on a claim is the grant's fencing token: the seq its `lease` observation takes, so it grows
+ * with every claim of the subject (protocol.md §21). On the other events it is the token the caller
+ * sent, if any: a token that is not the current grant's makes the event act on nothing.
+ */
 export type LeaseEvent =
-  | { type: 'CLAIM'; holder: string; durationSeconds: number; now: number }
-  | { type: 'RENEW'; holder: string; durationSeconds?: number; now: number }
-  | { type: 'COMPLETE'; holder: string; outcome?: unknown; evidence?: unknown[]; now: number }
-  | { type: 'RELEASE'; holder: string; now: number }
-  | { type: 'REJECT'; holder: string; now: number };
+  | { type: 'CLAIM'; holder: string; durationSeconds: number; fence: number; now: number }
+  | { type: 'RENEW'; holder: string; durationSeconds?: number; fence?: number; now: number }
+  | { type: 'COMPLETE'; holder: string; outcome?: unknown; evidence?: unknown[]; fence?: number; seq: number; now: number }
+  | { type: 'RELEASE'; holder: string; fence?: number; now: number }
+  | { type: 'REJECT'; holder: string; fence?: number; now: number };
 
 export type LeaseEffect =
   | 'claimed'
@@ -24,7 +29,14 @@ export type LeaseEffect =
 
 export type LeaseOutcome =
   | { ok: true; effect: LeaseEffect }
-  | { ok: false; code: 'LEASE_HELD' | 'LEASE_LOST' | 'DEAD_LETTERED'; holder: string | null; expiresMs: number | null };
+  | {
+      ok: false;
+      code: 'LEASE_HELD' | 'LEASE_LOST' | 'DEAD_LETTERED';
+      holder: string | null;
+      expiresMs: number | null;
+      /** The current grant's fencing token (null when no grant holds the lease). */
+      fence: number | null;
+    };
 
 export interface LeaseContext {
   lease: LeaseRecord;
@@ -49,11 +61,14 @@ const refusal = (code: 'LEASE_HELD' | 'LEASE_LOST' | 'DEAD_LETTERED', context: L
     code,
     holder: lapsed ? null : context.lease.holder,
     expiresMs: lapsed ? null : context.lease.expiresMs,
+    fence: lapsed || context.lease.holder === null ? null : (context.lease.fence ?? null),
   },
 });
 
 const heldBy = (lease: LeaseRecord, holder: string, now: number) =>
   lease.holder === holder && lease.expiresMs !== null && now < lease.expiresMs;
+/** A caller that sent no token is judged by holder alone (base clients); one that sent a token, by it too. */
+const sameGrant = (lease: LeaseRecord, fence: number | undefined) => fence === undefined || fence === lease.fence;
 const lapsedAt = (lease: LeaseRecord, now: number) => lease.expiresMs !== null && now >= lease.expiresMs;
 
 /**
@@ -64,9 +79,9 @@ const lapsedAt = (lease: LeaseRecord, now: number) => lease.expiresMs !== null &
  */
 export function claimRefusal(state: LeaseState, lease: LeaseRecord, holder: string, now: number): Extract<LeaseOutcome, { ok: false }> | undefined {
   if (state === 'held' && !heldBy(lease, holder, now) && !lapsedAt(lease, now)) {
-    return { ok: false, code: 'LEASE_HELD', holder: lease.holder, expiresMs: lease.expiresMs };
+    return { ok: false, code: 'LEASE_HELD', holder: lease.holder, expiresMs: lease.expiresMs, fence: lease.fence ?? null };
   }
-  if (state === 'dead_lettered') return { ok: false, code: 'DEAD_LETTERED', holder: lease.holder, expiresMs: lease.expiresMs };
+  if (state === 'dead_lettered') return { ok: false, code: 'DEAD_LETTERED', holder: lease.holder, expiresMs: lease.expiresMs, fence: null };
   return undefined;
 }
 
@@ -98,7 +113,9 @@ export const leaseMachine = setup({
           expiresMs: e.now + e.durationSeconds * 1000,
           attempts: context.lease.attempts + 1,
           lease_transitions: context.lease.lease_transitions + (changesHolder ? 1 : 0),
+          fence: e.fence,
           completedBy: null,
+          completedSeq: undefined,
           outcome: undefined,
           evidence: undefined,
         },
@@ -129,6 +146,7 @@ export const leaseMachine = setup({
           holder: null,
           expiresMs: null,
           completedBy: e.holder,
+          completedSeq: e.seq,
           outcome: e.outcome,
           evidence: e.evidence,
         },
@@ -161,9 +179,10 @@ export const leaseMachine = setup({
     /** Whether this process runs the lease's timers (a cluster node that lost its monitor's ownership does not). */
     timersRunHere: () => true,
     storedAs: ({ context }, params: { state: LeaseState }) => context.restoredAs === params.state,
-    heldByCaller: ({ context, event }) => heldBy(context.lease, event.holder, event.now),
+    heldByCaller: ({ context, event }) => heldBy(context.lease, event.holder, event.now) && sameGrant(context.lease, event.type === 'CLAIM' ? undefined : event.fence),
     lapsed: ({ context, event }) => lapsedAt(context.lease, event.now),
-    completedByCaller: ({ context, event }) => context.lease.completedBy === event.holder,
+    completedByCaller: ({ context, event }) =>
+      context.lease.completedBy === event.holder && sameGrant(context.lease, event.type === 'CLAIM' ? undefined : event.fence),
     lastReject: ({ context }) => context.lease.rejects + 1 >= context.rejectLimit,
     expiredAtRestore: ({ context }) =>
       context.restoredAs === 'held' && context.lease.expiresMs !== null && context.now >= context.lease.expiresMs,

@@ -70,3 +70,6 @@ export const serverOnlyTypes: ReadonlySet<string> = new Set([
 
 export const protocolVersion = '0.1';
 export const extensionName = 'ai.vigil/monitors';
+
+/** Lease extensions of protocol.md §21 this server serves, as `/discover` lists them. */
+export const leaseExtensions = ['leases.fence'] as const;

@@ -25,6 +25,8 @@ interface LeaseBody {
   outcome?: unknown;
   evidence?: unknown[];
   reason?: string | null;
+  /** The fencing token of the grant the caller acts on (§21); absent from base clients. */
+  fence?: number;
 }
 
 function actingSubscription(service: MonitorService, body: LeaseBody, caller: Caller): SubscriptionHandle {
@@ -42,7 +44,7 @@ function actingSubscription(service: MonitorService, body: LeaseBody, caller: Ca
 const holderOf = (handle: SubscriptionHandle) => `sub:${handle.id}`;
 const iso = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
-function refusal(outcome: Extract<LeaseOutcome, { ok: false }>, subject: string): ProtocolError {
+function refusal(outcome: Extract<LeaseOutcome, { ok: false }>, subject: string, sent?: number): ProtocolError {
   switch (outcome.code) {
     case 'LEASE_HELD':
       return new ProtocolError('LEASE_HELD', `Subject "${subject}" is leased by ${outcome.holder} until ${iso(outcome.expiresMs)}; try again after that or pick another subject.`, {
@@ -54,12 +56,16 @@ function refusal(outcome: Extract<LeaseOutcome, { ok: false }>, subject: string)
         holder: null,
       });
     default:
-      return new ProtocolError('LEASE_LOST', outcome.holder
-        ? `You no longer hold the lease on "${subject}": ${outcome.holder} holds it now.`
-        : `You do not hold the lease on "${subject}" (it expired, was released or was never claimed); claim it again.`, {
-        holder: outcome.holder,
-      });
+      return new ProtocolError('LEASE_LOST', lostMessage(outcome, subject, sent), { holder: outcome.holder, fence: outcome.fence });
   }
+}
+
+function lostMessage(outcome: Extract<LeaseOutcome, { ok: false }>, subject: string, sent: number | undefined): string {
+  if (outcome.holder === null) return `You do not hold the lease on "${subject}" (it expired, was released or was never claimed); claim it again.`;
+  if (sent !== undefined && outcome.fence !== sent) {
+    return `Fence ${sent} is not the current grant of "${subject}" (${outcome.holder} holds it under fence ${outcome.fence}); this request acted on nothing.`;
+  }
+  return `You no longer hold the lease on "${subject}": ${outcome.holder} holds it now.`;
 }
 
 function emptyLease(handle: SubscriptionHandle, subject: string): LeaseRecord {
@@ -96,16 +102,23 @@ function apply(actor: LeaseActor, event: LeaseEvent, subject: string) {
   actor.send(event);
   const snapshot = actor.getSnapshot();
   const outcome = snapshot.context.outcome!;
-  if (!outcome.ok) throw refusal(outcome, subject);
+  if (!outcome.ok) throw refusal(outcome, subject, event.type === 'CLAIM' ? undefined : event.fence);
   return { effect: outcome.effect, lease: snapshot.context.lease, state: leaseStateOf(snapshot.value) };
 }
+
+/**
+ * The seq the next `lease` observation of this monitor will take. A claim's is its fencing token, and
+ * a completion keeps its own so that a repeated complete answers it; both go to the machine on the
+ * event, and `record` appends in the same turn, so nothing else can take that seq first.
+ */
+const nextSeq = (handle: SubscriptionHandle) => handle.feed.stats.head + 1;
 
 function record(service: MonitorService, handle: SubscriptionHandle, lease: LeaseRecord, payload: Record<string, unknown>): number {
   const seq = service.observations.recordBookkeeping(
     handle.feed,
     observationTypes.lease,
     handle.record.subscriber,
-    { ...payload, subject: lease.subject, holder: holderOf(handle), expires: iso(lease.expiresMs) },
+    { ...payload, subject: lease.subject, holder: holderOf(handle), expires: iso(lease.expiresMs), fence: lease.fence ?? null },
     lease.subject,
   );
   service.persistLease(lease.mkey, lease.subject);
@@ -137,7 +150,7 @@ export function claim(service: MonitorService, input: unknown, caller: Caller): 
   const current = actor.getSnapshot();
   const refused = claimRefusal(leaseStateOf(current.value), current.context.lease, holder, now);
   if (refused) throw refusal(refused, body.subject);
-  const result = apply(actor, { type: 'CLAIM', holder, durationSeconds, now }, body.subject);
+  const result = apply(actor, { type: 'CLAIM', holder, durationSeconds, fence: nextSeq(handle), now }, body.subject);
   if (result.effect === 'claimed') {
     record(service, handle, result.lease, { action: 'claim', on_behalf_of: body.on_behalf_of ?? null });
   } else {
@@ -145,7 +158,12 @@ export function claim(service: MonitorService, input: unknown, caller: Caller): 
   }
   return {
     status: result.effect === 'claimed' ? 201 : 200,
-    body: { lease: servedLease(result.state, result.lease), expires: iso(result.lease.expiresMs), idempotent: result.effect !== 'claimed' },
+    body: {
+      lease: servedLease(result.state, result.lease),
+      expires: iso(result.lease.expiresMs),
+      fence: result.lease.fence ?? null,
+      idempotent: result.effect !== 'claimed',
+    },
   };
 }
 
@@ -154,35 +172,41 @@ function heldLease(service: MonitorService, handle: SubscriptionHandle, subject:
   const actor = leaseActor(service, handle, subject, false);
   if (actor) return actor;
   requireKnownSubject(service, handle, subject);
-  throw refusal({ ok: false, code: 'LEASE_LOST', holder: null, expiresMs: null }, subject);
+  throw refusal({ ok: false, code: 'LEASE_LOST', holder: null, expiresMs: null, fence: null }, subject);
 }
 
 export function renewLease(service: MonitorService, input: unknown, caller: Caller): Reply {
   const { body, handle } = parse('lease-renew', service, input, caller);
   const actor = heldLease(service, handle, body.subject);
-  const event: LeaseEvent = { type: 'RENEW', holder: holderOf(handle), now: service.now() };
+  const event: LeaseEvent = { type: 'RENEW', holder: holderOf(handle), fence: body.fence, now: service.now() };
   if (body.lease_duration_seconds !== undefined) event.durationSeconds = body.lease_duration_seconds;
   const result = apply(actor, event, body.subject);
   record(service, handle, result.lease, { action: 'renew' });
-  return { status: 200, body: { lease: servedLease(result.state, result.lease), expires: iso(result.lease.expiresMs) } };
+  return {
+    status: 200,
+    body: { lease: servedLease(result.state, result.lease), expires: iso(result.lease.expiresMs), fence: result.lease.fence ?? null },
+  };
 }
 
 export function completeLease(service: MonitorService, input: unknown, caller: Caller): Reply {
   const { body, handle } = parse('lease-complete', service, input, caller);
   const actor = heldLease(service, handle, body.subject);
   const result = apply(actor,
-    { type: 'COMPLETE', holder: holderOf(handle), outcome: body.outcome, evidence: body.evidence, now: service.now() },
+    {
+      type: 'COMPLETE',
+      holder: holderOf(handle),
+      outcome: body.outcome,
+      evidence: body.evidence,
+      fence: body.fence,
+      seq: nextSeq(handle),
+      now: service.now(),
+    },
     body.subject,
   );
   if (result.effect === 'completed') {
     handle.feed.stats.acted++;
     service.persistMonitor(handle.feed);
-    // Kept on the lease so that repeating the same complete answers the same seq.
-    result.lease.completedSeq = record(service, handle, result.lease, {
-      action: 'complete',
-      outcome: body.outcome ?? null,
-      evidence: body.evidence ?? [],
-    });
+    record(service, handle, result.lease, { action: 'complete', outcome: body.outcome ?? null, evidence: body.evidence ?? [] });
   } else {
     service.confirmUnchanged(handle.feed.key);
   }
@@ -192,7 +216,7 @@ export function completeLease(service: MonitorService, input: unknown, caller: C
 export function releaseLease(service: MonitorService, input: unknown, caller: Caller): Reply {
   const { body, handle } = parse('lease-release', service, input, caller);
   const actor = heldLease(service, handle, body.subject);
-  const result = apply(actor, { type: 'RELEASE', holder: holderOf(handle), now: service.now() }, body.subject);
+  const result = apply(actor, { type: 'RELEASE', holder: holderOf(handle), fence: body.fence, now: service.now() }, body.subject);
   const seq = record(service, handle, result.lease, { action: 'release', reason: body.reason ?? null });
   const lease = servedLease(result.state, result.lease);
   return { status: 200, body: { ok: true, seq, dead_letter: lease.dead_letter, lease } };
@@ -201,7 +225,7 @@ export function releaseLease(service: MonitorService, input: unknown, caller: Ca
 export function rejectLease(service: MonitorService, input: unknown, caller: Caller): Reply {
   const { body, handle } = parse('lease-release', service, input, caller);
   const actor = heldLease(service, handle, body.subject);
-  const result = apply(actor, { type: 'REJECT', holder: holderOf(handle), now: service.now() }, body.subject);
+  const result = apply(actor, { type: 'REJECT', holder: holderOf(handle), fence: body.fence, now: service.now() }, body.subject);
   const seq = record(service, handle, result.lease, {
     action: 'reject',
     reason: body.reason ?? null,

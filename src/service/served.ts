@@ -81,6 +81,7 @@ export function servedLease(state: LeaseState, l: LeaseRecord) {
     monitor: l.monitor,
     state,
     expires: l.expiresMs === null ? null : new Date(l.expiresMs).toISOString(),
+    fence: l.fence ?? null,
     ...(l.outcome !== undefined ? { outcome: l.outcome } : {}),
     ...(l.evidence !== undefined ? { evidence: l.evidence } : {}),
   };

@@ -25,7 +25,7 @@ export function leaseExpired(service: TimerTransitionHost, lease: LeaseRecord): 
     feed,
     observationTypes.lease,
     serverPrincipal,
-    { action: 'expired', holder: lease.holder, subject: lease.subject, expires },
+    { action: 'expired', holder: lease.holder, subject: lease.subject, expires, fence: lease.fence ?? null },
     lease.subject,
   );
   service.persistLease(lease.mkey, lease.subject);

@@ -105,6 +105,11 @@ export interface LeaseRecord {
   attempts: number;
   rejects: number;
   expiresMs: number | null;
+  /**
+   * The fencing token of the latest grant: the seq of its claim's `lease` observation (protocol.md §21).
+   * Absent on a lease never claimed since tokens were introduced.
+   */
+  fence?: number;
   outcome?: unknown;
   evidence?: unknown[];
   completedBy: string | null;

@@ -43,7 +43,7 @@ describe('claimRefusal', () => {
     }).start();
     const before = actor.getSnapshot();
     const predicted = claimRefusal(leaseStateOf(before.value), before.context.lease, 'sub:b', now);
-    actor.send({ type: 'CLAIM', holder: 'sub:b', durationSeconds: 30, now });
+    actor.send({ type: 'CLAIM', holder: 'sub:b', durationSeconds: 30, fence: 7, now });
     const after = actor.getSnapshot();
     const outcome = after.context.outcome!;
     if (predicted) {

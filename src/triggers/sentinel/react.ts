@@ -45,8 +45,11 @@ export function triggerVariables(monitor: string, o: Observation): Record<string
 export async function reactTurn(t: TurnInput): Promise<TurnResult> {
   const { recipe, client, sub, subject, queue, ctx } = t;
   const name = recipe.name;
+  // Every later call names this grant, so that a call arriving late never acts on a newer one (§21).
+  let fence: number | undefined;
   try {
-    await client.lease(sub, 'claim', { subject, lease_duration_seconds: recipe.lease_seconds ?? 300 });
+    const claimed = await client.lease<{ fence?: number | null }>(sub, 'claim', { subject, lease_duration_seconds: recipe.lease_seconds ?? 300 });
+    fence = claimed.fence ?? undefined;
   } catch (error) {
     const code = codeOf(error);
     if (code === 'LEASE_HELD') return 'held';
@@ -56,7 +59,7 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
   await t.doneLog.catchUp();
   for (let i = queue.length - 1; i >= 0; i--) if (t.doneLog.has(Number(queue[i]!.id))) queue.splice(i, 1);
   if (queue.length === 0) {
-    await client.lease(sub, 'release', { subject, reason: 'already handled by another sentinel' });
+    await client.lease(sub, 'release', { subject, fence, reason: 'already handled by another sentinel' });
     return 'done';
   }
   const chosen = t.debounce ? queue[queue.length - 1]! : queue[0]!;
@@ -76,7 +79,7 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
     let renewTimer: unknown;
     const renew = (): void => {
       renewTimer = ctx.clock.setTimeout(() => {
-        client.lease(sub, 'renew', { subject, lease_duration_seconds: recipe.lease_seconds ?? 300 }).catch(() => {});
+        client.lease(sub, 'renew', { subject, fence, lease_duration_seconds: recipe.lease_seconds ?? 300 }).catch(() => {});
         renew();
       }, renewEvery);
     };
@@ -115,7 +118,7 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
   if (ok) {
     const evidence = [{ sentinel: name, run: runId, seq }, ...superseded.map((o) => ({ sentinel: name, run: runId, seq: Number(o.id), superseded_by: seq }))];
     try {
-      await client.lease(sub, 'complete', { subject, outcome: 'succeeded', evidence });
+      await client.lease(sub, 'complete', { subject, fence, outcome: 'succeeded', evidence });
     } catch (error) {
       if (codeOf(error) !== 'LEASE_LOST') throw error;
       ctx.log(`sentinel ${name}: the lease on "${subject}" was lost while observation ${seq} ran; its run ${runId} stands`);
@@ -125,7 +128,7 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
     return 'done';
   }
   try {
-    const reply = await client.lease(sub, 'reject', { subject, reason: `run ${runId} failed${reason ? `: ${reason}` : ''}` });
+    const reply = await client.lease(sub, 'reject', { subject, fence, reason: `run ${runId} failed${reason ? `: ${reason}` : ''}` });
     return reply.dead_letter ? 'dead_lettered' : 'failed';
   } catch (error) {
     if (codeOf(error) === 'LEASE_LOST') return 'failed';
