@@ -64,6 +64,9 @@ async function startSession(args: readonly string[] = []): Promise<Session> {
   };
 }
 
+/** A rule's `then` (the base protocol's name), spread in: an object literal with a `then` key reads as a promise to a linter. */
+const then = (action: string) => Object.fromEntries([['then', action]]);
+
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 describe('vigil mcp', () => {
@@ -139,6 +142,60 @@ describe('vigil mcp', () => {
     expect(state.counters.acted).toBe(1);
     const paused = await s.ok('monitor_configure', { action: 'pause', id: 'mcp-flow', reason: 'done', bearer: owner });
     expect(paused.monitor.status).toBe('paused');
+  });
+
+  it('takes the reference tools\' arguments: cadence and rules, a configure rule, a pull filter, lease notes', async () => {
+    const { tools } = await s.client.listTools();
+    const properties = (name: string) => Object.keys(tools.find((t) => t.name === name)!.inputSchema.properties ?? {});
+    expect(properties('monitor_create')).toEqual(expect.arrayContaining(['cadence', 'rules', 'budget']));
+    expect(properties('monitor_configure')).toContain('rule');
+    expect(properties('monitor_pull')).toContain('filter');
+    expect(properties('lease_claim')).toContain('note');
+    expect(properties('lease_complete')).toContain('note');
+
+    const cadence = { heartbeat_seconds: 60, event_driven: true };
+    const rules = [{ id: 'fix-builds', when: { types: ['build.failed'] }, ...then('run:fixer') }];
+    const created = await s.call('monitor_create', {
+      id: 'mcp-base',
+      capabilities: ['observe', 'act'],
+      types: ['build.failed', 'build.passed'],
+      cadence,
+      rules,
+      budget: { currency: 'EUR', per_day: 3 },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.monitor).toMatchObject({ cadence, rules, budget: { currency: 'EUR', per_day: 3 } });
+    const owner = created.body.owner_token as string;
+    const bad = await s.call('monitor_create', { id: 'mcp-base-bad', rules: [{ id: 'x', when: {}, ...then('explode') }] });
+    expect(bad.body).toMatchObject({ code: 'UNKNOWN_VOCABULARY', field: 'rules.0.then' });
+
+    const configured = await s.ok('monitor_configure', {
+      action: 'update',
+      id: 'mcp-base',
+      reason: 'quieter',
+      rule: 'fix-builds',
+      patch: { cadence: { event_driven: false } },
+      bearer: owner,
+    });
+    expect(configured.monitor.cadence).toEqual({ event_driven: false });
+
+    await s.ok('monitor_publish', { id: 'mcp-base', bearer: owner, type: 'build.passed', subject: 'job-0' });
+    await s.ok('monitor_publish', { id: 'mcp-base', bearer: owner, type: 'build.failed', subject: 'job-1' });
+    const { subscription, token } = await s.ok('monitor_subscribe', { monitor: 'mcp-base', subscriber: 'agent:base', capabilities: ['observe', 'act'], bearer: owner });
+    const page = await s.ok('monitor_pull', { subscription: subscription.id, bearer: token, filter: { types: ['build.failed'] } });
+    expect(page.observations.map((o: Body) => o.subject)).toEqual(['job-1']);
+    const configuredEntry = (await s.ok('monitor_pull', { subscription: subscription.id, bearer: token, filter: { types: ['ai.vigil.monitor.configured'] } })).observations;
+    expect(configuredEntry.map((o: Body) => o.data.payload.rule ?? null)).toEqual([null, 'fix-builds']);
+    const acked = await s.ok('monitor_ack', { subscription: subscription.id, bearer: token, cursor: page.next });
+    expect(acked).toMatchObject({ cursor: page.next, head: page.head, lag: 0 });
+
+    expect((await s.call('lease_claim', { subscription: subscription.id, bearer: token, subject: 'job-1', note: 'on it' })).status).toBe(201);
+    await s.ok('lease_complete', { subscription: subscription.id, bearer: token, subject: 'job-1', outcome: 'fixed', note: 'one-line fix' });
+    const leases = await s.ok('monitor_pull', { subscription: subscription.id, bearer: token, cursor: 1, filter: { types: ['ai.vigil.monitor.lease'] } });
+    expect(leases.observations.map((o: Body) => [o.data.payload.action, o.data.payload.note])).toEqual([
+      ['claim', 'on it'],
+      ['complete', 'one-line fix'],
+    ]);
   });
 
   it('answers refusals as isError with the protocol error body', async () => {

@@ -18,6 +18,9 @@ export type MonitorPatch = Partial<
     | 'retire_after_mute_seconds'
     | 'capabilities'
     | 'default_grant'
+    | 'cadence'
+    | 'rules'
+    | 'budget'
   >
 >;
 

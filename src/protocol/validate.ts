@@ -172,6 +172,8 @@ function allowedText(error: ErrorObject): string {
       return Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${p.limit} characters`;
     case 'maxLength':
       return `must be at most ${p.limit} characters`;
+    case 'minimum':
+      return `must be at least ${p.limit}`;
     case 'maxItems':
       return `must have at most ${p.limit} items`;
     case 'minItems':

@@ -25,7 +25,8 @@ export interface Page {
   readonly next: number;
   readonly head: number;
   readonly lastSeq: number | null;
-  readonly redelivered: boolean;
+  /** How many observations of the page were shown to this subscription before (the base protocol's whole number). */
+  readonly redelivered: number;
 }
 
 type Row = { seq: number; body: string };
@@ -48,10 +49,10 @@ export async function readPage(service: MonitorService, feed: Feed, request: Pag
   }
   const { rows, head } = result;
   const last = rows.at(-1);
-  let redelivered = false;
+  let redelivered = 0;
   const observations = rows.map((row) => {
     if (row.seq <= request.maxShown) {
-      redelivered = true;
+      redelivered++;
       return new RawJson(markRedelivered(row.body));
     }
     return new RawJson(row.body);

@@ -13,7 +13,7 @@ import type { Feed, FeedFollower } from './feed.ts';
 import type { MonitorService } from './service.ts';
 import type { Ticking } from './stream-ticker.ts';
 import type { SubscriptionWatcher } from './subscription-watchers.ts';
-import { cursorExpired, requireLive, standingFilters, subscriptionFor, type SubscriptionHandle } from './subscription-handle.ts';
+import { requireLive, standingFilters, startAfterReset, subscriptionFor, type SubscriptionHandle } from './subscription-handle.ts';
 
 const batchRows = 1000;
 const noFilters: readonly Filter[] = Object.freeze([]);
@@ -235,10 +235,7 @@ export function openFeedStream(
     if (id === undefined) throw invalid(`"Last-Event-ID" must be the seq of the last event received; got "${lastEventId}".`, { field: 'Last-Event-ID' });
     start = id + 1;
   }
-  const floor = handle.feed.stats.retention_floor;
-  if (floor > 0 && start < floor) {
-    throw cursorExpired(handle.feed, start);
-  }
+  start = startAfterReset(service, handle, start, params.cursor !== undefined || lastEventId !== undefined);
   const filters = [...standingFilters(handle.feed, handle.record), inline].filter((f) => !isEmptyFilter(f));
   // Most streams have no filter: they share one empty list rather than keep one each.
   return new FeedStream(service, handle, filters.length === 0 ? noFilters : filters, start);

@@ -17,6 +17,8 @@ import type { MonitorService } from './service.ts';
 import { requireLive, type SubscriptionHandle, subscriptionFor } from './subscription-handle.ts';
 
 interface LeaseBody {
+  /** The client's own words on a claim, renew or complete (base protocol), kept in the lease observation. */
+  note?: string | null;
   subscription: string;
   subject: string;
   lease_duration_seconds?: number;
@@ -42,6 +44,7 @@ function actingSubscription(service: MonitorService, body: LeaseBody, caller: Ca
 }
 
 const holderOf = (handle: SubscriptionHandle) => `sub:${handle.id}`;
+const noted = (body: LeaseBody) => (body.note != null ? { note: body.note } : {});
 const iso = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
 function refusal(outcome: Extract<LeaseOutcome, { ok: false }>, subject: string, sent?: number): ProtocolError {
@@ -152,7 +155,7 @@ export function claim(service: MonitorService, input: unknown, caller: Caller): 
   if (refused) throw refusal(refused, body.subject);
   const result = apply(actor, { type: 'CLAIM', holder, durationSeconds, fence: nextSeq(handle), now }, body.subject);
   if (result.effect === 'claimed') {
-    record(service, handle, result.lease, { action: 'claim', on_behalf_of: body.on_behalf_of ?? null });
+    record(service, handle, result.lease, { action: 'claim', on_behalf_of: body.on_behalf_of ?? null, ...noted(body) });
   } else {
     service.confirmUnchanged(handle.feed.key);
   }
@@ -181,7 +184,7 @@ export function renewLease(service: MonitorService, input: unknown, caller: Call
   const event: LeaseEvent = { type: 'RENEW', holder: holderOf(handle), fence: body.fence, now: service.now() };
   if (body.lease_duration_seconds !== undefined) event.durationSeconds = body.lease_duration_seconds;
   const result = apply(actor, event, body.subject);
-  record(service, handle, result.lease, { action: 'renew' });
+  record(service, handle, result.lease, { action: 'renew', ...noted(body) });
   return {
     status: 200,
     body: { lease: servedLease(result.state, result.lease), expires: iso(result.lease.expiresMs), fence: result.lease.fence ?? null },
@@ -206,7 +209,7 @@ export function completeLease(service: MonitorService, input: unknown, caller: C
   if (result.effect === 'completed') {
     handle.feed.stats.acted++;
     service.persistMonitor(handle.feed);
-    record(service, handle, result.lease, { action: 'complete', outcome: body.outcome ?? null, evidence: body.evidence ?? [] });
+    record(service, handle, result.lease, { action: 'complete', outcome: body.outcome ?? null, evidence: body.evidence ?? [], ...noted(body) });
   } else {
     service.confirmUnchanged(handle.feed.key);
   }

@@ -20,13 +20,14 @@ import {
   serverOnlyTypes,
   type Visibility,
 } from '../protocol/vocabulary.ts';
-import type { MonitorDefinition } from '../store/records.ts';
+import type { MonitorBudget, MonitorCadence, MonitorDefinition, MonitorRule } from '../store/records.ts';
 import { packageVersion } from '../version.ts';
 import { type Caller, canSee, ownedFeed, visibleFeed } from './access.ts';
 import { emptyStats, Feed } from './feed.ts';
 import type { Reply } from './reply.ts';
 import { servedLimits, servedMonitor } from './served.ts';
 import { defaults } from './defaults.ts';
+import { checkRules, defaultCadence } from './monitor-fields.ts';
 import type { MonitorService } from './service.ts';
 import { redactDeep } from '../net/redact.ts';
 import { stateDocument } from './state-document.ts';
@@ -83,6 +84,9 @@ interface CreateBody {
   filter?: Record<string, unknown>;
   ttl_seconds?: number | null;
   retire_after_mute_seconds?: number | null;
+  cadence?: MonitorCadence;
+  rules?: MonitorRule[];
+  budget?: MonitorBudget | null;
   subscribe_token?: boolean;
   registration_token?: string;
   reason?: string | null;
@@ -117,6 +121,8 @@ export function createMonitor(service: MonitorService, input: unknown, caller: C
   const types = body.types ?? [];
   const filter = body.filter ?? {};
   checkOwnFilter(filter, types);
+  const rules = body.rules ?? [];
+  checkRules(rules, () => [...protocolTypes, ...types]);
   const now = new Date(service.now()).toISOString();
   const definition: MonitorDefinition = {
     id,
@@ -132,6 +138,9 @@ export function createMonitor(service: MonitorService, input: unknown, caller: C
     filter,
     ttl_seconds: body.ttl_seconds ?? null,
     retire_after_mute_seconds: body.retire_after_mute_seconds ?? null,
+    cadence: body.cadence ?? defaultCadence,
+    rules,
+    budget: body.budget ?? null,
     attested: required !== undefined,
     version: 1,
     created: now,
@@ -190,7 +199,7 @@ function checkCapabilityPatch(definition: MonitorDefinition, patch: MonitorPatch
 
 export function configureMonitor(action: ConfigureAction) {
   return (service: MonitorService, input: unknown, caller: Caller): Reply => {
-    const body = validate<{ id: string; reason: string; patch?: MonitorPatch }>('monitor-configure', input);
+    const body = validate<{ id: string; reason: string; rule?: string | null; patch?: MonitorPatch }>('monitor-configure', input);
     if (action !== 'update' && body.patch !== undefined) {
       throw invalid(`"patch" belongs to update only; ${action} takes {reason}.`, { field: 'patch' });
     }
@@ -202,6 +211,7 @@ export function configureMonitor(action: ConfigureAction) {
     if (body.patch?.filter !== undefined || body.patch?.types !== undefined) {
       checkOwnFilter(body.patch.filter ?? feed.definition.filter, body.patch.types ?? feed.definition.types);
     }
+    if (body.patch?.rules !== undefined) checkRules(body.patch.rules, () => [...feed.knownTypes(), ...(body.patch?.types ?? [])], 'patch.rules');
     if (body.patch?.source !== undefined && service.sources) body.patch.source = service.sources.check(body.patch.source, caller);
     const now = service.now();
     const event =
@@ -221,6 +231,8 @@ export function configureMonitor(action: ConfigureAction) {
       seq = service.observations.recordBookkeeping(feed, observationTypes.configured, feed.definition.owner, {
         action,
         reason: body.reason,
+        // The rule that made this change, when a client names one (base protocol).
+        ...(body.rule != null ? { rule: body.rule } : {}),
         // Subscribers read this observation: a new source URL's credentials stay out of it.
         diff: redactDeep(outcome.diff),
       });

@@ -4,6 +4,7 @@ import type { Feed } from './feed.ts';
 import type { LeaseRecord, LeaseState, SubscriptionRecord, SubscriptionState } from '../store/records.ts';
 import { redactDeep } from '../net/redact.ts';
 import { defaults } from './defaults.ts';
+import { servedMonitorFields } from './monitor-fields.ts';
 import type { MonitorService } from './service.ts';
 
 export function servedLimits(service: MonitorService) {
@@ -43,6 +44,7 @@ export function servedMonitor(service: MonitorService, feed: Feed) {
     types: d.types,
     ttl_seconds: d.ttl_seconds,
     retire_after_mute_seconds: d.retire_after_mute_seconds,
+    ...servedMonitorFields(d),
     status,
     retention_floor: feed.stats.retention_floor,
     limits: servedLimits(service),

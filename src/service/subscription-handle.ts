@@ -52,6 +52,24 @@ export function cursorExpired(feed: Feed, requested: number): ProtocolError {
   });
 }
 
+/**
+ * Where a read from the committed cursor starts when compaction left that
+ * cursor below the retention floor (§9 reset_policy): `earliest` moves the
+ * cursor to the floor, `latest` to head + 1, and `none` (the default) answers
+ * 410 CURSOR_EXPIRED. A cursor the client named (a replay, `Last-Event-ID`)
+ * is never moved: below the floor it is always 410.
+ */
+export function startAfterReset(service: MonitorService, handle: SubscriptionHandle, start: number, named: boolean): number {
+  const { feed, record } = handle;
+  const floor = feed.stats.retention_floor;
+  if (floor === 0 || start >= floor) return start;
+  if (named || record.reset_policy === 'none') throw cursorExpired(feed, start);
+  const moved = record.reset_policy === 'earliest' ? floor : feed.committedHead + 1;
+  handle.actor.send({ type: 'SEEK', cursor: moved, head: feed.committedHead, now: service.now() });
+  service.persistSubscription(handle.id);
+  return moved;
+}
+
 /** Filters that apply to every read of a subscription: the monitor's own and the subscription's. */
 export function standingFilters(feed: Feed, record: SubscriptionRecord): Filter[] {
   return [feed.ownFilter(), record.filter].filter((f) => !isEmptyFilter(f));

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { subscriptionStateOf, type SubscriptionEvent } from '../machines/subscription-machine.ts';
 import { ProtocolError, invalid, notFound, unauthorized } from '../protocol/errors.ts';
-import { assertNarrows, isEmptyFilter, parseFilter } from '../protocol/filter.ts';
+import { assertNarrows, filterKeys, isEmptyFilter, parseFilter } from '../protocol/filter.ts';
 import { validate } from '../protocol/validate.ts';
 import {
   type Capability,
@@ -18,7 +18,7 @@ import { defaults } from './defaults.ts';
 import type { Reply } from './reply.ts';
 import { servedSubscription } from './served.ts';
 import type { MonitorService } from './service.ts';
-import { cursorExpired, lagOf, requireLive, standingFilters, type SubscriptionHandle, subscriptionFor } from './subscription-handle.ts';
+import { lagOf, requireLive, standingFilters, type SubscriptionHandle, startAfterReset, subscriptionFor } from './subscription-handle.ts';
 import { mintToken, tokenMatches } from './tokens.ts';
 
 function send(handle: SubscriptionHandle, event: SubscriptionEvent) {
@@ -124,7 +124,7 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
     capabilities: requested,
     protocol: body.protocol ?? 'pull',
     filter,
-    reset_policy: body.reset_policy ?? 'earliest',
+    reset_policy: body.reset_policy ?? 'none',
     retire_after_mute_seconds: body.retire_after_mute_seconds ?? null,
     created: new Date(now).toISOString(),
     last_pull: null,
@@ -141,13 +141,26 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
 
 const union = <T>(a: readonly T[], b: readonly T[]): T[] => [...new Set([...a, ...b])];
 
-const pullParams = new Set(['subscription', 'wait', 'limit', 'cursor']);
+const pullParams = new Set(['subscription', 'wait', 'limit', 'cursor', 'filter']);
 
 export interface PullInput {
   subscription: string;
   wait?: number;
   limit?: number;
   cursor?: number;
+  /** Filter keys as one object (the base protocol's `filter`), beside or instead of keys at the top level. */
+  filter?: Record<string, unknown>;
+}
+
+/** The inline filter of a pull: its `filter` object and the filter keys beside it, each key given once. */
+function inlineFilterOf(params: PullInput & Record<string, unknown>): Record<string, unknown> {
+  const beside = Object.fromEntries(Object.entries(params).filter(([k]) => !pullParams.has(k)));
+  const nested = params.filter ?? {};
+  const twice = Object.keys(nested).filter((k) => Object.hasOwn(beside, k));
+  if (twice.length > 0) {
+    throw new ProtocolError('INVALID_FILTER', `Filter key "${twice[0]}" is given both inside "filter" and beside it; give each key once.`, { invalid: twice, known_keys: filterKeys });
+  }
+  return { ...beside, ...nested };
 }
 
 export async function pull(
@@ -156,8 +169,11 @@ export async function pull(
   caller: Caller,
   options: { signal?: AbortSignal; splitCommas?: boolean; maxPageBytes?: number } = {},
 ): Promise<Reply> {
+  if (typeof (input as { filter?: unknown } | null)?.filter === 'string') {
+    throw invalid('"filter" takes an object of filter keys, e.g. {"types": ["build.failed"]}; in a query string give each key as a parameter instead (?types=build.failed).', { field: 'filter' });
+  }
   const params = validate<PullInput & Record<string, unknown>>('pull', input);
-  const inlineRaw = Object.fromEntries(Object.entries(params).filter(([k]) => !pullParams.has(k)));
+  const inlineRaw = inlineFilterOf(params);
   const handle = subscriptionFor(service, params.subscription, caller);
   requireLive(handle);
   const { feed, record } = handle;
@@ -166,16 +182,7 @@ export async function pull(
   assertNarrows(record.filter, inline, ctx);
   const filters = [...standingFilters(feed, record), inline].filter((f) => !isEmptyFilter(f));
 
-  let start = params.cursor ?? record.cursor;
-  const floor = feed.stats.retention_floor;
-  if (floor > 0 && start < floor) {
-    if (params.cursor !== undefined || record.reset_policy === 'none') {
-      throw cursorExpired(feed, start);
-    }
-    start = record.reset_policy === 'earliest' ? floor : feed.committedHead + 1;
-    send(handle, { type: 'SEEK', cursor: start, head: feed.committedHead, now: service.now() });
-    service.persistSubscription(handle.id);
-  }
+  const start = startAfterReset(service, handle, params.cursor ?? record.cursor, params.cursor !== undefined);
 
   // A waiting pull keeps its actor resident, so the activity it records lands on the live actor.
   const release = service.system.subscriptions.hold(handle.id);
@@ -235,7 +242,14 @@ export function ack(service: MonitorService, input: unknown, caller: Caller): Re
     service.persistMonitor(feed);
   }
   service.persistSubscription(handle.id);
-  return { status: 200, body: () => ({ subscription: servedSubscription(state, record, lagOf(service, feed, record)), cursor: record.cursor }) };
+  // The base protocol's reply is {cursor, head, lag}; the subscription goes with them.
+  return {
+    status: 200,
+    body: () => {
+      const lag = lagOf(service, feed, record);
+      return { subscription: servedSubscription(state, record, lag), cursor: record.cursor, head: feed.committedHead, lag };
+    },
+  };
 }
 
 export function seek(service: MonitorService, input: unknown, caller: Caller): Reply {

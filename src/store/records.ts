@@ -24,11 +24,29 @@ export interface MonitorDefinition {
   filter: Record<string, unknown>;
   ttl_seconds: number | null;
   retire_after_mute_seconds: number | null;
+  /** Base-protocol fields the server stores and serves but does not act on (§3); absent from monitors made before them. */
+  cadence?: MonitorCadence;
+  rules?: MonitorRule[];
+  budget?: MonitorBudget | null;
   attested: boolean;
   version: number;
   created: string;
   updated: string;
 }
+
+/** The rhythm a producer declares: `{heartbeat_seconds?, schedule?, event_driven?}` and any other keys it sends. */
+export type MonitorCadence = Record<string, unknown>;
+
+/** A reaction a producer declares: when an observation matches `when`, `then` (never run by Vigil). */
+export interface MonitorRule {
+  id: string;
+  when: Record<string, unknown>;
+  then: string;
+  [key: string]: unknown;
+}
+
+/** What a producer may spend: `{currency?, per_day?}` and any other keys it sends; not enforced in 0.1. */
+export type MonitorBudget = Record<string, unknown>;
 
 export type MonitorStatus = 'active' | 'paused' | 'retired';
 
