@@ -1,8 +1,10 @@
 // The base protocol's monitor fields that Vigil stores and serves but does
 // not act on (§3): `cadence`, `rules` and `budget`. Their shapes are checked
-// by the request schemas; what a schema cannot say is checked here: a rule's
-// `when` is a filter of the monitor, its `then` one of the base protocol's
-// actions, and its `id` names one rule only.
+// by the request schemas; what a schema cannot say is checked here: a
+// schedule is a 5-field cron expression, a rule's `when` is a filter of the
+// monitor, its `then` one of the base protocol's actions, and its `id` names
+// one rule only.
+import { Cron } from 'croner';
 import { ProtocolError, invalid } from '../protocol/errors.ts';
 import { parseFilter } from '../protocol/filter.ts';
 import type { MonitorBudget, MonitorCadence, MonitorDefinition, MonitorRule } from '../store/records.ts';
@@ -11,8 +13,21 @@ import type { MonitorBudget, MonitorCadence, MonitorDefinition, MonitorRule } fr
 export const defaultCadence: MonitorCadence = { event_driven: true };
 
 /** The actions a rule's `then` may name, as the base protocol writes them. */
-export const ruleActions = ['log', 'annotate', 'label', 'notify:human', 'escalate:<target>', 'run:<command>'] as const;
+export const ruleActions = ['log', 'annotate', 'label', 'notify:human', 'escalate:<subscription>', 'run:<ref>'] as const;
 const ruleAction = /^(log|annotate|label|escalate:.+|run:.+|notify:human)$/s;
+
+/** A schedule is a 5-field cron expression in UTC, as the base protocol says (`0 * * * *`: every hour). */
+export function checkCadence(cadence: MonitorCadence | undefined, field = 'cadence'): void {
+  const schedule = cadence?.schedule;
+  if (typeof schedule !== 'string') return;
+  try {
+    new Cron(schedule, { paused: true, mode: '5-part', timezone: 'UTC' }).stop();
+  } catch (error) {
+    throw invalid(`"${field}.schedule" must be a 5-field cron expression in UTC (minute hour day-of-month month day-of-week, e.g. "0 * * * *"); ${(error as Error).message.replace(/^CronPattern: /, '')}.`, {
+      field: `${field}.schedule`,
+    });
+  }
+}
 
 /** Checks each rule against the monitor's types; throws the protocol's error naming the rule's field. */
 export function checkRules(rules: readonly MonitorRule[], knownTypes: () => readonly string[], field = 'rules'): void {

@@ -27,7 +27,7 @@ import { emptyStats, Feed } from './feed.ts';
 import type { Reply } from './reply.ts';
 import { servedLimits, servedMonitor } from './served.ts';
 import { defaults } from './defaults.ts';
-import { checkRules, defaultCadence } from './monitor-fields.ts';
+import { checkCadence, checkRules, defaultCadence } from './monitor-fields.ts';
 import type { MonitorService } from './service.ts';
 import { redactDeep } from '../net/redact.ts';
 import { stateDocument } from './state-document.ts';
@@ -123,6 +123,7 @@ export function createMonitor(service: MonitorService, input: unknown, caller: C
   checkOwnFilter(filter, types);
   const rules = body.rules ?? [];
   checkRules(rules, () => [...protocolTypes, ...types]);
+  checkCadence(body.cadence);
   const now = new Date(service.now()).toISOString();
   const definition: MonitorDefinition = {
     id,
@@ -211,6 +212,7 @@ export function configureMonitor(action: ConfigureAction) {
     if (body.patch?.filter !== undefined || body.patch?.types !== undefined) {
       checkOwnFilter(body.patch.filter ?? feed.definition.filter, body.patch.types ?? feed.definition.types);
     }
+    checkCadence(body.patch?.cadence, 'patch.cadence');
     if (body.patch?.rules !== undefined) checkRules(body.patch.rules, () => [...feed.knownTypes(), ...(body.patch?.types ?? [])], 'patch.rules');
     if (body.patch?.source !== undefined && service.sources) body.patch.source = service.sources.check(body.patch.source, caller);
     const now = service.now();

@@ -58,6 +58,8 @@ describe('clients of the base specification', () => {
       [{ cadence: { heartbeat_seconds: 'often' } }, 400, 'INVALID', 'cadence.heartbeat_seconds'],
       [{ cadence: { event_driven: 'yes' } }, 400, 'INVALID', 'cadence.event_driven'],
       [{ cadence: 'hourly' }, 400, 'INVALID', 'cadence'],
+      [{ cadence: { schedule: 'every hour' } }, 400, 'INVALID', 'cadence.schedule'],
+      [{ cadence: { schedule: '0 0 * * * *' } }, 400, 'INVALID', 'cadence.schedule'],
       [{ rules: [{ id: 'x', when: {}, ...then('explode') }] }, 400, 'UNKNOWN_VOCABULARY', 'rules.0.then'],
       [{ rules: [{ id: 'x', ...then('log') }] }, 400, 'INVALID', 'rules.0.when'],
       [{ rules: [{ id: 'x', when: { colour: 'red' }, ...then('log') }] }, 400, 'INVALID_FILTER', 'rules.0.when'],
