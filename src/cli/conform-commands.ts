@@ -12,11 +12,21 @@ interface ConformFlags {
   adminToken?: unknown;
   only?: unknown;
   vendor?: unknown;
+  specOnly?: unknown;
 }
 
 
 /** A vendor segment as the base protocol writes it: reverse-DNS labels, e.g. `ai.vigil`. */
 const vendorSegment = /^[a-z0-9]+(\.[a-z0-9-]+)+$/;
+/** A bare vendor name, e.g. `mentu`: the base protocol's segment for it is `ai.<name>`. */
+const bareVendor = /^[a-z0-9][a-z0-9-]*$/;
+
+/** The vendor segment --vendor names: as given (`ai.mentu`), or `ai.<name>` for a bare name (`mentu`). */
+export function vendorOf(value: string): string {
+  if (vendorSegment.test(value)) return value;
+  if (bareVendor.test(value)) return `ai.${value}`;
+  throw new UsageError(`--vendor takes a vendor segment such as ${ownVendor}, or a bare vendor name such as mentu (read as ai.mentu); lower-case letters, digits and dashes, labels joined by dots; got "${value}".`);
+}
 
 export function registerConformCommands(cli: CAC): void {
   cli
@@ -26,14 +36,16 @@ export function registerConformCommands(cli: CAC): void {
     .option('--json', 'Print a machine-readable report {passed, failed, checks: [{id, name, section, ok, reason}]}')
     .option('--admin-token <token>', 'Admin token of the --base server, for the compaction checks (skipped without it)', { type: [String] })
     .option('--only <ids>', 'Run only checks whose id contains one of these strings (comma-separated)', { type: [String] })
-    .option('--vendor <segment>', `Vendor segment of the --base server's identifiers (its bookkeeping types are <segment>.monitor.*; default ${ownVendor})`, {
+    .option('--vendor <segment>', `Vendor segment of the --base server's identifiers (its bookkeeping types are <segment>.monitor.*; default ${ownVendor}); a bare name such as mentu means ai.mentu`, {
       type: [String],
     })
+    .option('--spec-only', "Run only the checks the base specification requires, leaving out Vigil's own stricter rules (marked * in the table), to measure another implementation fairly")
     .example('vigil conform --self')
     .example('vigil conform --base http://127.0.0.1:8130 --json')
     .example('vigil conform --base https://monitors.example.com --vendor com.example')
+    .example('vigil conform --base http://127.0.0.1:8124 --vendor mentu --spec-only')
     .action(async (flags: ConformFlags) => {
-      const [{ runChecks }, { formatReport }, { conformanceChecks }] = await Promise.all([
+      const [{ runChecks }, { formatReport }, { conformanceChecks, specChecks }] = await Promise.all([
         import('../conform/runner.ts'),
         import('../conform/report.ts'),
         import('../conform/suite.ts'),
@@ -45,8 +57,9 @@ export function registerConformCommands(cli: CAC): void {
       if (flags.self !== undefined && typeof flags.self !== 'boolean') throw new UsageError('--self takes no value.');
       if (base !== undefined && !/^https?:\/\/[^\s/]+/.test(base)) throw new UsageError(`--base takes an http(s) URL; got "${base}".`);
       const only = listFlag(flags.only);
-      const vendor = stringFlag('--vendor', flags.vendor) ?? ownVendor;
-      if (!vendorSegment.test(vendor)) throw new UsageError(`--vendor takes a vendor segment such as ${ownVendor} (lower-case labels joined by dots); got "${vendor}".`);
+      const vendor = vendorOf(stringFlag('--vendor', flags.vendor) ?? ownVendor);
+      if (flags.specOnly !== undefined && typeof flags.specOnly !== 'boolean') throw new UsageError('--spec-only takes no value.');
+      const specOnly = flags.specOnly === true;
       if (self && vendor !== ownVendor) throw new UsageError(`--self tests this server, whose vendor segment is ${ownVendor}; --vendor is for --base servers of other vendors.`);
       let adminToken = stringFlag('--admin-token', flags.adminToken);
       let stop: (() => Promise<void>) | undefined;
@@ -68,12 +81,12 @@ export function registerConformCommands(cli: CAC): void {
       }
       let report: Awaited<ReturnType<typeof runChecks>>;
       try {
-        report = await runChecks(conformanceChecks, { base: root, adminToken, only, vendor });
+        report = await runChecks(specOnly ? specChecks : conformanceChecks, { base: root, adminToken, only, vendor });
       } finally {
         await stop?.();
       }
       if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ base: report.base, vendor, passed: report.passed, failed: report.failed, skipped: report.skipped, checks: report.checks.map(({ ms: _ms, ...rest }) => rest) }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ base: report.base, vendor, spec_only: specOnly, passed: report.passed, failed: report.failed, skipped: report.skipped, checks: report.checks.map(({ ms: _ms, ...rest }) => rest) }, null, 2)}\n`);
       } else {
         process.stdout.write(formatReport(report, process.stdout.columns ?? 160));
       }

@@ -1,6 +1,7 @@
 // What a conformance check is: one rule of protocol.md, run as a black box
 // against a base URL. A check fails by throwing; it may return a note (for
 // example, which reading of an ambiguous rule the server chose).
+import type { Basis } from './basis.ts';
 import type { WireClient } from './wire-client.ts';
 
 export interface CheckContext {
@@ -24,6 +25,11 @@ export interface Check {
   /** Checks that wait on the server's clock (lease expiry, mute) get more time. */
   readonly timeoutMs?: number;
   run(ctx: CheckContext): Promise<string | undefined>;
+}
+
+/** A check of the suite with what it rests on: the base specification, or a rule of Vigil's own (basis.ts). */
+export interface SuiteCheck extends Check {
+  readonly basis: Basis;
 }
 
 /** A broken rule: the message says what was expected and what came back. */

@@ -1,8 +1,10 @@
-// The human-readable report: one row per check, then the summary line.
+// The human-readable report: one row per check (its id marked * when it
+// rests on a rule of Vigil's own rather than the base specification), then
+// the summary line.
 import type { ConformReport } from './runner.ts';
 
 export function formatReport(report: ConformReport, width = 100): string {
-  const rows = report.checks.map((c) => [c.id, c.name, c.skipped ? 'skip' : c.ok ? 'pass' : 'FAIL', c.reason]);
+  const rows = report.checks.map((c) => [c.basis === 'vigil' ? `${c.id}*` : c.id, c.name, c.skipped ? 'skip' : c.ok ? 'pass' : 'FAIL', c.reason]);
   const idWidth = Math.max(2, ...rows.map((r) => r[0]!.length));
   const nameWidth = Math.min(Math.max(40, width - idWidth - 40), Math.max(4, ...rows.map((r) => r[1]!.length)));
   const pad = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text.padEnd(n));
@@ -14,7 +16,8 @@ export function formatReport(report: ConformReport, width = 100): string {
   };
   const out = [line(['id', 'name', 'ok', 'reason']), ...rows.map(line)];
   const skipped = report.skipped > 0 ? `, ${report.skipped} skipped` : '';
-  out.push('', `${report.passed} passed, ${report.failed} failed${skipped} (${report.base})`);
+  const marked = report.checks.some((c) => c.basis === 'vigil') ? ['* a rule of Vigil\'s own, stricter than the base specification (--spec-only leaves these out)'] : [];
+  out.push('', ...marked, `${report.passed} passed, ${report.failed} failed${skipped} (${report.base})`);
   return `${out.join('\n')}\n`;
 }
 

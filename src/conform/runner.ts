@@ -1,6 +1,7 @@
 // Runs checks against one base URL in parallel batches, each with its own
 // time limit, and collects one result per check.
 import { randomBytes } from 'node:crypto';
+import type { Basis } from './basis.ts';
 import { type Check, type CheckContext, CheckFailure, CheckSkipped } from './check.ts';
 import { vendor as ownVendor } from '../protocol/vocabulary.ts';
 import { WireClient } from './wire-client.ts';
@@ -9,6 +10,8 @@ export interface CheckResult {
   readonly id: string;
   readonly name: string;
   readonly section: string;
+  /** What the check rests on, for a check of the suite (basis.ts). */
+  readonly basis?: Basis;
   readonly ok: boolean;
   readonly skipped?: true;
   readonly reason: string;
@@ -39,7 +42,7 @@ const defaultTimeoutMs = 15_000;
 /** Vigil's own vendor segment, the default. */
 export { ownVendor };
 
-export async function runChecks(checks: readonly Check[], options: RunOptions): Promise<ConformReport> {
+export async function runChecks(checks: readonly (Check & { basis?: Basis })[], options: RunOptions): Promise<ConformReport> {
   const base = options.base.replace(/\/+$/, '');
   const runId = randomBytes(3).toString('hex');
   let counter = 0;
@@ -81,12 +84,13 @@ async function retireCreated(http: WireClient): Promise<void> {
   await Promise.all(Array.from({ length: 8 }, worker));
 }
 
-async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
+async function runOne(check: Check & { basis?: Basis }, ctx: CheckContext): Promise<CheckResult> {
   const started = Date.now();
   const done = (ok: boolean, reason: string, skipped?: true): CheckResult => ({
     id: check.id,
     name: check.name,
     section: check.section,
+    ...(check.basis ? { basis: check.basis } : {}),
     ok,
     ...(skipped ? { skipped } : {}),
     reason,

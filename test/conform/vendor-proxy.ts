@@ -1,17 +1,20 @@
 // A server of another vendor, for the conformance suite's --vendor: a small
-// HTTP proxy in front of a real Vigil that speaks the base protocol with the
-// vendor segment `ai.other` instead of `ai.vigil` (bookkeeping types
-// `ai.other.monitor.*`, the tool extension `ai.other/monitors`, timers acting
-// as `system:other`), rewriting requests on the way in and replies, event
-// streams included, on the way out. Both names have 8 characters, but
-// lengths are recomputed anyway.
+// HTTP proxy in front of a real Vigil that speaks the base protocol with
+// another vendor segment instead of `ai.vigil` (`ai.other` by default, or
+// `ai.mentu` as the reference names itself: bookkeeping types
+// `<vendor>.monitor.*`, the tool extension `<vendor>/monitors`, timers acting
+// as `system:<name>`), rewriting requests on the way in and replies, event
+// streams included, on the way out. Lengths are recomputed.
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const otherVendor = 'ai.other';
 
-const inward = (text: string) => text.replaceAll(`${otherVendor}.`, 'ai.vigil.').replaceAll(`${otherVendor}/`, 'ai.vigil/');
-const outward = (text: string) => text.replaceAll('ai.vigil.', `${otherVendor}.`).replaceAll('ai.vigil/', `${otherVendor}/`).replaceAll('system:vigil', 'system:other');
+const rewriters = (vendor: string) => ({
+  inward: (text: string) => text.replaceAll(`${vendor}.`, 'ai.vigil.').replaceAll(`${vendor}/`, 'ai.vigil/'),
+  outward: (text: string) =>
+    text.replaceAll('ai.vigil.', `${vendor}.`).replaceAll('ai.vigil/', `${vendor}/`).replaceAll('system:vigil', `system:${vendor.split('.').pop()}`),
+});
 
 // Host passes through as the client sent it: the server's Host rules (§13) see the client's.
 const hopByHop = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length']);
@@ -27,8 +30,9 @@ export interface VendorProxy {
   close(): Promise<void>;
 }
 
-export async function startVendorProxy(upstream: string): Promise<VendorProxy> {
+export async function startVendorProxy(upstream: string, vendor = otherVendor): Promise<VendorProxy> {
   const target = new URL(upstream);
+  const { inward, outward } = rewriters(vendor);
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (d: Buffer) => chunks.push(d));

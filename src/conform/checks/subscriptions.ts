@@ -13,7 +13,8 @@ export const subscriptionChecks = [
     const reply = accepted(await ctx.http.post('/subscriptions', { monitor: m.id, subscriber: 'agent:conform' }, m.token), 201, 'subscribe');
     hasKeys(reply.subscription, subscriptionFields, 'subscription');
     ensure(typeof reply.token === 'string' && reply.token.length > 0, 'no token in the reply');
-    equal([reply.subscription.active, reply.subscription.protocol, reply.subscription.reset_policy], [true, 'pull', 'earliest'], 'active, protocol, reset_policy defaults');
+    // The base specification's default reset_policy is none: below the retention floor the subscriber must relist.
+    equal([reply.subscription.active, reply.subscription.protocol, reply.subscription.reset_policy], [true, 'pull', 'none'], 'active, protocol, reset_policy defaults');
     ensure([0, 1].includes(reply.subscription.cursor), `from "earliest" should start at cursor 0 or 1 (floor 0), got ${reply.subscription.cursor}`);
     ensure((await readFeed(ctx, m)).some((o) => o.type === vendorType(ctx, 'subscribed')), 'no subscribed observation in the feed');
     refused(await ctx.http.post('/subscriptions', { monitor: m.id }, m.token), 400, 'INVALID', 'subscribe without subscriber');
