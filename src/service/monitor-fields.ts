@@ -23,7 +23,7 @@ export function checkCadence(cadence: MonitorCadence | undefined, field = 'caden
   try {
     new Cron(schedule, { paused: true, mode: '5-part', timezone: 'UTC' }).stop();
   } catch (error) {
-    throw invalid(`"${field}.schedule" must be a 5-field cron expression in UTC (minute hour day-of-month month day-of-week, e.g. "0 * * * *"); ${(error as Error).message.replace(/^CronPattern: /, '')}.`, {
+    throw invalid(`"${field}.schedule" must be a 5-field cron expression in UTC (minute hour day-of-month month day-of-week, e.g. "0 * * * *"); ${(error as Error).message.replace(/^CronPattern: /, '').replace(/\.$/, '')}.`, {
       field: `${field}.schedule`,
     });
   }
