@@ -40,7 +40,14 @@ export class MonitorClient {
   /** Subscribes, or re-keys the stored subscription with its old token (same id, cursor kept). */
   async subscribe(
     bearers: string[],
-    body: { monitor: string; subscriber: string; capabilities: string[]; filter?: Record<string, unknown>; from: 'head' | 'earliest' },
+    body: {
+      monitor: string;
+      subscriber: string;
+      capabilities: string[];
+      filter?: Record<string, unknown>;
+      from: 'head' | 'earliest';
+      reset_policy?: 'earliest' | 'latest' | 'none';
+    },
   ): Promise<SubscriptionRef> {
     let last: unknown;
     for (const token of bearers) {

@@ -60,6 +60,9 @@ export class SentinelWorker {
       capabilities: kind === 'watch' ? ['observe', 'act'] : ['observe'],
       ...(kind === 'watch' ? { filter: this.serverFilter() } : { filter: DoneLog.filter }),
       from: kind === 'watch' ? 'head' : 'earliest',
+      // A cursor left below the retention floor (compaction, ttl) moves to the floor rather than
+      // refusing every pull: the base protocol's default is now `none`, which would stall the sentinel.
+      reset_policy: 'earliest',
     });
     store.saveSubscription({ recipe: this.name, kind, base: this.client.base, monitor, subscription: ref.id, token: ref.token });
     return ref;
