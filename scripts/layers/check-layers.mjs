@@ -1,7 +1,9 @@
 // `npm run lint` checks the layering with dependency-cruiser (rules in .dependency-cruiser.cjs).
-// Its command line refuses Node 20 and it reads TypeScript only through TypeScript < 7's JavaScript
-// API (TypeScript 7 has none), so this runs its API in-process with a small esbuild-backed stand-in
-// for that API. On Node >= 22 with a TypeScript that has the API, `depcruise src --config` does the same.
+// It is held at 17.x, the last line that supports Node 20 (18.x, with commander 15 and watskeburt 6,
+// asks for Node 22 and npm prints EBADENGINE on install). It reads TypeScript only through
+// TypeScript < 7's JavaScript API (TypeScript 7 has none), so this runs its API in-process with a
+// small esbuild-backed stand-in for that API. With a TypeScript that has the API,
+// `depcruise src --config` does the same.
 import Module, { register } from "node:module";
 import { fileURLToPath } from "node:url";
 
