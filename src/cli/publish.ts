@@ -1,5 +1,9 @@
 // `vigil publish`: publishes one observation to a monitor on a running server.
+// Unless --actor says otherwise, the actor is the command and who ran it
+// (`agent:vigil-publish/<user>@<host>`); on a person's monitor it publishes
+// on the owner's behalf, as a person typing it, which the owner's token permits.
 import type { CAC } from 'cac';
+import { onBehalfOfOwner, publishActor } from '../protocol/client-actor.ts';
 import { baseHelp, resolveBase } from './base-flag.ts';
 import { ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
 import { stringFlag, UsageError } from './options.ts';
@@ -27,7 +31,7 @@ export function registerPublishCommand(cli: CAC): void {
     .option('--tier <tier>', 'src, measured, derived, unverified or falsified', { type: [String] })
     .option('--origin <origin>', 'human, agent, webhook, probe or system', { type: [String] })
     .option('--verification <v>', 'human_verified, machine_verified, certified, reported or unverified', { type: [String] })
-    .option('--actor <principal>', 'Who observed it, e.g. agent:builder', { type: [String] })
+    .option('--actor <principal>', 'Who observed it, e.g. agent:builder (default: agent:vigil-publish/<user>@<host>)', { type: [String] })
     .option('--data <json>', 'Data as a JSON object', { type: [String] })
     .option('--json', 'Print the server reply as JSON')
     .example('vigil publish builds --token vgo_... --type ci.build.finished --subject job-42 --data \'{"ok":true}\'')
@@ -57,6 +61,7 @@ export function registerPublishCommand(cli: CAC): void {
       }
       const client = serverClient(await resolveBase(flags.base));
       try {
+        if (observation.actor === undefined) await nameTheClient(client, monitor, token, observation);
         const reply = await client.request('POST', `/monitors/${encodeURIComponent(monitor)}/observations`, { token, body: observation });
         process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : `published ${monitor} seq ${reply.seq}\n`);
       } catch (error) {
@@ -65,4 +70,23 @@ export function registerPublishCommand(cli: CAC): void {
         process.exit(error instanceof UnreachableError ? 3 : 1);
       }
     });
+}
+
+/**
+ * The actor is this command run by this user; on a person's monitor the observation is published on the
+ * owner's behalf (and, unless --origin says otherwise, with a person's origin, as before). The owner is
+ * read with the same token; when it cannot be read the publish goes on and its own reply explains.
+ */
+async function nameTheClient(client: ReturnType<typeof serverClient>, monitor: string, token: string, observation: Record<string, unknown>): Promise<void> {
+  observation.actor = publishActor();
+  let owner: string | undefined;
+  try {
+    owner = (await client.request<{ monitor?: { owner?: string } }>('GET', `/monitors/${encodeURIComponent(monitor)}`, { token })).monitor?.owner;
+  } catch (error) {
+    if (error instanceof UnreachableError) throw error;
+    return;
+  }
+  const behalf = onBehalfOfOwner(owner);
+  Object.assign(observation, behalf);
+  if (behalf.on_behalf_of && observation.origin === undefined) observation.origin = 'human';
 }

@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { findOnPath } from '../recipes/preflight/which.ts';
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
+import { toolActor } from '../protocol/client-actor.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
 import { NOTIFY_TYPE } from '../triggers/notify.ts';
 import type { SdkContext } from '../workspace/context.ts';
@@ -44,7 +45,7 @@ export async function publishNotice(ctx: SdkContext, title: string, body: string
     const server = loadWorkspaceConfig(ctx.projectRoot).server;
     if (!server) return;
     const work = (async () => {
-      const publisher = await ServerPublisher.connect(server, ctx.projectRoot, () => {});
+      const publisher = await ServerPublisher.connect(server, ctx.projectRoot, () => {}, toolActor('vigil-notify'));
       publisher?.publish(NOTIFY_TYPE, title || 'notify', { title, body, delivered });
       await publisher?.flush();
     })();

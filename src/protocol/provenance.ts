@@ -42,6 +42,12 @@ export function resolveProvenance(claims: ProvenanceClaims, owner: string, attes
   }
   const actor = claims.actor ?? owner;
   const actorKind = principalKind(actor);
+  // A token holds its owner's name only: a client may not act as a person it is not.
+  if (actorKind === 'human' && actor !== owner) {
+    throw ceiling(
+      `The actor "${actor}" names a person who is not this monitor's owner (${owner}); a token acts under its owner's name only. Name the client instead (e.g. "agent:my-tool")${principalKind(owner) === 'human' ? `, with "on_behalf_of": "${owner}"` : ''}.`,
+    );
+  }
   const origin = claims.origin ?? actorKind;
   if (claims.tier === 'src' && origin !== 'human') {
     throw new ProtocolError(

@@ -11,7 +11,7 @@ import { findProjectRoot } from '../workspace/project-root.ts';
 import { loadRecipeTree } from './loading/recipe-tree.ts';
 import { StepPool } from './pool/step-pool.ts';
 import type { RunRequest } from './prepare-run.ts';
-import { RUN_TYPE, ServerPublisher } from './publish/server-publisher.ts';
+import { ServerPublisher } from './publish/server-publisher.ts';
 import { reapInterruptedRuns } from './records/reap-interrupted.ts';
 import { type RunRecorder, readRunJson, runsDir } from './records/run-record.ts';
 import { runCompositeNode } from './tree/composite-node.ts';
@@ -113,7 +113,6 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       ...(req.from ? { from: req.from } : {}),
       ...(req.run ? { run: req.run } : {}),
       ...(req.resume ? { resume: req.resume } : {}),
-      onStart: (runId) => publisher?.publish(RUN_TYPE, runId, { recipe: tree.root.recipe.name, status: 'running', budget: tree.root.recipe.budget ?? null }),
     });
     view.stop();
     view.note(`run ${result.runId} ${result.status}${result.reason ? ` (${result.reason})` : ''}`);

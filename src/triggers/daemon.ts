@@ -6,6 +6,7 @@
 // the project's queued dispatch jobs.
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
 import { discoverRecipes } from '../recipes/loading/discovery.ts';
+import { toolActor } from '../protocol/client-actor.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
 import { reapInterruptedRuns } from '../recipes/records/reap-interrupted.ts';
 import type { SentinelRecipe } from '../recipes/types/sentinel/index.ts';
@@ -59,8 +60,8 @@ export class Daemon {
 
     let publisher: ServerPublisher | null = null;
     const config = loadWorkspaceConfig(options.projectRoot);
-    if (config.server && options.publish !== false) publisher = await ServerPublisher.connect(config.server, options.projectRoot, log);
-    const publish: Publish | undefined = publisher ? (type, subject, data) => publisher.publish(type, subject, data) : undefined;
+    if (config.server && options.publish !== false) publisher = await ServerPublisher.connect(config.server, options.projectRoot, log, toolActor('vigil-daemon'));
+    const publish: Publish | undefined = publisher ? (type, subject, data, actor) => publisher.publish(type, subject, data, actor) : undefined;
     const ctx = { projectRoot: options.projectRoot, store, clock, env, log, ...(publish ? { publish } : {}) };
 
     const daemon = new Daemon(options.projectRoot, store, lock, new TemporalScheduler(ctx), new SentinelSet(ctx, config.server), log);

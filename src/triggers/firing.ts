@@ -5,6 +5,7 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { actorOfTrigger } from '../protocol/client-actor.ts';
 import { newRunId, type RunJson, RunRecorder, readRunJson, runsDir } from '../recipes/records/run-record.ts';
 import { runOutput } from '../recipes/run-recipe.ts';
 import { TRIGGER_DEFAULTS, type TriggerFields } from '../recipes/types/trigger-fields.ts';
@@ -12,7 +13,8 @@ import type { Clock } from './clock.ts';
 import { runTarget, type TargetResult } from './target-runner.ts';
 import type { TriggerStore } from './trigger-store.ts';
 
-export type Publish = (type: string, subject: string, data: Record<string, unknown>) => void;
+/** Publishes one observation to the project's run monitor; `actor` names who acted (src/protocol/client-actor.ts). */
+export type Publish = (type: string, subject: string, data: Record<string, unknown>, actor?: string) => void;
 export const FIRING_TYPE = 'ai.vigil.recipe.run';
 
 export interface FiringRequest {
@@ -108,7 +110,9 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
   const triggerVars = { ...req.triggerVars };
   for (const [name, file] of Object.entries(req.fileVars ?? {})) triggerVars[name] = join(recorder.dir, file);
   store.addFiring({ run_id: runId, trigger: req.trigger, recipe: recipe.name, due_ms: req.dueMs, status: 'running', pid: null, started_ms: clock.now(), ended_ms: null, reason: null });
-  req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status: 'running' });
+  // The sentinel or schedule that fired is the actor: `agent:sentinel/<name>@<host>`.
+  const actor = actorOfTrigger(req.trigger);
+  req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status: 'running', started: recorder.run.started }, actor);
 
   const env: Record<string, string | undefined> = { ...recipe.env, ...req.env, VIGIL_TRIGGER: req.trigger, VIGIL_RUN_ID: runId, VIGIL_PARENT_RUN: runId };
   const spec = { mode, target: recipe.target, vars: { ...recipe.vars, ...triggerVars }, env, cwd: workspace, ttlSeconds: ttl, allowDestructive: recipe.allow_destructive_intents === true };
@@ -140,6 +144,6 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
   });
   recorder.finish(status, result.reason);
   store.endFiring(runId, status, clock.now(), result.reason ?? null);
-  req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status, reason: result.reason ?? null });
+  req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status, reason: result.reason ?? null, started: recorder.run.started, ended: recorder.run.ended }, actor);
   return { runId, runDir: recorder.dir, status, output: result.output, ...(result.reason ? { reason: result.reason } : {}) };
 }

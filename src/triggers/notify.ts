@@ -5,10 +5,11 @@ import type { Publish } from './firing.ts';
 
 export const NOTIFY_TYPE = 'ai.vigil.notify';
 
-export function notifyFiring(log: (line: string) => void, publish: Publish | undefined, title: string, body: string): void {
+/** `actor` is the trigger that fired (`agent:sentinel/<name>@<host>`). */
+export function notifyFiring(log: (line: string) => void, publish: Publish | undefined, title: string, body: string, actor?: string): void {
   try {
     log(`notify: ${title}: ${body}`);
-    publish?.(NOTIFY_TYPE, title, { title, body });
+    publish?.(NOTIFY_TYPE, title, { title, body }, actor);
   } catch {
     // notifying must never fail a firing
   }

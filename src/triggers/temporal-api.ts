@@ -6,6 +6,7 @@
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
 import { discoverRecipes } from '../recipes/loading/discovery.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
+import { toolActor } from '../protocol/client-actor.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
 import { RecipeInputError } from '../recipes/errors.ts';
 import type { TemporalRecipe } from '../recipes/types/temporal/index.ts';
@@ -146,7 +147,7 @@ export class TemporalApi {
     const log = options.log ?? (() => {});
     // Like the daemon's firings, a manual one shows in `vigil watch` when vigil.yml names a server.
     const server = loadWorkspaceConfig(this.projectRoot).server;
-    const publisher = server ? await ServerPublisher.connect(server, this.projectRoot, log) : null;
+    const publisher = server ? await ServerPublisher.connect(server, this.projectRoot, log, toolActor('vigil-temporal-fire')) : null;
     try {
       const result = await fireTemporal(
         {
@@ -155,7 +156,7 @@ export class TemporalApi {
           clock: this.clock,
           env: this.env,
           log,
-          ...(publisher ? { publish: (type: string, subject: string, data: Record<string, unknown>) => publisher.publish(type, subject, data) } : {}),
+          ...(publisher ? { publish: (type: string, subject: string, data: Record<string, unknown>, actor?: string) => publisher.publish(type, subject, data, actor) } : {}),
         },
         capped,
         file,

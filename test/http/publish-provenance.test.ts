@@ -184,6 +184,21 @@ describe.each(transports)('publish and provenance over %s', (transport) => {
     expect(onBehalf.body.observation).toMatchObject({ origin: 'human', tier: 'src', verified: 'certified', actor: 'agent:bot' });
     expect(onBehalf.body.observation.data.provenance).toMatchObject({ actor: 'agent:bot', on_behalf_of: 'human:ana', wasAttributedTo: 'human:ana' });
   });
+
+  it("a token acts under its owner's name only: no other person's name, human: or user:", async () => {
+    const { id, ownerToken } = await createMonitor(server.base, { owner: 'human:ana' });
+    for (const actor of ['human:bob', 'user:ana', 'USER:bob']) {
+      const claimed = await publish(server.base, id, ownerToken, { type: 'app.x', actor });
+      expect({ actor, status: claimed.status, code: claimed.body.code }).toEqual({ actor, status: 403, code: 'PROVENANCE_CEILING' });
+      expect(claimed.body.error).toContain('on_behalf_of');
+    }
+    const self = await publish(server.base, id, ownerToken, { type: 'app.x', actor: 'human:ana' });
+    expect(self.body.observation).toMatchObject({ actor: 'human:ana', origin: 'human' });
+    // A client names itself and acts for the person: the observation is theirs, the actor the client.
+    const client = await publish(server.base, id, ownerToken, { type: 'app.x', actor: 'agent:vigil-publish/ana@laptop', on_behalf_of: 'human:ana', origin: 'human' });
+    expect(client.body.observation).toMatchObject({ actor: 'agent:vigil-publish/ana@laptop', origin: 'human', tier: 'measured' });
+    expect(client.body.observation.data.provenance.wasAttributedTo).toBe('human:ana');
+  });
 });
 
 describe.each(transports)('a server requiring registration over %s', (transport) => {

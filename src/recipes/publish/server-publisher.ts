@@ -1,10 +1,13 @@
 // Publishes a run's lifecycle to a `recipes` monitor on a Vigil server
 // (vigil.yml `server: {base, token, monitor?}`), so a run can be followed
 // with `vigil watch`. Publishing never fails a run: the first error is
-// reported once and later observations are dropped.
+// reported once and later observations are dropped. The monitor is named by
+// the project (`recipes of <folder>`, id `recipes-<folder>-<hash>`), and each
+// observation names the client that acted (src/protocol/client-actor.ts).
 import { createHash } from 'node:crypto';
 import { chmodSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { onBehalfOfOwner } from '../../protocol/client-actor.ts';
 import { writeJsonAtomic } from '../records/run-record.ts';
 
 export const RUN_TYPE = 'ai.vigil.recipe.run';
@@ -13,15 +16,30 @@ export const STEP_TYPE = 'ai.vigil.recipe.step';
 interface CachedMonitor {
   id: string;
   owner_token: string;
+  /** The monitor's owner principal: a person's monitor is published to on the owner's behalf. */
+  owner?: string;
   /** A subscription made for `vigil watch`, kept across runs so a watcher's token stays valid. */
   watch?: { subscription: string; token: string };
 }
 
-async function status(url: string, token: string): Promise<number> {
+/** The monitor as its owner reads it, or null when it is gone (or no longer ours). */
+async function readMonitor(url: string, token: string): Promise<{ name?: string; owner?: string } | null> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
-  await res.body?.cancel();
-  return res.status;
+  if (res.status !== 200) {
+    await res.body?.cancel();
+    return null;
+  }
+  const body = (await res.json()) as { monitor?: { name?: string; owner?: string } };
+  return body.monitor ?? {};
 }
+
+/** The project's folder name as it may stand in a monitor id: `my-app`, at most 24 characters. */
+function slugOf(projectRoot: string): string {
+  return basename(projectRoot).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 24).replace(/-+$/, '') || 'project';
+}
+
+/** What the dashboard and `GET /monitors` show for this project's run monitor. */
+export const monitorNameOf = (projectRoot: string): string => `recipes of ${basename(projectRoot) || projectRoot}`;
 
 async function createMonitor(base: string, wanted: string, token: string | undefined, projectRoot: string): Promise<CachedMonitor> {
   for (const id of [wanted, `${wanted}-${Date.now().toString(16).slice(-6)}`]) {
@@ -30,7 +48,7 @@ async function createMonitor(base: string, wanted: string, token: string | undef
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: JSON.stringify({
         id,
-        name: 'recipes',
+        name: monitorNameOf(projectRoot),
         description: `recipe runs of ${projectRoot}`,
         source: { kind: 'log' },
         types: [RUN_TYPE, STEP_TYPE],
@@ -39,9 +57,9 @@ async function createMonitor(base: string, wanted: string, token: string | undef
       signal: AbortSignal.timeout(5000),
     });
     if (res.status === 409) continue; // taken by someone else: try a fresh id
-    const body = (await res.json()) as { owner_token?: string; error?: string };
+    const body = (await res.json()) as { owner_token?: string; error?: string; monitor?: { owner?: string } };
     if (res.status !== 201 || !body.owner_token) throw new Error(`creating monitor ${id}: ${res.status} ${body.error ?? ''}`.trim());
-    return { id, owner_token: body.owner_token };
+    return { id, owner_token: body.owner_token, ...(body.monitor?.owner ? { owner: body.monitor.owner } : {}) };
   }
   throw new Error(`monitor id ${wanted} is taken`);
 }
@@ -56,6 +74,16 @@ async function subscribe(base: string, monitor: CachedMonitor): Promise<{ subscr
   const body = (await res.json()) as { subscription?: { id: string }; token?: string; error?: string };
   if (res.status !== 201 || !body.subscription || !body.token) throw new Error(`subscribing to ${monitor.id}: ${res.status} ${body.error ?? ''}`.trim());
   return { subscription: body.subscription.id, token: body.token };
+}
+
+async function rename(base: string, monitor: CachedMonitor, name: string): Promise<void> {
+  const res = await fetch(`${base}/mp/v0/monitors/${monitor.id}/update`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${monitor.owner_token}` },
+    body: JSON.stringify({ reason: 'named by its project', patch: { name } }),
+    signal: AbortSignal.timeout(5000),
+  });
+  await res.body?.cancel();
 }
 
 interface ServerConfig {
@@ -75,9 +103,16 @@ export class ServerPublisher {
     private readonly watch: { subscription: string; token: string } | null,
     private readonly base: string,
     private readonly warn: (line: string) => void,
+    private readonly owner: string | null,
+    /** The actor of an observation published without one. */
+    private readonly actor: string,
   ) {}
 
-  static async connect(server: ServerConfig, projectRoot: string, warn: (line: string) => void): Promise<ServerPublisher | null> {
+  /**
+   * `actor` names the client for observations published without their own
+   * (`vigil daemon`, `vigil notify`); a run passes each run's and step's.
+   */
+  static async connect(server: ServerConfig, projectRoot: string, warn: (line: string) => void, actor = 'agent:vigil'): Promise<ServerPublisher | null> {
     const base = server.base.replace(/\/+$/, '');
     const cacheFile = join(projectRoot, '.vigil', 'server-monitors.json');
     let cache: Record<string, CachedMonitor> = {};
@@ -86,19 +121,27 @@ export class ServerPublisher {
     } catch {
       // first publication from this project
     }
-    const wanted = server.monitor ?? `recipes-${createHash('sha256').update(projectRoot).digest('hex').slice(0, 8)}`;
-    const key = `${base}#${wanted}`;
+    const hash = createHash('sha256').update(projectRoot).digest('hex').slice(0, 8);
+    const wanted = server.monitor ?? `recipes-${slugOf(projectRoot)}-${hash}`;
+    // A project that published before its monitor was named by project goes on with that monitor.
+    const legacy = server.monitor ? undefined : `${base}#recipes-${hash}`;
+    const key = legacy && !cache[`${base}#${wanted}`] && cache[legacy] ? legacy : `${base}#${wanted}`;
     try {
       let entry = cache[key];
       // The server may have been restarted without its state: check the monitor is still ours.
-      if (!entry || (await status(`${base}/mp/v0/monitors/${entry.id}`, entry.owner_token)) !== 200) {
+      const found = entry ? await readMonitor(`${base}/mp/v0/monitors/${entry.id}`, entry.owner_token) : null;
+      if (!entry || !found) {
         entry = await createMonitor(base, wanted, server.token, projectRoot);
         entry.watch = await subscribe(base, entry);
         cache[key] = entry;
         writeJsonAtomic(cacheFile, cache);
         chmodSync(cacheFile, 0o600); // it holds tokens
+      } else {
+        if (found.owner) entry.owner = found.owner;
+        // Made when every project's monitor was called "recipes": named by its project now.
+        if (!server.monitor && found.name === 'recipes') await rename(base, entry, monitorNameOf(projectRoot));
       }
-      return new ServerPublisher(`${base}/mp/v0/monitors/${entry.id}/observations`, entry.owner_token, entry.id, entry.watch ?? null, base, warn);
+      return new ServerPublisher(`${base}/mp/v0/monitors/${entry.id}/observations`, entry.owner_token, entry.id, entry.watch ?? null, base, warn, entry.owner ?? null, actor);
     } catch (error) {
       warn(`vigil: cannot publish this run to ${base}: ${(error as Error).message}; the run goes on without it`);
       return null;
@@ -111,15 +154,17 @@ export class ServerPublisher {
     return `follow with: vigil watch --base ${this.base} --subscription ${this.watch.subscription} --token <watch.token in ${cacheFile}>`;
   }
 
-  publish(type: string, subject: string, data: Record<string, unknown>): void {
+  /** Queues one observation; `actor` names who acted (a run, a step, a sentinel), else the publisher's own. */
+  publish(type: string, subject: string, data: Record<string, unknown>, actor?: string): void {
     if (this.broken) return;
+    const body = JSON.stringify({ type, subject, data, actor: actor ?? this.actor, ...onBehalfOfOwner(this.owner) });
     this.queue = this.queue.then(async () => {
       if (this.broken) return;
       try {
         const res = await fetch(this.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${this.ownerToken}` },
-          body: JSON.stringify({ type, subject, data }),
+          body,
           signal: AbortSignal.timeout(5000),
         });
         if (res.status !== 201) throw new Error(`${res.status} ${(await res.text()).slice(0, 200)}`);

@@ -4,6 +4,7 @@
 // the product-event channel as `usage.limit_reached` and published to the
 // server when one is configured.
 import { emitEvent } from '../../events/channel.ts';
+import { runActor } from '../../protocol/client-actor.ts';
 import { type BudgetReached, BudgetScope, describeReached, priceOf, type Usage, unpricedWhy } from '../budget/budget-scope.ts';
 import type { StepBudgets } from '../executor/run-step.ts';
 import type { RunRecorder, UsageRecord } from '../records/run-record.ts';
@@ -25,7 +26,7 @@ function limitReached(rt: TreeRuntime, recorder: RunRecorder, step: string | nul
   rt.view.note(`${describeReached(reached)}; stopping its agents`);
   recorder.event({ type: 'usage.limit_reached', ...data });
   emitEvent('usage.limit_reached', data);
-  rt.publisher?.publish(USAGE_TYPE, `${recorder.run.id}${step ? `/${step}` : ''}`, data);
+  rt.publisher?.publish(USAGE_TYPE, `${recorder.run.id}${step ? `/${step}` : ''}`, data, runActor(recorder.run.id, step ?? undefined));
 }
 
 /** The run's scope: reaching its limit aborts `controller` (the run and its children). */

@@ -15,7 +15,7 @@ import { newRunId, RunRecorder, type RunStatus, runsDir } from '../records/run-r
 import type { CompositeContext, CompositeOutcome, CompositeRunner } from '../types/composite.ts';
 import { runBudget } from './budgets.ts';
 import { runPre } from './pre-commands.ts';
-import { announceChild, finishNode } from './finish.ts';
+import { announceRun, finishNode } from './finish.ts';
 import { runNode } from './run-node.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 import { runAbort } from './run-abort.ts';
@@ -57,7 +57,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   rt.live.add(recorder);
   node.onStart?.(runId, workspace);
   rt.view.addRun(recorder, node.parent?.id ?? null, node.role);
-  if (node.parent) announceChild(rt, recorder);
+  announceRun(rt, recorder);
   if (!node.parent) rt.view.note(`run ${runId} of ${recipe.type} recipe "${recipe.name}"; record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
 
   const abort = runAbort(node.signal);

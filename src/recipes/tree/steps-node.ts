@@ -2,6 +2,7 @@
 // it, checks its backend with the canary (once per backend in the tree), and
 // runs its plan on the shared step pool. Used for the root run and for every
 // child of a composite run alike.
+import { runActor } from '../../protocol/client-actor.ts';
 import { runEventSink, stepEvents } from '../../run-events/run-events.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
@@ -18,7 +19,7 @@ import { runIsLive } from '../records/runs-list.ts';
 import { STEP_DEFAULTS } from '../types.ts';
 import { cirStepHooks } from '../types/substrate/cir-steps.ts';
 import { runBudget, stepBudgets } from './budgets.ts';
-import { announceChild, finishNode } from './finish.ts';
+import { announceRun, finishNode } from './finish.ts';
 import { lastStepOutput, stepLogTail } from './output.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 import { runAbort } from './run-abort.ts';
@@ -95,7 +96,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   rt.live.add(recorder);
   node.onStart?.(prep.runId, prep.workspace);
   rt.view.addRun(recorder, node.parent?.id ?? null, node.role);
-  if (node.parent) announceChild(rt, recorder);
+  announceRun(rt, recorder);
   for (const s of prep.steps.values())
     for (const [path, text] of s.promptFiles) {
       mkdirSync(dirname(path), { recursive: true });
@@ -120,7 +121,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
       const { label: _l, output: _o, needs: _n, prompt_files: _p, ...state } = step;
       const ended = patch.status !== 'running' && patch.status !== 'pending';
       const log_tail = ended ? stepLogTail(step, recorder.dir) : null;
-      rt.publisher?.publish(STEP_TYPE, `${prep.runId}/${label}`, { run: prep.runId, recipe: recipe.name, label, ...state, ...(log_tail ? { log_tail } : {}) });
+      rt.publisher?.publish(STEP_TYPE, `${prep.runId}/${label}`, { run: prep.runId, recipe: recipe.name, label, ...state, ...(log_tail ? { log_tail } : {}) }, runActor(prep.runId, label));
     }
   };
   const finish = (status: RunStatus, reason?: string): NodeResult => {

@@ -2,6 +2,7 @@
 // another sentinel already handled, run the reaction for the oldest pending
 // observation (or, with debounce, the newest, superseding the rest), then
 // complete the lease with evidence, or reject it when the reaction failed.
+import { triggerActor } from '../../protocol/client-actor.ts';
 import { producerData } from '../../protocol/observation.ts';
 import type { SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
 import { fire } from '../firing.ts';
@@ -112,7 +113,7 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
   const state = ctx.store.temporal(key);
   const next = ctx.store.patchTemporal(key, { ...afterFiring(recipe, state, ok, ctx.clock.now()), last_run: new Date(ctx.clock.now()).toISOString() });
   ctx.log(`sentinel ${name}: observation ${seq} (${subject}) → run ${runId} ${ok ? 'succeeded' : `failed${reason ? ` (${reason})` : ''}`}`);
-  if (shouldNotify(recipe, ok)) notifyFiring(ctx.log, ctx.publish, `sentinel ${name} ${ok ? 'succeeded' : 'failed'}`, `observation ${seq}: run ${runId}`);
+  if (shouldNotify(recipe, ok)) notifyFiring(ctx.log, ctx.publish, `sentinel ${name} ${ok ? 'succeeded' : 'failed'}`, `observation ${seq}: run ${runId}`, triggerActor('sentinel', name));
   if (next.circuit_broken && !state?.circuit_broken) ctx.log(`sentinel ${name}: circuit broken after ${next.consecutive_failures} consecutive failures`);
 
   if (ok) {

@@ -1,6 +1,7 @@
 // One firing of a temporal recipe, from the schedule or from `temporal fire`:
 // run the target as a run record, then update last run, failures and circuit,
 // and notify as the recipe asks.
+import { triggerActor } from '../../protocol/client-actor.ts';
 import type { TemporalRecipe } from '../../recipes/types/temporal/index.ts';
 import type { Clock } from '../clock.ts';
 import { fire, type FiringResult, type Publish } from '../firing.ts';
@@ -38,6 +39,6 @@ export async function fireTemporal(ctx: TemporalContext, recipe: TemporalRecipe,
   if (next.circuit_broken && !state?.circuit_broken)
     ctx.log(`temporal ${recipe.name}: circuit broken after ${next.consecutive_failures} consecutive failures`);
   if (shouldNotify(recipe, ok))
-    notifyFiring(ctx.log, ctx.publish, `temporal ${recipe.name} ${result.status}`, result.reason ?? `run ${result.runId}`);
+    notifyFiring(ctx.log, ctx.publish, `temporal ${recipe.name} ${result.status}`, result.reason ?? `run ${result.runId}`, triggerActor('temporal', recipe.name));
   return result;
 }
