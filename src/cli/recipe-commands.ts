@@ -188,9 +188,7 @@ export function registerRecipeCommands(cli: CAC): void {
         for (const r of runs) {
           const ok = r.steps.filter((s) => s.status === 'succeeded' || s.status === 'reused').length;
           const kids = r.children ?? [];
-          const summary = r.children
-            ? `${kids.filter((c) => c.status === 'succeeded').length}/${kids.length} children ok`
-            : `${ok}/${r.steps.length} steps ok`;
+          const summary = r.children ? childrenSummary(kids) : `${ok}/${r.steps.length} steps ok`;
           process.stdout.write(`${r.id}  ${r.recipe.padEnd(20)} ${r.shownStatus.padEnd(11)} ${summary}  started ${r.started}\n`);
         }
       } catch (error) {
@@ -226,3 +224,24 @@ export function registerRecipeCommands(cli: CAC): void {
     });
 }
 
+/**
+ * A composite's children in a word: those that ran and how many succeeded, then those that did not
+ * run and why in short — "2/2 children ok, 1 skipped: on failure" — so an entry a pipeline skipped by
+ * its `on` does not read as a failure.
+ */
+export function childrenSummary(children: ReadonlyArray<{ status: string; reason?: string }>): string {
+  const unrun = children.filter((c) => c.status === 'skipped' || c.status === 'pending' || (c.status === 'cancelled' && c.reason?.startsWith('not started')));
+  const ran = children.filter((c) => !unrun.includes(c));
+  const parts = [`${ran.filter((c) => c.status === 'succeeded').length}/${ran.length} children ok`];
+  const why = (c: { status: string; reason?: string }): string => {
+    const reason = c.reason ?? '';
+    if (c.status === 'pending') return 'pending';
+    const on = /^on: (success|failure|always)/.exec(reason);
+    if (on) return `${c.status}: on ${on[1]}`;
+    return c.status;
+  };
+  const counts = new Map<string, number>();
+  for (const c of unrun) counts.set(why(c), (counts.get(why(c)) ?? 0) + 1);
+  for (const [what, n] of counts) parts.push(`${n} ${what}`);
+  return parts.join(', ');
+}

@@ -185,7 +185,7 @@ export function dashboardView(service: MonitorService, caller: Caller, cache?: R
       const known = [...feed.definition.types, ...feed.stats.known_types];
       if (!known.includes(runType) && !known.includes(stepType)) continue;
       const runs = books.runs.of(feed).slice(0, 10);
-      if (runs.length > 0) runWaterfalls.push({ monitor: feed.id, runs });
+      if (runs.length > 0) runWaterfalls.push({ monitor: feed.id, name: feed.definition.name, runs });
     }
   }
 

@@ -37,7 +37,8 @@ export function renderRunTree(projectRoot: string, runId: string, cwd: string): 
     for (const s of run.steps) {
       const out = s.output_file ? `  output ${relative(cwd, join(dir, s.output_file))}` : '';
       const cost = s.usage && (s.usage.usd || s.usage.input_tokens) ? `  $${s.usage.usd}` : '';
-      lines.push(`${pad}  ${s.label.padEnd(20)} ${s.status.padEnd(13)} phases ${s.phases}${cost}${s.reason ? `  ${s.reason}` : ''}${out}`);
+      const time = s.started && s.ended ? `  took ${took(s.started, s.ended)}` : '';
+      lines.push(`${pad}  ${s.label.padEnd(20)} ${s.status.padEnd(13)} phases ${s.phases}${time}${cost}${s.reason ? `  ${s.reason}` : ''}${out}`);
     }
     for (const c of run.children ?? []) {
       if (c.run_id) visit(c.run_id, depth + 1, c.role);
