@@ -81,7 +81,8 @@ async function nameTheClient(client: ReturnType<typeof serverClient>, monitor: s
   observation.actor = publishActor();
   let owner: string | undefined;
   try {
-    owner = (await client.request<{ monitor?: { owner?: string } }>('GET', `/monitors/${encodeURIComponent(monitor)}`, { token })).monitor?.owner;
+    const served = await client.request<{ owner?: string; monitor?: { owner?: string } }>('GET', `/monitors/${encodeURIComponent(monitor)}`, { token });
+    owner = served.monitor?.owner ?? served.owner;
   } catch (error) {
     if (error instanceof UnreachableError) throw error;
     return;

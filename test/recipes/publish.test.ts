@@ -1,8 +1,9 @@
 // Publishing a run to a Vigil server: runs the real `vigil serve` on a free
 // loopback port and follows the `recipes` monitor the runner creates.
 import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEntry, lastRun, makeProject, type Project, runVigil } from './helpers.ts';
 import { spawnChild } from '../support/children.ts';
@@ -49,17 +50,27 @@ describe('publishing runs to a Vigil server', () => {
       monitor?: { name: string };
       name?: string;
     };
-    expect(monitor.monitor?.name ?? monitor.name).toBe('recipes');
+    // Named by its project, so that two projects' run monitors are told apart.
+    expect(monitor.monitor?.name ?? monitor.name).toBe(`recipes of ${basename(project.root)}`);
+    expect(id).toMatch(/^recipes-vigil-recipes-[a-z0-9]+-[0-9a-f]{8}$/);
 
     const page = (await (
       await fetch(`${base}/mp/v0/subscriptions/${watch.subscription}/pull?limit=100`, { headers: { authorization: `Bearer ${watch.token}` } })
-    ).json()) as { observations: Array<{ type: string; subject: string | null; data: { status?: string; ended?: string | null } }> };
+    ).json()) as { observations: Array<{ type: string; subject: string | null; actor: string; data: { status?: string; started?: string; ended?: string | null } }> };
     const runId = lastRun(project).id;
     const steps = page.observations.filter((o) => o.type === 'ai.vigil.recipe.step');
     expect(steps.map((o) => `${o.subject}:${o.data.status}`)).toEqual([`${runId}/a:running`, `${runId}/a:succeeded`, `${runId}/b:running`, `${runId}/b:succeeded`]);
     expect(steps[1]!.data.ended).toMatch(/^\d{4}-/);
-    const runs = page.observations.filter((o) => o.type === 'ai.vigil.recipe.run').map((o) => o.data.status);
-    expect(runs).toEqual(['running', 'succeeded']);
+    const runs = page.observations.filter((o) => o.type === 'ai.vigil.recipe.run');
+    expect(runs.map((o) => o.data.status)).toEqual(['running', 'succeeded']);
+    // The run's own times, as `vigil runs` reads them.
+    expect(runs.map((o) => [o.data.started, o.data.ended])).toEqual([
+      [lastRun(project).started, null],
+      [lastRun(project).started, lastRun(project).ended],
+    ]);
+    // Each observation names who acted: the run, or the step of it.
+    expect(runs.map((o) => o.actor)).toEqual([`agent:vigil-run/${runId}`, `agent:vigil-run/${runId}`]);
+    expect([...new Set(steps.map((o) => o.actor))]).toEqual([`agent:vigil-run/${runId}/a`, `agent:vigil-run/${runId}/b`]);
 
     // The way a person follows it: `vigil watch` with the subscription the runner made.
     const watched = await runVigil(project, ['watch', '--base', base, '--subscription', watch.subscription, '--token', watch.token, '--catch-up', '--once']);
@@ -71,5 +82,26 @@ describe('publishing runs to a Vigil server', () => {
     const again = await runVigil(project, ['sequence', 'watched']);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(readFileSync(cacheFile, 'utf8'))).toEqual(cache);
+  });
+
+  it('a project that published before its monitor was named by project keeps that monitor, now named', async () => {
+    const older = makeProject();
+    try {
+      older.yml(`server:\n  base: ${base}\n`);
+      older.recipe({ name: 'watched', canary: false, steps: [{ label: 'a', args: ['x'] }] });
+      // As the runner made it before: id recipes-<hash>, name "recipes", cached under that id.
+      const hash = createHash('sha256').update(older.root).digest('hex').slice(0, 8);
+      const made = (await (
+        await fetch(`${base}/mp/v0/monitors`, { method: 'POST', body: JSON.stringify({ id: `recipes-${hash}`, name: 'recipes', types: ['ai.vigil.recipe.run', 'ai.vigil.recipe.step'] }) })
+      ).json()) as { owner_token: string };
+      older.file('.vigil/server-monitors.json', JSON.stringify({ [`${base}#recipes-${hash}`]: { id: `recipes-${hash}`, owner_token: made.owner_token } }));
+      const r = await runVigil(older, ['sequence', 'watched']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`publishing to monitor recipes-${hash} `);
+      const monitor = (await (await fetch(`${base}/mp/v0/monitors/recipes-${hash}`, { headers: { authorization: `Bearer ${made.owner_token}` } })).json()) as { name: string };
+      expect(monitor.name).toBe(`recipes of ${basename(older.root)}`);
+    } finally {
+      older.cleanup();
+    }
   });
 });

@@ -29,8 +29,9 @@ async function readMonitor(url: string, token: string): Promise<{ name?: string;
     await res.body?.cancel();
     return null;
   }
-  const body = (await res.json()) as { monitor?: { name?: string; owner?: string } };
-  return body.monitor ?? {};
+  // Served as the monitor itself (protocol.md §3); an envelope {monitor} is read too.
+  const body = (await res.json()) as { name?: string; owner?: string; monitor?: { name?: string; owner?: string } };
+  return body.monitor ?? body;
 }
 
 /** The project's folder name as it may stand in a monitor id: `my-app`, at most 24 characters. */
