@@ -22,6 +22,7 @@ export const waterfallStyle = `
 .wf-axis { min-height: 16px; }
 .wf-scale { position: relative; height: 16px; border-bottom: 1px solid var(--line); }
 .wf-tick { position: absolute; bottom: 0; font-size: 10px; color: var(--muted); padding-left: 2px; border-left: 1px solid var(--line); line-height: 14px; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.wf-tick.end { transform: translateX(-100%); border-left: none; border-right: 1px solid var(--line); padding: 0 2px 0 0; }
 .wf-bar { position: absolute; top: 1px; bottom: 1px; min-width: 3px; border-radius: 3px; font-size: 11px; line-height: 16px; white-space: nowrap; color: #fff; }
 .wf-text { position: absolute; top: 0; padding: 0 4px; }
 .wf-bar.text-inside { overflow: hidden; }

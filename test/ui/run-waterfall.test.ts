@@ -1,12 +1,14 @@
-// Runs as waterfalls (issue 29, point 4) in real Chromium, offline: a real
-// `vigil sequence` of a two-wave recipe (fake claude agents) publishes its run
-// to the server (vigil.yml server:), and the Recipe runs tab draws a bar per
-// step on a time axis, grouped by wave, the running bar growing, then every
-// step's status in words and symbols, its tokens and cost, and, on click, what
-// the server knows of the step.
+// Runs as waterfalls (issue 29, point 4; issue 49, point 3) in real Chromium,
+// offline: a real `vigil sequence` of a two-wave recipe (fake claude agents)
+// publishes its run to the server (vigil.yml server:), and the Recipe runs tab
+// draws a bar per step on a time axis, grouped by wave, the running bar
+// growing, then every step's status in words and symbols, its tokens and cost,
+// and, on click, what the server knows of the step. A parallel, an adversarial
+// and a pipeline are each one timeline, and every duration drawn is the run
+// records' own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
-import { makeProject, type Project, startVigil, type VigilProcess } from '../recipes/helpers.ts';
+import { makeProject, type Project, runsOf, runVigil, startVigil, type VigilProcess } from '../recipes/helpers.ts';
 
 const admin = 'vga_waterfall_test_token_0123456789';
 
@@ -54,7 +56,7 @@ describe.skipIf(!haveChromium)('run waterfalls in Chromium', () => {
     const result = await run.done;
     expect(result.code, result.stderr).toBe(0);
     await ui.page.waitForSelector('.waterfall .pill.succeeded');
-    const labels = await ui.page.locator('.waterfall .wave-label').allTextContents();
+    const labels = await ui.page.locator('.waterfall[data-run] .wave-label').allTextContents();
     expect(labels).toEqual(['wave 1', 'wave 2']);
     for (const step of ['lint', 'unit-tests', 'package']) {
       expect(await ui.page.textContent(`[data-step$="/${step}"] .wf-bar`)).toMatch(/^✓ succeeded · /);
@@ -79,18 +81,73 @@ describe.skipIf(!haveChromium)('run waterfalls in Chromium', () => {
     expect(ui.browser.errors).toEqual([]);
   });
 
-  it("nests a composite's child runs under it while they run", async () => {
-    project.recipe({ name: 'one', canary: false, steps: [{ label: 'work', args: ['SLEEP_MS=4000'] }] });
-    project.recipe({ name: 'fan', type: 'parallel', canary: false, recipe: 'one', vars: [{ N: '1' }, { N: '2' }] });
+  it('draws a parallel, an adversarial and a pipeline each as one timeline, with the durations of the run records', async () => {
+    project.recipe({ name: 'one', canary: false, steps: [{ label: 'plan', args: ['SLEEP_MS=300'] }, { label: 'work', args: ['SLEEP_MS=1200'] }] });
+    project.recipe({ name: 'verdict', canary: false, steps: [{ label: 'judge', args: ['SAY={"winner":"blue","reason":"holds"}'] }] });
+    project.recipe({ name: 'fan', type: 'parallel', canary: false, transfer_mode: 'none', recipe: 'one', fanout: 4, vars: [{ N: '1' }, { N: '2' }, { N: '3' }, { N: '4' }] });
+    project.recipe({ name: 'duel', type: 'adversarial', canary: false, transfer_mode: 'none', rounds: 1, blue: { recipe: 'one' }, red: { recipe: 'one' }, judge: { recipe: 'verdict' } });
+    project.recipe({ name: 'chain', type: 'pipeline', canary: false, sequences: [{ name: 'one' }, { name: 'one' }, { name: 'verdict', on: 'failure' }] });
+
+    // While the parallel runs, its four children are drawn in its timeline, running side by side.
     run = startVigil(project, ['sequence', 'fan']);
-    // Both children are drawn inside their parent's waterfall before either ends.
-    await ui.page.waitForFunction(() =>
-      [...document.querySelectorAll('.waterfall')].some(
-        (w) => w.querySelectorAll(':scope > .waterfall').length === 2 && w.querySelectorAll(':scope > .waterfall .wf-bar.running').length > 0,
-      ),
-    );
-    const result = await run.done;
-    expect(result.code, result.stderr).toBe(0);
+    await ui.page.waitForFunction(() => [...document.querySelectorAll('.waterfall')].some((w) => w.querySelectorAll('.wf-run .wf-bar.running').length >= 3));
+    const fan = await run.done;
+    expect(fan.code, fan.stderr).toBe(0);
+    for (const recipe of ['duel', 'chain']) {
+      const r = await runVigil(project, ['sequence', recipe]);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    await ui.page.waitForFunction(() => document.querySelectorAll('.waterfall h3 .pill.succeeded').length >= 4);
+
+    // Every duration drawn is the one in the run records (`vigil runs <id>` prints the same).
+    const secs = (from: string, to: string) => `${((Date.parse(to) - Date.parse(from)) / 1000).toFixed(1)} s`;
+    const roots = runsOf(project).filter((r) => !r.parent && r.type !== 'sequence');
+    expect(roots.map((r) => r.recipe).sort()).toEqual(['chain', 'duel', 'fan']);
+    let compared = 0;
+    for (const root of roots) {
+      const section = `.waterfall[data-run="${root.id}"]`;
+      expect(await ui.page.textContent(`${section} .wf-meta`)).toContain(secs(root.started, root.ended!));
+      for (const r of runsOf(project).filter((x) => x.id === root.id || x.parent === root.id)) {
+        expect(await ui.page.textContent(`${section} [data-run-row="${r.id}"] .wf-bar`)).toBe(`✓ succeeded · ${secs(r.started, r.ended!)}`);
+        compared++;
+        for (const step of r.steps) {
+          expect(await ui.page.textContent(`${section} [data-step="${r.id}/${step.label}"] .wf-bar`)).toBe(`✓ succeeded · ${secs(step.started!, step.ended!)}`);
+          compared++;
+        }
+      }
+      // One axis: every bar of the tree is placed on the root's time scale, none before its start.
+      const lefts = await ui.page.$$eval(`${section} .wf-bar`, (bars) => bars.map((b) => Number.parseFloat((b as HTMLElement).style.left)));
+      expect(Math.min(...lefts)).toBe(0);
+    }
+    // 3 roots; the parallel 4 children (8 steps), the adversarial 3 (5 steps), the pipeline 2 (4 steps).
+    expect(compared).toBe(3 + 4 + 8 + 3 + 5 + 2 + 4);
+
+    // The parallel: four children side by side (they overlap in time), none in a wave.
+    const fanRun = roots.find((r) => r.recipe === 'fan')!;
+    expect(await ui.page.locator(`.waterfall[data-run="${fanRun.id}"] .wf-run:not(.wf-unrun)`).count()).toBe(5);
+    expect(await ui.page.locator(`.waterfall[data-run="${fanRun.id}"] .wave-label`).count()).toBe(0);
+    // The adversarial: blue, then red, then the judge, in that order on the axis.
+    const duel = roots.find((r) => r.recipe === 'duel')!;
+    const roles = await ui.page.$$eval(`.waterfall[data-run="${duel.id}"] .wf-run .wf-label`, (ls) => ls.map((l) => l.textContent));
+    expect(roles).toEqual(['duel', 'blue round 1 · one', 'red round 1 · one', 'judge round 1 · verdict']);
+    const starts = await ui.page.$$eval(`.waterfall[data-run="${duel.id}"] .wf-run .wf-bar`, (bars) => bars.map((b) => Number.parseFloat((b as HTMLElement).style.left)));
+    expect(starts.slice(1)).toEqual([...starts.slice(1)].sort((a, b) => a - b));
+    // The pipeline: its third entry did not run, and says why.
+    const chain = roots.find((r) => r.recipe === 'chain')!;
+    expect(await ui.page.textContent(`.waterfall[data-run="${chain.id}"] .wf-unrun`)).toContain('⊘ skipped: on: failure');
+
+    // A child folds away with its button, and opens again.
+    const child = runsOf(project).find((r) => r.parent === duel.id)!;
+    await ui.page.focus(`[data-run-row="${child.id}"] .wf-toggle`);
+    await ui.page.keyboard.press('Enter');
+    await ui.page.waitForFunction((id) => !document.querySelector(`[data-step^="${id}/"]`), child.id);
+    expect(await ui.page.getAttribute(`[data-run-row="${child.id}"] .wf-toggle`, 'aria-expanded')).toBe('false');
+    await ui.page.keyboard.press('Enter');
+    await ui.page.waitForSelector(`[data-step^="${child.id}/"]`);
+
+    await ui.page.evaluate(() => window.scrollTo(0, 0));
+    await ui.page.screenshot({ path: `${ui.browser.shots}/run-timeline-composites.png`, fullPage: true });
+    await ui.atPhoneWidth('run-timeline-composites-phone');
     expect(ui.browser.errors).toEqual([]);
   });
 });

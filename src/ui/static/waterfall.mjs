@@ -108,7 +108,9 @@
     const ticks = [];
     for (let t = 0; t <= total; t += step) {
       const label = step < 1000 ? `${(t / 1000).toFixed(1)} s` : t < 60_000 ? `${t / 1000} s` : `${Math.round(t / 60_000)} min`;
-      ticks.push(el('span', { class: 'wf-tick', style: `left:${((t / total) * 100).toFixed(2)}%` }, label));
+      const left = (t / total) * 100;
+      // A tick near the end is labelled to its left, so that the label stays inside the scale.
+      ticks.push(el('span', { class: left > 88 ? 'wf-tick end' : 'wf-tick', style: `left:${left.toFixed(2)}%` }, label));
     }
     return el('div', { class: 'wf-row wf-axis', 'aria-hidden': 'true' }, el('span', { class: 'wf-name' }), el('div', { class: 'wf-scale' }, ...ticks), el('span'));
   }
