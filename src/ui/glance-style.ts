@@ -1,6 +1,7 @@
 // The style of the monitors' cards. Each judgement carries a word and a
 // symbol (● fresh, ◐ aging, ✕ stale, ⚠, △) besides its colour, and the stale
-// badge is also filled, so it reads without telling red from green.
+// badge is also filled, so it reads without telling red from green. Advice
+// (ℹ) is muted and dotted: it is no alarm.
 export const glanceStyle = `
 .glance-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 10px; margin-bottom: 14px; }
 .glance { border: 1px solid var(--line); border-radius: 8px; padding: 8px 10px; background: var(--panel); }
@@ -18,6 +19,11 @@ svg.spark .base { stroke: var(--line); }
 .badge.stale { color: #fff; background: var(--bad); border-color: var(--bad); font-weight: 600; }
 .badge.none { color: var(--muted); }
 .badge.contradiction { color: var(--warn); border-color: var(--warn); font-weight: 600; }
-.badge.gap-badge { color: var(--muted); }
+.badge.gap-badge { color: var(--warn); border-color: var(--warn); }
+.badge.advice-badge { color: var(--muted); border-style: dotted; }
+.advice-toggle { font-size: 12px; margin-top: 4px; padding: 0; border: none; background: none; color: var(--accent); text-decoration: underline; cursor: pointer; }
+dl.advice { margin: 4px 0 0; font-size: 12px; }
+dl.advice dt { font-weight: 600; color: var(--muted); }
+dl.advice dd { margin: 0 0 4px 14px; }
 @media (max-width: 600px) { main { padding: 8px; } .glance-grid { grid-template-columns: 1fr; } #monitors table, #actors table, #leases table, #observations table, #subscriptions table, #runs table { display: block; overflow-x: auto; } }
 `;

@@ -35,6 +35,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-
 .pill.retired, .pill.stopped, .pill.dead_lettered, .pill.error { color: var(--bad); border-color: var(--bad); }
 .label { font-size: 12px; color: var(--muted); }
 .gap { display: inline-block; color: var(--warn); font-size: 12px; margin-right: 6px; }
+.gap.advice { color: var(--muted); }
 .empty { color: var(--muted); padding: 16px 0; }
 .data { max-width: 340px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 ${chartStyle}${glanceStyle}${timelineStyle}${waterfallStyle}

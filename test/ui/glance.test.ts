@@ -44,7 +44,22 @@ describe.skipIf(!haveChromium)('monitors at a glance in Chromium', () => {
     expect(await ui.page.locator(`${card('orders')} svg.spark rect`).count()).toBeGreaterThan(0);
     expect(await ui.page.textContent(`${card('payments')} .badge.contradiction`)).toContain('1 contradiction open');
     expect(await ui.page.textContent(`${card('manual-notes')} .badges`)).toContain('no contact yet');
-    expect(await ui.page.textContent(`${card('manual-notes')} .badges`)).toContain('no subscribers');
+    // A new monitor made the README's way: its gaps are advice, not alarms, each explained on the card.
+    expect(await ui.page.locator(`${card('manual-notes')} .badge.advice-badge`).allTextContents()).toEqual([
+      'ℹ no event provenance',
+      'ℹ no subscribers',
+      'ℹ unattested origin',
+    ]);
+    expect(await ui.page.locator(`${card('manual-notes')} .badge.gap-badge`).count()).toBe(0);
+    await ui.page.focus(`${card('manual-notes')} .advice-toggle`);
+    await ui.page.keyboard.press('Enter');
+    await ui.page.waitForSelector(`${card('manual-notes')} dl.advice`);
+    const explained = await ui.page.textContent(`${card('manual-notes')} dl.advice`);
+    for (const words of ['source_ref', 'Subscribe (vigil watch', '--registration-token']) expect(explained).toContain(words);
+    expect(await ui.page.getAttribute(`${card('manual-notes')} .advice-toggle`, 'aria-expanded')).toBe('true');
+    // The monitors' table says the same in a word, with the explanation as its tooltip.
+    const cell = ui.page.locator('#monitors td[data-monitor="manual-notes"] ~ td .gap.advice').first();
+    expect(await cell.getAttribute('title')).toContain('source_ref');
 
     // The source stops answering: past its 2 s ttl the card says stale, in words and with ✕, without a reload.
     await ui.page.waitForSelector(`${card('payments')} .badge.fresh, ${card('payments')} .badge.aging`);
@@ -55,8 +70,9 @@ describe.skipIf(!haveChromium)('monitors at a glance in Chromium', () => {
     await ui.page.screenshot({ path: `${ui.browser.shots}/glance.png`, fullPage: true });
 
     // Keyboard: Tab reaches the cards; the focus survives the redraw every view brings.
+    // (A card's advice button comes between two cards.)
     await ui.page.focus(card('orders'));
-    await ui.page.keyboard.press('Tab');
+    for (let i = 0; i < 3 && (await ui.page.evaluate(() => document.activeElement?.getAttribute('data-glance'))) !== 'payments'; i++) await ui.page.keyboard.press('Tab');
     await ui.page.waitForFunction(() => document.activeElement?.getAttribute('data-glance') === 'payments');
     await ui.page.waitForFunction(() => document.querySelector('#live')?.textContent?.includes('live'));
     await ui.atPhoneWidth('glance-phone');

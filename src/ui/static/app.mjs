@@ -51,6 +51,18 @@ function chartButton(a) {
   return button;
 }
 
+/** Gaps: the advice ones (glance.js explains them) muted with ℹ and their explanation as a tooltip; the others as alerts. */
+function gapsCell(gaps) {
+  const advice = window.vigilGapAdvice ?? {};
+  return el(
+    'span',
+    {},
+    ...gaps
+      .filter((g) => g !== 'independence_unknown')
+      .map((g) => (advice[g] ? el('span', { class: 'gap advice', title: advice[g][1] }, `ℹ ${advice[g][0]}`) : el('span', { class: 'gap' }, `△ ${g.replaceAll('_', ' ')}`))),
+  );
+}
+
 const views = {
   monitors: (v) =>
     table(
@@ -73,7 +85,7 @@ const views = {
         num(m.observations),
         num(m.subscriptions),
         ago(m.since_last_source_contact_s),
-        el('span', {}, ...m.gaps.map((g) => el('span', { class: 'gap' }, g))),
+        gapsCell(m.gaps),
       ]),
       'No monitors visible to this token.',
     ),

@@ -3,8 +3,32 @@
 // card per monitor with a sparkline of observations per minute over the last
 // hour, the time since the source's last contact judged against ttl_seconds,
 // and open contradictions and gaps as badges. Every judgement is written as a
-// word and a symbol as well as a colour.
+// word and a symbol as well as a colour. The protocol's gaps that a healthy
+// new monitor has (no subscribers yet, one actor, no event provenance, not
+// attested) are advice, not alerts: shown in a neutral style, each explained
+// on the card by its "why" button; a stale source stays an alert.
 (() => {
+  /** The gaps that are advice: what each means, and what would close it. */
+  const advice = {
+    no_event_provenance: [
+      'no event provenance',
+      'Its latest observation names no event it came from (source_ref or wasDerivedFrom), so a reader cannot trace it back. Nothing is wrong; when you relay something (a CI job, a webhook delivery), publish its URL or id as source_ref.',
+    ],
+    single_actor: [
+      'single actor',
+      'Everything so far comes from one actor, so nothing corroborates it. One producer is a normal start; a second, independent producer (another actor) would raise confidence.',
+    ],
+    no_subscribers: [
+      'no subscribers',
+      'Nobody subscribes to it, so nothing reacts to what arrives. Subscribe (vigil watch, POST /subscriptions) or point a sentinel at it when something should.',
+    ],
+    unattested_origin: [
+      'unattested origin',
+      'It was created without a registration token, so the server does not vouch for its owner. Normal on your own machine; a server started with --registration-token attests the monitors made with it.',
+    ],
+  };
+  window.vigilGapAdvice = advice;
+  const explained = new Set();
   const svgNs = 'http://www.w3.org/2000/svg';
   const el = (tag, attrs = {}, ...children) => {
     const node = document.createElement(tag);
@@ -48,13 +72,30 @@
   function card(m) {
     const badges = el('div', { class: 'badges' }, contact(m));
     if (m.contradictions_open > 0) badges.append(el('span', { class: 'badge contradiction' }, `⚠ ${m.contradictions_open} contradiction${m.contradictions_open === 1 ? '' : 's'} open`));
-    for (const gap of m.gaps) if (gap !== 'independence_unknown') badges.append(el('span', { class: 'badge gap-badge' }, `△ ${gap.replaceAll('_', ' ')}`));
+    const tips = m.gaps.filter((g) => advice[g]);
+    for (const gap of m.gaps) {
+      if (gap === 'independence_unknown' || advice[gap]) continue;
+      badges.append(el('span', { class: 'badge gap-badge' }, `△ ${gap.replaceAll('_', ' ')}`));
+    }
+    for (const gap of tips) badges.append(el('span', { class: 'badge advice-badge', title: advice[gap][1] }, `ℹ ${advice[gap][0]}`));
+    const parts = [badges];
+    if (tips.length) {
+      const open = explained.has(m.id);
+      const why = el('button', { type: 'button', class: 'link advice-toggle', 'data-focus': `advice-${m.id}`, 'aria-expanded': String(open) }, open ? 'hide the advice' : `why ${tips.length === 1 ? 'this tip' : `these ${tips.length} tips`}?`);
+      why.addEventListener('click', () => {
+        if (explained.has(m.id)) explained.delete(m.id);
+        else explained.add(m.id);
+        window.vigilRedraw?.();
+      });
+      parts.push(why);
+      if (open) parts.push(el('dl', { class: 'advice' }, ...tips.flatMap((g) => [el('dt', {}, `ℹ ${advice[g][0]}`), el('dd', {}, advice[g][1])])));
+    }
     return el(
       'article',
       { class: 'glance', 'data-glance': m.id, tabindex: 0, 'aria-label': `monitor ${m.name}` },
       el('h3', {}, m.name, ' ', m.name === m.id ? '' : el('code', {}, m.id), ' ', el('span', { class: `pill ${m.status}` }, m.status)),
       sparkline(m.per_minute?.length ? m.per_minute : new Array(60).fill(0)),
-      badges,
+      ...parts,
     );
   }
 
