@@ -45,9 +45,25 @@ async function serverHealth(ctx: SdkContext): Promise<ComponentHealth> {
     return { ok: false, detail: (error as Error).message };
   }
   if (!base) return { ok: true, detail: 'no server configured in vigil.yml' };
+  // A Vigil server answers its discover document (protocol.md §2); any other answer is not one.
+  const root = base.replace(/\/+$/, '').replace(/\/discover$/, '').replace(/\/mp\/v0$/, '');
+  const url = `${root}/mp/v0/discover`;
+  const started = Date.now();
   try {
-    const res = await fetch(base, { signal: AbortSignal.timeout(3000) });
-    return { ok: res.status < 500, detail: `${base} answered HTTP ${res.status}` };
+    const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+    const ms = Date.now() - started;
+    const text = await res.text();
+    if (res.status !== 200) return { ok: false, detail: `${url} answered HTTP ${res.status}: not a Vigil server at ${base} (check server.base in vigil.yml)` };
+    type Discover = { protocol?: unknown; serverInfo?: { name?: unknown; version?: unknown } };
+    let doc: Discover | null = null;
+    try {
+      doc = JSON.parse(text) as Discover;
+    } catch {
+      // not JSON: said below
+    }
+    if (doc === null || doc.protocol !== 'monitor-protocol') return { ok: false, detail: `${url} answered, but not with a monitor-protocol discover document: not a Vigil server` };
+    const who = [doc.serverInfo?.name, doc.serverInfo?.version].filter((v) => typeof v === 'string').join(' ') || 'a monitor-protocol server';
+    return { ok: true, detail: `${who} at ${root} (discover answered in ${ms} ms)` };
   } catch (error) {
     return { ok: false, detail: `${base}: ${(error as Error).message}` };
   }

@@ -21,7 +21,8 @@ nav button[aria-selected="true"] { background: var(--accent); color: #fff; borde
 #live.on::before { content: "●"; color: var(--ok); margin-right: 4px; }
 #live.off::before { content: "●"; color: var(--bad); margin-right: 4px; }
 form { display: flex; gap: 6px; }
-form input { width: 260px; padding: 3px 6px; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--fg); }
+#token-form input { width: 260px; padding: 3px 6px; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--fg); }
+#obs-filter label { display: inline-flex; align-items: center; gap: 4px; }
 main { padding: 12px 16px; }
 section[hidden] { display: none; }
 table { border-collapse: collapse; width: 100%; }
@@ -38,6 +39,10 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-
 .gap.advice { color: var(--muted); }
 .empty { color: var(--muted); padding: 16px 0; }
 .data { max-width: 340px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.data.open { max-width: 560px; white-space: normal; }
+.data pre { margin: 2px 0 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 320px; overflow: auto; }
+.data-toggle { padding: 0 5px; margin-right: 4px; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--fg); cursor: pointer; font-size: 11px; }
+.actors-note { font-size: 12px; margin: 0 0 6px; }
 ${chartStyle}${glanceStyle}${timelineStyle}${waterfallStyle}
 #obs-filter { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 0 0 8px; }
 #obs-filter[hidden] { display: none; }

@@ -43,9 +43,13 @@ describe('the server a client command talks to', { timeout: 120_000 }, () => {
 
   it('health checks the server of --base, of VIGIL_BASE or of vigil.yml', async () => {
     const byFlag = await vigil(project, ['health', '--json', '--base', `${server.url}/mp/v0/discover`]);
-    expect(JSON.parse(byFlag.stdout).components.server).toEqual({ ok: true, detail: `${server.url}/mp/v0/discover answered HTTP 200` });
+    const said = new RegExp(`^vigil \\S+ at ${server.url.replaceAll('.', '\\.')} \\(discover answered in \\d+ ms\\)$`);
+    expect(JSON.parse(byFlag.stdout).components.server).toEqual({ ok: true, detail: expect.stringMatching(said) });
     const byEnv = await vigil(project, ['health', '--json'], { env: { VIGIL_BASE: `${server.url}/mp/v0` } });
-    expect(JSON.parse(byEnv.stdout).components.server.detail).toBe(`${server.url}/mp/v0 answered HTTP 200`);
+    expect(JSON.parse(byEnv.stdout).components.server.detail).toMatch(said);
+    // Something that answers, but not as a Vigil server, is not "ok" (it once read "ok … answered HTTP 404").
+    const wrong = await vigil(project, ['health', '--base', `${server.url}/elsewhere`]);
+    expect(wrong.stdout).toMatch(new RegExp(`FAIL +server +${server.url.replaceAll('.', '\\.')}/elsewhere/mp/v0/discover answered HTTP 404: not a Vigil server`));
   });
 
   it('the cloud commands take --base over api_url', async () => {

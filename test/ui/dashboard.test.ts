@@ -109,6 +109,29 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     });
     expect(await page.evaluate(() => (window as unknown as { loadedOnce?: number }).loadedOnce)).toBe(1);
 
+    // A completed lease: its machine's state is `completed`, its actor still runs (it may be claimed again), said in words.
+    await call(base, 'POST', `/subscriptions/${sub.body.subscription.id}/leases/complete`, { token: sub.body.token, body: { subject: 'incident-7' } });
+    await page.waitForFunction(() => [...document.querySelectorAll('#actors tr')].some((tr) => tr.textContent?.includes('completed')));
+    const lease = page.locator('#actors tr', { hasText: 'completed' });
+    expect(await lease.locator('[data-actor-status]').textContent()).toBe('▶ running');
+    expect(await page.locator('#actors th').allTextContents()).toEqual(['Kind', 'Id', 'Monitor', 'Machine', 'State', 'Actor', 'Chart']);
+    expect(await page.textContent('#actors .actors-note')).toContain('whether the actor itself is running');
+
+    // A cut data cell opens with its button (and the keyboard) and shows the whole data.
+    await view('observations');
+    const cell = '#observations td[data-cell]';
+    await page.waitForSelector(cell);
+    const key = await page.getAttribute(cell, 'data-cell');
+    await page.focus(`${cell} .data-toggle`);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`td[data-cell="${key}"].open pre`);
+    expect(JSON.parse((await page.textContent(`td[data-cell="${key}"] pre`)) ?? '')).toBeTypeOf('object');
+    // The filter's checkbox sits beside its words.
+    const box = await page.locator('#obs-filter input[type=checkbox]').boundingBox();
+    const label = await page.locator('#obs-filter label').boundingBox();
+    expect(box!.width).toBeLessThan(30);
+    expect(box!.x - label!.x).toBeLessThan(10);
+
     for (const name of ['monitors', 'subscriptions', 'leases', 'observations', 'runs', 'actors']) {
       await view(name);
       await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });

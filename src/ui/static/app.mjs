@@ -63,6 +63,24 @@ function gapsCell(gaps) {
   );
 }
 
+/** An actor's own status (XState's), in words: a lease actor that is running may well be in its `completed` state. */
+const actorWord = { active: '▶ running', done: '■ finished', stopped: '■ stopped', error: '✗ failed' };
+
+/** Data cells open: a cut cell's button shows the whole data, indented, until it is folded again (kept across redraws). */
+const openData = new Set();
+function dataCell(key, data) {
+  const text = JSON.stringify(data);
+  if (text === undefined || text.length <= 48) return el('td', { class: 'data mono' }, text ?? '—');
+  const open = openData.has(key);
+  const button = el('button', { type: 'button', class: 'data-toggle', 'data-focus': `data-${key}`, 'aria-expanded': String(open), 'aria-label': open ? 'fold the data' : 'show all the data' }, open ? '▾' : '▸');
+  button.addEventListener('click', () => {
+    if (openData.has(key)) openData.delete(key);
+    else openData.add(key);
+    window.vigilRedraw?.();
+  });
+  return el('td', { class: open ? 'data mono open' : 'data mono', 'data-cell': key }, button, open ? el('pre', {}, JSON.stringify(data, null, 2)) : text);
+}
+
 const views = {
   monitors: (v) =>
     table(
@@ -104,20 +122,25 @@ const views = {
   observations: (v) =>
     table(
       ['Time', 'Monitor', 'Seq', 'Type', 'Subject', 'Actor', 'Data'],
-      v.observations.map((o) => [o.time, o.monitor, num(o.seq), el('code', {}, o.type), o.subject ?? '—', o.actor, el('td', { class: 'data mono', title: JSON.stringify(o.data) }, JSON.stringify(o.data))]),
+      v.observations.map((o) => [o.time, o.monitor, num(o.seq), el('code', {}, o.type), o.subject ?? '—', o.actor, dataCell(`${o.monitor}/${o.seq}`, o.data)]),
       'No observations yet.',
     ),
   runs: (v) =>
     table(
       ['Time', 'Monitor', 'Run', 'Status', 'Data'],
-      v.runs.map((o) => [o.time, o.monitor, o.subject ?? '—', o.data?.payload?.status ?? o.data?.status ?? '—', el('td', { class: 'data mono' }, JSON.stringify(o.data))]),
+      v.runs.map((o) => [o.time, o.monitor, o.subject ?? '—', o.data?.payload?.status ?? o.data?.status ?? '—', dataCell(`run/${o.monitor}/${o.subject}`, o.data)]),
       'No recipe runs published to this server (vigil.yml server: {base, token}).',
     ),
   actors: (v) =>
-    table(
-      ['Kind', 'Actor', 'Monitor', 'Machine', 'State', 'Status', 'Chart'],
-      v.actors.map((a) => [a.kind, el('code', {}, a.key), a.monitor ?? '—', a.machine, pill(a.state), a.status, chartButton(a)]),
-      'No actors in memory.',
+    el(
+      'div',
+      {},
+      el('p', { class: 'muted actors-note' }, "State is where the actor's machine stands (a completed lease can be claimed again); Actor says whether the actor itself is running and takes events."),
+      table(
+        ['Kind', 'Id', 'Monitor', 'Machine', 'State', 'Actor', 'Chart'],
+        v.actors.map((a) => [a.kind, el('code', {}, a.key), a.monitor ?? '—', a.machine, pill(a.state), el('td', { 'data-actor-status': a.status }, actorWord[a.status] ?? a.status), chartButton(a)]),
+        'No actors in memory.',
+      ),
     ),
 };
 
