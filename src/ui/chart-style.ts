@@ -24,6 +24,7 @@ svg.chart .edge { fill: none; stroke: var(--muted); stroke-width: 1.3; }
 svg.chart .edge.fired { stroke: var(--accent); stroke-width: 3.5; stroke-dasharray: 7 4; }
 svg.chart .arrowhead { fill: var(--muted); }
 svg.chart .label { font-size: 11px; }
+svg.chart .label-bg { fill: var(--panel); opacity: .92; }
 svg.chart .label.delayed { font-style: italic; }
 svg.chart .label.fired { font-weight: 700; text-decoration: underline; }
 #chart-transitions { padding-left: 20px; }

@@ -3,6 +3,7 @@
 // already lists may be charted, so the chart never shows more than the Actors tab.
 import type { AnyActorRef } from 'xstate';
 import type { MonitorService } from '../service/service.ts';
+import { recordedTransitions } from './actor-history.ts';
 import { machinesByKind } from './machine-charts.ts';
 import { statePath, type TransitionEntry, type TransitionLog } from './transition-log.ts';
 
@@ -49,8 +50,10 @@ export function chartedActor(
   for (const [kind, key, actor] of service.system.residents()) {
     if (kind !== target.kind || key !== target.key) continue;
     follow(actor);
-    const snapshot = actor.getSnapshot() as { value: unknown; status: string };
-    return { ...target, found: true, state: statePath(snapshot.value), status: snapshot.status, transitions: log.of(actor) };
+    const snapshot = actor.getSnapshot() as { value: unknown; status: string; context: Record<string, unknown> };
+    // What the monitor recorded of it (from when it started), else what was seen since the chart opened.
+    const recorded = recordedTransitions(service, kind, key, snapshot.context);
+    return { ...target, found: true, state: statePath(snapshot.value), status: snapshot.status, transitions: recorded ?? log.of(actor) };
   }
   return missing;
 }

@@ -79,6 +79,24 @@ describe.skipIf(!haveChromium)('the Statecharts tab in Chromium', () => {
     await ui.page.waitForSelector('section#charts:not([hidden]) svg.chart');
     await ui.page.waitForSelector('.state.current[data-state="lease.held"]');
     expect(await ui.page.textContent('#chart-actor')).toMatch(/lease:.*state held/);
+    // Its transitions from when it started, not from when the chart opened: the claim came before.
+    await ui.page.waitForFunction(() => /CLAIM\s+free → held/.test(document.querySelector('#chart-transitions')?.textContent ?? ''));
+    // Every edge's label lies on its own edge (the layout places it there).
+    const far = await ui.page.evaluate(() =>
+      [...document.querySelectorAll('svg.chart text.label')].flatMap((label) => {
+        const box = (label as SVGGraphicsElement).getBBox();
+        const [cx, cy] = [box.x + box.width / 2, box.y + box.height / 2];
+        const path = document.querySelector(`svg.chart path[data-edge="${label.getAttribute('data-edge')}"]`) as SVGPathElement | null;
+        if (!path) return [`${label.textContent}: no edge`];
+        let best = Number.POSITIVE_INFINITY;
+        for (let l = 0; l <= path.getTotalLength(); l += 2) {
+          const p = path.getPointAtLength(l);
+          best = Math.min(best, Math.hypot(p.x - cx, p.y - cy));
+        }
+        return best <= box.height ? [] : [`${label.textContent}: ${best.toFixed(0)} px from its edge`];
+      }),
+    );
+    expect(far).toEqual([]);
     expect(await ui.page.locator('svg.chart .state').count()).toBe(5);
     expect(await ui.page.textContent('svg.chart')).toContain('after untilExpiry');
 

@@ -66,13 +66,14 @@
       if (t.to === null) return;
       const from = t.from === chart.machine ? `any:${chart.machine}` : t.from;
       const text = edgeLabel(t);
-      root.edges.push({ id: `t${i}`, transition: t, sources: [from], targets: [t.to], labels: [{ text, width: textWidth(text, 11), height: 14 }] });
+      // The layout places the label on its edge (inline, at its middle), so it never floats away from it.
+      root.edges.push({ id: `t${i}`, transition: t, sources: [from], targets: [t.to], labels: [{ text, width: textWidth(text, 11), height: 14, layoutOptions: { 'elk.edgeLabels.placement': 'CENTER' } }] });
     });
     root.layoutOptions = {
       'elk.algorithm': 'layered',
       'elk.direction': 'DOWN',
       'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
-      'elk.edgeLabels.inline': 'false',
+      'elk.edgeLabels.inline': 'true',
       'elk.layered.spacing.nodeNodeBetweenLayers': '50',
       'elk.spacing.nodeNode': '36',
       'elk.spacing.edgeLabel': '4',
@@ -117,19 +118,42 @@
     const edgeEls = [];
     for (const e of laid.edges) {
       const at = origin.get(e.container) ?? { x: 0, y: 0 };
+      const line = [];
       for (const section of e.sections ?? []) {
         const points = [section.startPoint, ...(section.bendPoints ?? []), section.endPoint];
-        const path = svg('path', { d: points.map((p, i) => `${i ? 'L' : 'M'}${p.x + at.x},${p.y + at.y}`).join(' '), class: 'edge', 'marker-end': `url(#arrow-${chart.kind})` });
+        line.push(...points.map((p) => ({ x: p.x + at.x, y: p.y + at.y })));
+        const path = svg('path', { d: points.map((p, i) => `${i ? 'L' : 'M'}${p.x + at.x},${p.y + at.y}`).join(' '), class: 'edge', 'data-edge': e.id, 'marker-end': `url(#arrow-${chart.kind})` });
         picture.append(path);
         if (e.transition) edgeEls.push({ transition: e.transition, path });
       }
       for (const label of e.labels ?? []) {
-        const t = svg('text', { x: label.x + at.x, y: label.y + at.y + 11, class: e.transition?.delay ? 'label delayed' : 'label' }, label.text);
+        // The layout keeps room for the label beside its edge; it is centred on the nearest point of the
+        // edge itself, on a backing of the page's colour, so that it never floats away from its line.
+        const on = nearestOn(line, { x: label.x + at.x + label.width / 2, y: label.y + at.y + label.height / 2 });
+        const [x, y] = [on.x - label.width / 2, on.y - label.height / 2];
+        picture.append(svg('rect', { x: x - 2, y, width: label.width + 4, height: label.height, rx: 3, class: 'label-bg' }));
+        const t = svg('text', { x: on.x, y: y + 11, 'text-anchor': 'middle', class: e.transition?.delay ? 'label delayed' : 'label', 'data-edge': e.id }, label.text);
         picture.append(t);
         if (e.transition) edgeEls.push({ transition: e.transition, path: t });
       }
     }
     return { picture, stateEls, edgeEls };
+  }
+
+  /** The point of a polyline nearest to `c`. */
+  function nearestOn(points, c) {
+    let best = points[0] ?? c;
+    let bestD = Number.POSITIVE_INFINITY;
+    for (let i = 1; i < points.length; i++) {
+      const [a, b] = [points[i - 1], points[i]];
+      const [dx, dy] = [b.x - a.x, b.y - a.y];
+      const len = dx * dx + dy * dy;
+      const t = len === 0 ? 0 : Math.max(0, Math.min(1, ((c.x - a.x) * dx + (c.y - a.y) * dy) / len));
+      const p = { x: a.x + t * dx, y: a.y + t * dy };
+      const d = Math.hypot(p.x - c.x, p.y - c.y);
+      if (d < bestD) [best, bestD] = [p, d];
+    }
+    return best;
   }
 
   function highlight(entry) {
@@ -185,7 +209,7 @@
     const list = section.querySelector('#chart-transitions');
     const entries = actor?.found ? actor.transitions.slice().reverse() : [];
     list.replaceChildren(...entries.map((t) => html('li', {}, `${new Date(t.at).toLocaleTimeString()}  ${t.event}  ${t.from ?? '∅'} → ${t.to}`)));
-    if (entries.length === 0) list.replaceChildren(html('li', { class: 'muted' }, actor?.found ? 'none since this chart opened' : '—'));
+    if (entries.length === 0) list.replaceChildren(html('li', { class: 'muted' }, actor?.found ? (actor.kind === 'source' ? 'none since this chart opened (a source records no transitions)' : 'none recorded') : '—'));
     const chart = charts.get(kind);
     if (!chart) return;
     // One layout per machine, shared by every refresh that comes while it runs.
