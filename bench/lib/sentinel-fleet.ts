@@ -65,11 +65,12 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       watch: { monitor, base: server.url, token: ownerToken, ...(options.filter ? { filter: options.filter } : {}) },
       mode: 'command',
       target: options.target,
-      vars: { OUT: out },
       concurrency: options.concurrency ?? 4,
       lease_seconds: options.leaseSeconds ?? 300,
       notify: 'never',
       ...options.recipe,
+      // The recipe's own vars are added to OUT (they declare which trigger variables the target takes).
+      vars: { OUT: out, ...((options.recipe?.vars as Record<string, string> | undefined) ?? {}) },
     };
     writeFileSync(join(root, '.vigil', 'recipes', 'react.json'), JSON.stringify(recipe));
     if (options.publishToServer) writeFileSync(join(root, 'vigil.yml'), `server:\n  base: ${server.url}\n`);

@@ -63,6 +63,7 @@ function command(cli: CAC, raw: string, description: string) {
 export function registerRecipeCommands(cli: CAC): void {
   command(cli, 'sequence <name>', 'Run a recipe of any runnable type: sequence, pipeline, compound, parallel, adversarial, convergent')
     .option('--var <NAME=value>', 'Set a variable for prompts and steps (repeatable; overrides recipe env and the environment)')
+    .option('--data-var <NAME=value>', "Set a variable that came from outside (a trigger, a webhook, a script): text for prompts and arguments, in the steps' environment only when the recipe declares it (parameters, env), never for names that change how programs start (repeatable)")
     .option('--backend <name>', 'Backend for steps without their own: claude, codex, or a provider from vigil.yml')
     .option('--model <id>', 'Model for every step of the run (and of every child run), replacing the recipe\'s')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
@@ -89,6 +90,7 @@ export function registerRecipeCommands(cli: CAC): void {
           {
             name,
             vars: asList(options.var),
+            dataVars: asList(options.dataVar),
             cwd: process.cwd(),
             env: process.env,
             vault: systemVault,

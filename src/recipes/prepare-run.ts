@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { authEnv, buildBackendSpec, chooseBackendName } from './backends/select.ts';
+import { authEnv, buildBackendSpec, chooseBackendName, promptModeOf } from './backends/select.ts';
 import { loadWorkspaceConfig, type WorkspaceConfig } from './config/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from './errors.ts';
 import { findRecipe } from './loading/discovery.ts';
@@ -23,12 +23,17 @@ import { newRunId, runsDir } from './records/run-record.ts';
 import { requireBubblewrap } from './isolation/vm.ts';
 import { unpricedWhy } from './budget/budget-scope.ts';
 import type { Budget, FoundRecipe, RecipeStep } from './types.ts';
-import { parseVarFlags, resolveVariables } from './variables.ts';
+import { changesHowProgramsStart, declaredBy, environmentOf, isOutside, type VariableOrigin, withheldWarnings } from './outside-vars.ts';
+import { parseVarFlags, resolveVariables, substituteWith } from './variables.ts';
 import type { VaultReader } from '../vault/vault-reader.ts';
 
 export interface RunRequest {
   name: string;
   vars: string[];
+  /** Variables from outside (`--data-var`: a trigger, a webhook, a script): data, environment only when declared (outside-vars.ts). */
+  dataVars?: string[];
+  /** Names the recipe named on the command line declares (its parameters and env): they hold for every recipe below it. */
+  declared?: string[];
   backend?: string;
   /** Replaces the model of every step of the whole tree (a pipeline entry's own model still wins below it). */
   model?: string;
@@ -62,7 +67,10 @@ export interface PreparedStep {
   backend: BackendSpec;
   /** Rendered prompt files to write into the run record: [absolute path, text]. */
   promptFiles: Array<[string, string]>;
+  /** The variables the step's programs get in their environment (outside-vars.ts decides which). */
   env: Record<string, string>;
+  /** Every variable of the step, data from outside included: for `if:` and for prompts rendered when it starts. */
+  vars: Record<string, string>;
   vm: boolean;
 }
 
@@ -79,6 +87,8 @@ export interface PreparedRun {
   warnings: string[];
   resume: ResumePoint | null;
   vmSpec: Omit<VmSpec, 'writable'> | null;
+  /** Which variables came from outside, and what the recipe declares. */
+  origin: VariableOrigin;
 }
 
 export function resolveWorkspace(found: FoundRecipe, projectRoot: string): string {
@@ -111,8 +121,11 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const { recipe, file } = found;
   const plan = planRecipe(recipe, file);
   const workspace = over?.workspace ?? resolveWorkspace(found, projectRoot);
-  const cliVars = over?.vars ?? parseVarFlags(req.vars);
+  const outside = parseVarFlags(req.dataVars ?? [], '--data-var');
+  const cliVars = over?.vars ?? { ...outside, ...parseVarFlags(req.vars) };
   const vars = resolveVariables(recipe.env, req.env, cliVars);
+  const origin: VariableOrigin = { outside, declared: declaredBy(recipe, req.declared ?? []) };
+  const isData = (name: string) => isOutside(origin, name, vars[name]);
   const resume = req.from
     ? resumePoint(projectRoot, recipe.name, plan, req.from, req.run, (recipe.steps ?? []).map((s) => s.label))
     : req.resume
@@ -128,8 +141,9 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     const name = chooseBackendName(step, req.backend, config, req.env);
     backendNames.set(step.label, name);
     const dialect = name === 'claude' || name === 'codex' ? name : 'generic';
+    const mode = name ? promptModeOf(name, config, req.env) : 'text';
     try {
-      rendered.set(step.label, renderStep(step, vars, { recipeFile: file, projectRoot, workspace, dialect }));
+      rendered.set(step.label, renderStep(step, vars, { recipeFile: file, projectRoot, workspace, dialect, mode, isData }));
     } catch (error) {
       if (!(error instanceof RecipeInputError)) throw error;
       // A step reused from the earlier run does not run: the variables it used need not be set now.
@@ -137,14 +151,25 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
       else problems.push(...error.problems);
     }
   }
-  if (problems.length > 0) throw new RecipeInputError('missing variables, nothing was started', problems);
+  if (problems.length > 0)
+    throw new RecipeInputError(
+      problems.every((p) => p.includes('set nowhere') || p.includes('does not exist')) ? 'missing variables, nothing was started' : 'missing variables, or values from outside that cannot be used where they stand; nothing was started',
+      problems,
+    );
   const refProblems = linkStepRefs(plan, (label) => rendered.get(label)?.promptText ?? '', file);
   if (refProblems.length > 0) throw new RecipeInputError(`${file}: invalid references to other steps' output, nothing was started`, refProblems);
 
   checkRequires(recipe.requires, req.env, req.vault, file);
 
-  const findings = scanPlanSteps(plan, rendered, vars, file);
+  // What each step's programs get in their environment: data from outside only where declared (outside-vars.ts).
   const warnings: string[] = [];
+  const { env: varEnv, withheld } = environmentOf(vars, origin);
+  warnings.push(...withheldWarnings(withheld, file));
+  const stepEnvs = new Map<string, Record<string, string>>();
+  for (const { step } of plan.steps) stepEnvs.set(step.label, { ...varEnv, ...stepOwnEnv(step, rendered.get(step.label)!, vars, isData, file, warnings) });
+  // The guard reads build commands with the environment they will have: the runner's, then the step's.
+  const processVars = resolveVariables(undefined, req.env, {});
+  const findings = scanPlanSteps(plan, rendered, vars, file, (label) => ({ ...processVars, ...stepEnvs.get(label)! }));
   if (findings.length > 0) {
     if (!recipe.allow_destructive_intents)
       throw new RunRefusedError(
@@ -176,7 +201,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     const auth = authEnv(step, config, req.vault, file);
     const vm = step.vm ?? recipe.vm ?? false;
     if (vm) vmLabels.push(step.label);
-    steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...vars, ...r.env, ...auth, ...(over?.env ?? {}) }, vm });
+    steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...stepEnvs.get(step.label)!, ...auth, ...(over?.env ?? {}) }, vars: { ...vars, ...r.env }, vm });
   }
   warnings.push(...checkUsdCounted(steps, plan, recipe.budget, config, file));
   for (const w of recipe.load_warnings ?? []) warnings.push(`warning: ${file}: ${w}`);
@@ -194,7 +219,25 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     warnings,
     resume,
     vmSpec,
+    origin,
   };
+}
+
+/** A step's own `env`: the recipe names each; one that changes how programs start takes no value from outside. */
+function stepOwnEnv(step: RecipeStep, r: RenderedStep, vars: Record<string, string>, isData: (name: string) => boolean, file: string, warnings: string[]): Record<string, string> {
+  const env = { ...r.env };
+  for (const [k, raw] of Object.entries(step.env ?? {})) {
+    if (!changesHowProgramsStart(k)) continue;
+    let fromOutside = false;
+    substituteWith(raw, vars, (name, value) => {
+      if (isData(name)) fromOutside = true;
+      return value;
+    });
+    if (!fromOutside) continue;
+    delete env[k];
+    warnings.push(`warning: ${file}: step "${step.label}".env.${k} is not set: its value comes from outside (a trigger, a webhook or a script) and ${k} changes how programs start`);
+  }
+  return env;
 }
 
 /**

@@ -22,6 +22,7 @@ import { runStepsNode } from './tree/steps-node.ts';
 import { TreeView, type ViewMode } from './tree/tree-view.ts';
 import { recipeTypeDef } from './types/registry.ts';
 import { resolveParameters, terminalAsker } from './preflight/parameters.ts';
+import { declaredBy } from './outside-vars.ts';
 import { parseVarFlags } from './variables.ts';
 
 export interface SequenceIo {
@@ -46,7 +47,8 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
   if (req.resume && (req.from || req.run)) throw new RecipeInputError('--resume <run> re-runs what failed in that run; it does not take --from or --run');
   if (req.resume && (def.type === 'adversarial' || def.type === 'convergent'))
     throw new RecipeInputError(`--resume ${req.resume}: recipe "${req.name}" is ${def.type}: its rounds and candidates depend on each other; run it again instead`);
-  const vars = parseVarFlags(req.vars);
+  // Variables from outside (--data-var) are variables like the others; outside-vars.ts keeps them data.
+  const vars = { ...parseVarFlags(req.dataVars ?? [], '--data-var'), ...parseVarFlags(req.vars) };
   const ask = io.interactive && !io.json ? () => terminalAsker(io.stdin, io.stdout) : null;
   Object.assign(vars, await resolveParameters(tree.root.recipe, tree.root.file, req.env, vars, ask));
   const config = loadWorkspaceConfig(projectRoot);
@@ -101,7 +103,9 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<numb
       resume: () => view.resume(),
       note: (l) => view.note(l),
     });
-    const rt: TreeRuntime = { req, projectRoot, config, tree, pool, view, gates, publisher, stderr: io.stderr, canaries: new Map(), live, nodes: { steps: runStepsNode, composite: runCompositeNode } };
+    // What the recipe named on the command line declares holds for the recipes it runs.
+    const treeReq = { ...req, declared: [...declaredBy(tree.root.recipe)] };
+    const rt: TreeRuntime = { req: treeReq, projectRoot, config, tree, pool, view, gates, publisher, stderr: io.stderr, canaries: new Map(), live, nodes: { steps: runStepsNode, composite: runCompositeNode } };
     const result = await runNode(rt, {
       found: tree.root,
       parent: null,

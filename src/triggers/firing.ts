@@ -115,7 +115,7 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
   req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status: 'running', started: recorder.run.started }, actor);
 
   const env: Record<string, string | undefined> = { ...recipe.env, ...req.env, VIGIL_TRIGGER: req.trigger, VIGIL_RUN_ID: runId, VIGIL_PARENT_RUN: runId };
-  const spec = { mode, target: recipe.target, vars: { ...recipe.vars, ...triggerVars }, env, cwd: workspace, ttlSeconds: ttl, allowDestructive: recipe.allow_destructive_intents === true };
+  const spec = { mode, target: recipe.target, vars: { ...recipe.vars }, outside: triggerVars, env, cwd: workspace, ttlSeconds: ttl, allowDestructive: recipe.allow_destructive_intents === true };
   const onSpawn = (pid: number): void => store.setFiringPid(runId, pid);
   let result: TargetResult = await runTarget(spec, clock, onSpawn);
   if (result.status === 'ttl_expired' && (recipe.on_ttl_expire ?? TRIGGER_DEFAULTS.on_ttl_expire) === 'rerun') {

@@ -3,8 +3,13 @@
 // group under a guard shell that kills the group when the daemon dies (its
 // stdin pipe closes), so a SIGKILLed daemon leaves no reaction running that
 // its restart would repeat. `ttl` kills the group (SIGTERM, then SIGKILL).
+// Trigger variables are data (src/recipes/outside-vars.ts): a command target
+// gets in its environment only those the recipe declares in its `vars` (and
+// Vigil's own), never one that changes how programs start; a recipe target
+// gets them as `--data-var`.
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { dataVarFlags, declaredBy, environmentOf } from '../recipes/outside-vars.ts';
 import { describeFinding, scanShell } from '../recipes/preflight/destructive.ts';
 import type { TriggerMode } from '../recipes/types/trigger-fields.ts';
 import type { Clock } from './clock.ts';
@@ -25,8 +30,10 @@ const MAX_OUTPUT = 1024 * 1024;
 export interface TargetSpec {
   mode: TriggerMode;
   target: string;
-  /** Variables for the target (recipe vars, then trigger variables). */
+  /** The recipe's own variables (its `vars`). */
   vars: Record<string, string>;
+  /** Variables from outside: a sentinel's trigger variables (they override the recipe's). */
+  outside?: Record<string, string>;
   /** The environment of the target process. */
   env: Record<string, string | undefined>;
   cwd: string;
@@ -43,11 +50,22 @@ export interface TargetResult {
   reason?: string;
 }
 
+const varFlags = (vars: Record<string, string>) => Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}=${v}`]);
+
 export function targetCommand(spec: TargetSpec): string[] {
-  const varFlags = Object.entries(spec.vars).flatMap(([k, v]) => ['--var', `${k}=${v}`]);
   if (spec.mode === 'command') return ['sh', '-c', spec.target];
-  if (spec.mode === 'script') return [process.execPath, vigilBin, 'script', 'run', spec.target, ...varFlags];
-  return [process.execPath, vigilBin, 'sequence', spec.target, ...varFlags];
+  // A script reads its variables as data (sdk.vars) whatever their origin.
+  if (spec.mode === 'script') return [process.execPath, vigilBin, 'script', 'run', spec.target, ...varFlags({ ...spec.vars, ...spec.outside })];
+  const outside = spec.outside ?? {};
+  const own = Object.fromEntries(Object.entries(spec.vars).filter(([k]) => !Object.hasOwn(outside, k)));
+  return [process.execPath, vigilBin, 'sequence', spec.target, ...varFlags(own), ...dataVarFlags(outside)];
+}
+
+/** A command target's environment: the daemon's and the recipe's, then the variables it may take (outside-vars.ts). */
+export function commandEnv(spec: TargetSpec): Record<string, string | undefined> {
+  const outside = spec.outside ?? {};
+  const { env } = environmentOf({ ...spec.vars, ...outside }, { outside, declared: declaredBy({ vars: spec.vars }) });
+  return { ...spec.env, ...env };
 }
 
 function definedValues(env: Record<string, string | undefined>): Record<string, string> {
@@ -65,14 +83,14 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number) => void): Promise<TargetResult> {
   // Recipe targets pass the guard in their own run's preflight; a command target is read here.
   if (spec.mode === 'command' && !spec.allowDestructive) {
-    const findings = scanShell(spec.target, 'target', { ...definedValues(spec.env), ...spec.vars });
+    const findings = scanShell(spec.target, 'target', definedValues(commandEnv(spec)));
     if (findings.length > 0) {
       const reason = `refused: destructive intent (${findings.map(describeFinding).join('; ')}); set "allow_destructive_intents": true in the recipe to run it`;
       return Promise.resolve({ status: 'failed', exitCode: null, output: '', stderr: '', reason });
     }
   }
   const argv = targetCommand(spec);
-  const env = spec.mode === 'command' ? { ...spec.env, ...spec.vars } : spec.env;
+  const env = spec.mode === 'command' ? commandEnv(spec) : spec.env;
   return new Promise((done) => {
     const child = spawn('sh', ['-c', GUARD, 'vigil-guard', ...argv], { cwd: spec.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];

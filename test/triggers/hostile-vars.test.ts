@@ -85,6 +85,7 @@ describe('hostile variables from outside', () => {
       type: 'sentinel',
       watch: { monitor: deploys.id, base: server.url, token: deploys.ownerToken },
       mode: 'command',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's ${VAR:-default} form, on purpose
       target: 'bash -c \'printf "%s|%s" "$BRANCH" "${EXTRA:-unset}" > "$OUT"\'',
       vars: { BRANCH: 'main', OUT: out },
       notify: 'never',

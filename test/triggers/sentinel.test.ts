@@ -24,16 +24,19 @@ async function one(target: string, recipe: Record<string, unknown> = {}, publish
 const runsOf = (f: Fleet) => readdirSync(join(f.sentinels[0]!.root, '.vigil', 'runs')).map((id) => JSON.parse(readFileSync(join(f.sentinels[0]!.root, '.vigil', 'runs', id, 'run.json'), 'utf8')));
 
 describe('sentinel', () => {
-  it('gives the reaction MONITOR, OBSERVATION_* and data.vars, and records a run with its trigger', { timeout: 60_000 }, async () => {
+  it('gives the reaction MONITOR, OBSERVATION_* and the data.vars its recipe declares, and records a run with its trigger', { timeout: 60_000 }, async () => {
+    // BRANCH is declared by the recipe's vars; EXTRA is not, so it never reaches the environment (issue 42).
     const f = await one(
-      'printf "%s|%s|%s|%s|%s|%s\\n" "$MONITOR" "$OBSERVATION_SEQ" "$OBSERVATION_TYPE" "$OBSERVATION_SUBJECT" "$BRANCH" "$OBSERVATION_DATA" > "$OUT/vars.txt"; cp "$OBSERVATION_FILE" "$OUT/observation.json"; echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's ${VAR:-default} form, on purpose
+      'printf "%s|%s|%s|%s|%s|%s|%s\\n" "$MONITOR" "$OBSERVATION_SEQ" "$OBSERVATION_TYPE" "$OBSERVATION_SUBJECT" "$BRANCH" "${EXTRA:-unset}" "$OBSERVATION_DATA" > "$OUT/vars.txt"; cp "$OBSERVATION_FILE" "$OUT/observation.json"; echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"',
+      { vars: { BRANCH: 'none' } },
     );
-    const reply = await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'job-7', data: { ok: true, vars: { BRANCH: 'main' } } });
+    const reply = await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'job-7', data: { ok: true, vars: { BRANCH: 'main', EXTRA: 'x' } } });
     await until('the reaction', () => f.reactions().length === 1);
-    const [monitor, seq, type, subject, branch, data] = readFileSync(join(f.out, 'vars.txt'), 'utf8').trim().split('|');
-    expect({ monitor, seq, type, subject, branch }).toEqual({ monitor: f.monitor, seq: String(reply.body.seq), type: 'ci.build', subject: 'job-7', branch: 'main' });
+    const [monitor, seq, type, subject, branch, extra, data] = readFileSync(join(f.out, 'vars.txt'), 'utf8').trim().split('|');
+    expect({ monitor, seq, type, subject, branch, extra }).toEqual({ monitor: f.monitor, seq: String(reply.body.seq), type: 'ci.build', subject: 'job-7', branch: 'main', extra: 'unset' });
     // The data as published: the provenance the server adds is in OBSERVATION_FILE only.
-    expect(JSON.parse(data!)).toEqual({ ok: true, vars: { BRANCH: 'main' } });
+    expect(JSON.parse(data!)).toEqual({ ok: true, vars: { BRANCH: 'main', EXTRA: 'x' } });
     expect(JSON.parse(readFileSync(join(f.out, 'observation.json'), 'utf8')).data.provenance).toMatchObject({ origin: 'agent' });
     expect(JSON.parse(readFileSync(join(f.out, 'observation.json'), 'utf8'))).toMatchObject({ id: String(reply.body.seq), subject: 'job-7' });
     // The run is recorded as finished just after the reaction's command exits.

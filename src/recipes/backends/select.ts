@@ -9,6 +9,8 @@ import type { BackendSpec } from '../pool/step-task.ts';
 import { findOnPath } from '../preflight/which.ts';
 import type { ArgKind } from '../step-args.ts';
 import { mapStepFlags } from './agent-flags.ts';
+import type { PromptMode } from '../prompts.ts';
+import { isLocalAgentProgram } from '../starter/run-lines.ts';
 import type { RecipeStep } from '../types.ts';
 import { resolveSecret, type VaultReader } from '../../vault/vault-reader.ts';
 
@@ -48,6 +50,20 @@ export function authEnv(step: RecipeStep, config: WorkspaceConfig, vault: VaultR
   return out;
 }
 
+/** How the backend reads the step's prompt: a shell script (`shell`), the local agent's lines, or text. */
+export function promptModeOf(name: string, config: WorkspaceConfig, env: NodeJS.ProcessEnv): PromptMode {
+  const provider = config.providers[name];
+  if (!provider) return name === SHELL_BACKEND ? 'shell' : 'text';
+  if (provider.type !== 'custom' || !provider.command) return 'text';
+  const command = findOnPath(customCommandPath(provider.command, config), env.PATH);
+  return command && isLocalAgentProgram(command) ? 'local-agent' : 'text';
+}
+
+/** A relative path (`.vigil/agents/local-agent.mjs`) is the project's, wherever vigil runs from. */
+function customCommandPath(given: string, config: WorkspaceConfig): string {
+  return given.includes('/') && !isAbsolute(given) && config.file ? resolve(dirname(config.file), given) : given;
+}
+
 export function buildBackendSpec(input: BackendInput): BackendSpec {
   const { step, name, config, vault, env, recipeFile } = input;
   const where = `${recipeFile}: step "${step.label}"`;
@@ -77,9 +93,7 @@ export function buildBackendSpec(input: BackendInput): BackendSpec {
     throw new RecipeInputError(`${where}: unknown backend "${name}"; known backends: ${known.join(', ')} (providers come from vigil.yml)`);
   }
   if (provider.type === 'custom') {
-    // A relative path (`.vigil/agents/local-agent.mjs`) is the project's, wherever vigil runs from.
-    const given = provider.command!;
-    const command = findOnPath(given.includes('/') && !isAbsolute(given) && config.file ? resolve(dirname(config.file), given) : given, env.PATH);
+    const command = findOnPath(customCommandPath(provider.command!, config), env.PATH);
     if (!command) throw new RunRefusedError(`${config.file}: providers.${name}.command: ${provider.command} is not an executable file`);
     return { kind: 'custom', provider: name, command, args: input.args, ...common };
   }

@@ -195,7 +195,7 @@ function runOnPool(
       kind: 'step',
       label,
       cwd: ws.dir,
-      env: { ...childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir), ...extraEnv },
+      env: { ...childEnv(ctx.baseEnv, prepared.env, prep.runId, label, ctx.runDir), ...extraEnv, ...input.env },
       backend: input.backend,
       prompt: input.prompt,
       ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),

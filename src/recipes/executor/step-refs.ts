@@ -21,18 +21,27 @@ export function findStepRefs(text: string): StepRef[] {
   }));
 }
 
-/** Fills in the references; a step that left nothing (skipped, or no such field) gives an empty string. */
-export function fillStepRefs(text: string, view: (label: string) => StepView | undefined): string {
-  return text.replace(STEP_REF, (_m, label: string, kind: string, jsonPath: string | undefined) => {
-    const v = view(label);
-    if (!v) return '';
-    if (kind === 'output') return v.output;
-    let value: unknown = v.json;
-    for (const key of (jsonPath ?? '').split('.').filter(Boolean))
-      value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-    if (value === undefined || value === null) return '';
-    return typeof value === 'object' ? JSON.stringify(value) : String(value);
-  });
+/**
+ * Fills in the references; a step that left nothing (skipped, or no such field) gives an empty string.
+ * `place` writes each value (in text a shell runs: as data, shell-data.ts); by default as it is.
+ */
+export function fillStepRefs(text: string, view: (label: string) => StepView | undefined, place: (value: string, ref: string) => string = (v) => v): string {
+  return text.replace(STEP_REF, (ref: string, label: string, kind: string, jsonPath: string | undefined) => place(refValue(view(label), kind, jsonPath), ref));
+}
+
+function refValue(v: StepView | undefined, kind: string, jsonPath: string | undefined): string {
+  if (!v) return '';
+  if (kind === 'output') return v.output;
+  let value: unknown = v.json;
+  for (const key of (jsonPath ?? '').split('.').filter(Boolean))
+    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  if (value === undefined || value === null) return '';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** The text with each reference replaced by `stand`: what the guard reads before the outputs exist. */
+export function blankStepRefs(text: string, stand: string): string {
+  return text.replace(STEP_REF, stand);
 }
 
 /**

@@ -1,8 +1,9 @@
 // Destructive-intent scan over rendered prompts and build commands. A match
 // blocks the run unless the recipe sets allow_destructive_intents: true, in
 // which case it is only a warning. Build commands are read as shell (after
-// variable expansion); prompts only where they hold commands: code spans and
-// fenced blocks, so prose such as "never DROP TABLE" is not an intent.
+// variable expansion); prompts only where they hold commands: code spans,
+// fenced blocks and `run:` lines (the local agent runs them), so prose such as
+// "never DROP TABLE" is not an intent.
 import type { Lang } from './command-normalise.ts';
 import { destructiveCommand, destructiveSql, forkBomb, type Verdict } from './destructive-rules.ts';
 import { readCode } from './interpreter-code.ts';
@@ -87,7 +88,7 @@ interface CodePiece {
   lang: string;
 }
 
-/** Fenced blocks (``` or ~~~) and inline code spans of a Markdown-ish prompt. */
+/** Fenced blocks (``` or ~~~), `run:` lines and inline code spans of a Markdown-ish prompt. */
 export function codeIn(text: string): CodePiece[] {
   const pieces: CodePiece[] = [];
   const lines = text.split('\n');
@@ -103,6 +104,12 @@ export function codeIn(text: string): CodePiece[] {
     }
     if (open) {
       fence = { marker: open[1]!, lang: open[2]!.toLowerCase(), start: i + 1, body: [] };
+      return;
+    }
+    // A `run:` line is a command as a whole (backquotes in it are command substitutions).
+    const run = /^run:\s*(.+)$/.exec(line.trim());
+    if (run) {
+      pieces.push({ code: run[1]!, line: i + 1, lang: '' });
       return;
     }
     for (const span of line.matchAll(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g)) pieces.push({ code: span[2]!.trim(), line: i + 1, lang: '' });

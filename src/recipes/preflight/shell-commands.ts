@@ -18,7 +18,8 @@ export { joinPath } from './paths.ts';
 export { HOME, UNKNOWN } from './shell-words.ts';
 
 let syntax: Syntax | undefined;
-function parser(): Syntax {
+/** The shell parser (mvdan-sh), loaded once. */
+export function parser(): Syntax {
   syntax ??= (createRequire(import.meta.url)('mvdan-sh') as { syntax: Syntax }).syntax;
   return syntax;
 }

@@ -9,6 +9,7 @@ import { createCopyIsolation } from '../isolation/copy-modes.ts';
 import { git } from '../isolation/git.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
 import { createWorktreeIsolation } from '../isolation/worktree.ts';
+import { declaredBy } from '../outside-vars.ts';
 import { resolveWorkspace } from '../prepare-run.ts';
 import { previousRun } from '../preflight/resume.ts';
 import { newRunId, RunRecorder, type RunStatus, runsDir } from '../records/run-record.ts';
@@ -19,6 +20,7 @@ import { announceRun, finishNode } from './finish.ts';
 import { runNode } from './run-node.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 import { runAbort } from './run-abort.ts';
+import { parseVarFlags } from '../variables.ts';
 
 async function isGitRepo(dir: string): Promise<boolean> {
   return (await git(dir, ['rev-parse', '--verify', 'HEAD'])).code === 0;
@@ -114,7 +116,8 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
       if (req.pre?.length) {
         const cwd = req.workspace ?? resolveWorkspace(found, rt.projectRoot);
         const allow = recipe.allow_destructive_intents === true;
-        const failed = await runPre(req.pre, cwd, vars, rt.req.env, allow, signal, (l) => rt.view.note(`${req.role}: ${l}`));
+        const origin = { outside: parseVarFlags(rt.req.dataVars ?? [], '--data-var'), declared: declaredBy(recipe, rt.req.declared ?? []) };
+        const failed = await runPre(req.pre, cwd, vars, rt.req.env, allow, signal, (l) => rt.view.note(`${req.role}: ${l}`), origin);
         if (failed) {
           recorder.updateChild(req.role, { status: 'failed', reason: failed, started: new Date().toISOString(), ended: new Date().toISOString() });
           return { runId: null, status: 'failed', output: '', outputFile: '', reason: failed };

@@ -1,4 +1,6 @@
-// sdk.sequence: run a recipe and get its output; list recipes.
+// sdk.sequence: run a recipe and get its output; list recipes. A script's
+// variables reach the run as data (`--data-var`, src/recipes/outside-vars.ts):
+// the sandbox is no way around it.
 import { discoverRecipes, findRecipe } from '../../recipes/loading/discovery.ts';
 import type { SdkContext } from '../../workspace/context.ts';
 import { invalid } from '../../errors/vigil-error.ts';
@@ -20,7 +22,7 @@ export function sequenceArgs(ctx: SdkContext, name: string, options: SequenceRun
     if (typeof o.vars !== 'object' || Array.isArray(o.vars)) throw invalid('vars', 'must be an object of NAME: value');
     for (const [k, v] of Object.entries(o.vars)) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw invalid(`vars.${k}`, 'names are letters, digits and "_"');
-      args.push('--var', `${k}=${String(v)}`);
+      args.push('--data-var', `${k}=${String(v)}`);
     }
   }
   if (o.backend) args.push('--backend', String(o.backend));
