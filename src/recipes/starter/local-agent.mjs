@@ -5,6 +5,10 @@
 // step's directory, prints what it does, and exits 0 when done. It "thinks"
 // nothing: each prompt line `run: <command>` is run with /bin/sh, each line
 // `say: <text>` is printed as is, and other lines are echoed as notes.
+// It runs only the `run:` lines written in the recipe itself: Vigil lists
+// them in VIGIL_RUN_LINES (after the guard read them), and a `run:` line
+// that arrived through a variable or an earlier step's output is printed as
+// a note, never run.
 // Replace it with a real agent in vigil.yml (providers.local, or
 // default_backend: claude) when you are ready.
 import { spawnSync } from 'node:child_process';
@@ -15,9 +19,20 @@ if (process.env.VIGIL_CANARY) {
   process.exit(0);
 }
 
+/** The commands Vigil says the recipe wrote, each runnable as many times as it was written. */
+function allowedCommands() {
+  try {
+    const listed = JSON.parse(process.env.VIGIL_RUN_LINES ?? '[]');
+    return Array.isArray(listed) ? listed.filter((c) => typeof c === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
 let prompt = '';
 for await (const chunk of process.stdin) prompt += chunk;
 const phase = process.env.VIGIL_PHASE ?? '1';
+const allowed = allowedCommands();
 console.log(`local-agent: step ${process.env.VIGIL_STEP ?? '?'}, phase ${phase}, in ${process.cwd()}`);
 for (const line of prompt.split('\n')) {
   const text = line.trim();
@@ -25,6 +40,12 @@ for (const line of prompt.split('\n')) {
   const run = /^run:\s*(.+)$/.exec(text);
   const say = /^say:\s?(.*)$/.exec(text);
   if (run) {
+    const at = allowed.indexOf(run[1]);
+    if (at < 0) {
+      console.log(`local-agent: not running "${run[1]}": it is not a run: line of the recipe (Vigil did not list it in VIGIL_RUN_LINES)`);
+      continue;
+    }
+    allowed.splice(at, 1);
     console.log(`local-agent: $ ${run[1]}`);
     const result = spawnSync('/bin/sh', ['-c', run[1]], { stdio: ['ignore', 'inherit', 'inherit'] });
     if (result.status !== 0) {
