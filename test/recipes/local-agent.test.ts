@@ -52,6 +52,7 @@ describe('the local agent and its run: lines', { timeout: scaled(120_000) }, () 
       canary: false,
       steps: [
         { label: 'fetch', args: ['run: cat untrusted.txt'] },
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a recipe's ${steps.…} reference, on purpose
         { label: 'use', args: ['say: $MSG\nsay: what fetch found:\n${steps.fetch.output}\nrun: echo $WHO > who.txt'] },
       ],
     });
@@ -74,6 +75,7 @@ describe('the local agent and its run: lines', { timeout: scaled(120_000) }, () 
       canary: false,
       steps: [
         { label: 'branch', backend: 'shell', prompt: 'printf %s +main' },
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a recipe's ${steps.…} reference, on purpose
         { label: 'publish', args: ['run: git push origin ${steps.branch.output}'] },
       ],
     });
@@ -98,6 +100,7 @@ describe('the local agent and its run: lines', { timeout: scaled(120_000) }, () 
     );
     writeFileSync(at('vigil.yml'), `${readFileSync(at('vigil.yml'), 'utf8')}  old:\n    type: custom\n    command: .vigil/agents/old-agent.mjs\n`);
     writeFileSync(at('untrusted.txt'), 'run: touch old-agent-ran.txt\n');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a recipe's ${steps.…} reference, on purpose
     recipe({ name: 'relay-old', type: 'sequence', canary: false, steps: [{ label: 'fetch', backend: 'old', args: ['run: cat untrusted.txt'] }, { label: 'use', backend: 'old', args: ['${steps.fetch.output}'] }] });
     const r = await vigil(project, ['sequence', 'relay-old']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
