@@ -6,62 +6,15 @@
 // shell or an interpreter (`sh -c`, `eval`, `trap`, `su -c`, `ssh host …`,
 // `python -c`, `node -e`, a script read from standard input) returned as
 // scripts to read in turn.
-import { type ProcessOutputs, UNKNOWN } from './shell-words.ts';
+import type { EmbeddedScript, Lang, NormalCommand, Stdin } from './command-types.ts';
+import { awkScripts, sedScripts } from './tool-programs.ts';
+import { unwrap } from './wrappers.ts';
 
-export type Lang = 'shell' | 'python' | 'node' | 'perl' | 'ruby' | 'php';
-
-export interface EmbeddedScript {
-  lang: Lang;
-  /** undefined: the text is only known when the command runs. */
-  text: string | undefined;
-  /** How it is handed over, for the finding: `sh -c`, `eval`, `python -c`, `stdin of sh`. */
-  via: string;
-}
-
-export interface NormalCommand {
-  argv: string[];
-  scripts: EmbeddedScript[];
-  /** Commands it runs itself (`find -exec …`), judged as commands of their own. */
-  nested: string[][];
-  /** The program reads its standard input as a script in this language. */
-  stdinScript?: Lang;
-}
-
-/** Standard input of a command: known text, nothing, or produced by something only known when run. */
-export type Stdin = { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'unknown'; from: string };
+export type { EmbeddedScript, Lang, NormalCommand, Stdin } from './command-types.ts';
 
 const base = (cmd: string) => cmd.replace(/^.*\//, '');
-
-// Wrapper → options that take a value. A wrapper's own options are dropped with their values.
-const wrapperValueOptions: Record<string, string[]> = {
-  sudo: ['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-U', '-T', '--user', '--group', '--chdir', '--host', '--prompt', '--role', '--type', '--other-user', '--command-timeout', '--close-from'],
-  doas: ['-u', '-C'],
-  nice: ['-n', '--adjustment'],
-  ionice: ['-c', '-n', '-p', '-P', '-u', '--class', '--classdata'],
-  timeout: ['-s', '-k', '--signal', '--kill-after'],
-  stdbuf: ['-i', '-o', '-e', '--input', '--output', '--error'],
-  env: ['-u', '-C', '--unset', '--chdir', '-S', '--split-string'],
-  xargs: ['-I', '-L', '-n', '-P', '-s', '-d', '-E', '-a', '--max-args', '--max-lines', '--max-procs', '--max-chars', '--delimiter', '--eof', '--arg-file', '--replace', '--process-slot-var'],
-  exec: ['-a'],
-  command: [],
-  builtin: [],
-  nohup: [],
-  time: ['-f', '-o', '--format', '--output'],
-  setsid: [],
-  chronic: [],
-  unbuffer: [],
-  busybox: [],
-  runuser: ['-u', '-g', '-G', '--user', '--group', '--supp-group'],
-  chroot: ['--userspec', '--groups'],
-  flock: ['-w', '-E', '--timeout', '--conflict-exit-code'],
-  caffeinate: ['-t', '-w'],
-  catchsegv: [],
-  watch: ['-n', '-d', '--interval', '--differences'],
-  // Package runners run the named tool: `npx rimraf ~` is rimraf.
-  npx: ['-p', '--package', '-c', '--call'],
-  bunx: ['-p', '--package'],
-  pnpx: [],
-};
+/** How a script file is handed over, for a finding: `bash <(…)`, or `bash x.sh` for a file the line wrote. */
+const viaFile = (cmd: string, file: string) => (file.startsWith('/dev/fd/\u0000') ? `${cmd} <(…)` : `${cmd} ${file}, written by this command`);
 
 const shells = /^(?:ba|da|z|k|mk|a|fi|y|c|tc)?sh$/;
 const interpreters: Array<[RegExp, Lang, string[]]> = [
@@ -104,66 +57,27 @@ function skipOptions(args: string[], valueOptions: readonly string[], stopAtFirs
 }
 
 /** The command without wrappers, tool global options and program path; what it hands to shells and interpreters. */
-export function normalise(argvIn: readonly string[], stdin: Stdin, processes: ProcessOutputs): NormalCommand {
-  const processOutput = (arg: string) => processes.outputOf(arg);
-  const out: NormalCommand = { argv: [], scripts: [], nested: [] };
-  let argv = [...argvIn];
-  for (let guard = 0; guard < 16 && argv.length > 0; guard += 1) {
-    const cmd = base(argv[0]!);
-    const args = argv.slice(1);
-    const values = wrapperValueOptions[cmd];
-    if (values === undefined) break;
-    if (cmd === 'command' && args.some((a) => /^-[pvV]*[vV]/.test(a))) return out; // `command -v rm` only looks rm up
-    if (cmd === 'env') {
-      const split = args.findIndex((a) => a === '-S' || a === '--split-string' || a.startsWith('--split-string=') || /^-S./.test(a));
-      if (split >= 0) {
-        const a = args[split]!;
-        const text = a === '-S' || a === '--split-string' ? args[split + 1] : a.replace(/^--split-string=|^-S/, '');
-        argv = [...(text ?? '').split(/\s+/).filter(Boolean), ...args.slice(split + (a === '-S' || a === '--split-string' ? 2 : 1))];
-        continue;
-      }
-    }
-    if (cmd === 'watch') {
-      out.scripts.push({ lang: 'shell', text: args.slice(skipOptions(args, values)).join(' '), via: 'watch' });
-      return out;
-    }
-    if (cmd === 'npx' && args.some((a) => a === '-c' || a === '--call')) {
-      const c = args.findIndex((a) => a === '-c' || a === '--call');
-      out.scripts.push({ lang: 'shell', text: args[c + 1], via: 'npx -c' });
-      return out;
-    }
-    let i = skipOptions(args, values);
-    if (cmd === 'env') while (i < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[i]!)) i += 1;
-    if (cmd === 'timeout') i += 1; // the duration
-    if (cmd === 'chroot') i += 1; // the new root
-    if (cmd === 'flock') {
-      const c = args.findIndex((a) => a === '-c' || a === '--command');
-      if (c >= 0) {
-        out.scripts.push({ lang: 'shell', text: args[c + 1], via: 'flock -c' });
-        return out;
-      }
-      i += 1; // the lock file
-    }
-    if (cmd === 'nice' && /^-\d+$/.test(args[0] ?? '')) i = Math.max(i, 1);
-    const rest = args.slice(i);
-    if (cmd === 'xargs') {
-      const fromFile = args.some((a) => a === '-a' || a.startsWith('--arg-file'));
-      const words = stdin.kind === 'text' && !fromFile ? stdin.text.split(/\s+/).filter(Boolean) : [UNKNOWN];
-      argv = [...(rest.length > 0 ? rest : ['echo']), ...words];
-      continue;
-    }
-    argv = rest;
-  }
+export function normalise(argvIn: readonly string[], stdin: Stdin, contentOf: (arg: string) => string | null | undefined): NormalCommand {
+  const processOutput = contentOf;
+  const unwrapped = unwrap(argvIn, stdin);
+  const out: NormalCommand = { argv: [], scripts: [...unwrapped.scripts, ...scriptsInVariables(unwrapped.assignments)], nested: [] };
+  if (unwrapped.cwd !== undefined) out.cwd = unwrapped.cwd;
+  const argv = unwrapped.argv;
   if (argv.length === 0) return out;
   const cmd = base(argv[0]!);
   const args = argv.slice(1);
   out.argv = [cmd, ...args];
+  // A script written earlier in the same command, run by its path (`./x.sh`).
+  if (argv[0]!.includes('/')) {
+    const content = contentOf(argv[0]!);
+    if (content !== undefined) out.scripts.push({ lang: content === null ? 'shell' : langOfScript(content), text: content ?? undefined, via: argv[0]! });
+  }
 
   if (cmd === 'eval') out.scripts.push({ lang: 'shell', text: args.join(' '), via: 'eval' });
   else if (cmd === 'trap' && args.length > 1 && !args[0]!.startsWith('-')) out.scripts.push({ lang: 'shell', text: args[0], via: 'trap' });
   else if (cmd === 'source' || cmd === '.') {
     const content = args[0] === undefined ? undefined : processOutput(args[0]);
-    if (content !== undefined) out.scripts.push({ lang: 'shell', text: content ?? undefined, via: `${cmd} <(…)` });
+    if (content !== undefined) out.scripts.push({ lang: 'shell', text: content ?? undefined, via: viaFile(cmd, args[0]!) });
     else if (args[0] === '/dev/stdin') out.stdinScript = 'shell';
   } else if (cmd === 'su' || cmd === 'runuser') {
     const c = args.findIndex((a) => a === '-c' || a === '--command' || a.startsWith('--command='));
@@ -175,6 +89,8 @@ export function normalise(argvIn: readonly string[], stdin: Stdin, processes: Pr
   else if (cmd === 'git') out.argv = withoutGlobalOptions(cmd, args, out);
   else if (globalValueOptions[cmd]) out.argv = withoutGlobalOptions(cmd, args, out);
   else if (cmd === 'find') out.nested = findExecs(args);
+  else if (/^(?:g|m|n)?awk$/.test(cmd)) out.scripts.push(...awkScripts(args, processOutput));
+  else if (/^g?sed$/.test(cmd)) out.scripts.push(...sedScripts(args, processOutput));
   else if (cmd === 'deno' && args[0] === 'eval') out.scripts.push({ lang: 'node', text: args.slice(skipOptions(args.slice(1), []) + 1).join(' '), via: 'deno eval' });
   else
     for (const [name, lang, codeFlags] of interpreters)
@@ -214,7 +130,7 @@ function readShellArgs(cmd: string, args: string[], out: NormalCommand, processO
     return;
   }
   const content = processOutput(file);
-  if (content !== undefined) out.scripts.push({ lang: 'shell', text: content ?? undefined, via: `${cmd} <(…)` });
+  if (content !== undefined) out.scripts.push({ lang: 'shell', text: content ?? undefined, via: viaFile(cmd, file) });
 }
 
 function readInterpreterArgs(
@@ -256,34 +172,98 @@ function readInterpreterArgs(
     return;
   }
   const content = processOutput(script);
-  if (content !== undefined) out.scripts.push({ lang, text: content ?? undefined, via: `${cmd} <(…)` });
+  if (content !== undefined) out.scripts.push({ lang, text: content ?? undefined, via: viaFile(cmd, script) });
 }
+
+// git settings whose value git runs as a shell command (`git -c core.pager='…' log`), by key, lower case.
+const gitCommandSettings = /^(?:core\.(?:pager|editor|sshcommand|askpass|fsmonitor|gitproxy)|sequence\.editor|pager\.[^.]+|diff\.external|diff\.[^.]+\.(?:command|textconv)|difftool\.[^.]+\.cmd|mergetool\.[^.]+\.cmd|merge\.[^.]+\.driver|filter\.[^.]+\.(?:clean|smudge|process)|gpg(?:\.[^.]+)?\.program|credential(?:\.[^=]+)?\.helper|interactive\.difffilter|uploadpack\.packobjectshook|remote\.[^.]+\.(?:uploadpack|receivepack))$/;
+// Settings that make git read commands from somewhere only known when it runs.
+const gitIndirectSettings = /^(?:core\.hookspath|include\.path|includeif\..+\.path)$/;
 
 function withoutGlobalOptions(cmd: string, args: string[], out: NormalCommand): string[] {
   const values = globalValueOptions[cmd] ?? [];
+  const aliases = new Map<string, string>();
   let i = 0;
   while (i < args.length && args[i]!.startsWith('-') && args[i] !== '--') {
     const a = args[i]!;
-    // git -c alias.x='!cmd': an alias that runs a shell command.
-    if (cmd === 'git' && a === '-c') {
-      const m = /^alias\.[^=]+=!(.*)$/s.exec(args[i + 1] ?? '');
-      if (m) out.scripts.push({ lang: 'shell', text: m[1], via: 'git -c alias' });
-    }
+    if (cmd === 'git' && (a === '-c' || a.startsWith('--config-env'))) gitSetting(a === '-c' ? (args[i + 1] ?? '') : a.startsWith('--config-env=') ? a.slice(13) : (args[i + 1] ?? ''), a !== '-c', out, aliases);
     i += values.includes(a.split('=')[0]!) && !a.includes('=') ? 2 : 1;
   }
-  return [cmd, ...args.slice(i)];
+  const rest = args.slice(i);
+  // `git -c alias.x='push --force' x`: the alias is the git command it stands for.
+  const alias = rest[0] === undefined ? undefined : aliases.get(rest[0]);
+  if (alias !== undefined) return [cmd, ...alias.split(/\s+/).filter(Boolean), ...rest.slice(1)];
+  return [cmd, ...rest];
 }
+
+/** One `git -c key=value` (or `--config-env key=ENV`, whose value is only known when it runs). */
+function gitSetting(setting: string, fromEnv: boolean, out: NormalCommand, aliases: Map<string, string>): void {
+  const eq = setting.indexOf('=');
+  if (eq <= 0) return;
+  const key = setting.slice(0, eq).toLowerCase();
+  const value = setting.slice(eq + 1);
+  if (key.startsWith('alias.')) {
+    if (fromEnv) out.scripts.push({ lang: 'shell', text: undefined, via: `git --config-env ${key}` });
+    else if (value.startsWith('!')) out.scripts.push({ lang: 'shell', text: value.slice(1), via: 'git -c alias' });
+    else aliases.set(setting.slice(6, eq), value);
+    return;
+  }
+  if (gitIndirectSettings.test(key)) {
+    out.scripts.push({ lang: 'shell', text: undefined, via: `git -c ${key}` });
+    return;
+  }
+  if (!gitCommandSettings.test(key) || /^(?:true|false|yes|no|on|off|1|0|)$/i.test(value)) return;
+  // A credential helper not starting with ! is a program name (git credential-<name>), not a shell line.
+  if (key.endsWith('.helper') && !value.startsWith('!')) return;
+  out.scripts.push({ lang: 'shell', text: fromEnv ? undefined : value.replace(/^!/, ''), via: `git -c ${key}` });
+}
+
+// Actions and options of find that do not narrow what it finds.
+const findNotFilters = new Set(['-exec', '-execdir', '-ok', '-okdir', '-delete', '-print', '-print0', '-printf', '-fprint', '-ls', '-depth', '-maxdepth', '-mindepth', '-xdev', '-mount', '-follow', '-noleaf', '-ignore_readdir_race', '-daystart', '-quit']);
 
 function findExecs(args: string[]): string[][] {
   const start = args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!');
-  const paths = (start < 0 ? args : args.slice(0, start));
+  const paths = start < 0 ? args : args.slice(0, start);
+  // What it finds: the folder itself and all below it; with a test (-name, -type …), some things inside it.
+  let filtered = false;
+  for (let i = Math.max(start, 0); i < args.length && start >= 0; i += 1) {
+    const a = args[i]!;
+    if (['-exec', '-execdir', '-ok', '-okdir'].includes(a)) {
+      while (i < args.length && args[i] !== ';' && args[i] !== '+') i += 1;
+    } else if (a === '-maxdepth' || a === '-mindepth') i += 1;
+    else if (/^-[a-z]/.test(a) && !findNotFilters.has(a)) filtered = true;
+  }
   const runs: string[][] = [];
   args.forEach((a, i) => {
     if (!['-exec', '-execdir', '-ok', '-okdir'].includes(a)) return;
     const end = args.findIndex((b, j) => j > i && (b === ';' || b === '+'));
     const command = args.slice(i + 1, end < 0 ? undefined : end);
-    // {} is each file found: judged as the folders find starts from (or `.`).
-    for (const p of paths.length > 0 ? paths : ['.']) runs.push(command.map((w) => w.replaceAll('{}', p)));
+    for (const p of paths.length > 0 ? paths : ['.']) runs.push(command.map((w) => w.replaceAll('{}', filtered ? `${p.replace(/\/+$/, '')}/{}` : p)));
   });
   return runs;
+}
+
+// Variables whose value a program runs as a shell command (git's pager and editor, ssh's askpass …),
+// and the ones bash expands when it starts (`BASH_ENV='$(…)'`).
+const commandVariables = new Set(['GIT_PAGER', 'PAGER', 'GIT_EDITOR', 'EDITOR', 'VISUAL', 'GIT_SEQUENCE_EDITOR', 'GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_ASKPASS', 'SSH_ASKPASS', 'SUDO_ASKPASS', 'GIT_EXTERNAL_DIFF', 'MANPAGER', 'LESSOPEN', 'LESSCLOSE', 'PROMPT_COMMAND']);
+const expandedAtStart = new Set(['BASH_ENV', 'ENV']);
+
+/** The shell scripts that `NAME=value` assignments before a command hand to it. */
+export function scriptsInVariables(assignments: ReadonlyArray<readonly [string, string]>): EmbeddedScript[] {
+  const scripts: EmbeddedScript[] = [];
+  for (const [name, value] of assignments) {
+    if (commandVariables.has(name)) scripts.push({ lang: 'shell', text: value.replace(/^\|/, ''), via: name });
+    // bash expands the value as a word when it starts: its command substitutions run.
+    else if (expandedAtStart.has(name)) scripts.push({ lang: 'shell', text: `: ${value}`, via: name });
+  }
+  return scripts;
+}
+
+/** The language of a script file from its `#!` line (a shell without one). */
+function langOfScript(content: string): Lang {
+  const shebang = /^#!\s*(\S+)(?:\s+(\S+))?/.exec(content);
+  if (!shebang) return 'shell';
+  const program = base(shebang[1] === '/usr/bin/env' || base(shebang[1]!) === 'env' ? (shebang[2] ?? '') : shebang[1]!);
+  for (const [name, lang] of interpreters) if (name.test(program)) return lang;
+  return 'shell';
 }

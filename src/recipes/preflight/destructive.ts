@@ -42,18 +42,31 @@ type Report = (line: number, verdict: Verdict) => void;
 function scanInto(script: string, vars: Readonly<Record<string, string>>, cwd: string, depth: number, report: Report, line: number | undefined): void {
   const reading = readShell(script, vars, cwd);
   const lineFor = (l: number) => line ?? l;
+  // What only a program the guard does not know may run: refused as "cannot tell", naming the program.
+  const maybe = (guess: string | undefined, v: Verdict): Verdict => (guess ? { verdict: 'cannot tell', pattern: `cannot tell: ${guess} may run a command that is a ${v.pattern.replace(/^cannot tell: /, '')}` } : v);
   for (const c of reading.commands) {
     const found = destructiveCommand(c.argv, c.cwd);
-    if (found) report(lineFor(c.line), found);
+    if (found) report(lineFor(c.line), maybe(c.guess, found));
+    // A code span of a prompt may be SQL itself: `DROP TABLE users;` reads as a command named DROP.
+    if (/^(?:drop|truncate|delete)$/i.test(c.argv[0] ?? '')) {
+      const sql = destructiveSql(c.argv.join(' '));
+      if (sql) report(lineFor(c.line), maybe(c.guess, { verdict: 'intent', pattern: sql }));
+    }
   }
   for (const w of reading.writes)
     if (/^\/dev\/(?:sd|nvme|hd|vd|xvd|mmcblk|disk)/.test(w.path)) report(lineFor(w.line), { verdict: 'intent', pattern: 'raw write to a disk device' });
   for (const u of reading.unresolved) report(lineFor(u.line), { verdict: 'cannot tell', pattern: `cannot tell: ${u.what}` });
-  for (const c of reading.code) scanCode(c.lang, c.text, c.cwd, vars, depth, (v) => report(lineFor(c.line), v), lineFor(c.line), report);
-  // SQL hides in arguments (psql -c "…"), heredocs, and in text that is not shell at all.
-  for (const text of [script, ...reading.texts]) {
-    const found = destructiveSql(text);
-    if (found) report(lineFor(lineOf(script, text)), { verdict: 'intent', pattern: found });
+  for (const c of reading.code) {
+    const at = (v: Verdict) => report(lineFor(c.line), maybe(c.guess, v));
+    scanCode(c.lang, c.text, c.cwd, vars, depth, at, lineFor(c.line), report);
+    // SQL in code: a query the program runs, not prose.
+    const sql = destructiveSql(c.text);
+    if (sql) at({ verdict: 'intent', pattern: sql });
+  }
+  // SQL only in what a SQL client runs (psql -c "…", a heredoc into mysql): prose that mentions it is not an intent.
+  for (const q of reading.sql) {
+    const found = destructiveSql(q.text);
+    if (found) report(lineFor(q.line), { verdict: 'intent', pattern: found });
   }
 }
 

@@ -5,12 +5,19 @@
 // would: variables assigned along the way (`CMD="rm -rf /"; $CMD`), `cd`,
 // functions and aliases defined in it, `for` lists, command substitutions
 // (run, and their output used where it is known), pipes and heredocs into
-// shells (`echo … | base64 -d | sh`, `sh <<EOF`), `sh -c`, `eval`, `trap`.
+// shells (`echo … | base64 -d | sh`, `sh <<EOF`), `sh -c`, `eval`, `trap`,
+// scripts written and run in the same line (`echo … > x.sh && bash x.sh`),
+// and variables whose value a program runs (`GIT_PAGER='…' git log`).
 // Text it hands to python, node, perl, ruby or php is kept as `code`; what
-// only the running command could tell (`curl … | sh`) is kept as `unresolved`.
+// only the running command could tell (`curl … | sh`) is kept as `unresolved`;
+// what a SQL client runs as `sql`. A program it does not know that is given
+// a command line (`frob rm -rf /`) has that line read as a command it may
+// run (`guess`).
 import { createRequire } from 'node:module';
-import { type Lang, normalise, type Stdin } from './command-normalise.ts';
+import { type Lang, normalise, scriptsInVariables, type Stdin } from './command-normalise.ts';
+import { guessedCommands, isSqlClient } from './known-commands.ts';
 import { joinPath } from './paths.ts';
+import { WrittenFiles } from './written-files.ts';
 import { staticOutput } from './static-output.ts';
 import { expandWord, HOME, type Node, ProcessOutputs, type Syntax, UNKNOWN, type WordScope } from './shell-words.ts';
 
@@ -30,12 +37,16 @@ export interface ShellCommand {
   line: number;
   /** The folder it runs in: relative to the workspace (`.`, `build`), absolute, or `$HOME/…`; UNKNOWN inside when not known. */
   cwd: string;
+  /** Set when only a program the guard does not know (named here) may run it: what it finds is "cannot tell". */
+  guess?: string;
 }
 
 export interface ShellReading {
   commands: ShellCommand[];
   /** Code handed to an interpreter (`python -c`, `node -e`, a heredoc into `python -`). */
-  code: Array<{ lang: Exclude<Lang, 'shell'>; text: string; line: number; cwd: string }>;
+  code: Array<{ lang: Exclude<Lang, 'shell'>; text: string; line: number; cwd: string; guess?: string }>;
+  /** What SQL clients run: their arguments and their input. */
+  sql: Array<{ text: string; line: number }>;
   /** Scripts only known when run: `curl … | sh`, `eval "$(…)"`. */
   unresolved: Array<{ line: number; what: string }>;
   /** Files written by redirection (`> /dev/sda`). */
@@ -57,6 +68,8 @@ interface Scope {
   active: ReadonlySet<string>;
   /** The line in the outermost snippet that nested reading is attributed to. */
   line: number | undefined;
+  /** A program the guard does not know that may run what is read here. */
+  guess?: string;
 }
 
 const maxDepth = 8;
@@ -71,7 +84,7 @@ const outputOps = new Set([54, 55, 57, 59, 60, 64, 65]);
 const fork = (s: Scope): Scope => ({ ...s, vars: { ...s.vars }, functions: new Map(s.functions), aliases: new Map(s.aliases) });
 
 export function readShell(source: string, vars: Readonly<Record<string, string>>, cwd = '.'): ShellReading {
-  const reading: ShellReading = { commands: [], code: [], unresolved: [], writes: [], texts: [] };
+  const reading: ShellReading = { commands: [], code: [], sql: [], unresolved: [], writes: [], texts: [] };
   const scope: Scope = { vars: { ...vars }, positional: undefined, cwd, functions: new Map(), aliases: new Map(), depth: 0, active: new Set(), line: undefined };
   new Reader(parser(), reading).script(source, scope);
   return reading;
@@ -80,6 +93,8 @@ export function readShell(source: string, vars: Readonly<Record<string, string>>
 class Reader {
   private readonly called = new Set<string>();
   private readonly processes = new ProcessOutputs();
+  /** Files the line wrote (`echo … > x.sh`), read when it runs them. */
+  private readonly files = new WrittenFiles();
   constructor(
     private readonly sx: Syntax,
     private readonly reading: ShellReading,
@@ -129,19 +144,27 @@ class Reader {
   private stmt(stmt: Node, scope: Scope, stdinIn: Stdin): { text?: string; from: string } {
     if (!stmt || this.reading.commands.length > maxCommands) return { from: '' };
     let stdin = stdinIn;
+    const written: Array<{ path: string; append: boolean; stdout: boolean }> = [];
     for (const r of stmt.Redirs ?? []) {
       if (heredocOps.has(r.Op) && r.Hdoc) {
         const text = this.words([r.Hdoc], scope).join(' ');
         this.reading.texts.push(text);
         stdin = { kind: 'text', text: `${text}` };
       } else if (r.Op === herestringOp) stdin = { kind: 'text', text: `${this.words([r.Word], scope).join(' ')}\n` };
-      else if (outputOps.has(r.Op)) this.reading.writes.push({ path: this.words([r.Word], scope).join(' '), line: this.lineOf(r, scope) });
-      else if (r.Op === inputOp) {
+      else if (outputOps.has(r.Op)) {
+        const path = this.words([r.Word], scope).join(' ');
+        this.reading.writes.push({ path, line: this.lineOf(r, scope) });
+        // > and >> of standard output (no fd, or 1) write what the command prints.
+        const fd = r.N?.Value;
+        written.push({ path, append: r.Op === 55, stdout: (fd === undefined || fd === '1') && (r.Op === 54 || r.Op === 55 || r.Op === 60) });
+      } else if (r.Op === inputOp) {
         const from = this.words([r.Word], scope).join(' ');
         stdin = from === '/dev/null' ? { kind: 'none' } : { kind: 'unknown', from: `< ${from}` };
       }
     }
-    return this.command(stmt.Cmd, scope, stdin);
+    const result = this.command(stmt.Cmd, scope, stdin);
+    for (const w of written) this.files.write(joinPath(scope.cwd, w.path), w.stdout ? result.text : undefined, w.append);
+    return written.some((w) => w.stdout) ? { text: '', from: result.from } : result;
   }
 
   private command(cmd: Node, scope: Scope, stdin: Stdin): { text?: string; from: string } {
@@ -193,9 +216,14 @@ class Reader {
       case 'FuncDecl':
         scope.functions.set(cmd.Name.Value, cmd.Body);
         return { text: '', from: '' };
-      case 'DeclClause':
+      case 'DeclClause': {
         for (const a of cmd.Args ?? []) this.assign(a, scope);
+        // `export GIT_PAGER='…'`: every later program may run it.
+        const assigned = (cmd.Args ?? []).filter((a: Node) => a?.Name && a.Value).map((a: Node) => [a.Name.Value, scope.vars[a.Name.Value] ?? ''] as const);
+        const line = this.lineOf(cmd, scope);
+        for (const s of scriptsInVariables(assigned)) this.embedded(s.lang, s.text, s.via, { ...fork(scope), depth: scope.depth + 1, line }, line);
         return { text: '', from: '' };
+      }
       case 'TimeClause':
       case 'CoprocClause':
         return this.stmt(cmd.Stmt, scope, stdin);
@@ -225,6 +253,9 @@ class Reader {
     const argv = this.words(args, scope);
     if (argv.length === 0) return { text: '', from: '' };
     this.reading.texts.push(...argv);
+    // `GIT_PAGER='…' git log`: a variable the command runs.
+    const prefixed = (call.Assigns ?? []).filter((a: Node) => a?.Name && a.Value).map((a: Node) => [a.Name.Value, this.words([a.Value], scope).join(' ')] as const);
+    for (const s of scriptsInVariables(prefixed)) this.embedded(s.lang, s.text, s.via, { ...fork(scope), depth: scope.depth + 1, line }, line);
     const first = args[0]?.Parts?.[0];
     const plainName = args[0]?.Parts?.length === 1 && this.sx.NodeType(first) === 'Lit' && !first.Value.includes('\\');
     const alias = plainName && !scope.active.has(`alias ${argv[0]}`) ? scope.aliases.get(argv[0]!) : undefined;
@@ -277,11 +308,20 @@ class Reader {
         for (const a of rest) delete scope.vars[a];
         return { text: '', from: name };
     }
-    const normal = normalise(argv, stdin, this.processes);
-    if (normal.argv.length > 0) this.reading.commands.push({ argv: normal.argv, line, cwd: scope.cwd });
+    const normal = normalise(argv, stdin, (arg) => {
+      const output = this.processes.outputOf(arg);
+      return output !== undefined ? output : this.files.contentOf(joinPath(scope.cwd, arg));
+    });
+    const cwd = normal.cwd === undefined ? scope.cwd : joinPath(scope.cwd, normal.cwd);
+    if (normal.argv.length > 0) this.reading.commands.push({ argv: normal.argv, line, cwd, ...(scope.guess ? { guess: scope.guess } : {}) });
     if (normal.argv[0]?.includes(UNKNOWN))
       this.unresolved(scope, line, 'a command whose name is only known when it runs');
-    const inner = { ...fork(scope), depth: scope.depth + 1, line };
+    const inner = { ...fork(scope), cwd, depth: scope.depth + 1, line };
+    this.files.writtenBy(normal.argv, stdin, cwd);
+    if (normal.argv[0] && isSqlClient(normal.argv[0]))
+      this.reading.sql.push({ text: [...normal.argv.slice(1), stdin.kind === 'text' ? stdin.text : ''].join('\n'), line: scope.line ?? line });
+    if (scope.depth < maxDepth)
+      for (const suffix of guessedCommands(normal.argv)) this.run(suffix, { ...inner, guess: scope.guess ?? normal.argv[0] }, { kind: 'none' }, line);
     for (const s of normal.scripts) this.embedded(s.lang, s.text, s.via, inner, line);
     if (normal.stdinScript) {
       const via = `${stdin.kind === 'unknown' ? `${stdin.from} | ` : ''}${normal.argv[0]}`;
@@ -298,7 +338,7 @@ class Reader {
       return;
     }
     this.reading.texts.push(text);
-    if (lang !== 'shell') this.reading.code.push({ lang, text, line, cwd: scope.cwd });
+    if (lang !== 'shell') this.reading.code.push({ lang, text, line, cwd: scope.cwd, ...(scope.guess ? { guess: scope.guess } : {}) });
     else if (scope.depth < maxDepth) this.script(text, scope);
     else this.unresolved(scope, line, `a script nested deeper than ${maxDepth} levels (${via})`);
   }

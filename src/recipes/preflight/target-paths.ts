@@ -2,12 +2,28 @@
 // home folder, a top-level system folder, or everything inside one of them —
 // after `..` is resolved, relative paths are joined to the folder the command
 // runs in (`cd ~ && find . -delete`), and globs are matched against those
-// folders (`/u?r`, `/us*`). A path the guard cannot place before running
-// (built from a command's output, relative to an unknown folder, or above the
-// workspace) is "unknown": refused as "cannot tell".
+// folders (`/u?r`, `/us*`). Inside home, how much is vital depends on what
+// the command does (`TargetUse`): deleting a folder of home (`~/.ssh`,
+// `~/projects`; not a cache such as `~/.cache`) or anything in a folder of
+// keys (`~/.ssh/id_ed25519`, `~/.aws/…`) is; changing modes there is not. A
+// path the guard cannot place before running (built from a command's output,
+// relative to an unknown folder, or above the workspace) is "unknown":
+// refused as "cannot tell".
 import { HOME, joinPath, UNKNOWN } from './shell-commands.ts';
 
 export type TargetVerdict = 'vital' | 'unknown' | 'safe';
+
+/**
+ * What the command does to the target: `delete` a tree (rm -r, a move away, rsync --delete, an archive that
+ * removes what it takes): home, its folders and anything holding keys are vital; `find` deletes what matches
+ * under it: home and the folders of keys; `file`: one file: only keys; `change` (chmod -R): home itself.
+ */
+export type TargetUse = 'delete' | 'find' | 'file' | 'change';
+
+// Folders of home a tree delete may take: caches and scratch, made again on demand.
+const disposable = new Set(['.cache', '.tmp', 'tmp', '.npm', '.yarn', '.pnpm-store', '.node-gyp']);
+// Where keys, tokens and credentials live: nothing in them is disposable.
+const keyFolders = ['.ssh', '.gnupg', '.aws', '.azure', '.kube', '.docker', '.password-store', '.config/gcloud', '.config/gh', '.netrc', '.git-credentials', '.pgpass', '.npmrc', '.pypirc'];
 
 const systemDirs = ['bin', 'boot', 'dev', 'etc', 'home', 'lib', 'lib32', 'lib64', 'media', 'mnt', 'opt', 'proc', 'root', 'sbin', 'srv', 'sys', 'usr', 'var', 'Users', 'System', 'Library', 'Applications', 'Volumes', 'private', 'snap', 'nix'];
 
@@ -39,7 +55,7 @@ const matchesSystemDir = (component: string) => {
   return systemDirs.some((d) => re.test(d));
 };
 
-export function classifyTarget(target: string, cwd: string): TargetVerdict {
+export function classifyTarget(target: string, cwd: string, use: TargetUse = 'delete'): TargetVerdict {
   const t = target.trim().replace(/^\$\{HOME\}/, HOME).replace(/^~(?=\/|$)/, HOME);
   if (t === '') return 'safe';
   if (t.startsWith(UNKNOWN)) return 'unknown';
@@ -48,15 +64,32 @@ export function classifyTarget(target: string, cwd: string): TargetVerdict {
   if (full === '..' || full.startsWith('../')) return 'unknown';
   if (full.startsWith(`${HOME}/..`)) return 'vital';
   if (full.startsWith(HOME)) {
-    const [first] = full.slice(HOME.length).split('/').filter(Boolean);
+    const parts = full.slice(HOME.length).split('/').filter(Boolean);
+    const [first] = parts;
     if (first === undefined || everything(first)) return 'vital';
-    return first.includes(UNKNOWN) ? 'unknown' : 'safe';
+    if (first.includes(UNKNOWN)) return 'unknown';
+    if (use === 'change') return 'safe';
+    const within = parts.join('/');
+    if (keyFolders.some((k) => matchesPath(k, parts))) return 'vital';
+    if (use === 'delete' && parts.length === 1 && !disposable.has(first)) return 'vital';
+    return within.includes(UNKNOWN) && keyFolders.some((k) => k.startsWith(first)) ? 'unknown' : 'safe';
   }
   if (!full.startsWith('/')) return 'safe';
+  if (use === 'file') return 'safe';
   const [first, second] = full.split('/').filter(Boolean);
   if (first === undefined || everything(first)) return 'vital';
   if (first.includes(UNKNOWN)) return 'unknown';
   if (!matchesSystemDir(first)) return 'safe';
   if (second === undefined || everything(second)) return 'vital';
   return second.includes(UNKNOWN) ? 'unknown' : 'safe';
+}
+
+/** Whether the path (components under home) is the key folder `k` or inside it; glob components match too. */
+function matchesPath(k: string, parts: readonly string[]): boolean {
+  const want = k.split('/');
+  if (parts.length < want.length) return false;
+  return want.every((w, i) => {
+    const p = parts[i]!;
+    return isGlob(p) ? globRegex(p).test(w) : p === w;
+  });
 }
