@@ -1,9 +1,10 @@
 // `vigil init`: a vigil.yml, a local agent that needs no model, and one
 // runnable recipe of each type in .vigil/recipes/ (src/recipes/starter).
 // Existing files are left alone unless --force; nothing is written when any
-// would be overwritten.
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+// would be overwritten, nor when a path on the way is a symbolic link
+// (write-starter.ts: init never writes through a link or outside the folder).
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { CAC } from 'cac';
 import { UsageError } from './options.ts';
 
@@ -14,18 +15,17 @@ export function registerInitCommand(cli: CAC): void {
     .option('--force', 'Overwrite files that already exist')
     .example((name) => `  $ ${name} init && ${name} recipe list && ${name} sequence hello`)
     .action(async (dir: string | undefined, options: { force?: boolean }) => {
-      const { starterFiles } = await import('../recipes/starter/starter-files.ts');
+      const [{ starterFiles }, { planStarter, writeStarterFile }] = await Promise.all([import('../recipes/starter/starter-files.ts'), import('../recipes/starter/write-starter.ts')]);
       const root = resolve(dir ?? '.');
       const files = starterFiles();
-      const existing = files.filter((f) => existsSync(join(root, f.path))).map((f) => f.path);
+      const { existing, refused } = planStarter(root, files);
+      if (refused.length > 0) throw new UsageError(`init: nothing was written in ${root}:\n${refused.map((r) => `  - ${r}`).join('\n')}`);
       if (existing.length > 0 && !options.force) {
         throw new UsageError(`init: ${existing.join(', ')} already ${existing.length > 1 ? 'exist' : 'exists'} in ${root}; nothing was written (--force overwrites)`);
       }
+      mkdirSync(root, { recursive: true });
       for (const file of files) {
-        const path = join(root, file.path);
-        mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, file.text);
-        if (file.executable) chmodSync(path, 0o755);
+        writeStarterFile(root, file);
         process.stdout.write(`${existing.includes(file.path) ? 'overwrote' : 'wrote'} ${file.path}\n`);
       }
       process.stdout.write(
