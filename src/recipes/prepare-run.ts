@@ -69,7 +69,7 @@ export interface PreparedStep {
   promptFiles: Array<[string, string]>;
   /** The variables the step's programs get in their environment (outside-vars.ts decides which). */
   env: Record<string, string>;
-  /** Every variable of the step, data from outside included: for `if:` and for prompts rendered when it starts. */
+  /** Every variable of the step, data from outside included, and its environment: what `if:` sees. */
   vars: Record<string, string>;
   vm: boolean;
 }
@@ -87,6 +87,8 @@ export interface PreparedRun {
   warnings: string[];
   resume: ResumePoint | null;
   vmSpec: Omit<VmSpec, 'writable'> | null;
+  /** The run's variables, data from outside included: what prompts substitute (again when a step starts). */
+  vars: Record<string, string>;
   /** Which variables came from outside, and what the recipe declares. */
   origin: VariableOrigin;
 }
@@ -201,7 +203,15 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     const auth = authEnv(step, config, req.vault, file);
     const vm = step.vm ?? recipe.vm ?? false;
     if (vm) vmLabels.push(step.label);
-    steps.set(step.label, { rendered: r, backendName: name, backend, promptFiles, env: { ...stepEnvs.get(step.label)!, ...auth, ...(over?.env ?? {}) }, vars: { ...vars, ...r.env }, vm });
+    steps.set(step.label, {
+      rendered: r,
+      backendName: name,
+      backend,
+      promptFiles,
+      env: { ...stepEnvs.get(step.label)!, ...auth, ...(over?.env ?? {}) },
+      vars: { ...vars, ...r.env, ...auth, ...(over?.env ?? {}) },
+      vm,
+    });
   }
   warnings.push(...checkUsdCounted(steps, plan, recipe.budget, config, file));
   for (const w of recipe.load_warnings ?? []) warnings.push(`warning: ${file}: ${w}`);
@@ -219,6 +229,7 @@ export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
     warnings,
     resume,
     vmSpec,
+    vars,
     origin,
   };
 }

@@ -66,8 +66,8 @@ function promptOf(ctx: StartContext, planned: PlannedStep, view: (label: string)
   const r = prepared.rendered;
   const filled = r.promptText.includes('${steps.');
   if (r.agentTemplate !== undefined) {
-    const isData = (name: string) => isOutside(ctx.prep.origin, name, prepared.vars[name]);
-    const agent = renderAgentPrompt(r.agentTemplate, prepared.vars, isData, view);
+    const { vars, origin } = ctx.prep;
+    const agent = renderAgentPrompt(r.agentTemplate, vars, (name) => isOutside(origin, name, vars[name]), view);
     if (agent.problems.length > 0) throw new Error(`not started: ${agent.problems.join('; ')}`);
     if (filled) refuseFindings(ctx, scanStepPrompt(false, r, ctx.prep.found.file, planned.label, prepared.env, agent.text));
     return { prompt: agent.text, env: { [RUN_LINES_ENV]: JSON.stringify(agent.commands) } };
