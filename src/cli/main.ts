@@ -22,6 +22,7 @@ import { registerPluginCommands } from './plugin-commands.ts';
 import { registerApiKeyCommands } from './api-key-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
 import { registerWorkerCommands } from './worker-commands.ts';
+import { registerBenchCommands } from './bench-commands.ts';
 import { forwardProductEvents } from '../cloud/event-forwarder.ts';
 
 forwardProductEvents();
@@ -54,6 +55,7 @@ registerPluginCommands(cli);
 registerApiKeyCommands(cli);
 registerWebhookCommands(cli);
 registerWorkerCommands(cli);
+registerBenchCommands(cli);
 
 cli.help();
 cli.version(packageVersion);

@@ -1,0 +1,86 @@
+// `vigil bench <scenario>` as a person and a machine use it: run the
+// scenario (and, with --compare, the same one against a second server),
+// print the summary or the JSON, write the HTML report, and say by the exit
+// status whether a promise was broken. The CLI (src/cli/bench-commands.ts)
+// only parses flags and calls this.
+import { writeFileSync } from 'node:fs';
+import { type Comparison, compare, comparisonText } from './compare.ts';
+import type { RunHooks, ScenarioOutcome } from './outcome.ts';
+import { ProgressLine } from './progress.ts';
+import { reportPage } from './report.ts';
+import { scenarioRunner } from './scenarios.ts';
+import { BenchSetupError } from './setup.ts';
+import type { BenchSpec } from './spec.ts';
+
+export interface BenchOptions {
+  json: boolean;
+  quiet: boolean;
+  report: string | undefined;
+  /** Protocol roots of the second server (--compare). */
+  compare: string[];
+}
+
+export interface BenchIo {
+  out: (text: string) => void;
+  err: NodeJS.WriteStream;
+  signal: AbortSignal;
+}
+
+/** Exit status: 0 kept every promise, 1 a violation, 3 the server could not be set up, 130 interrupted. */
+export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: BenchIo): Promise<number> {
+  const progress = new ProgressLine(options.json || options.quiet ? undefined : io.err);
+  const hooks = (label: string): RunHooks => ({
+    signal: io.signal,
+    progress: progress.enabled ? (line) => progress.update(line) : undefined,
+    step: options.quiet
+      ? undefined
+      : (line) => {
+          progress.clear();
+          io.err.write(`${label}${line}\n`);
+        },
+  });
+  const run = scenarioRunner(spec);
+  const outcomes: Array<{ label: string; outcome: ScenarioOutcome }> = [];
+  try {
+    outcomes.push({ label: spec.bases.join(', '), outcome: await run(spec, hooks(options.compare.length ? 'first: ' : '')) });
+    if (options.compare.length > 0 && !io.signal.aborted) {
+      const second = { ...spec, bases: options.compare, monitor: undefined, ownerToken: undefined, ...('pid' in spec ? { pid: undefined } : {}) } as BenchSpec;
+      outcomes.push({ label: options.compare.join(', '), outcome: await run(second, hooks('second: ')) });
+    }
+  } catch (error) {
+    progress.clear();
+    if (error instanceof BenchSetupError) {
+      io.err.write(`vigil bench ${spec.kind}: ${error.message}\n`);
+      if (outcomes.length === 0) return 3;
+    } else throw error;
+  } finally {
+    progress.clear();
+  }
+  const comparison: Comparison | undefined =
+    outcomes.length === 2 ? compare({ label: outcomes[0]!.label, figures: outcomes[0]!.outcome.key }, { label: outcomes[1]!.label, figures: outcomes[1]!.outcome.key }) : undefined;
+  if (options.json) {
+    const runs = outcomes.map((o) => o.outcome.figures);
+    io.out(`${JSON.stringify(comparison ? { runs, comparison: comparison.rows } : runs[0], jsonNumbers, 2)}\n`);
+  } else {
+    for (const [i, o] of outcomes.entries()) {
+      if (outcomes.length > 1) io.out(`${i === 0 ? 'first' : 'second'} server: ${o.label}\n`);
+      io.out(o.outcome.text);
+      if (i < outcomes.length - 1) io.out('\n');
+    }
+    if (comparison) io.out(`\n${comparisonText(comparison)}`);
+  }
+  if (options.report !== undefined) {
+    const sections = outcomes.map((o, i) => o.outcome.section(outcomes.length > 1 ? `${i === 0 ? 'First' : 'Second'} server: ${o.label}` : o.label));
+    writeFileSync(options.report, reportPage(spec, sections, comparison));
+    if (!options.quiet) io.err.write(`report: ${options.report}\n`);
+  }
+  const violations = outcomes.reduce((a, o) => a + o.outcome.violations, 0);
+  if (violations > 0) return 1;
+  if (outcomes.some((o) => o.outcome.figures.interrupted)) return 130;
+  return 0;
+}
+
+/** NaN and Infinity are not JSON: they are written as null. */
+function jsonNumbers(_key: string, value: unknown): unknown {
+  return typeof value === 'number' && !Number.isFinite(value) ? null : value;
+}

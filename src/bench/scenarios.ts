@@ -1,0 +1,48 @@
+// The three scenarios behind one shape (command.ts's ScenarioOutcome): each
+// runs, then gives its figures, its summary, its headline figures for
+// --compare and its section of the HTML report.
+import { count, type KeyFigure, millis, perSecond } from './compare.ts';
+import { type LeaseFigures, leaseSummary } from './lease-figures.ts';
+import { leaseSection } from './report-leases.ts';
+import type { RunHooks, ScenarioOutcome } from './outcome.ts';
+import { runLeases } from './run-leases.ts';
+import type { BenchSpec } from './spec.ts';
+
+export type ScenarioRunner = (spec: BenchSpec, hooks: RunHooks) => Promise<ScenarioOutcome>;
+
+export function scenarioRunner(spec: BenchSpec): ScenarioRunner {
+  if (spec.kind === 'leases') return leases;
+  throw new Error(`vigil bench ${spec.kind} is not built yet`);
+}
+
+const leases: ScenarioRunner = async (spec, hooks) => {
+  if (spec.kind !== 'leases') throw new Error('leases runner given another scenario');
+  const run = await runLeases(spec, hooks);
+  const f = run.figures;
+  return {
+    figures: f,
+    text: leaseSummary(f),
+    key: leaseKeyFigures(f),
+    violations: f.duplicates + f.lateEndsAccepted,
+    section: (title) => leaseSection(title, run),
+  };
+};
+
+export function leaseKeyFigures(f: LeaseFigures): KeyFigure[] {
+  const claim = f.latency[f.mode === 'next' ? 'claim next' : 'claim'];
+  const end = f.latency[f.mode === 'next' ? 'complete+next' : 'complete'];
+  return [
+    { name: 'claims per second', value: f.claims.perSecond, show: perSecond, better: 'higher' },
+    { name: 'grants per second', value: f.grants.perSecond, show: perSecond, better: 'higher' },
+    { name: 'cycles per second', value: f.cycles.perSecond, show: perSecond, better: 'higher' },
+    { name: 'claim p50', value: claim?.p50 ?? Number.NaN, show: millis, better: 'lower' },
+    { name: 'claim p99', value: claim?.p99 ?? Number.NaN, show: millis, better: 'lower' },
+    { name: 'complete p99', value: end?.p99 ?? Number.NaN, show: millis, better: 'lower' },
+    { name: "fairness (Jain's index)", value: f.fairness.jain, show: (n) => (Number.isFinite(n) ? n.toFixed(3) : '–'), better: 'higher' },
+    { name: 'duplicates', value: f.duplicates, show: count, better: 'lower' },
+    { name: 'late ends accepted', value: f.lateEndsAccepted, show: count, better: 'lower' },
+    { name: 'reclaim p50', value: f.reclaim.p50, show: millis, better: 'lower' },
+    { name: 'reclaim p99', value: f.reclaim.p99, show: millis, better: 'lower' },
+    { name: 'client CPU (cores)', value: f.client.coresUsed, show: (n) => n.toFixed(2), better: 'lower' },
+  ];
+}
