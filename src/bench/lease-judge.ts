@@ -75,6 +75,7 @@ export class LeaseJudge {
   private readonly open = new Map<string, Hold[]>();
   private readonly crashed = new Map<string, Array<{ hold: Hold; next: Hold | undefined }>>();
   private readonly lows = new Map<number, number>();
+  private readonly lateFlagged = new WeakSet<Hold>();
 
   constructor(
     private readonly threads: number,
@@ -87,8 +88,8 @@ export class LeaseJudge {
     const list = this.open.get(hold.subject);
     for (const other of list ?? []) {
       if (provablyOverlap(other, hold)) this.flag('duplicate', other.grant.answer <= hold.grant.answer ? [other, hold] : [hold, other], explainOverlap(other, hold, this.origin));
-      if (endAcceptedAfterRegrant(other, hold)) this.flag('late end accepted', [other, hold], explainLate(other, hold, this.origin));
-      if (endAcceptedAfterRegrant(hold, other)) this.flag('late end accepted', [hold, other], explainLate(hold, other, this.origin));
+      if (endAcceptedAfterRegrant(other, hold)) this.late(other, hold);
+      if (endAcceptedAfterRegrant(hold, other)) this.late(hold, other);
     }
     if (list) list.push(hold);
     else this.open.set(hold.subject, [hold]);
@@ -149,6 +150,13 @@ export class LeaseJudge {
       if (waiting.length === 0) this.crashed.delete(subject);
       else this.crashed.set(subject, waiting);
     }
+  }
+
+  /** A late end is counted once, with the first re-grant found as its evidence. */
+  private late(ended: Hold, regranted: Hold): void {
+    if (this.lateFlagged.has(ended)) return;
+    this.lateFlagged.add(ended);
+    this.flag('late end accepted', [ended, regranted], explainLate(ended, regranted, this.origin));
   }
 
   private flag(kind: Violation['kind'], holds: [Hold, Hold], why: string): void {

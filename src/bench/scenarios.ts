@@ -5,15 +5,63 @@ import { count, type KeyFigure, millis, perSecond } from './compare.ts';
 import { type LeaseFigures, leaseSummary } from './lease-figures.ts';
 import { leaseSection } from './report-leases.ts';
 import type { RunHooks, ScenarioOutcome } from './outcome.ts';
+import { runFanout } from './run-fanout.ts';
 import { runLeases } from './run-leases.ts';
+import { publishSummary, runPublish } from './run-publish.ts';
+import { fanoutSection, publishSection } from './report-streams.ts';
+import { fanoutSummary, fanoutViolations } from './stream-figures.ts';
 import type { BenchSpec } from './spec.ts';
 
 export type ScenarioRunner = (spec: BenchSpec, hooks: RunHooks) => Promise<ScenarioOutcome>;
 
 export function scenarioRunner(spec: BenchSpec): ScenarioRunner {
-  if (spec.kind === 'leases') return leases;
-  throw new Error(`vigil bench ${spec.kind} is not built yet`);
+  return { leases, fanout, publish }[spec.kind];
 }
+
+const fanout: ScenarioRunner = async (spec, hooks) => {
+  if (spec.kind !== 'fanout') throw new Error('fanout runner given another scenario');
+  const run = await runFanout(spec, hooks);
+  const f = run.figures;
+  return {
+    figures: f,
+    text: fanoutSummary(f),
+    key: [
+      { name: 'publishes acknowledged per second', value: f.publishes.perSecond, show: perSecond, better: 'higher' },
+      { name: 'deliveries per second', value: f.deliveries.perSecond, show: perSecond, better: 'higher' },
+      { name: 'publish → first p50', value: f.toFirst.p50, show: millis, better: 'lower' },
+      { name: 'publish → first p99', value: f.toFirst.p99, show: millis, better: 'lower' },
+      { name: 'publish → last p50', value: f.toLast.p50, show: millis, better: 'lower' },
+      { name: 'publish → last p99', value: f.toLast.p99, show: millis, better: 'lower' },
+      { name: 'publish → last max', value: f.toLast.max, show: millis, better: 'lower' },
+      { name: 'events lost', value: f.lost.before + f.lost.after, show: count, better: 'lower' },
+      { name: 'events duplicated', value: f.duplicated.before + f.duplicated.after, show: count, better: 'lower' },
+      ...(f.storm ? [{ name: 'storm reconnect p99', value: f.storm.reconnect.p99, show: millis, better: 'lower' as const }] : []),
+      { name: 'client CPU (cores)', value: f.client.coresUsed, show: (n: number) => n.toFixed(2), better: 'lower' },
+    ],
+    violations: fanoutViolations(f),
+    section: (title) => fanoutSection(title, run),
+  };
+};
+
+const publish: ScenarioRunner = async (spec, hooks) => {
+  if (spec.kind !== 'publish') throw new Error('publish runner given another scenario');
+  const run = await runPublish(spec, hooks);
+  const f = run.figures;
+  return {
+    figures: f,
+    text: publishSummary(f),
+    key: [
+      { name: 'publishes acknowledged per second', value: f.perSecond, show: perSecond, better: 'higher' },
+      { name: 'publish p50', value: f.latency.p50, show: millis, better: 'lower' },
+      { name: 'publish p99', value: f.latency.p99, show: millis, better: 'lower' },
+      { name: 'publish p99.9', value: f.latency.p999, show: millis, better: 'lower' },
+      { name: 'seqs given twice', value: f.duplicateSeqs, show: count, better: 'lower' },
+      { name: 'client CPU (cores)', value: f.client.coresUsed, show: (n: number) => n.toFixed(2), better: 'lower' },
+    ],
+    violations: f.duplicateSeqs,
+    section: (title) => publishSection(title, run),
+  };
+};
 
 const leases: ScenarioRunner = async (spec, hooks) => {
   if (spec.kind !== 'leases') throw new Error('leases runner given another scenario');
