@@ -122,7 +122,10 @@ export class SseStream {
   /** Chunked transfer decoding over latin1 text (one character per byte). */
   private decode(text: string, at: number): void {
     const body = this.body!;
-    if (body.kind === 'plain') return this.parse(text, at);
+    if (body.kind === 'plain') {
+      this.parse(text, at);
+      return;
+    }
     let i = 0;
     while (i < text.length && !this.ended) {
       const state = this.body!;
@@ -134,8 +137,10 @@ export class SseStream {
         }
         const size = Number.parseInt((state.digits + text.slice(i, nl)).trim().split(';')[0]!, 16);
         i = nl + 1;
-        if (!Number.isFinite(size)) return this.end('bad chunk size', this.status);
-        if (size === 0) return this.end('closed by the server', this.status);
+        if (!Number.isFinite(size) || size === 0) {
+          this.end(size === 0 ? 'closed by the server' : 'bad chunk size', this.status);
+          return;
+        }
         this.body = { kind: 'data', left: size };
       } else if (state.kind === 'data') {
         const take = Math.min(state.left, text.length - i);
