@@ -1,0 +1,155 @@
+// `vigil bench leases` against real servers, run as a user runs it: a Vigil
+// node and a small lease server of another make (test/fakes/lease-server.ts),
+// healthy and broken. Healthy servers show no violation; a server that grants
+// a held subject to a second holder, or accepts a complete after expiry and
+// re-grant, is caught (exit 1) with the offending records printed. A few
+// seconds of load each.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LeaseServer, startLeaseServer } from '../fakes/lease-server.ts';
+import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
+import { runBench, said } from './run-bench.ts';
+
+/** Contention on few subjects, crashes and stalled holders, a short lease: every rule gets exercised. */
+const shape = ['--clients', '16', '--subjects', '6', '--hold', '5ms-40ms', '--lease-seconds', '1', '--crash', '0.08', '--stall', '0.08', '--duration', '3s', '--seed', '7'];
+
+describe('vigil bench leases against a Vigil node', () => {
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServerProcess();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('measures, sends fencing tokens, and finds no violation', async () => {
+    const report = join(tempDir('vigil-bench-report-'), 'r.html');
+    const run = await runBench(['leases', '--base', server.url, ...shape, '--json', '--report', report]);
+    expect(run.code, said(run)).toBe(0);
+    const f = run.figures;
+    expect(f.fence).toBe(true);
+    expect(f.servers[0].extensions).toContain('leases.fence');
+    expect(f.grants.total).toBeGreaterThan(20);
+    expect(f.refusals['claim LEASE_HELD']).toBeGreaterThan(0);
+    expect(f.duplicates).toBe(0);
+    expect(f.lateEndsAccepted).toBe(0);
+    expect(f.violations).toEqual([]);
+    // Stalled holders came back after their lease and were refused; crashed holders' subjects were granted again.
+    expect(f.stalledHolds).toBeGreaterThan(0);
+    expect(f.lateEndsRefused).toBeGreaterThan(0);
+    expect(f.reclaim.crashes).toBeGreaterThan(0);
+    expect(f.reclaim.reclaimed).toBeGreaterThan(0);
+    expect(f.reclaim.p50).toBeGreaterThan(-1000);
+    expect(f.latency.claim.n).toBe(f.claims.attempts);
+    expect(f.fairness.clients).toBe(16);
+    expect(f.client.threadBusy.length).toBeGreaterThan(0);
+    // The report is one page that fetches nothing.
+    const html = readFileSync(report, 'utf8');
+    expect(html).toContain('<svg');
+    expect(html).toContain('Lease timeline');
+    expect(html).not.toMatch(/\s(src|href)=["']?(https?:)?\/\//);
+    expect(html).not.toContain('<script');
+  });
+
+  it('refuses --mode next clearly on a server that does not list leases.next', async () => {
+    const fake = await startLeaseServer('none');
+    try {
+      const run = await runBench(['leases', '--base', fake.url, '--mode', 'next', '--duration', '1s']);
+      expect(run.code, said(run)).toBe(3);
+      expect(run.stderr).toContain('--mode next');
+      expect(run.stderr).toContain('leases.next');
+      expect(run.stderr).toContain('--mode named');
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('stops on Ctrl-C and prints the summary of what ran', async () => {
+    let sent = false;
+    const run = await runBench(['leases', '--base', server.url, '--clients', '4', '--subjects', '4', '--duration', '10m'], {
+      onStderr: (text, child) => {
+        if (!sent && text.includes('running 4 clients')) {
+          sent = true;
+          // Let some holds happen first.
+          setTimeout(() => child.kill('SIGINT'), 1500);
+        }
+      },
+    });
+    expect(run.code, said(run)).toBe(130);
+    expect(run.stdout).toContain('interrupted: figures of what ran');
+    expect(run.stdout).toMatch(/claims\s+[\d,]+/);
+    expect(run.stdout).toContain('no violation');
+  });
+});
+
+describe('vigil bench leases against a lease server of another make', () => {
+  const servers: LeaseServer[] = [];
+  const start = async (...args: Parameters<typeof startLeaseServer>) => {
+    const s = await startLeaseServer(...args);
+    servers.push(s);
+    return s;
+  };
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
+  it('finds no violation on a healthy one, and sends no fence to a server that does not list leases.fence', async () => {
+    const fake = await start('none');
+    const run = await runBench(['leases', '--base', fake.url, ...shape, '--json']);
+    expect(run.code, said(run)).toBe(0);
+    expect(run.figures.fence).toBe(false);
+    expect(run.figures.duplicates).toBe(0);
+    expect(run.figures.lateEndsAccepted).toBe(0);
+    expect(fake.fences()).toMatchObject({ with: 0 });
+    expect(fake.fences().without).toBeGreaterThan(0);
+  });
+
+  it('sends the fence on every renew and end to a server that lists leases.fence', async () => {
+    const fake = await start('none', { fence: true });
+    const run = await runBench(['leases', '--base', fake.url, ...shape, '--json']);
+    expect(run.code, said(run)).toBe(0);
+    expect(run.figures.fence).toBe(true);
+    expect(fake.fences()).toMatchObject({ without: 0 });
+    expect(fake.fences().with).toBeGreaterThan(0);
+  });
+
+  it('catches a server that grants a held subject to a second holder, and prints both holds', async () => {
+    const fake = await start('double-grant');
+    const run = await runBench(['leases', '--base', fake.url, '--clients', '12', '--subjects', '4', '--duration', '2s', '--quiet']);
+    expect(fake.faults()).toBeGreaterThan(0);
+    expect(run.code, said(run)).toBe(1);
+    expect(run.stdout).toMatch(/VIOLATIONS: [\d,]+ duplicates?/);
+    const record = run.stdout.slice(run.stdout.indexOf('DUPLICATE on'));
+    expect(record).toMatch(/DUPLICATE on "s\d": sub-\w+ was granted "s\d" \(answer at \+[\d.]+ ms\) while sub-\w+ provably held it/);
+    expect(record).toMatch(/hold A: holder sub-\w+ \(client \d+\), lease 2000 ms, fence none\n\s+claim sent \+[\d.]+ answered \+[\d.]+ → 201/);
+    expect(record).toMatch(/hold B: holder sub-\w+ \(client \d+\)/);
+  });
+
+  it('catches a server that accepts a complete after expiry and re-grant, and prints the records', async () => {
+    const fake = await start('late-complete');
+    const run = await runBench(['leases', '--base', fake.url, '--clients', '12', '--subjects', '3', '--lease-seconds', '1', '--stall', '0.3', '--duration', '3s', '--quiet', '--json']);
+    expect(run.code, said(run)).toBe(1);
+    expect(run.figures.duplicates).toBe(0);
+    expect(run.figures.lateEndsAccepted).toBeGreaterThan(0);
+    const late = run.figures.violations.find((v: { kind: string }) => v.kind === 'late end accepted');
+    expect(late.holds[0].stalled).toBe(true);
+    expect(late.holds[0].end.status).toBe(200);
+    expect(late.holds[1].grant.answer).toBeLessThan(late.holds[0].end.send);
+    expect(late.why).toContain('was accepted although');
+  });
+});
+
+describe('vigil bench flags on the command line', () => {
+  it('refuses a bad value with exit 2, naming the flag and what it takes', async () => {
+    const run = await runBench(['leases', '--base', 'http://127.0.0.1:9', '--skew', 'zipf:x']);
+    expect(run.code, said(run)).toBe(2);
+    expect(run.stderr).toContain('--skew takes uniform, zipf:<s> (an exponent above 0 up to 10, e.g. zipf:1.1) or hot:<fraction>');
+  });
+
+  it('says when the server cannot be reached (exit 3)', async () => {
+    const run = await runBench(['publish', '--base', 'http://127.0.0.1:9', '--duration', '1s']);
+    expect(run.code, said(run)).toBe(3);
+    expect(run.stderr).toMatch(/127\.0\.0\.1:9\/mp\/v0\/discover does not answer/);
+  });
+});
