@@ -1,0 +1,65 @@
+// `vigil bench fanout` and `vigil bench publish` against a Vigil node, run as
+// a user runs them: every acknowledged event reaches every stream exactly
+// once, before and after a reconnect storm with Last-Event-ID; a server that
+// ignores Last-Event-ID (a proxy that drops the header) is caught replaying
+// events the streams had; publishes are acknowledged with seqs of their own.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Fault } from '../fakes/broken-proxy.ts';
+import { type BrokenServer, startBrokenProxy } from '../fakes/broken-proxy.ts';
+import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+import { runBench, said } from './run-bench.ts';
+
+/** Streams resume from their ?cursor= (the start) instead of after the last event they had. */
+const ignoresLastEventId: Fault = {
+  name: 'ignores Last-Event-ID',
+  request(req) {
+    delete req.headers['last-event-id'];
+  },
+};
+
+describe('vigil bench fanout and publish against a Vigil node', () => {
+  let server: ServerProcess;
+  let broken: BrokenServer | undefined;
+  beforeAll(async () => {
+    server = await startServerProcess();
+  });
+  afterAll(async () => {
+    await broken?.close();
+    await server?.stop();
+  });
+
+  it('delivers every event to every stream once, before and after a reconnect storm', async () => {
+    const run = await runBench(['fanout', '--base', server.url, '--streams', '60', '--subscriptions', '30', '--rate', '40', '--duration', '3s', '--reconnect-storm', '1500ms', '--pid', String(server.child.pid), '--json']);
+    expect(run.code, said(run)).toBe(0);
+    const f = run.figures;
+    expect(f.streams).toMatchObject({ asked: 60, opened: 60 });
+    expect(f.publishes.acknowledged).toBeGreaterThan(40);
+    expect(f.deliveries.total).toBe(f.publishes.acknowledged * 60);
+    expect(f.lost).toEqual({ before: 0, after: 0 });
+    expect(f.duplicated).toEqual({ before: 0, after: 0 });
+    expect(f.storm.reconnected).toBe(60);
+    expect(f.toFirst.n).toBe(f.publishes.acknowledged);
+    expect(f.toLast.n).toBe(f.publishes.acknowledged);
+    expect(f.toLast.p50).toBeGreaterThanOrEqual(f.toFirst.p50);
+    expect(f.serverMemory.pid).toBe(server.child.pid);
+    expect(f.serverMemory.afterMB).toBeGreaterThan(0);
+  });
+
+  it('catches a server that ignores Last-Event-ID: the storm replays what the streams had', async () => {
+    broken = await startBrokenProxy(server.url, ignoresLastEventId);
+    const run = await runBench(['fanout', '--base', broken.url, '--streams', '20', '--rate', '40', '--duration', '3s', '--reconnect-storm', '1500ms', '--quiet']);
+    expect(run.code, said(run)).toBe(1);
+    expect(run.stdout).toMatch(/published before the storm: duplicated\s+[1-9]/);
+    expect(run.stdout).toMatch(/DUPLICATED: seq \d+ on stream \d+ \(subscription [\w-]+\), published before the storm, arrived 2 times/);
+  });
+
+  it('measures durable publishes, each acknowledged with a seq of its own', async () => {
+    const run = await runBench(['publish', '--base', server.url, '--connections', '8', '--duration', '2s', '--json']);
+    expect(run.code, said(run)).toBe(0);
+    const f = run.figures;
+    expect(f.acknowledged).toBeGreaterThan(10);
+    expect(f.latency.n).toBe(f.acknowledged);
+    expect(f.duplicateSeqs).toBe(0);
+    expect(f.refused).toEqual({});
+  });
+});
