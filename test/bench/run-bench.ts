@@ -7,7 +7,7 @@ export interface BenchRun {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
-  // biome-ignore lint/suspicious/noExplicitAny: the figures as printed
+  /** The figures as printed (untyped JSON). */
   readonly figures?: any;
 }
 
