@@ -10,6 +10,9 @@ export interface RunHooks {
   step?: (line: string) => void;
   /** Aborts the run (Ctrl-C): the clients stop and the figures are of what ran. */
   signal?: AbortSignal;
+  /** Right before the clients are released, and right after the run ends (before they finish): a caller measuring the server between them sees the load alone. */
+  started?: () => void;
+  stopped?: () => void;
 }
 
 export interface ScenarioOutcome {

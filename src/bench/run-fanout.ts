@@ -27,8 +27,9 @@ export interface FanoutRun {
   startMs: number;
 }
 
-/** Called once the streams are open, before publishing starts (npm run bench reads the server's memory here). */
+/** npm run bench reads the server's memory here: once the subscriptions exist, and once the streams are open (before publishing). */
 export interface FanoutHooks extends RunHooks {
+  subscribed?: () => Promise<void>;
   opened?: () => Promise<void>;
 }
 
@@ -55,6 +56,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
   step(`subscribing ${num(spec.subscriptions)} subscriptions on monitor ${target.monitor}`);
   const subs = await subscribeMany(wire, roots, target, spec.subscriptions, 'agent:bench-s', ['observe']);
   const startSeq = (await head(wire, roots[0]!, target)) + 1;
+  await hooks.subscribed?.();
   const memoryBefore = spec.pid !== undefined ? residentBytes(spec.pid) : undefined;
 
   const threads = Math.max(1, Math.min(spec.threads, spec.streams));
@@ -132,6 +134,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
     );
     const cpu = cpuMeter();
     const runStart = nowMs();
+    hooks.started?.();
     streams.go({ startMs: runStart });
     publisher.go({ startMs: runStart });
     step(`publishing ${spec.events !== undefined ? num(spec.events) : ''}${spec.events !== undefined ? ' events ' : ''}at ${num(spec.rate, 1)}/s${spec.durationMs !== undefined ? ` for up to ${spec.durationMs / 1000} s` : ''}${spec.stormAtMs !== undefined ? `; every stream reconnects at ${spec.stormAtMs / 1000} s` : ''}`);
@@ -168,6 +171,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
         }
       }, 250);
     });
+    hooks.stopped?.();
     await publisher.finished(spec.timeoutMs + 5000);
     const endMs = nowMs();
     const ackedList = acked().map((p) => [p.seq!, p.send] as [number, number]);

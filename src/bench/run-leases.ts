@@ -81,6 +81,7 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Awa
   judge = new LeaseJudge(threads, runStart);
   tally = new LeaseTally(spec.clients, runStart, timelineSample(spec));
   const [j, t] = [judge, tally];
+  hooks.started?.();
   pool.go({ startMs: runStart });
   let interrupted = false;
   await new Promise<void>((resolve) => {
@@ -108,6 +109,7 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Awa
     else hooks.signal?.addEventListener('abort', onAbort, { once: true });
   });
   const endMs = nowMs();
+  hooks.stopped?.();
   pool.stop();
   // Clients end the hold they are in (or wait for an answer already on its way) before they stop.
   await pool.finished(spec.timeoutMs + 5000);
