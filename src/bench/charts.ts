@@ -11,7 +11,7 @@ export const palette = ['#2563eb', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '
 export function niceMax(value: number): number {
   if (!(value > 0)) return 1;
   const exp = 10 ** Math.floor(Math.log10(value));
-  for (const m of [1, 2, 2.5, 5, 10]) if (value <= m * exp) return m * exp;
+  for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (value <= m * exp + 1e-9) return m * exp;
   return 10 * exp;
 }
 
@@ -146,6 +146,6 @@ export function timeline(rows: TimelineRow[], span: [number, number]): string {
     const marks = row.marks.map((m) => `<text x="${x(m.at).toFixed(1)}" y="${y + rowH - 4}" text-anchor="middle" font-size="13" fill="#111827">✕<title>${esc(m.title)}</title></text>`);
     return `<text x="${left - 6}" y="${y + rowH - 5}" text-anchor="end" fill="#111827">${esc(row.label)}</text><line x1="${left}" x2="${W - pad.right}" y1="${y + rowH / 2}" y2="${y + rowH / 2}" stroke="#f3f4f6"/>${segs.join('')}${alarms.join('')}${marks.join('')}`;
   });
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${left + f * (W - left - pad.right)}" y="${h - pad.bottom + 14}" text-anchor="middle" fill="#374151">${short(t0 + f * (t1 - t0))} s</text>`);
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${left + f * (W - left - pad.right)}" y="${h - pad.bottom + 14}" text-anchor="${f === 1 ? 'end' : f === 0 ? 'start' : 'middle'}" fill="#374151">${short(t0 + f * (t1 - t0))} s</text>`);
   return frame(h, `${body.join('')}${ticks.join('')}`, 'lease timeline');
 }

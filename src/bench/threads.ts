@@ -3,6 +3,7 @@
 // through a flag in shared memory that every thread watches, and asked for
 // their event-loop utilisation at the end (near 1: the thread was the
 // bottleneck, and the summary says so).
+import { setMaxListeners } from 'node:events';
 import { Worker } from 'node:worker_threads';
 
 /** Slots of the shared counters. */
@@ -118,6 +119,8 @@ export function readyThenGo<T extends { type: string }>(port: import('node:worke
 /** In a thread: an AbortSignal that aborts when the shared stop flag rises (checked every 20 ms). */
 export function stopSignal(counters: Int32Array): AbortSignal {
   const controller = new AbortController();
+  // Every client of the thread sleeps on it at once.
+  setMaxListeners(0, controller.signal);
   const timer = setInterval(() => {
     if (Atomics.load(counters, slot.stop) !== 0) {
       clearInterval(timer);
