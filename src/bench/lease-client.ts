@@ -25,8 +25,8 @@ export interface ClientContext {
   ended(op: LeaseOp): void;
   /** next mode: every subject of the backlog was completed. */
   drained(): boolean;
-  /** Writes a request down (latency, outcome, refusal series). */
-  note(record: OpRecord): void;
+  /** Writes a request down (latency, outcome, refusal series), with the node (its index in --base) it went to. */
+  note(record: OpRecord, node: number): void;
   /** Hands a finished hold over. */
   finished(hold: Hold): void;
   /** Holds granted and not yet finished, for the thread's low-water mark. */
@@ -45,6 +45,8 @@ export class LeaseClient {
     private readonly ctx: ClientContext,
     readonly index: number,
     private readonly root: string,
+    /** The root's index in --base. */
+    private readonly node: number,
     private sub: Subscription,
   ) {
     this.random = generator(ctx.spec.seed, index);
@@ -67,7 +69,7 @@ export class LeaseClient {
     const record: OpRecord = { op, send, answer: nowMs(), status: reply.status };
     if (reply.code !== undefined) record.code = reply.code;
     if (body.next === true) record.next = true;
-    this.ctx.note(record);
+    this.ctx.note(record, this.node);
     return { reply, record };
   }
 
@@ -189,7 +191,7 @@ export class LeaseClient {
       const reply = await ctx.wire.request(this.root, 'POST', '/subscriptions', { monitor: ctx.monitor, subscriber, capabilities: ['observe', 'act'], from: 'head' }, ctx.ownerToken);
       const record: OpRecord = { op: 'subscribe', send, answer: nowMs(), status: reply.status };
       if (reply.code !== undefined) record.code = reply.code;
-      ctx.note(record);
+      ctx.note(record, this.node);
       if (reply.status === 201 && typeof reply.body?.token === 'string') {
         this.sub = { id: reply.body.subscription?.id ?? reply.body.id, token: reply.body.token };
         return undefined;

@@ -3,7 +3,7 @@
 // reads at the end, with the offending records of every violation.
 import type { ClientCpu } from './client-cpu.ts';
 import { ms, num, plural, rate, table } from './format.ts';
-import { type Percentiles, percentiles } from './histogram.ts';
+import { emptyHistogram, type Percentiles, percentiles } from './histogram.ts';
 import type { LeaseJudge, Violation } from './lease-judge.ts';
 import type { Hold, OpRecord } from './lease-records.ts';
 import { jain, type LeaseTally } from './lease-tally.ts';
@@ -30,6 +30,8 @@ export interface LeaseFigures {
   grants: { total: number; perSecond: number };
   cycles: { total: number; perSecond: number; complete: number; release: number; reject: number };
   latency: Record<string, Percentiles>;
+  /** Per node of --base, in its order: every request's latency, refused and unanswered requests. */
+  nodes: Array<{ root: string; latency: Percentiles; refused: number; unanswered: number }>;
   /** Requests that were refused or got no answer, by "operation code". */
   refusals: Record<string, number>;
   fairness: { jain: number; minGrants: number; maxGrants: number; clients: number };
@@ -106,6 +108,10 @@ export function leaseFigures(input: LeaseFigureInput): LeaseFigures {
     grants: { total: tally.grants, perSecond: tally.grants / elapsed },
     cycles: { total: ended, perSecond: ended / elapsed, ...tally.ended },
     latency: Object.fromEntries(Object.entries(tally.latency).map(([op, h]) => [op, percentiles(h)])),
+    nodes: spec.bases.map((root, i) => {
+      const n = tally.nodes[i];
+      return { root, latency: percentiles(n?.latency ?? emptyHistogram()), refused: n?.refused ?? 0, unanswered: n?.unanswered ?? 0 };
+    }),
     refusals,
     fairness: {
       jain: jain(tally.grantsPerClient),
@@ -156,6 +162,11 @@ export function leaseSummary(f: LeaseFigures): string {
   out.push('latency (sent → answered, on the client)');
   const ops = Object.keys(f.latency).sort((a, b) => rank(a) - rank(b));
   out.push(table(['operation', 'n', 'p50', 'p99', 'p99.9', 'max'], ops.map((op) => { const p = f.latency[op]!; return [op, num(p.n), ms(p.p50), ms(p.p99), ms(p.p999), ms(p.max)]; })));
+  if (f.nodes.length > 1) {
+    out.push('');
+    out.push('per node (every request it was sent)');
+    out.push(table(['node', 'n', 'p50', 'p99', 'max', 'refused', 'unanswered'], f.nodes.map((n) => [n.root, num(n.latency.n), ms(n.latency.p50), ms(n.latency.p99), ms(n.latency.max), num(n.refused), num(n.unanswered)])));
+  }
   const refusals = Object.entries(f.refusals).sort((a, b) => b[1] - a[1]);
   if (refusals.length > 0) {
     out.push('');

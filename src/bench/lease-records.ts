@@ -1,7 +1,7 @@
 // What a lease client writes down about each of its holds, on its own clock
 // (clock.ts): the claim that granted it, its renewals, how it ended (or that
 // the client died holding it). The judge (lease-judge.ts) reads nothing else.
-import type { Histogram } from './histogram.ts';
+import { emptyHistogram, type Histogram } from './histogram.ts';
 
 export type LeaseOp = 'claim' | 'renew' | 'complete' | 'release' | 'reject' | 'subscribe';
 
@@ -72,6 +72,24 @@ export interface LeaseBatch {
   refusedSeries: Record<number, number>;
   /** Requests per quarter second. */
   requestSeries: Record<number, number>;
+  /** Per node (index in --base): latency of every request, and those refused or unanswered. */
+  nodes: Record<number, NodeTally>;
+}
+
+export interface NodeTally {
+  latency: Histogram;
+  refused: number;
+  unanswered: number;
+}
+
+/** The tally of `node`, made empty on first use. */
+export function nodeTally(nodes: Record<number, NodeTally>, node: number): NodeTally {
+  let n = nodes[node];
+  if (!n) {
+    n = { latency: emptyHistogram(), refused: 0, unanswered: 0 };
+    nodes[node] = n;
+  }
+  return n;
 }
 
 export interface ThreadDone {

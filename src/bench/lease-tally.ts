@@ -2,7 +2,7 @@
 // in: latency per operation, outcomes, the series over time, grants per
 // client, and a bounded sample of holds for the report's timeline.
 import { type Histogram, histogramOf, mergeInto } from './histogram.ts';
-import { endedOk, type Hold, type LeaseBatch, seriesStepMs } from './lease-records.ts';
+import { endedOk, type Hold, type LeaseBatch, type NodeTally, nodeTally, seriesStepMs } from './lease-records.ts';
 
 /** Holds kept per sampled subject, and in all, for the timeline. */
 const perSubject = 400;
@@ -25,6 +25,8 @@ export class LeaseTally {
   readonly lateRefused = { complete: 0, release: 0, reject: 0 };
   /** Ends that got no answer at all. */
   unanswered = 0;
+  /** Per node (index in --base). */
+  readonly nodes: NodeTally[] = [];
   /** Holds kept for the timeline, by subject. */
   readonly timeline = new Map<string, Hold[]>();
   private sampled = 0;
@@ -43,6 +45,12 @@ export class LeaseTally {
     for (const [key, n] of Object.entries(batch.outcomes)) this.outcomes[key] = (this.outcomes[key] ?? 0) + n;
     addSeries(this.requests, batch.requestSeries);
     addSeries(this.refused, batch.refusedSeries);
+    for (const [i, n] of Object.entries(batch.nodes)) {
+      const into = nodeTally(this.nodes, Number(i));
+      mergeInto(into.latency, n.latency);
+      into.refused += n.refused;
+      into.unanswered += n.unanswered;
+    }
     for (const hold of batch.holds) this.hold(hold);
   }
 

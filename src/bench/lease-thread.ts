@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { nowMs } from './clock.ts';
 import { type Histogram, histogramOf, record } from './histogram.ts';
 import { type ClientContext, LeaseClient } from './lease-client.ts';
-import { type Hold, type LeaseBatch, type OpRecord, seriesStepMs, type ThreadDone } from './lease-records.ts';
+import { type Hold, type LeaseBatch, type NodeTally, nodeTally, type OpRecord, seriesStepMs, type ThreadDone } from './lease-records.ts';
 import { sampler } from './random.ts';
 import type { Subscription } from './setup.ts';
 import type { LeaseSpec } from './spec.ts';
@@ -16,7 +16,7 @@ import { Wire } from './wire.ts';
 export interface LeaseThreadData {
   spec: LeaseSpec;
   /** This thread's clients: their number, node and subscription. */
-  clients: Array<{ index: number; root: string; sub: Subscription }>;
+  clients: Array<{ index: number; root: string; node: number; sub: Subscription }>;
   monitor: string;
   ownerToken: string;
   fence: boolean;
@@ -33,6 +33,7 @@ let latency: Record<string, Histogram> = {};
 let outcomes: Record<string, number> = {};
 let refusedSeries: Record<number, number> = {};
 let requestSeries: Record<number, number> = {};
+let nodes: Record<number, NodeTally> = {};
 let finished: Hold[] = [];
 const holding = new Set<Hold>();
 
@@ -55,8 +56,12 @@ const ctx: ClientContext = {
     if (done) Atomics.store(counters, slot.stop, 1);
     return done;
   },
-  note(r) {
+  note(r, node) {
     const label = opLabel(r);
+    const n = nodeTally(nodes, node);
+    record(n.latency, r.answer - r.send);
+    if (r.status === 0) n.unanswered++;
+    else if (r.status >= 300) n.refused++;
     record(histogramOf(latency, label), r.answer - r.send);
     const key = `${label} ${r.status >= 200 && r.status < 300 ? 'ok' : (r.code ?? `HTTP_${r.status}`)}`;
     outcomes[key] = (outcomes[key] ?? 0) + 1;
@@ -73,20 +78,21 @@ const ctx: ClientContext = {
 function flush(): void {
   let low = nowMs();
   for (const h of holding) low = Math.min(low, h.grant.answer);
-  const batch: LeaseBatch = { type: 'batch', thread, holds: finished, low, latency, outcomes, refusedSeries, requestSeries };
+  const batch: LeaseBatch = { type: 'batch', thread, holds: finished, low, latency, outcomes, refusedSeries, requestSeries, nodes };
   port.postMessage(batch);
   finished = [];
   latency = {};
   outcomes = {};
   refusedSeries = {};
   requestSeries = {};
+  nodes = {};
 }
 
 // The run's start (ms, for the series) comes with "go".
 const { startMs } = await readyThenGo<{ type: 'go'; startMs: number }>(port, thread);
 const elu0 = performance.eventLoopUtilization();
 const flusher = setInterval(flush, 250);
-await Promise.all(data.clients.map((c) => new LeaseClient(ctx, c.index, c.root, c.sub).run()));
+await Promise.all(data.clients.map((c) => new LeaseClient(ctx, c.index, c.root, c.node, c.sub).run()));
 clearInterval(flusher);
 flush();
 const done: ThreadDone = { type: 'done', thread, elu: performance.eventLoopUtilization(elu0).utilization };

@@ -53,6 +53,12 @@ export function leaseSection(title: string, run: LeaseRunView): ReportSection {
   const latencyTable = `<table><tr><th>operation</th><th>n</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>${Object.entries(f.latency)
     .map(([op, p]) => `<tr><td>${esc(op)}</td><td>${num(p.n)}</td><td>${ms(p.p50)}</td><td>${ms(p.p99)}</td><td>${ms(p.p999)}</td><td>${ms(p.max)}</td></tr>`)
     .join('')}</table>`;
+  const perNode =
+    f.nodes.length > 1
+      ? `<h3>Per node</h3><table><tr><th>node</th><th>requests</th><th>p50</th><th>p99</th><th>max</th><th>refused</th><th>unanswered</th></tr>${f.nodes
+          .map((n) => `<tr><td>${esc(n.root)}</td><td>${num(n.latency.n)}</td><td>${ms(n.latency.p50)}</td><td>${ms(n.latency.p99)}</td><td>${ms(n.latency.max)}</td><td>${num(n.refused)}</td><td>${n.unanswered ? `<span class="bad">${num(n.unanswered)}</span>` : '0'}</td></tr>`)
+          .join('')}</table>`
+      : '';
   const refusals = Object.entries(f.refusals);
   const refusalTable = refusals.length
     ? `<table><tr><th>operation and code</th><th>n</th></tr>${refusals.sort((a, b) => b[1] - a[1]).map(([k, n]) => `<tr><td>${esc(k)}</td><td>${num(n)}</td></tr>`).join('')}</table>`
@@ -64,7 +70,7 @@ export function leaseSection(title: string, run: LeaseRunView): ReportSection {
     title,
     html: `${facts}${warnings}${violationBlock}
 <h3>Throughput over time</h3>${throughput}
-<h3>Latency (sent → answered, on the client)</h3>${histograms}${latencyTable}
+<h3>Latency (sent → answered, on the client)</h3>${histograms}${latencyTable}${perNode}
 <h3>Lease timeline</h3><p class="note">A sample of subjects (the hottest and some drawn at random; in next mode the first holds of the run; every subject with a violation). Each bar is a hold from its grant's answer to its end being sent, in its client's colour; dashed: a crashed holder's lease until it expired at the latest, or a stalled holder past its lease; ✕: the crash; <span class="bad">red</span>: two holders provably at once.</p>${timeline(timelineRows(run), [0, (run.endMs - run.startMs) / 1000])}
 <h3>Grants per client</h3>${barChart(t.grantsPerClient, { yUnit: 'grants', xUnit: 'client' })}
 <h3>Refused or unanswered requests</h3>${refusalTable}`,

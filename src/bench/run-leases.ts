@@ -59,7 +59,7 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Awa
 
   const threads = Math.min(spec.threads, spec.clients);
   const data: LeaseThreadData[] = Array.from({ length: threads }, () => ({ spec, clients: [], monitor: target.monitor, ownerToken: target.ownerToken, fence }));
-  for (let i = 0; i < spec.clients; i++) data[i % threads]!.clients.push({ index: i, root: roots[i % roots.length]!, sub: subs[i]! });
+  for (let i = 0; i < spec.clients; i++) data[i % threads]!.clients.push({ index: i, root: roots[i % roots.length]!, node: i % roots.length, sub: subs[i]! });
 
   // Made when the clients are released: the run's clock starts there.
   let judge: LeaseJudge | undefined;
