@@ -48,7 +48,7 @@ export interface Series {
 }
 
 /** Lines over time (x in seconds). */
-export function lineChart(series: Series[], options: { yUnit: string; xUnit: string; height?: number }): string {
+export function lineChart(series: Series[], options: { yUnit: string; xUnit: string; height?: number; marks?: Array<{ x: number; label: string }> }): string {
   const h = options.height ?? 240;
   const xMax = niceMax(Math.max(1e-9, ...series.flatMap((s) => s.points.map((p) => p[0]))));
   const yMax = niceMax(Math.max(1e-9, ...series.flatMap((s) => s.points.map((p) => p[1]))));
@@ -58,7 +58,10 @@ export function lineChart(series: Series[], options: { yUnit: string; xUnit: str
     .filter((s) => s.points.length > 0)
     .map((s) => `<polyline fill="none" stroke="${s.color}" stroke-width="1.6" points="${s.points.map(([a, b]) => `${x(a).toFixed(1)},${y(b).toFixed(1)}`).join(' ')}"><title>${esc(s.name)}</title></polyline>`);
   const xTicks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${x(xMax * f)}" y="${h - pad.bottom + 14}" text-anchor="middle" fill="#374151">${short(xMax * f)}</text>`);
-  return frame(h + 18, `${yAxis(yMax, h, options.yUnit)}${lines.join('')}${xTicks.join('')}<text x="${W / 2}" y="${h - 8}" text-anchor="middle" fill="#374151">${esc(options.xUnit)}</text>${legend(series, h + 12)}`, `${options.yUnit} over ${options.xUnit}`);
+  const marks = (options.marks ?? []).map(
+    (m) => `<line x1="${x(m.x)}" x2="${x(m.x)}" y1="${pad.top}" y2="${h - pad.bottom}" stroke="#dc2626" stroke-dasharray="4 3"/><text x="${x(m.x) + 4}" y="${pad.top + 10}" fill="#dc2626">${esc(m.label)}</text>`,
+  );
+  return frame(h + 18, `${yAxis(yMax, h, options.yUnit)}${marks.join('')}${lines.join('')}${xTicks.join('')}<text x="${W / 2}" y="${h - 8}" text-anchor="middle" fill="#374151">${esc(options.xUnit)}</text>${legend(series, h + 12)}`, `${options.yUnit} over ${options.xUnit}`);
 }
 
 export interface HistogramSeries {

@@ -47,13 +47,12 @@ export function fanoutSection(title: string, run: FanoutRun): ReportSection {
   return {
     title,
     html: `${facts}${warnings}${offences}
-<h3>Throughput over time</h3>${storm}${lineChart(
-      [
-        { name: 'deliveries/s', color: palette[0]!, points: perSecond(run.deliverySeries) },
-        { name: 'publishes acknowledged/s × streams', color: palette[1]!, points: perSecond(run.publishSeries.map((n) => n * f.streams.opened)) },
-      ],
-      { yUnit: 'per second', xUnit: 'seconds into the run' },
-    )}
+<h3>Deliveries over time</h3>${storm}${lineChart([{ name: 'deliveries/s', color: palette[0]!, points: perSecond(run.deliverySeries) }], {
+      yUnit: 'per second',
+      xUnit: 'seconds into the run',
+      marks: f.storm ? [{ x: f.storm.atSeconds, label: 'reconnect storm' }] : [],
+    })}
+<h3>Publishes acknowledged over time</h3>${lineChart([{ name: 'publishes acknowledged/s', color: palette[1]!, points: perSecond(run.publishSeries) }], { yUnit: 'per second', xUnit: 'seconds into the run', height: 160 })}
 <h3>Latency over events</h3>${histogramChart([
       { name: 'publish → first stream', color: palette[0]!, bars: bars(histogramOfSamples(run.toFirst)) },
       { name: 'publish → last stream', color: palette[2]!, bars: bars(histogramOfSamples(run.toLast)) },

@@ -60,7 +60,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
   const memoryBefore = spec.pid !== undefined ? residentBytes(spec.pid) : undefined;
 
   const threads = Math.max(1, Math.min(spec.threads, spec.streams));
-  const data: StreamThreadData[] = Array.from({ length: threads }, () => ({ streams: [], startSeq }));
+  const data: StreamThreadData[] = Array.from({ length: threads }, () => ({ streams: [], startSeq, timeoutMs: spec.timeoutMs }));
   for (let i = 0; i < spec.streams; i++) {
     const root = new URL(roots[i % roots.length]!);
     const sub = subs[i % subs.length]!;
@@ -98,8 +98,8 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
       for (const [i, n] of Object.entries(m.series as Record<number, number>)) add(deliverySeries, Number(i), n);
       for (const [k, n] of Object.entries(m.closes as Record<string, number>)) closes[k] = (closes[k] ?? 0) + n;
       for (const [seq, first, last, count] of m.seqs as Array<[number, number, number, number]>) arrivals.merge(seq, first, last, count);
-    } else if (m.type === 'stormed') stormTimes.push(...(m.times as number[]));
-    else if (m.type === 'judged') judged.push(m as unknown as StreamJudgement);
+      stormTimes.push(...(m.stormed as number[]));
+    } else if (m.type === 'judged') judged.push(m as unknown as StreamJudgement);
     else if (m.type === 'done') busy[m.thread] = m.elu as number;
   });
   try {

@@ -40,19 +40,27 @@ export class SseStream {
   private ended = false;
   /** The id of the last event received: sent as Last-Event-ID on a reconnect. */
   lastId: string | undefined;
+  /** The reconnection time the server asked for (`retry:`), ms; EventSource's usual 3 s until it says. */
+  retryMs = 3000;
+  private headTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly address: StreamAddress,
     private readonly handlers: StreamHandlers,
   ) {}
 
-  open(lastEventId?: string): void {
+  /** `timeoutMs`: a stream whose answer has not begun by then is given up (and reported closed). */
+  open(lastEventId?: string, timeoutMs = 30_000): void {
     this.reset();
     const { host, port, path, token } = this.address;
     // Events of a socket this stream has closed (its close arrives later) are not this stream's any more.
     const socket: net.Socket = net.connect({ host, port, onread: { buffer: readBuffer, callback: (n: number) => socket === this.socket && this.read(n) } });
     this.socket = socket;
     socket.setNoDelay(true);
+    this.headTimer = setTimeout(() => {
+      if (socket === this.socket && this.body === undefined) this.end('no answer in time', 0);
+    }, timeoutMs);
+    this.headTimer.unref();
     socket.write(
       `GET ${path} HTTP/1.1\r\nHost: ${host}:${port}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n` +
         `${lastEventId !== undefined ? `Last-Event-ID: ${lastEventId}\r\n` : ''}Connection: keep-alive\r\n\r\n`,
@@ -67,6 +75,7 @@ export class SseStream {
 
   /** Closes the socket; `closed` is not called for a close asked for here. */
   close(): void {
+    clearTimeout(this.headTimer);
     this.ended = true;
     this.socket?.destroy();
     this.socket = undefined;
@@ -86,6 +95,7 @@ export class SseStream {
 
   private end(reason: string, status: number): void {
     if (this.ended) return;
+    clearTimeout(this.headTimer);
     this.ended = true;
     this.socket?.destroy();
     this.socket = undefined;
@@ -113,6 +123,7 @@ export class SseStream {
         return false;
       }
       this.body = /\r\ntransfer-encoding:\s*chunked/i.test(headText) ? { kind: 'size', digits: '' } : { kind: 'plain' };
+      clearTimeout(this.headTimer);
       this.handlers.opened(at);
     }
     this.decode(text, at);
@@ -190,5 +201,9 @@ export class SseStream {
     } else if (line.startsWith('id:')) {
       this.eventId = line.slice(3).trim();
     } else if (line.startsWith('event:')) this.eventType = line.slice(6).trim();
+    else if (line.startsWith('retry:')) {
+      const ms = Number(line.slice(6).trim());
+      if (Number.isSafeInteger(ms) && ms >= 0) this.retryMs = ms;
+    }
   }
 }

@@ -24,8 +24,11 @@ export interface FanoutFigures {
   /** Publish sent → first and → last stream's delivery, over events (last: events every stream got). */
   toFirst: Percentiles;
   toLast: Percentiles;
+  /** Events a stream skipped: a later event arrived on it, this one never did. */
   lost: { before: number; after: number };
   duplicated: { before: number; after: number };
+  /** Events after a stream's last one when the run ended: on open streams (behind), and on streams not back from a reconnect. */
+  undelivered: { open: number; away: number; streamsAway: number };
   storm: { atSeconds: number; reconnected: number; reconnect: Percentiles } | undefined;
   /** Streams the server ended (the client came back with Last-Event-ID), by reason. */
   serverClosed: Record<string, number>;
@@ -80,6 +83,10 @@ export function fanoutFigures(input: FanoutFigureInput): FanoutFigures {
   const warnings: string[] = [];
   if (input.client.saturated) warnings.push(`the load generator may have been the bottleneck: ${input.client.saturated}`);
   if (input.opened < spec.streams) warnings.push(`only ${num(input.opened)} of ${num(spec.streams)} streams opened`);
+  const undeliveredOpen = input.judged.reduce((a, j) => a + j.undelivered.open, 0);
+  const away = input.judged.reduce((a, j) => a + j.undelivered.streamsAway, 0);
+  if (away > 0) warnings.push(`${num(away)} streams were not back from a reconnect when the run ended (${num(input.judged.reduce((a, j) => a + j.undelivered.away, 0))} events not delivered to them): a longer --drain lets them catch up`);
+  if (undeliveredOpen > 0) warnings.push(`${num(undeliveredOpen)} events had not reached streams that were open when the run ended (--drain ${showMs(spec.drainMs)}): the server was behind, or stopped delivering`);
   const achieved = input.published.length / Math.max(0.001, publishSeconds);
   if (achieved < spec.rate * 0.9 && !input.interrupted && input.published.length > 10) warnings.push(`the publisher reached ${rate(achieved, '/s')} of the ${rate(spec.rate, '/s')} asked: the server answered publishes too slowly for the open loop`);
   return {
@@ -107,6 +114,11 @@ export function fanoutFigures(input: FanoutFigureInput): FanoutFigures {
     toLast: samplePercentiles(input.toLast),
     lost: sum((j) => j.lost),
     duplicated: sum((j) => j.duplicated),
+    undelivered: {
+      open: input.judged.reduce((a, j) => a + j.undelivered.open, 0),
+      away: input.judged.reduce((a, j) => a + j.undelivered.away, 0),
+      streamsAway: input.judged.reduce((a, j) => a + j.undelivered.streamsAway, 0),
+    },
     storm: input.stormAt === undefined ? undefined : { atSeconds: input.stormAt / 1000, reconnected: input.stormTimes.length, reconnect: samplePercentiles(input.stormTimes) },
     serverClosed: input.closes,
     serverMemory: input.memory
@@ -127,7 +139,10 @@ export function fanoutSummary(f: FanoutFigures): string {
   out.push(`  monitor ${f.monitor}; ran ${f.elapsedSeconds.toFixed(1)} s from ${f.startedAt}; machine load ${f.client.load[0].toFixed(1)} → ${f.client.load[1].toFixed(1)} on ${f.client.cores} cores (a shared machine moves every rate)`);
   out.push('');
   out.push(`streams     ${num(f.streams.opened)} of ${num(f.streams.asked)} open${Object.keys(f.streams.refused).length ? ` (${Object.entries(f.streams.refused).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`);
-  out.push(`publishes   ${num(f.publishes.acknowledged)} acknowledged of ${num(f.publishes.sent)} (${rate(f.publishes.perSecond, '/s')}); acknowledged p50 ${ms(f.publishes.latency.p50)}, p99 ${ms(f.publishes.latency.p99)}`);
+  const refused = Object.entries(f.publishes.refused);
+  out.push(
+    `publishes   ${num(f.publishes.acknowledged)} acknowledged of ${num(f.publishes.sent)} (${rate(f.publishes.perSecond, '/s')}); acknowledged p50 ${ms(f.publishes.latency.p50)}, p99 ${ms(f.publishes.latency.p99)}${refused.length ? `; refused or unanswered: ${refused.map(([k, n]) => `${k} ×${n}`).join(', ')}` : ''}`,
+  );
   out.push(`deliveries  ${num(f.deliveries.total)} (${rate(f.deliveries.perSecond, '/s')})`);
   out.push('');
   out.push('publish sent → delivered, over events');
@@ -141,14 +156,15 @@ export function fanoutSummary(f: FanoutFigures): string {
     ),
   );
   out.push('');
-  out.push("promises, judged from the streams' own records (each acknowledged event on each open stream exactly once)");
+  out.push("promises, judged from the streams' own records (each acknowledged event on each stream exactly once; lost: skipped while a later event arrived)");
   const rows: string[][] = [];
   if (f.storm) {
     rows.push(['published before the storm: lost', num(f.lost.before)], ['published before the storm: duplicated', num(f.duplicated.before)]);
     rows.push(['published after it began: lost', num(f.lost.after)], ['published after it began: duplicated', num(f.duplicated.after)]);
   } else rows.push(['lost', num(f.lost.before)], ['duplicated', num(f.duplicated.before)]);
+  rows.push(['not delivered by the end, open streams', num(f.undelivered.open)], ['not delivered by the end, streams not back', `${num(f.undelivered.away)} (${num(f.undelivered.streamsAway)} streams)`]);
   out.push(table(['figure', 'value'], rows));
-  if (f.storm) out.push(`reconnect storm at ${f.storm.atSeconds.toFixed(1)} s: ${num(f.storm.reconnected)} streams back with Last-Event-ID; reconnect p50 ${ms(f.storm.reconnect.p50)}, p99 ${ms(f.storm.reconnect.p99)}, max ${ms(f.storm.reconnect.max)}`);
+  if (f.storm) out.push(`reconnect storm at ${f.storm.atSeconds.toFixed(1)} s: ${num(f.storm.reconnected)} of ${num(f.streams.opened)} streams back with Last-Event-ID before the end; reconnect p50 ${ms(f.storm.reconnect.p50)}, p99 ${ms(f.storm.reconnect.p99)}, max ${ms(f.storm.reconnect.max)}`);
   const closed = Object.entries(f.serverClosed);
   if (closed.length) out.push(`streams ended by the server (resumed with Last-Event-ID): ${closed.map(([k, n]) => `${k} ×${n}`).join(', ')}`);
   if (f.serverMemory) out.push(`server memory (pid ${f.serverMemory.pid}): ${f.serverMemory.beforeMB.toFixed(1)} → ${f.serverMemory.afterMB.toFixed(1)} MB RSS with the streams open, ${f.serverMemory.perStreamKB.toFixed(2)} KB per stream`);

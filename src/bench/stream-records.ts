@@ -67,8 +67,10 @@ export interface StreamOffence {
 export interface StreamJudgement {
   type: 'judged';
   thread: number;
-  /** Per phase: events that did not arrive on a stream, and extra arrivals. */
+  /** Per phase: events a stream skipped (a later event arrived, this one never did), and extra arrivals. */
   lost: { before: number; after: number };
   duplicated: { before: number; after: number };
+  /** Events after the last one a stream received, when the run ended: on streams that were open, and on streams not back. */
+  undelivered: { open: number; away: number; streamsAway: number };
   offences: StreamOffence[];
 }

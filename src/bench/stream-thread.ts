@@ -16,13 +16,16 @@ export interface StreamThreadData {
   streams: Array<{ index: number; host: string; port: number; path: string; token: string; subscription: string }>;
   /** The first seq the streams can deliver (the head when they opened, plus one). */
   startSeq: number;
+  /** A stream whose answer has not begun by then is given up and opened again. */
+  timeoutMs: number;
 }
 
 const data = workerData as StreamThreadData & { thread: number; counters: Int32Array };
 const port = parentPort!;
 const stop = stopSignal(data.counters);
 const arrivals = new Arrivals(data.startSeq);
-const touched = new Set<number>();
+/** Deliveries per seq since the last flush (the main thread adds them up). */
+const touched = new Map<number, number>();
 let deliveries = 0;
 let duplicates = 0;
 let startMs = nowMs();
@@ -33,6 +36,8 @@ let finishing = false;
 
 interface Reader {
   stream: SseStream;
+  /** Its stream is open now (not refused, cut, or away in a reconnect). */
+  open: boolean;
   received: Uint8Array;
   /** When the storm closed it, until it is open again. */
   stormedAt: number | undefined;
@@ -40,9 +45,10 @@ interface Reader {
 }
 
 const readers: Reader[] = data.streams.map((s) => {
-  const reader: Reader = { stream: undefined as never, received: new Uint8Array(256), stormedAt: undefined, settle: undefined };
+  const reader: Reader = { stream: undefined as never, open: false, received: new Uint8Array(256), stormedAt: undefined, settle: undefined };
   reader.stream = new SseStream(s, {
     opened(at) {
+      reader.open = true;
       if (reader.stormedAt !== undefined) {
         stormTimes.push(at - reader.stormedAt);
         reader.stormedAt = undefined;
@@ -66,19 +72,21 @@ const readers: Reader[] = data.streams.map((s) => {
       if (reader.received[i]! < 255) reader.received[i]!++;
       deliveries++;
       arrivals.record(seq, at);
-      touched.add(seq);
+      touched.set(seq, (touched.get(seq) ?? 0) + 1);
       const step = Math.floor((at - startMs) / seriesStepMs);
       series[step] = (series[step] ?? 0) + 1;
     },
     closed(reason, status) {
+      reader.open = false;
       reader.settle?.();
       reader.settle = undefined;
       if (finishing) return;
       closes[reason] = (closes[reason] ?? 0) + 1;
-      // As a client does: come back after a moment and resume after the last event received.
-      const wait = status >= 400 ? 1000 : 250;
+      // As EventSource does: come back after the server's `retry:` time (a little spread, so that
+      // streams cut together do not all return in the same millisecond) and resume after the last event.
+      const wait = Math.max(status >= 400 ? 1000 : 0, reader.stream.retryMs) * (1 + Math.random() * 0.1);
       setTimeout(() => {
-        if (!finishing) reader.stream.open(reader.stream.lastId);
+        if (!finishing) reader.stream.open(reader.stream.lastId, data.timeoutMs);
       }, wait).unref();
     },
   });
@@ -92,7 +100,7 @@ function openAll(list: Reader[], lastIds: boolean): Promise<void> {
       (r) =>
         new Promise<void>((resolve) => {
           r.settle = resolve;
-          r.stream.open(lastIds ? r.stream.lastId : undefined);
+          r.stream.open(lastIds ? r.stream.lastId : undefined, data.timeoutMs);
         }),
     ),
   ).then(() => {});
@@ -105,31 +113,51 @@ port.postMessage({ type: 'opened', thread: data.thread, opened: readers.length -
 for (const key of Object.keys(closes)) delete closes[key];
 
 function flush(): void {
-  const seqs = [...touched].map((seq) => {
+  const seqs = [...touched].map(([seq, delivered]) => {
     const i = seq - arrivals.base;
-    return [seq, arrivals.first[i]!, arrivals.last[i]!, arrivals.count[i]!];
+    return [seq, arrivals.first[i]!, arrivals.last[i]!, delivered];
   });
   touched.clear();
-  port.postMessage({ type: 'batch', thread: data.thread, deliveries, duplicates, series, closes: { ...closes }, seqs });
+  port.postMessage({ type: 'batch', thread: data.thread, deliveries, duplicates, series, closes: { ...closes }, seqs, stormed: stormTimes.splice(0) });
   series = {};
+  for (const key of Object.keys(closes)) delete closes[key];
 }
 
+/**
+ * Each acknowledged event on each stream exactly once. An event that never arrived while a later one
+ * did was skipped (lost); one after the last that arrived was not delivered by the end (the stream was
+ * behind, or not back from a reconnect): that is told apart, not counted as lost.
+ */
 function judge(published: Array<[number, number]>, stormAt: number | undefined): StreamJudgement {
   const lost = { before: 0, after: 0 };
   const duplicated = { before: 0, after: 0 };
+  const undelivered = { open: 0, away: 0, streamsAway: 0 };
   const offences: StreamOffence[] = [];
   for (const [k, r] of readers.entries()) {
+    let last = -1;
+    for (let i = r.received.length - 1; i >= 0; i--) {
+      if (r.received[i]! > 0) {
+        last = i;
+        break;
+      }
+    }
+    if (!r.open) undelivered.streamsAway++;
     for (const [seq, sent] of published) {
       const i = seq - data.startSeq;
       const times = i >= 0 && i < r.received.length ? r.received[i]! : 0;
       if (times === 1) continue;
+      if (times === 0 && i > last) {
+        if (r.open) undelivered.open++;
+        else undelivered.away++;
+        continue;
+      }
       const phase = stormAt !== undefined && sent >= stormAt ? 'after' : 'before';
       if (times === 0) lost[phase]++;
       else duplicated[phase] += times - 1;
       if (offences.length < 20) offences.push({ kind: times === 0 ? 'lost' : 'duplicated', stream: data.streams[k]!.index, subscription: data.streams[k]!.subscription, seq, times, phase });
     }
   }
-  return { type: 'judged', thread: data.thread, lost, duplicated, offences };
+  return { type: 'judged', thread: data.thread, lost, duplicated, undelivered, offences };
 }
 
 const go = await readyThenGo<{ type: 'go'; startMs: number }>(port, data.thread);
@@ -142,9 +170,10 @@ await new Promise<void>((resolve) => {
       const at = nowMs();
       for (const r of readers) {
         r.stormedAt = at;
+        r.open = false;
         r.stream.close();
       }
-      void openAll(readers, true).then(() => port.postMessage({ type: 'stormed', thread: data.thread, times: stormTimes.splice(0) }));
+      void openAll(readers, true);
     } else if (m.type === 'judge') {
       finishing = true;
       clearInterval(flusher);

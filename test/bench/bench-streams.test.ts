@@ -37,6 +37,7 @@ describe('vigil bench fanout and publish against a Vigil node', () => {
     expect(f.deliveries.total).toBe(f.publishes.acknowledged * 60);
     expect(f.lost).toEqual({ before: 0, after: 0 });
     expect(f.duplicated).toEqual({ before: 0, after: 0 });
+    expect(f.undelivered).toEqual({ open: 0, away: 0, streamsAway: 0 });
     expect(f.storm.reconnected).toBe(60);
     expect(f.toFirst.n).toBe(f.publishes.acknowledged);
     expect(f.toLast.n).toBe(f.publishes.acknowledged);
