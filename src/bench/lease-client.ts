@@ -68,7 +68,8 @@ export class LeaseClient {
     const reply = await this.ctx.wire.request(this.root, 'POST', path, body, this.sub.token);
     const record: OpRecord = { op, send, answer: nowMs(), status: reply.status };
     if (reply.code !== undefined) record.code = reply.code;
-    if (body.next === true) record.next = true;
+    // A take-next claim is told apart by the mode; `next` marks an end that also took the next subject.
+    if (body.next === true && op !== 'claim') record.next = true;
     this.ctx.note(record, this.node);
     return { reply, record };
   }

@@ -155,7 +155,7 @@ export function leaseSummary(f: LeaseFigures): string {
   out.push(`  ran ${f.elapsedSeconds.toFixed(1)} s from ${f.startedAt}; machine load ${f.client.load[0].toFixed(1)} → ${f.client.load[1].toFixed(1)} on ${f.client.cores} cores (a shared machine moves every rate)`);
   out.push('');
   out.push('throughput');
-  out.push(`  claims    ${num(f.claims.attempts)} (${rate(f.claims.perSecond, '/s')}), ${num(f.claims.granted)} granted`);
+  out.push(`  claims    ${num(f.claims.attempts)} (${rate(f.claims.perSecond, '/s')}), ${num(f.claims.granted)} granted${f.mode === 'next' ? ' (take-next claims; most grants come with complete-and-take-next)' : ''}`);
   out.push(`  grants    ${num(f.grants.total)} (${rate(f.grants.perSecond, '/s')})`);
   out.push(`  cycles    ${num(f.cycles.total)} (${rate(f.cycles.perSecond, '/s')}): ${num(f.cycles.complete)} completed, ${num(f.cycles.release)} released, ${num(f.cycles.reject)} rejected`);
   out.push('');
