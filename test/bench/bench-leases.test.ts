@@ -135,6 +135,22 @@ describe('vigil bench leases against a lease server of another make', () => {
     expect(fake.fences().with).toBeGreaterThan(0);
   });
 
+  it('--compare runs the same scenario with the same seed against a second server and gives each figure’s ratio', async () => {
+    const [first, second] = [await start('none'), await start('double-grant')];
+    const run = await runBench(['leases', '--base', first.url, '--compare', second.url, '--clients', '8', '--subjects', '4', '--duration', '2s', '--seed', '11', '--json', '--quiet']);
+    // The second server broke the one-holder rule: the run as a whole says so.
+    expect(run.code, said(run)).toBe(1);
+    const { runs, comparison } = run.figures;
+    expect(runs.map((r: { seed: number }) => r.seed)).toEqual([11, 11]);
+    expect(runs[0].servers[0].root).toBe(`${first.url}/mp/v0`);
+    expect(runs[1].servers[0].root).toBe(`${second.url}/mp/v0`);
+    expect(runs[0].duplicates).toBe(0);
+    expect(runs[1].duplicates).toBeGreaterThan(0);
+    const grants = comparison.find((r: { name: string }) => r.name === 'grants per second');
+    expect(grants.ratio).toBeCloseTo(grants.second / grants.first, 6);
+    expect(comparison.find((r: { name: string }) => r.name === 'duplicates')).toMatchObject({ first: 0, better: 'lower' });
+  });
+
   it('catches a server that grants a held subject to a second holder, and prints both holds', async () => {
     const fake = await start('double-grant');
     const run = await runBench(['leases', '--base', fake.url, '--clients', '12', '--subjects', '4', '--duration', '2s', '--quiet']);
