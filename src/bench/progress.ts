@@ -13,7 +13,7 @@ export class ProgressLine {
 
   update(line: string): void {
     if (!this.enabled) return;
-    const width = Math.max(20, (this.stream!.columns ?? 100) - 1);
+    const width = Math.max(20, (this.stream!.columns || 120) - 1);
     this.stream!.write(`\r${line.length > width ? `${line.slice(0, width - 1)}…` : line}\x1b[K`);
     this.shown = true;
   }
