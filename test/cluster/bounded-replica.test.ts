@@ -11,11 +11,10 @@
 // 384 MB at this size already.
 import { describe, expect, it } from 'vitest';
 import { readBigMonitor } from '../support/big-monitor.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
+const unavailable = await postgresFor('the cluster tests');
 
 describe.skipIf(unavailable !== undefined)('a node reading a monitor of 200,000 observations', () => {
   const cluster = nodesOnOneDatabase();

@@ -3,11 +3,10 @@
 // invariant checked from the clients' records. `npm run chaos` runs it for
 // minutes with longer pauses.
 import { describe, expect, it } from 'vitest';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { faults, runChaos } from './chaos/chaos.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster chaos test: ${unavailable}`);
+const unavailable = await postgresFor('the cluster chaos test');
 
 describe.skipIf(unavailable !== undefined)('three nodes under faults', () => {
   it('lose no acknowledged write, keep one feed and never give a lease twice through kill -9, pause, database loss, SIGTERM and a restart of every node', { timeout: 240_000 }, async () => {

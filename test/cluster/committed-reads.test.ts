@@ -5,13 +5,12 @@
 // page gets every seq once, with no gap; an event stream on each node the same.
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, subscribe } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { openSse } from '../support/sse.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import { type PublishRecord, runPublishers } from './workload/publishers.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
+const unavailable = await postgresFor('the cluster tests');
 
 describe.skipIf(unavailable !== undefined)('reads on three nodes under concurrent writes', () => {
   const cluster = nodesOnOneDatabase();

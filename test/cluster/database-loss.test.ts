@@ -10,7 +10,7 @@ import { spawnChild } from '../support/children.ts';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
-import { adminUrl, postgresUnavailable } from '../support/postgres.ts';
+import { adminUrl, postgresFor } from '../support/postgres.ts';
 import { repoRoot, vigilArgs } from '../support/server-process.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import { checkFeeds } from './workload/feed-invariants.ts';
@@ -18,8 +18,7 @@ import { type LeaseRecord, runLeaseClients } from './workload/lease-clients.ts';
 import { checkLeases, leaseHistory } from './workload/lease-invariants.ts';
 import { type PublishRecord, runPublishers } from './workload/publishers.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster database-loss tests: ${unavailable}`);
+const unavailable = await postgresFor('the cluster database-loss tests');
 
 /** Ends every session of the nodes on `database` (the pool's, the notification and the lock sessions); returns how many. */
 async function terminateSessions(database: string): Promise<number> {

@@ -10,10 +10,9 @@ import { ClusterConflictError, FencedOffError } from '../../src/store/cluster-co
 import { CapturedBatch } from '../../src/store/postgres/captured-batch.ts';
 import { openPostgres, type PgConnection } from '../../src/store/postgres/pg-connection.ts';
 import { PgStore } from '../../src/store/postgres/pg-store.ts';
-import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
+import { createTestDatabase, postgresFor, type TestDatabase } from '../support/postgres.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the fencing test: ${unavailable}`);
+const unavailable = await postgresFor('the fencing test');
 
 const mkey = 1;
 const monitorRow = (name: string) => [mkey, 'm-fenced', 'active', JSON.stringify({ id: 'm-fenced', name }), 'owner-hash', null, '{}'];

@@ -5,14 +5,13 @@
 // own records and the monitor's lease history, not from what a node says.
 import { describe, expect, it } from 'vitest';
 import { createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import { type LeaseRecord, runLeaseClients } from './workload/lease-clients.ts';
 import { checkLeases, leaseHistory } from './workload/lease-invariants.ts';
 import { type PublishRecord, runPublishers } from './workload/publishers.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
+const unavailable = await postgresFor('the cluster tests');
 
 describe.skipIf(unavailable !== undefined)('lease grants on three nodes', () => {
   const cluster = nodesOnOneDatabase();

@@ -4,13 +4,12 @@
 // leaves its share to the live ones. Counted from each node's /admin/snapshot.
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import { untilTrue } from '../support/until.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the lock spread test: ${unavailable}`);
+const unavailable = await postgresFor('the lock spread test');
 
 const admin = 'vga_lock-spread-admin-token-of-the-test';
 const monitors = 12;

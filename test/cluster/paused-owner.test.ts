@@ -13,14 +13,13 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 import { until } from '../support/until.ts';
 import { nodesOnOneDatabase, untilNodesSeeEachOther } from './nodes.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the paused owner test: ${unavailable}`);
+const unavailable = await postgresFor('the paused owner test');
 
 const admin = 'vga_paused-owner-admin-token-of-the-test';
 const pauseMs = 15_000;

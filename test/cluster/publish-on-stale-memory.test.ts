@@ -11,11 +11,10 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the stale-memory publish test: ${unavailable}`);
+const unavailable = await postgresFor('the stale-memory publish test');
 
 const rounds = 15;
 

@@ -6,14 +6,13 @@
 // nodes, each keeping its id across restarts; /admin/snapshot names the store.
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { type ServerProcess, stablePort } from '../support/server-process.ts';
 import { startReceiver } from '../cloud/receiver.ts';
 import { until } from '../support/until.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the shared cloud tests: ${unavailable}`);
+const unavailable = await postgresFor('the shared cloud tests');
 
 const admin = 'vga_shared-cloud-admin-token-of-the-test';
 const secret = 'whsec-of-the-shared-cloud-test';

@@ -8,13 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
 import { type EdgeAnswer, edgeFetch } from '../support/edge.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the shared workers tests: ${unavailable}`);
+const unavailable = await postgresFor('the shared workers tests');
 
 const admin = 'vga_shared-workers-admin-token-of-the-test';
 const flags = ['--allow-admin', admin];

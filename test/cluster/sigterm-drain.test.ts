@@ -4,15 +4,14 @@
 // lease gets two holders, checked from the clients' records.
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import { checkFeeds } from './workload/feed-invariants.ts';
 import { type LeaseRecord, runLeaseClients } from './workload/lease-clients.ts';
 import { checkLeases, leaseHistory } from './workload/lease-invariants.ts';
 import { type PublishRecord, runPublishers } from './workload/publishers.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster drain test: ${unavailable}`);
+const unavailable = await postgresFor('the cluster drain test');
 
 describe.skipIf(unavailable !== undefined)('a node stopped with SIGTERM', () => {
   const cluster = nodesOnOneDatabase();

@@ -10,13 +10,12 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createMonitor, replayAll, subscribe } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { scaled } from '../support/time-scale.ts';
 import { until } from '../support/until.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the source handback test: ${unavailable}`);
+const unavailable = await postgresFor('the source handback test');
 
 /** The rendezvous weight a node id has for a monitor key (src/cluster/heartbeat.ts). */
 const weight = (id: string, mkey: number) => createHash('sha256').update(`${id}\u0000${mkey}`).digest().readUInt32BE(0);

@@ -9,12 +9,11 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMonitor, replayAll, subscribe } from '../support/client.ts';
-import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
+import { createTestDatabase, postgresFor, type TestDatabase } from '../support/postgres.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster source outage test: ${unavailable}`);
+const unavailable = await postgresFor('the cluster source outage test');
 
 const changes = 9;
 const statusOf = (i: number) => (i < changes ? (i % 2 === 0 ? 200 : 503) : 200);

@@ -6,13 +6,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { nodesOnOneDatabase, untilNodesSeeEachOther } from './nodes.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster source tests: ${unavailable}`);
+const unavailable = await postgresFor('the cluster source tests');
 
 const changes = 9;
 /** Status of the target's i-th answer: alternates for `changes` answers, then stays put. */

@@ -7,12 +7,11 @@ import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createMonitor, publish } from '../support/client.ts';
-import { adminUrl, postgresUnavailable } from '../support/postgres.ts';
+import { adminUrl, postgresFor } from '../support/postgres.ts';
 import { repoRoot, vigilArgs } from '../support/server-process.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the --store-sessions test: ${unavailable}`);
+const unavailable = await postgresFor('the --store-sessions test');
 
 const serve = (args: string[]) => spawnSync(process.execPath, vigilArgs(['serve', '--port', '0', ...args]), { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
 

@@ -3,13 +3,12 @@
 // state that must survive a killed server (seq, cursor, lease, counters).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
-import { createTestDatabase, postgresUnavailable, type TestDatabase } from '../support/postgres.ts';
+import { createTestDatabase, postgresFor, type TestDatabase } from '../support/postgres.ts';
 import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
 import { failedIds, runConform } from '../conform/run-conform.ts';
 import { scaled } from '../support/time-scale.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the PostgreSQL half of the store suite: ${unavailable}`);
+const unavailable = await postgresFor('the PostgreSQL half of the store suite');
 
 interface StoreUnderTest {
   /** Server arguments naming the store; the same arguments reopen the same state. */

@@ -10,12 +10,11 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { scaled } from '../support/time-scale.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
+const unavailable = await postgresFor('the cluster tests');
 
 interface Answer {
   readonly op: 'publish' | 'claim' | 'release';

@@ -7,14 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
 import { openSse } from '../support/sse.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { nodesOnOneDatabase, untilNodesSeeEachOther } from './nodes.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 import { until } from '../support/until.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
+const unavailable = await postgresFor('the cluster tests');
 
 describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL database', () => {
   const cluster = nodesOnOneDatabase();

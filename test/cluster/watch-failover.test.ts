@@ -5,15 +5,14 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, createMonitor, subscribe } from '../support/client.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import { repoRoot, type ServerProcess, vigilArgs } from '../support/server-process.ts';
 import { spawnChild } from '../support/children.ts';
 import { scaled } from '../support/time-scale.ts';
 import { untilTrue } from '../support/until.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster watch test: ${unavailable}`);
+const unavailable = await postgresFor('the cluster watch test');
 
 const lines = (text: string) => text.split('\n').filter(Boolean);
 

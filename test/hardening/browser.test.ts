@@ -3,19 +3,16 @@
 // (preflighted GET and POST with a bearer) and reads the answers; a page on
 // another origin can neither read nor write. scripts/install-chromium.sh
 // installs Chromium; where it could not, this file skips and says so.
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumFor, chromiumPath } from '../support/requirements.ts';
 import { call, createMonitor, publish } from '../support/client.ts';
 import { type ServerProcess, startServerProcess, tempDir, transports } from '../support/server-process.ts';
 
-const chromiumPath = '/usr/bin/chromium';
-const haveChromium = existsSync(chromiumPath);
-if (!haveChromium) {
-  console.warn(`browser tests skipped: ${chromiumPath} is missing and scripts/install-chromium.sh could not install Debian's chromium here`);
-}
+const haveChromium = chromiumFor('the --allow-origin browser tests');
 
 /** A tiny page server on its own loopback port: its own web origin. */
 async function pageServer(): Promise<{ server: Server; origin: string }> {

@@ -3,14 +3,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findOnPath } from '../../src/recipes/preflight/which.ts';
+import { bubblewrapFor } from '../support/requirements.ts';
 import { lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
 
-const hasBwrap = findOnPath('bwrap') !== null;
-if (!hasBwrap) console.warn(`${import.meta.filename}: the VM isolation test skips: bubblewrap (bwrap) is not installed; scripts/install-bubblewrap.sh installs it`);
+const hasBwrap = bubblewrapFor('the VM isolation test');
 
 describe('claude backend flags', () => {
   it('passes effort as --effort when the installed claude has that flag', async () => {

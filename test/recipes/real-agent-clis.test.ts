@@ -1,17 +1,16 @@
 // The real claude and codex CLIs without credentials, where they are
-// installed (REAL_AGENT_BIN, else /opt/agent-clis/bin, else skipped with a
-// note): `claude auth status` and `codex login status` read as not logged
+// installed (REAL_AGENT_BIN, else /opt/agent-clis/bin; without them skipped
+// with a note, or failed under CI=true): `claude auth status` and `codex login status` read as not logged
 // in, and a claude step fails saying what to do. Their HOME is the test
 // project's, so no real login is seen or written.
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claudeAuthStatus, codexAuthStatus } from '../../src/recipes/preflight/agent-auth.ts';
+import { agentCliBin, agentClisFor } from '../support/requirements.ts';
 import { lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
 
-const bin = process.env.REAL_AGENT_BIN ?? '/opt/agent-clis/bin';
-const installed = existsSync(join(bin, 'claude')) && existsSync(join(bin, 'codex'));
-if (!installed) console.warn(`${import.meta.filename}: skipped: the real claude and codex CLIs are not in ${bin} (npm install -g --prefix /opt/agent-clis @anthropic-ai/claude-code @openai/codex, or set REAL_AGENT_BIN)`);
+const bin = agentCliBin;
+const installed = agentClisFor('the real agent CLI tests');
 
 let project: Project;
 afterEach(() => project?.cleanup());

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findOnPath } from '../../src/recipes/preflight/which.ts';
+import { bubblewrapFor } from '../support/requirements.ts';
 import { customProvider, lastRun, makeProject, type Project, runsOf, runVigil } from './helpers.ts';
 
 let project: Project;
@@ -10,8 +10,7 @@ afterEach(() => project?.cleanup());
 
 const nothingRan = () => expect(project.logEntries().filter((e) => e.step && e.canary === null)).toEqual([]);
 
-const hasBwrap = findOnPath('bwrap') !== null;
-if (!hasBwrap) console.warn(`${import.meta.filename}: the VM isolation test skips: bubblewrap (bwrap) is not installed; scripts/install-bubblewrap.sh installs it`);
+const hasBwrap = bubblewrapFor('the VM isolation test');
 
 describe('refusals before anything runs', () => {
   it('lists every missing binary, environment variable and vault key at once', async () => {

@@ -3,15 +3,15 @@
 // under test is aborted, as on a machine without internet). Screenshots go
 // to VIGIL_UI_SCREENSHOTS when set (docs/ui/ holds the committed ones),
 // otherwise to a temporary folder that close() removes.
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { type RunningServer, type ServerOptions, startServer } from '../../src/server.ts';
+import { chromiumPath } from './requirements.ts';
 import { tempDir } from './server-process.ts';
 
-export const chromiumPath = '/usr/bin/chromium';
-export const haveChromium = existsSync(chromiumPath);
+export { chromiumPath };
 
 export interface DashboardBrowser {
   page: Page;

@@ -1,11 +1,12 @@
 // A PostgreSQL database of its own for each test: created on the local
 // server (127.0.0.1:5432, trust auth) and dropped afterwards. The server is
-// started when it is down; where PostgreSQL cannot run at all, `postgresReason`
-// says why and the tests skip with that message.
+// started when it is down; where PostgreSQL cannot run at all, `postgresFor`
+// says why and the tests skip with that message (or fail, under CI).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { requirement } from './requirements.ts';
 
 export const adminUrl = process.env.VIGIL_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -25,6 +26,8 @@ async function reachable(): Promise<boolean> {
 /** Undefined when PostgreSQL answers (started here if it was down); otherwise why it cannot. */
 export async function postgresUnavailable(): Promise<string | undefined> {
   if (await reachable()) return undefined;
+  // A server named by VIGIL_TEST_PG is not this machine's to start.
+  if (process.env.VIGIL_TEST_PG) return `nothing answers at VIGIL_TEST_PG (${adminUrl})`;
   if (!existsSync('/etc/postgresql')) return 'PostgreSQL is not installed here (no /etc/postgresql) and nothing answers at 127.0.0.1:5432';
   const [version] = readdirSync('/etc/postgresql');
   try {
@@ -78,4 +81,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     // FORCE ends the sessions of nodes that were killed and not yet noticed by the server.
     drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => {}),
   };
+}
+
+/**
+ * Undefined when PostgreSQL answers (started here if it was down); otherwise
+ * why not, after a warning that `tests` are skipped. Under CI=true it throws
+ * instead (test/support/requirements.ts): CI does not pass on skipped cluster tests.
+ */
+export async function postgresFor(tests: string): Promise<string | undefined> {
+  return requirement('postgresql', await postgresUnavailable(), tests);
 }

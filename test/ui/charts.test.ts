@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseMachine } from '../../src/machines/lease-machine.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { call, publish } from '../support/client.ts';
-import { chromiumPath, dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
+import { dashboardInChromium } from '../support/dashboard-browser.ts';
+import { chromiumFor } from '../support/requirements.ts';
 
-if (!haveChromium) console.warn(`statechart browser tests skipped: ${chromiumPath} is missing (scripts/install-chromium.sh installs it)`);
+const haveChromium = chromiumFor('the statechart browser tests');
 const admin = 'vga_charts_test_token_0123456789abc';
 
 describe('GET /ui/machines', () => {

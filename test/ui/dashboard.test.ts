@@ -4,21 +4,18 @@
 // VIGIL_UI_SCREENSHOTS when set — docs/ui/ holds the committed ones —
 // otherwise to a temporary folder). scripts/install-chromium.sh installs
 // Chromium; where it cannot exist this file skips and says why.
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server.ts';
+import { chromiumFor, chromiumPath } from '../support/requirements.ts';
 import { call, publish } from '../support/client.ts';
 import { tempDir } from '../support/server-process.ts';
 
-const chromiumPath = '/usr/bin/chromium';
-const haveChromium = existsSync(chromiumPath);
-if (!haveChromium) {
-  console.warn(`dashboard browser tests skipped: ${chromiumPath} is missing and scripts/install-chromium.sh could not install Debian's chromium here`);
-}
+const haveChromium = chromiumFor('the dashboard browser tests');
 const admin = 'vga_dashboard_test_token_0123456789';
 
 describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {

@@ -6,16 +6,15 @@
 // register a service worker over any scope but its own. The old path
 // /edge/<name>/ on the dashboard's origin runs none of its code.
 // scripts/install-chromium.sh installs Chromium; without it this file skips.
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { call } from '../support/client.ts';
+import { chromiumFor, chromiumPath } from '../support/requirements.ts';
 import { tempDir } from '../support/server-process.ts';
 
-const chromiumPath = '/usr/bin/chromium';
-const haveChromium = existsSync(chromiumPath);
-if (!haveChromium) console.warn(`edge origin browser test skipped: ${chromiumPath} is missing (scripts/install-chromium.sh installs it)`);
+const haveChromium = chromiumFor('the edge origin browser test');
 const admin = 'vga_edge_origin_test_token_0123456789';
 
 // The page reads everything it could reach, and tries to put a service worker over "/".

@@ -7,9 +7,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, publish } from '../support/client.ts';
-import { dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
+import { dashboardInChromium } from '../support/dashboard-browser.ts';
+import { chromiumFor } from '../support/requirements.ts';
 
 const admin = 'vga_glance_test_token_0123456789abcd';
+
+const haveChromium = chromiumFor('the glance browser tests');
 
 describe.skipIf(!haveChromium)('monitors at a glance in Chromium', () => {
   const ui = dashboardInChromium(admin, { sources: { kinds: ['http'], minBackoffMs: 200, maxBackoffMs: 400 } });

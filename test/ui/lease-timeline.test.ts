@@ -4,9 +4,12 @@
 // "now" moving, live as the API changes the leases.
 import { describe, expect, it } from 'vitest';
 import { call, publish } from '../support/client.ts';
-import { dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
+import { dashboardInChromium } from '../support/dashboard-browser.ts';
+import { chromiumFor } from '../support/requirements.ts';
 
 const admin = 'vga_timeline_test_token_0123456789ab';
+
+const haveChromium = chromiumFor('the lease timeline browser tests');
 
 describe.skipIf(!haveChromium)('lease timelines in Chromium', () => {
   const ui = dashboardInChromium(admin);

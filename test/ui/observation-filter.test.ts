@@ -5,9 +5,12 @@
 // table holds the latest matching observations, not a filtered few.
 import { describe, expect, it } from 'vitest';
 import { call, publish } from '../support/client.ts';
-import { dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
+import { dashboardInChromium } from '../support/dashboard-browser.ts';
+import { chromiumFor } from '../support/requirements.ts';
 
 const admin = 'vga_filter_test_token_0123456789abcd';
+
+const haveChromium = chromiumFor('the observation filter browser tests');
 
 describe.skipIf(!haveChromium)('the observations filter in Chromium', () => {
   const ui = dashboardInChromium(admin);

@@ -7,10 +7,13 @@
 // and a pipeline are each one timeline, and every duration drawn is the run
 // records' own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dashboardInChromium, haveChromium } from '../support/dashboard-browser.ts';
+import { dashboardInChromium } from '../support/dashboard-browser.ts';
+import { chromiumFor } from '../support/requirements.ts';
 import { makeProject, type Project, runsOf, runVigil, startVigil, type VigilProcess } from '../recipes/helpers.ts';
 
 const admin = 'vga_waterfall_test_token_0123456789';
+
+const haveChromium = chromiumFor('the run waterfall browser tests');
 
 describe.skipIf(!haveChromium)('run waterfalls in Chromium', () => {
   const ui = dashboardInChromium(admin);
