@@ -25,7 +25,7 @@ type Fn = (...args: never[]) => unknown;
 export type Namespace = { [name: string]: Fn | Namespace };
 type Factory = (ctx: SdkContext, runtime: SdkRuntime) => Namespace;
 
-const factories: Record<string, Factory> = {
+export const namespaceFactories = {
   cir: (ctx) => cirNamespace(ctx),
   vault: (ctx) => vaultNamespace(ctx),
   sequence: (ctx, rt) => sequenceNamespace(ctx, rt.signal),
@@ -38,12 +38,12 @@ const factories: Record<string, Factory> = {
   dispatch: (ctx) => dispatchNamespace(ctx),
   webhook: (ctx) => webhookNamespace(ctx),
   worker: (ctx) => workerNamespace(ctx),
-};
+} satisfies Record<string, Factory>;
 
 /** Every namespace flattened to `path → function` (e.g. "secret.set"). */
 export function buildSdk(ctx: SdkContext, runtime: SdkRuntime): Record<string, Record<string, Fn>> {
   const out: Record<string, Record<string, Fn>> = {};
-  for (const [name, factory] of Object.entries(factories)) {
+  for (const [name, factory] of Object.entries(namespaceFactories)) {
     const flat: Record<string, Fn> = {};
     const walk = (node: Namespace, prefix: string): void => {
       for (const [k, v] of Object.entries(node)) {
