@@ -4,6 +4,7 @@
 // status whether a promise was broken. The CLI (src/cli/bench-commands.ts)
 // only parses flags and calls this.
 import { writeFileSync } from 'node:fs';
+import { ExitCode, type ExitCodeValue } from '../errors/exit-codes.ts';
 import { type Comparison, compare, comparisonText } from './compare.ts';
 import type { RunHooks, ScenarioOutcome } from './outcome.ts';
 import { ProgressLine } from './progress.ts';
@@ -26,8 +27,8 @@ export interface BenchIo {
   signal: AbortSignal;
 }
 
-/** Exit status: 0 kept every promise, 1 a violation, 3 the server could not be set up, 130 interrupted. */
-export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: BenchIo): Promise<number> {
+/** Exit status (src/errors/exit-codes.ts): 0 kept every promise, 1 a violation, 3 the server could not be set up, 130 interrupted. */
+export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: BenchIo): Promise<ExitCodeValue> {
   const progress = new ProgressLine(options.json || options.quiet ? undefined : io.err);
   const hooks = (label: string): RunHooks => ({
     signal: io.signal,
@@ -51,7 +52,7 @@ export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: B
     progress.clear();
     if (error instanceof BenchSetupError) {
       io.err.write(`vigil bench ${spec.kind}: ${error.message}\n`);
-      if (outcomes.length === 0) return 3;
+      if (outcomes.length === 0) return ExitCode.unreachable;
     } else throw error;
   } finally {
     progress.clear();
@@ -75,9 +76,9 @@ export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: B
     if (!options.quiet) io.err.write(`report: ${options.report}\n`);
   }
   const violations = outcomes.reduce((a, o) => a + o.outcome.violations, 0);
-  if (violations > 0) return 1;
-  if (outcomes.some((o) => o.outcome.figures.interrupted)) return 130;
-  return 0;
+  if (violations > 0) return ExitCode.failed;
+  if (outcomes.some((o) => o.outcome.figures.interrupted)) return ExitCode.cancelled;
+  return ExitCode.ok;
 }
 
 /** NaN and Infinity are not JSON: they are written as null. */

@@ -4,7 +4,9 @@ import type { CAC } from 'cac';
 import { CloudError, cloudClient } from '../cloud/cloud-client.ts';
 import { listFlag, stringFlag, UsageError } from './options.ts';
 import { baseHelp, resolveBase } from './base-flag.ts';
-import { sdkCommand, unknownAction } from './sdk-command.ts';
+import { exitCodeOf } from '../errors/exit-codes.ts';
+import { defineCommand } from './command.ts';
+import { unknownAction } from './sdk-command.ts';
 
 interface KeyFlags {
   base?: unknown;
@@ -44,7 +46,7 @@ const scopeText = (monitors: string[] | '*') =>
   monitors === '*' ? 'every monitor' : monitors.length === 0 ? 'no monitor' : `monitors ${monitors.join(', ')}`;
 
 export function registerApiKeyCommands(cli: CAC): void {
-  sdkCommand(cli, 'api-key <action> [id]', 'API keys of the cloud API (/v1): "create" (the key is shown once), "list" (never the keys), "revoke ID"')
+  defineCommand(cli, 'api-key <action> [id]', 'API keys of the cloud API (/v1): "create" (the key is shown once), "list" (never the keys), "revoke ID"')
     .option('--base <url>', baseHelp, { type: [String] })
     .option('--admin-token <token>', "The server's admin token (or VIGIL_ADMIN_TOKEN)", { type: [String] })
     .option('--name <name>', 'create: a label for the key', { type: [String] })
@@ -52,8 +54,8 @@ export function registerApiKeyCommands(cli: CAC): void {
       type: [String],
     })
     .option('--json', 'Print the reply as JSON')
-    .example((name) => `  $ ${name} api-key create --name laptop --admin-token vga_... | ${name} vault set api_key --scope api`)
-    .example((name) => `  $ ${name} api-key create --name ci --monitors deploys,builds --admin-token vga_...`)
+    .example('vigil api-key create --name laptop --admin-token vga_... | vigil vault set api_key --scope api')
+    .example('vigil api-key create --name ci --monitors deploys,builds --admin-token vga_...')
     .action(async (action: string, id: string | undefined, flags: KeyFlags) => {
       if (!actions.includes(action)) unknownAction('api-key', action, actions);
       const client = await adminClient(flags);
@@ -85,7 +87,7 @@ export function registerApiKeyCommands(cli: CAC): void {
         if (!(error instanceof CloudError)) throw error;
         if (flags.json) process.stdout.write(`${JSON.stringify({ code: error.code, error: error.message, ...error.details })}\n`);
         else process.stderr.write(`vigil api-key: ${error.code}: ${error.message}\n`);
-        process.exit(error.code === 'UNREACHABLE' ? 3 : 1);
+        process.exit(exitCodeOf(error));
       }
     });
 }

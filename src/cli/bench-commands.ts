@@ -2,16 +2,18 @@
 // against any server that speaks the monitor protocol (one node, several, or
 // another implementation). Flags are checked in src/bench/flags.ts; the run,
 // the summary, --json, --report and --compare in src/bench/command.ts.
-// Exit status: 0 every promise kept, 1 a violation found, 2 usage error,
-// 3 the server could not be reached or set up, 130 interrupted (Ctrl-C).
+// Exit status, from the one table (src/errors/exit-codes.ts): 0 every promise
+// kept, 1 a violation found, 2 usage error, 3 the server could not be reached
+// or set up, 130 interrupted (Ctrl-C).
 import type { CAC } from 'cac';
+import { ExitCode } from '../errors/exit-codes.ts';
+import { defineCommand, exitWith } from './command.ts';
 import { UsageError } from './options.ts';
 
 const scenarioHelp = 'leases (lease contention), fanout (event streams), publish (durable publishes)';
 
 export function registerBenchCommands(cli: CAC): void {
-  cli
-    .command('bench <scenario>', `Benchmark a monitor server and judge its promises from the clients' own records: ${scenarioHelp}. docs/bench.md explains every figure`)
+  defineCommand(cli, 'bench <scenario>', `Benchmark a monitor server and judge its promises from the clients' own records: ${scenarioHelp}. docs/bench.md explains every figure`)
     .option('--base <url>', 'Server to measure (required); repeat it or separate with commas for several nodes: clients are spread over them', { type: [String] })
     .option('--duration <time>', 'How long to run, e.g. 30s or 2m (default 10s; with --cycles or --events, until those are reached)', { type: [String] })
     .option('--threads <n>', 'Worker threads the clients run on (default: one per core, 2 to 8)', { type: [String] })
@@ -73,7 +75,7 @@ export function registerBenchCommands(cli: CAC): void {
       }
       const interrupt = new AbortController();
       const onSigint = () => {
-        if (interrupt.signal.aborted) process.exit(130);
+        if (interrupt.signal.aborted) exitWith(ExitCode.cancelled);
         process.stderr.write('\nvigil bench: stopping (Ctrl-C again to quit at once); the summary of what ran follows\n');
         interrupt.abort();
       };

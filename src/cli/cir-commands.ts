@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import type { CAC } from 'cac';
 import type { CIRSignal } from '../cir/index.ts';
 import { UsageError } from './options.ts';
-import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
+import { defineCommand } from './command.ts';
+import { printJson, readStdin, runSdkCommand, unknownAction } from './sdk-command.ts';
 
 const actions = ['capture', 'query', 'search', 'relate', 'patterns', 'contradictions', 'stats', 'ingest'];
 
@@ -29,7 +30,7 @@ function showSignals(list: CIRSignal[]): void {
 }
 
 export function registerCirCommands(cli: CAC): void {
-  sdkCommand(cli, 'cir <action> [...args]', `The CIR signal store (.vigil/cir.db): ${actions.join(', ')}`)
+  defineCommand(cli, 'cir <action> [...args]', `The CIR signal store (.vigil/cir.db): ${actions.join(', ')}`)
     .option('--global', 'Use ~/.vigil/cir.db instead of the project store')
     .option('--scope <scope>', 'Scope (default: $VIGIL_CIR_SCOPE, else "default")')
     .option('--type <type>', 'capture/query/search/patterns: signal type')
@@ -42,9 +43,9 @@ export function registerCirCommands(cli: CAC): void {
     .option('--limit <n>', 'query/search: at most this many signals (default 20)')
     .option('--min-strength <n>', 'patterns: only patterns at least this strong (0..1)')
     .option('--json', 'Print the result as JSON')
-    .example((name) => `  $ ${name} cir capture "tests pass on main" --type test.result --confidence 0.9`)
-    .example((name) => `  $ ${name} cir query --type test.result --since 24h --json`)
-    .example((name) => `  $ ${name} cir ingest signals.jsonl`)
+    .example('vigil cir capture "tests pass on main" --type test.result --confidence 0.9')
+    .example('vigil cir query --type test.result --since 24h --json')
+    .example('vigil cir ingest signals.jsonl')
     .action((action: string, args: string[], flags: Flags) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('cir', action, actions);

@@ -3,6 +3,8 @@
 import type { CAC } from 'cac';
 import type { runChecks } from '../conform/runner.ts';
 import { vendor as ownVendor } from '../protocol/vocabulary.ts';
+import { ExitCode } from '../errors/exit-codes.ts';
+import { defineCommand, exitWith } from './command.ts';
 import { listFlag, stringFlag, UsageError } from './options.ts';
 
 interface ConformFlags {
@@ -29,8 +31,7 @@ export function vendorOf(value: string): string {
 }
 
 export function registerConformCommands(cli: CAC): void {
-  cli
-    .command('conform', 'Run the black-box conformance suite against a monitor server (exit 0 all passed, 1 any failure, 2 usage error, 3 server unreachable); the cf-* monitors it creates are retired at the end')
+  defineCommand(cli, 'conform', 'Run the black-box conformance suite against a monitor server (exit 1 when a check fails); the cf-* monitors it creates are retired at the end')
     .option('--base <url>', 'Server to test: its origin (http://host:port) or its /mp/v0 root', { type: [String] })
     .option('--self', 'Start a server in this process on a free port, test it, stop it')
     .option('--json', 'Print a machine-readable report {passed, failed, checks: [{id, name, section, ok, reason}]}')
@@ -76,7 +77,7 @@ export function registerConformCommands(cli: CAC): void {
         const unreachable = await reachability(root);
         if (unreachable) {
           process.stderr.write(`vigil conform: cannot reach ${root}: ${unreachable}\n`);
-          process.exit(3);
+          exitWith(ExitCode.unreachable);
         }
       }
       let report: Awaited<ReturnType<typeof runChecks>>;
@@ -90,7 +91,7 @@ export function registerConformCommands(cli: CAC): void {
       } else {
         process.stdout.write(formatReport(report, process.stdout.columns ?? 160));
       }
-      process.exitCode = report.failed > 0 ? 1 : 0;
+      process.exitCode = report.failed > 0 ? ExitCode.failed : ExitCode.ok;
     });
 }
 

@@ -6,14 +6,15 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { CAC } from 'cac';
+import { defineCommand } from './command.ts';
 import { UsageError } from './options.ts';
 
 export function registerInitCommand(cli: CAC): void {
-  cli
-    .command('init [dir]', 'Start a project: vigil.yml, a local agent that needs no model, and one runnable recipe of each type in .vigil/recipes/')
-    .usage('init [dir]\n\n  Writes vigil.yml, .vigil/agents/local-agent.mjs and .vigil/recipes/*.json (in dir, default the current directory); refuses to overwrite a file unless --force')
+  defineCommand(cli, 'init [dir]', 'Start a project: vigil.yml, a local agent that needs no model, and one runnable recipe of each type in .vigil/recipes/', {
+    details: 'Writes vigil.yml, .vigil/agents/local-agent.mjs and .vigil/recipes/*.json (in dir, default the current directory); refuses to overwrite a file unless --force',
+  })
     .option('--force', 'Overwrite files that already exist')
-    .example((name) => `  $ ${name} init && ${name} recipe list && ${name} sequence hello`)
+    .example('vigil init && vigil recipe list && vigil sequence hello')
     .action(async (dir: string | undefined, options: { force?: boolean }) => {
       const [{ starterFiles }, { planStarter, writeStarterFile }] = await Promise.all([import('../recipes/starter/starter-files.ts'), import('../recipes/starter/write-starter.ts')]);
       const root = resolve(dir ?? '.');

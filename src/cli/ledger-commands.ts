@@ -6,10 +6,11 @@ import { VigilError } from '../errors/vigil-error.ts';
 import { ledgerFile } from '../ledger/ledger.ts';
 import { ledgerNamespace } from '../sdk/namespaces/ledger.ts';
 import { wholeNumberFlag } from './options.ts';
-import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
+import { defineCommand } from './command.ts';
+import { printJson, runSdkCommand, unknownAction } from './sdk-command.ts';
 
 export function registerLedgerCommands(cli: CAC): void {
-  sdkCommand(cli, 'ledger <action>', 'The hash-chained ledger of this project: "verify" checks it, "show" prints the latest entries')
+  defineCommand(cli, 'ledger <action>', 'The hash-chained ledger of this project: "verify" checks it, "show" prints the latest entries')
     .option('--json', 'Print the result as JSON')
     .option('--limit <n>', 'With show: how many entries (default 20)')
     .action((action: string, options: { json?: boolean; limit?: unknown }) =>

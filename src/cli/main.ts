@@ -1,28 +1,9 @@
-// Entry point of the `vigil` command line. Each command group lives in its
-// own file and registers itself here.
-import { cac } from 'cac';
-import { packageVersion } from '../version.ts';
-import { closestFlag } from './options.ts';
-import { registerInitCommand } from './init-command.ts';
-import { registerPublishCommand } from './publish.ts';
-import { registerServeCommands } from './serve.ts';
-import { registerConformCommands } from './conform-commands.ts';
-import { registerWatchCommand } from './watch.ts';
-import { registerMcpCommands } from './mcp-commands.ts';
-import { registerRecipeCommands } from './recipe-commands.ts';
-import { registerDaemonCommands } from './daemon-commands.ts';
-import { registerTemporalCommands } from './temporal-commands.ts';
-import { registerVaultCommands } from './vault-commands.ts';
-import { registerLedgerCommands } from './ledger-commands.ts';
-import { registerCirCommands } from './cir-commands.ts';
-import { registerScriptCommands } from './script-commands.ts';
-import { registerNotifyCommands } from './notify-commands.ts';
-import { registerRatchetCommands } from './ratchet-commands.ts';
-import { registerPluginCommands } from './plugin-commands.ts';
-import { registerApiKeyCommands } from './api-key-commands.ts';
-import { registerWebhookCommands } from './webhook-commands.ts';
-import { registerWorkerCommands } from './worker-commands.ts';
-import { registerBenchCommands } from './bench-commands.ts';
+// Entry point of the `vigil` command line: parses argv with the program of
+// program.ts (each command group in its own file) and runs the command.
+import { ExitCode } from '../errors/exit-codes.ts';
+import { exitWith, fail, prepareHelp } from './command.ts';
+import { vigilProgram } from './program.ts';
+import { closestFlag, UsageError } from './options.ts';
 import { forwardProductEvents } from '../cloud/event-forwarder.ts';
 
 forwardProductEvents();
@@ -35,30 +16,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code !== 'EPIPE' && error.code !== 'EIO' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
 });
 
-const cli = cac('vigil');
-registerServeCommands(cli);
-registerInitCommand(cli);
-registerConformCommands(cli);
-registerWatchCommand(cli);
-registerPublishCommand(cli);
-registerMcpCommands(cli);
-registerRecipeCommands(cli);
-registerDaemonCommands(cli);
-registerTemporalCommands(cli);
-registerVaultCommands(cli);
-registerLedgerCommands(cli);
-registerCirCommands(cli);
-registerScriptCommands(cli);
-registerNotifyCommands(cli);
-registerRatchetCommands(cli);
-registerPluginCommands(cli);
-registerApiKeyCommands(cli);
-registerWebhookCommands(cli);
-registerWorkerCommands(cli);
-registerBenchCommands(cli);
-
-cli.help();
-cli.version(packageVersion);
+const cli = vigilProgram();
 
 /**
  * `--port -1` reaches the flag's own check ("takes a whole number from 0 to
@@ -89,22 +47,23 @@ function flagHint(message: string): string {
   return flag ? `; did you mean ${flag}?` : '';
 }
 
+const argv = negativeValuesAttached(process.argv);
+// Some summaries load what their command needs: only when help is printed.
+if (argv.length <= 2 || argv.includes('--help') || argv.includes('-h')) await prepareHelp();
+
 try {
-  cli.parse(negativeValuesAttached(process.argv), { run: false });
+  cli.parse(argv, { run: false });
   // cac has printed the help or the version and forgotten the command.
-  if (cli.options.help || cli.options.version) process.exit(0);
+  if (cli.options.help || cli.options.version) exitWith(ExitCode.ok);
   if (!cli.matchedCommand) {
-    if (cli.args.length > 0) {
-      process.stderr.write(`vigil: unknown command "${cli.args[0]}". Run "vigil --help" for the list.\n`);
-      process.exit(2);
-    }
+    if (cli.args.length > 0) fail(new UsageError(`unknown command "${cli.args[0]}". Run "vigil --help" for the list.`));
     cli.outputHelp();
   } else {
     await cli.runMatchedCommand();
   }
 } catch (error) {
+  if ((error as Error).name !== 'CACError') fail(error);
   // cac names an unknown `--catch-up` by its camel-cased key: name it as typed.
   const message = (error as Error).message.replace(/^(Unknown option `--)([^`]+)`/, (_m, head: string, name: string) => `${head}${kebab(name)}\``);
-  process.stderr.write(`vigil: ${message}${flagHint(message)}\n`);
-  process.exit(2);
+  fail(new UsageError(`${message}${flagHint(message)}`));
 }

@@ -2,6 +2,7 @@
 // surface, printed without starting anything).
 import type { CAC } from 'cac';
 import { listedTools } from '../transport/mcp-tools.ts';
+import { defineCommand, fail } from './command.ts';
 import { listFlag, stringFlag, UsageError } from './options.ts';
 
 interface McpFlags {
@@ -15,8 +16,7 @@ interface ToolsFlags {
 }
 
 export function registerMcpCommands(cli: CAC): void {
-  cli
-    .command('mcp', 'Serve the ai.vigil/monitors tool extension (MCP) over standard input and output')
+  defineCommand(cli, 'mcp', 'Serve the ai.vigil/monitors tool extension (MCP) over standard input and output')
     // No `type: [String]` here: with it cac turns a bare `--state` into the path "true".
     .option('--state <file>', 'Keep monitors, subscriptions, leases and observations in this SQLite file ("~" is home; default: in memory)')
     .option('--base <url>', 'Attach to a running server (its origin or /mp/v0 root) instead of opening a state file')
@@ -34,13 +34,11 @@ export function registerMcpCommands(cli: CAC): void {
       try {
         await runMcpDoor({ state, base, tokens });
       } catch (error) {
-        process.stderr.write(`vigil: cannot start: ${(error as Error).message}\n`);
-        process.exit(1);
+        fail(new Error(`cannot start: ${(error as Error).message}`, { cause: error }));
       }
     });
 
-  cli
-    .command('tools', 'Print the tool surface of the ai.vigil/monitors extension without starting anything')
+  defineCommand(cli, 'tools', 'Print the tool surface of the ai.vigil/monitors extension without starting anything')
     .option('--json', 'Machine-readable output: {tools: [{name, description, inputSchema}]} as tools/list answers it')
     .example('vigil tools --json')
     .action((flags: ToolsFlags) => {

@@ -5,10 +5,11 @@ import { sdkContext } from '../workspace/context.ts';
 import { healthNamespace } from '../sdk/namespaces/health.ts';
 import { deliver, publishNotice } from '../notify/notify.ts';
 import { VigilError } from '../errors/vigil-error.ts';
-import { printJson, runSdkCommand, sdkCommand } from './sdk-command.ts';
+import { defineCommand } from './command.ts';
+import { printJson, runSdkCommand } from './sdk-command.ts';
 
 export function registerNotifyCommands(cli: CAC): void {
-  sdkCommand(cli, 'notify <title> <message>', 'Show a desktop notification (or a line on stderr where there is no desktop); never fails')
+  defineCommand(cli, 'notify <title> <message>', 'Show a desktop notification (or a line on stderr where there is no desktop); never fails')
     .option('--base <url>', `${baseHelp}; the notice is published there when vigil.yml names a server`, { type: [String] })
     .option('--json', 'Print where it was delivered as JSON')
     .action((title: string, message: string, options: { json?: boolean; base?: unknown }) =>
@@ -21,7 +22,7 @@ export function registerNotifyCommands(cli: CAC): void {
       }),
     );
 
-  sdkCommand(cli, 'health', 'Check the store, CIR, vault, daemon, server and agent backends of this project (exit 1 when a required part is broken)')
+  defineCommand(cli, 'health', 'Check the store, CIR, vault, daemon, server and agent backends of this project (exit 1 when a required part is broken)')
     .option('--base <url>', baseHelp, { type: [String] })
     .option('--json', 'Print the report as JSON')
     .action((options: { json?: boolean; base?: unknown }) =>

@@ -1,8 +1,10 @@
 // Checks of command-line values, shared by the commands: a bad value is a
 // usage error (exit 2) that names the flag and what is allowed.
+import { ExitCode } from '../errors/exit-codes.ts';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+  readonly exitCode = ExitCode.usage;
 }
 
 export function wholeNumberFlag(flag: string, value: unknown, min: number, max: number): number {

@@ -1,12 +1,14 @@
 // `vigil plugin list` and `vigil dispatch list|send|status|run`: faces of
 // sdk.plugin and sdk.dispatch.
 import type { CAC } from 'cac';
+import { ExitCode } from '../errors/exit-codes.ts';
 import { invalid } from '../errors/vigil-error.ts';
 import { UsageError } from './options.ts';
-import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
+import { defineCommand } from './command.ts';
+import { printJson, runSdkCommand, unknownAction } from './sdk-command.ts';
 
 export function registerPluginCommands(cli: CAC): void {
-  sdkCommand(cli, 'plugin <action>', 'Plugins in .vigil/plugins and ~/.vigil/plugins: "list"')
+  defineCommand(cli, 'plugin <action>', 'Plugins in .vigil/plugins and ~/.vigil/plugins: "list"')
     .option('--json', 'Print PluginInfo[] as JSON')
     .action((action: string, options: { json?: boolean }) =>
       runSdkCommand(async () => {
@@ -26,7 +28,7 @@ export function registerPluginCommands(cli: CAC): void {
       }),
     );
 
-  sdkCommand(cli, 'dispatch <action> [arg]', 'Tools of plugins and MCP servers as queued jobs: "list", "send TOOL" (--params, --wait), "status ID", "run" (runs queued jobs)')
+  defineCommand(cli, 'dispatch <action> [arg]', 'Tools of plugins and MCP servers as queued jobs: "list", "send TOOL" (--params, --wait), "status ID", "run" (runs queued jobs)')
     .option('--params <json>', 'send: the tool parameters as a JSON object')
     .option('--wait', 'send: run the job now and print its final status')
     .option('--json', 'Print the result as JSON')
@@ -61,7 +63,7 @@ export function registerPluginCommands(cli: CAC): void {
           const out = options.wait ? await runDispatchJob(ctx, sent.id) : sent;
           if (options.json) printJson(out);
           else process.stdout.write(`${out.id} ${out.status}\n`);
-          if (options.wait && out.status === 'failed') process.exitCode = 1;
+          if (options.wait && out.status === 'failed') process.exitCode = ExitCode.failed;
         } else if (action === 'status') {
           const job = dispatch.status(need('ID'));
           if (options.json) printJson(job);

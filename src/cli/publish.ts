@@ -4,8 +4,10 @@
 // on the owner's behalf, as a person typing it, which the owner's token permits.
 import type { CAC } from 'cac';
 import { onBehalfOfOwner, publishActor } from '../protocol/client-actor.ts';
+import { exitCodeOf } from '../errors/exit-codes.ts';
 import { baseHelp, resolveBase } from './base-flag.ts';
 import { ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
+import { defineCommand } from './command.ts';
 import { stringFlag, UsageError } from './options.ts';
 
 interface PublishFlags {
@@ -22,8 +24,7 @@ interface PublishFlags {
 }
 
 export function registerPublishCommand(cli: CAC): void {
-  cli
-    .command('publish <monitor>', 'Publish one observation to a monitor on a running server')
+  defineCommand(cli, 'publish <monitor>', 'Publish one observation to a monitor on a running server')
     .option('--base <url>', baseHelp, { type: [String] })
     .option('--token <token>', "The monitor's owner token (or VIGIL_TOKEN)", { type: [String] })
     .option('--type <type>', 'Observation type, e.g. ci.build.finished', { type: [String] })
@@ -67,7 +68,7 @@ export function registerPublishCommand(cli: CAC): void {
       } catch (error) {
         if (error instanceof ServerError && flags.json) process.stdout.write(`${JSON.stringify(error.body)}\n`);
         else process.stderr.write(`vigil publish: ${(error as Error).message}\n`);
-        process.exit(error instanceof UnreachableError ? 3 : 1);
+        process.exit(exitCodeOf(error));
       }
     });
 }

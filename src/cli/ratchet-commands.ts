@@ -1,10 +1,11 @@
 // `vigil ratchet check|baseline`: the face of sdk.ratchet.
 import type { CAC } from 'cac';
 import { VigilError } from '../errors/vigil-error.ts';
-import { printJson, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
+import { defineCommand } from './command.ts';
+import { printJson, runSdkCommand, unknownAction } from './sdk-command.ts';
 
 export function registerRatchetCommands(cli: CAC): void {
-  sdkCommand(cli, 'ratchet <action>', 'Counted metrics that may only go down: "check" fails a rule above its baseline (exit 1), "baseline" records today\'s counts')
+  defineCommand(cli, 'ratchet <action>', 'Counted metrics that may only go down: "check" fails a rule above its baseline (exit 1), "baseline" records today\'s counts')
     .option('--config <path>', 'Rules file (default .vigil/ratchet.json)')
     .option('--source <dir>', 'Directory whose files are counted (default: the current directory)')
     .option('--json', 'Print the result as JSON')

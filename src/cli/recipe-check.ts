@@ -5,7 +5,7 @@ import { checkRecipe } from '../recipes/check/check-recipe.ts';
 import { planView, renderPlanView } from '../recipes/check/plan-shape.ts';
 import { renderCheck } from '../recipes/check/render-check.ts';
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
-import { ExitCode } from '../recipes/errors.ts';
+import { ExitCode, type ExitCodeValue } from '../errors/exit-codes.ts';
 import { loadRecipeTree } from '../recipes/loading/recipe-tree.ts';
 import { parseVarFlags } from '../recipes/variables.ts';
 import { systemVault } from '../vault/vault-reader.ts';
@@ -16,13 +16,13 @@ export interface CheckOptions {
   json: boolean;
 }
 
-export function recipeCheck(name: string, options: CheckOptions): number {
+export function recipeCheck(name: string, options: CheckOptions): ExitCodeValue {
   const report = checkRecipe({ name, vars: parseVarFlags(options.vars), cwd: process.cwd(), env: process.env, vault: systemVault });
   process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderCheck(report));
   return report.ok ? ExitCode.ok : ExitCode.usage;
 }
 
-export function sequenceDryRun(name: string, options: CheckOptions & { backend?: string; model?: string }): number {
+export function sequenceDryRun(name: string, options: CheckOptions & { backend?: string; model?: string }): ExitCodeValue {
   const projectRoot = findProjectRoot(process.cwd());
   const tree = loadRecipeTree(projectRoot, name);
   const view = planView({

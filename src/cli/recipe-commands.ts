@@ -1,12 +1,13 @@
 // Commands of the recipe runner: `sequence`, `recipe list|types|schema|check`, `runs`,
-// `gate`. They parse flags, call src/recipes, and turn errors into a message
-// and an exit code (2 for bad input, 1 for a refused or failed run, 130 when
-// cancelled).
+// `gate`. They parse flags, call src/recipes, and end on an error with its
+// message and the exit code of the one table (src/errors/exit-codes.ts: 2 for
+// bad input, 1 for a refused or failed run, 130 when cancelled).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CAC } from 'cac';
 import { applyBaseFlag, baseHelp } from './base-flag.ts';
-import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
+import { RecipeInputError } from '../recipes/errors.ts';
+import { defineCommand, exitWith, fail } from './command.ts';
 import { processAlive } from '../file-lock/process-alive.ts';
 
 /** The recipe runner's modules, loaded when a command runs: `vigil --version` and `--help` start without them. */
@@ -24,11 +25,6 @@ const runner = async () => {
   ]);
   return { ...gate, ...discovery, ...describe, ...root, ...schema, ...registry, ...record, ...tree, ...runs };
 };
-
-function fail(error: unknown): never {
-  process.stderr.write(`vigil: ${(error as Error).message}\n`);
-  process.exit(exitCodeOf(error));
-}
 
 function definedOnly<T extends Record<string, string | undefined>>(values: T): { [K in keyof T]?: string } {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: string };
@@ -55,13 +51,16 @@ function givenEmpty(flag: string, argv: readonly string[] = process.argv): boole
   return argv.some((arg, i) => arg === `${flag}=` || (arg === flag && argv[i + 1] === ''));
 }
 
-/** A command whose own help shows its description (cac prints it only in the global help). */
-function command(cli: CAC, raw: string, description: string) {
-  return cli.command(raw, description).usage(`${raw}\n\n  ${description}`);
+/** "Run a recipe of any runnable type: …", the types read from their registry. */
+async function sequenceSummary(): Promise<string> {
+  await import('../recipes/types/index.ts');
+  const { recipeTypeDefs } = await import('../recipes/types/registry.ts');
+  const runnable = recipeTypeDefs().filter((d) => d.planner || d.composite).map((d) => d.type);
+  return `Run a recipe of any runnable type: ${runnable.join(', ')}`;
 }
 
 export function registerRecipeCommands(cli: CAC): void {
-  command(cli, 'sequence <name>', 'Run a recipe of any runnable type: sequence, pipeline, compound, parallel, adversarial, convergent')
+  defineCommand(cli, 'sequence <name>', 'Run a recipe of any runnable type (vigil recipe types lists them)', { summaryForHelp: sequenceSummary })
     .option('--var <NAME=value>', 'Set a variable for prompts and steps (repeatable; overrides recipe env and the environment)')
     .option('--data-var <NAME=value>', "Set a variable that came from outside (a trigger, a webhook, a script): text for prompts and arguments, in the steps' environment only when the recipe declares it (parameters, env), never for names that change how programs start (repeatable)")
     .option('--backend <name>', 'Backend for steps without their own: claude, codex, or a provider from vigil.yml')
@@ -72,8 +71,8 @@ export function registerRecipeCommands(cli: CAC): void {
     .option('--base <url>', `${baseHelp}: where the run is published when vigil.yml names a server`, { type: [String] })
     .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view; with --dry-run, the plan as JSON')
     .option('--dry-run', 'Print the plan (waves, steps, backend and model of each, isolation, budgets, child runs) and the preflight verdict; run nothing (exit 0, or 2 when the run would be refused)')
-    .example((name) => `  $ ${name} sequence refactor --var TARGET=src/api --backend claude`)
-    .example((name) => `  $ ${name} sequence refactor --dry-run`)
+    .example('vigil sequence refactor --var TARGET=src/api --backend claude')
+    .example('vigil sequence refactor --dry-run')
     .action(async (name: string, options: Record<string, unknown>) => {
       try {
         applyBaseFlag(options.base);
@@ -82,7 +81,7 @@ export function registerRecipeCommands(cli: CAC): void {
           const { sequenceDryRun } = await import('./recipe-check.ts');
           const backend = optionalString(options.backend, '--backend');
           const model = optionalString(options.model, '--model');
-          process.exit(sequenceDryRun(name, { vars: asList(options.var), json: options.json === true, ...definedOnly({ backend, model }) }));
+          exitWith(sequenceDryRun(name, { vars: asList(options.var), json: options.json === true, ...definedOnly({ backend, model }) }));
         }
         // Loaded on demand: the pool, backends and isolation are only needed to run.
         const [{ runSequence }, { systemVault }] = await Promise.all([import('../recipes/run-sequence.ts'), import('../vault/vault-reader.ts')]);
@@ -110,29 +109,29 @@ export function registerRecipeCommands(cli: CAC): void {
             json: options.json === true,
           },
         );
-        process.exit(code);
+        exitWith(code);
       } catch (error) {
         fail(error);
       }
     });
 
-  command(
+  defineCommand(
     cli,
     'recipe <action> [type]',
     'Recipes: "list" shows name, type, description and where each was found; "show <name>" its parameters (description, required, default, choices) and steps or child recipes; "types" lists the recipe types; "schema [type]" prints the path of the JSON Schema (of one type); "check <name>" prints every verdict a run would reach (schema, graph, variables, requires, destructive intents, the recipes it runs included) and runs nothing: exit 0 clean, 2 refused',
   )
     .option('--var <NAME=value>', 'check: set a variable, as for vigil sequence (repeatable)')
     .option('--json', 'check: print the verdicts as JSON')
-    .example((name) => `  $ ${name} recipe list`)
-    .example((name) => `  $ ${name} recipe schema parallel`)
-    .example((name) => `  $ ${name} recipe show release`)
-    .example((name) => `  $ ${name} recipe check release --var TARGET=src/api`)
+    .example('vigil recipe list')
+    .example('vigil recipe schema parallel')
+    .example('vigil recipe show release')
+    .example('vigil recipe check release --var TARGET=src/api')
     .action(async (action: string, type: string | undefined, options: Record<string, unknown>) => {
       try {
         if (action === 'check') {
           if (type === undefined) throw new RecipeInputError('recipe check: name the recipe to check (see "vigil recipe list")');
           const { recipeCheck } = await import('./recipe-check.ts');
-          process.exit(recipeCheck(type, { vars: asList(options.var), json: options.json === true }));
+          exitWith(recipeCheck(type, { vars: asList(options.var), json: options.json === true }));
         }
         const { describeRecipe, discoverRecipes, findProjectRoot, findRecipe, recipeSchemaPath, recipeTypeDef, recipeTypeDefs } = await runner();
         const root = findProjectRoot();
@@ -169,7 +168,7 @@ export function registerRecipeCommands(cli: CAC): void {
       }
     });
 
-  command(cli, 'runs [run-id]', 'List recorded runs, newest first; with a run id, show its steps')
+  defineCommand(cli, 'runs [run-id]', 'List recorded runs, newest first; with a run id, show its steps')
     .option('--json', 'Print run.json records as JSON')
     .action(async (runId: string | undefined, options: { json?: boolean }) => {
       try {
@@ -198,8 +197,8 @@ export function registerRecipeCommands(cli: CAC): void {
       }
     });
 
-  command(cli, 'gate <run-id> <label> <option>', 'Answer the review gate of a paused step from another terminal')
-    .example((name) => `  $ ${name} gate 20261121-201403-ab12 review approve`)
+  defineCommand(cli, 'gate <run-id> <label> <option>', 'Answer the review gate of a paused step from another terminal')
+    .example('vigil gate 20261121-201403-ab12 review approve')
     .action(async (runId: string, label: string, option: string) => {
       try {
         const { findProjectRoot, gateAnswerFile, readRunJson, runsDir, writeGateAnswer } = await runner();

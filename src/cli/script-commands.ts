@@ -2,7 +2,8 @@
 import type { CAC } from 'cac';
 import { applyBaseFlag, baseHelp } from './base-flag.ts';
 import { UsageError, wholeNumberFlag } from './options.ts';
-import { runSdkCommand, sdkCommand } from './sdk-command.ts';
+import { defineCommand } from './command.ts';
+import { runSdkCommand } from './sdk-command.ts';
 
 function parseVars(value: unknown): Record<string, string> {
   const list = value === undefined ? [] : (Array.isArray(value) ? value : [value]).map(String);
@@ -17,13 +18,13 @@ function parseVars(value: unknown): Record<string, string> {
 }
 
 export function registerScriptCommands(cli: CAC): void {
-  sdkCommand(cli, 'script <action> <name>', 'Scripts: "run NAME" runs .vigil/scripts/NAME.{ts,mjs,js} (or ~/.vigil/scripts, or a path) with the sdk global')
+  defineCommand(cli, 'script <action> <name>', 'Scripts: "run NAME" runs .vigil/scripts/NAME.{ts,mjs,js} (or ~/.vigil/scripts, or a path) with the sdk global')
     .option('--var <NAME=value>', 'A variable for sdk.vars (repeatable)', { type: [String] })
     .option('--workspace <path>', 'Workspace of the script (default: the current directory)')
     .option('--base <url>', `${baseHelp}: for the sdk calls that reach a server`, { type: [String] })
     .option('--timeout <seconds>', 'Stop the script after this many seconds, exit 124 (default 600)')
     .option('--memory <MB>', 'Heap limit of the script sandbox in MB (default 128)')
-    .example((name) => `  $ ${name} script run triage --var ISSUE=42 --timeout 120`)
+    .example('vigil script run triage --var ISSUE=42 --timeout 120')
     .action((action: string, name: string, options: Record<string, unknown>) =>
       runSdkCommand(async () => {
         if (action !== 'run') throw new UsageError(`script: unknown action "${action}"; actions: run`);

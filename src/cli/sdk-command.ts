@@ -1,20 +1,18 @@
 // Shared plumbing of the commands that front an SDK namespace (vault, cir,
-// ledger, …): one wrapper turns a VigilError into `vigil: <message>` and an
-// exit code (2 for bad arguments, 1 otherwise), waits for product-event
+// ledger, …): one wrapper turns an error into `vigil: <message>` and the exit
+// code of the one table (src/errors/exit-codes.ts), waits for product-event
 // listeners, and prints results as text or, with --json, as JSON.
-import type { CAC } from 'cac';
 import { settleEvents } from '../events/channel.ts';
+import { exitCodeOf } from '../errors/exit-codes.ts';
 import { UsageError } from './options.ts';
-import { VigilError } from '../errors/vigil-error.ts';
 
 export async function runSdkCommand(body: () => unknown | Promise<unknown>): Promise<void> {
   let code = 0;
   try {
     await body();
   } catch (error) {
-    const usage = error instanceof UsageError || (error instanceof VigilError && error.code === 'INVALID_ARGUMENT');
     process.stderr.write(`vigil: ${(error as Error).message}\n`);
-    code = usage ? 2 : 1;
+    code = exitCodeOf(error);
   }
   await settleEvents();
   if (code !== 0) process.exit(code);
@@ -22,11 +20,6 @@ export async function runSdkCommand(body: () => unknown | Promise<unknown>): Pro
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
-/** A command whose own help shows its description (cac prints it only in the global help). */
-export function sdkCommand(cli: CAC, raw: string, description: string) {
-  return cli.command(raw, description).usage(`${raw}\n\n  ${description}`);
 }
 
 export async function readStdin(): Promise<string> {

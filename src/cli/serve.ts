@@ -5,6 +5,8 @@ import { isPostgresUrl } from '../store/postgres/url.ts';
 import { clientLimitNames, defaultClientLimits } from '../service/client-limits.ts';
 import { defaults } from '../service/defaults.ts';
 import { isLoopbackHost } from '../service/loopback.ts';
+import { ExitCode } from '../errors/exit-codes.ts';
+import { defineCommand, exitWith, fail } from './command.ts';
 import { listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { type SourceFlags, sourceFlagHelp, sourceOptions } from './source-flags.ts';
 
@@ -87,8 +89,7 @@ function nodeIdFlag(value: string | undefined): string | undefined {
 }
 
 export function registerServeCommands(cli: CAC): void {
-  cli
-    .command('serve', 'Serve the HTTP, JSON-RPC and event-stream bindings under /mp/v0')
+  defineCommand(cli, 'serve', 'Serve the HTTP, JSON-RPC and event-stream bindings under /mp/v0')
     .option('--port <n>', 'Listening port', { default: 8130 })
     .option('--host <addr>', 'Listening address', { default: '127.0.0.1' })
     .option('--state <file>', 'Keep monitors, subscriptions, leases and observations in this SQLite file ("~" is home; default: in memory)', { type: [String] })
@@ -179,8 +180,7 @@ export function registerServeCommands(cli: CAC): void {
         server = await startServer({ ...options, extensions: serverDoors });
       } catch (error) {
         if (error instanceof UsageError) throw error;
-        process.stderr.write(`vigil: cannot start: ${redactCredentials((error as Error).message)}\n`);
-        process.exit(1);
+        fail(new Error(`cannot start: ${redactCredentials((error as Error).message)}`));
       }
       if (server.fallbackReason) process.stderr.write(`vigil: ${server.fallbackReason}\n`);
       // The token comes first: a tool that reads up to the "serving" line has it too.
@@ -207,11 +207,8 @@ export function registerServeCommands(cli: CAC): void {
       );
       const stop = () => {
         void server.close().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            process.stderr.write(`vigil: the server did not stop cleanly: ${error instanceof Error ? error.message : String(error)}\n`);
-            process.exit(1);
-          },
+          () => exitWith(ExitCode.ok),
+          (error: unknown) => fail(new Error(`the server did not stop cleanly: ${error instanceof Error ? error.message : String(error)}`)),
         );
       };
       process.once('SIGINT', stop);

@@ -1,23 +1,25 @@
 // `vigil temporal list|status|enable|disable|fire <name>`: the CLI face of
 // src/triggers/temporal-api.ts (the SDK's `temporal` namespace calls the same
 // code). `fire` prints the target's output; it exits 1 when the firing
-// failed and 124 when it passed the 600000 ms limit.
+// failed and 124 when it passed the 600000 ms limit (a TemporalTimeoutError).
 import type { CAC } from 'cac';
 import { applyBaseFlag, baseHelp } from './base-flag.ts';
-import { exitCodeOf, RecipeInputError } from '../recipes/errors.ts';
+import { RecipeInputError } from '../recipes/errors.ts';
+import { ExitCode } from '../errors/exit-codes.ts';
+import { defineCommand, exitWith, fail } from './command.ts';
 
 const ACTIONS = ['list', 'status', 'enable', 'disable', 'fire'] as const;
 
 export function registerTemporalCommands(cli: CAC): void {
-  cli
-    .command('temporal <action> [name]', 'Scheduled recipes: list, status <name>, enable <name>, disable <name>, fire <name>')
-    .usage('temporal <action> [name]\n\n  list | status <name> | enable <name> | disable <name> | fire <name> (runs the target now and prints its output)')
+  defineCommand(cli, 'temporal <action> [name]', 'Scheduled recipes: list, status <name>, enable <name>, disable <name>, fire <name>', {
+    details: 'list | status <name> | enable <name> | disable <name> | fire <name> (runs the target now and prints its output)',
+  })
     .option('--base <url>', `${baseHelp}: where a firing is published`, { type: [String] })
     .option('--json', 'Print TemporalEntry JSON (list, status) or {run_id, status, output} (fire)')
-    .example((name) => `  $ ${name} temporal fire nightly-report`)
+    .example('vigil temporal fire nightly-report')
     .action(async (action: string, name: string | undefined, options: { json?: boolean; base?: unknown }) => {
       applyBaseFlag(options.base);
-      const { TemporalApi, TemporalTimeoutError } = await import('../triggers/temporal-api.ts');
+      const { TemporalApi } = await import('../triggers/temporal-api.ts');
       try {
         if (!(ACTIONS as readonly string[]).includes(action))
           throw new RecipeInputError(`temporal: unknown action "${action}"; actions: ${ACTIONS.join(', ')}`);
@@ -52,21 +54,12 @@ export function registerTemporalCommands(cli: CAC): void {
           api[action](name);
           return void process.stdout.write(`temporal ${name} ${action}d\n`);
         }
-        try {
-          const result = await api.fire(name, { log: (l) => process.stderr.write(`${l}\n`) });
-          if (options.json) process.stdout.write(`${JSON.stringify({ run_id: result.runId, status: result.status, output: result.output, reason: result.reason ?? null })}\n`);
-          else process.stdout.write(result.output);
-          process.exit(result.status === 'succeeded' ? 0 : 1);
-        } catch (error) {
-          if (error instanceof TemporalTimeoutError) {
-            process.stderr.write(`vigil: ${error.message}\n`);
-            process.exit(124);
-          }
-          throw error;
-        }
+        const result = await api.fire(name, { log: (l) => process.stderr.write(`${l}\n`) });
+        if (options.json) process.stdout.write(`${JSON.stringify({ run_id: result.runId, status: result.status, output: result.output, reason: result.reason ?? null })}\n`);
+        else process.stdout.write(result.output);
+        exitWith(result.status === 'succeeded' ? ExitCode.ok : ExitCode.failed);
       } catch (error) {
-        process.stderr.write(`vigil: ${(error as Error).message}\n`);
-        process.exit(exitCodeOf(error));
+        fail(error);
       }
     });
 }

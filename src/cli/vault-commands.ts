@@ -2,16 +2,17 @@
 // reads the value from stdin, never from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
 import { UsageError } from './options.ts';
-import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
+import { defineCommand } from './command.ts';
+import { printJson, readStdin, runSdkCommand, unknownAction } from './sdk-command.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 
 const actions = ['set', 'get', 'list', 'delete', 'backend'];
 
 export function registerVaultCommands(cli: CAC): void {
-  sdkCommand(cli, 'vault <action> [key]', 'Secrets: "set KEY" (value from stdin), "get KEY", "list", "delete KEY", "backend" (keyring or encrypted file)')
+  defineCommand(cli, 'vault <action> [key]', 'Secrets: "set KEY" (value from stdin), "get KEY", "list", "delete KEY", "backend" (keyring or encrypted file)')
     .option('--scope <scope>', 'Scope of the key (service vigil-vault/<scope>; default "default")')
     .option('--json', 'Print the result as JSON')
-    .example((name) => `  $ printf %s "$TOKEN" | ${name} vault set api_key --scope api`)
+    .example('printf %s "$TOKEN" | vigil vault set api_key --scope api')
     .action((action: string, key: string | undefined, options: { scope?: unknown; json?: boolean }) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('vault', action, actions);

@@ -4,6 +4,8 @@
 import type { CAC } from 'cac';
 import { baseHelp, resolveBase } from './base-flag.ts';
 import { ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
+import { ExitCode, exitCodeOf } from '../errors/exit-codes.ts';
+import { defineCommand, exitWith, fail } from './command.ts';
 import { stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { isBookkeeping, type WatchedObservation, watchLine } from './watch-line.ts';
 
@@ -58,8 +60,7 @@ function stdoutWriter(): (text: string) => Promise<boolean> {
 }
 
 export function registerWatchCommand(cli: CAC): void {
-  cli
-    .command('watch', "Follow one subscription; print one line per observation (the server's bookkeeping hidden unless --all)")
+  defineCommand(cli, 'watch', "Follow one subscription; print one line per observation (the server's bookkeeping hidden unless --all)")
     .option('--base <urls>', `${baseHelp}; several nodes of one cluster comma-separated: watch moves to the next when one is unreachable`, { type: [String] })
     .option('--subscription <id>', 'Subscription to follow', { type: [String] })
     .option('--token <token>', 'Subscription token (or VIGIL_TOKEN)', { type: [String] })
@@ -69,7 +70,7 @@ export function registerWatchCommand(cli: CAC): void {
     .option('--once', 'Stop after one batch')
     .option('--json', 'Print each observation whole, as the server serves it, one JSON object per line')
     .option('--all', "Also print the server's own bookkeeping (ai.vigil.monitor.subscribed, .lease, .rejected, …), hidden by default")
-    .option('--retry-for <seconds>', 'Give up (exit 1) when the server stays unreachable this long (default: retry for ever)', { type: [String] })
+    .option('--retry-for <seconds>', 'Give up (exit 3) when the server stays unreachable this long (default: retry for ever)', { type: [String] })
     .example('vigil watch --subscription sub-1a2b3c --token vgs_... --catch-up')
     .action(async (flags: WatchFlags) => {
       const subscription = stringFlag('--subscription', flags.subscription);
@@ -136,7 +137,7 @@ export function registerWatchCommand(cli: CAC): void {
             if (shown && !(await write(`${line}\n`))) {
               // The reader went away: acknowledge only the lines it got, then leave quietly.
               if (mayAck && written > acknowledged) await ack(written).catch(() => undefined);
-              process.exit(0);
+              exitWith(ExitCode.ok);
             }
             written = Number(observation.id) + 1;
           }
@@ -165,14 +166,13 @@ export function registerWatchCommand(cli: CAC): void {
             }
             if (retryForMs !== undefined && now - downSince >= retryForMs) {
               process.stderr.write(`vigil watch: gave up after ${retryForMs / 1000} s: ${error.message}\n`);
-              process.exit(1);
+              process.exit(exitCodeOf(error));
             }
             await sleep(Math.min(retryMs, retryForMs === undefined ? retryMs : Math.max(0, downSince + retryForMs - now)), stop.signal);
             retryMs = Math.min(retryMs * 2, 5000);
             continue;
           }
-          process.stderr.write(`vigil watch: ${(error as Error).message}\n`);
-          process.exit(1);
+          fail(error, 'vigil watch');
         }
       }
     });

@@ -3,10 +3,12 @@
 // from argv (argv shows in `ps`).
 import type { CAC } from 'cac';
 import { applyBaseFlag } from './base-flag.ts';
+import { ExitCode } from '../errors/exit-codes.ts';
 import { sdkContext } from '../workspace/context.ts';
 import { type DeliveryView, webhookNamespace } from '../sdk/namespaces/webhook.ts';
 import { listFlag, stringFlag, UsageError } from './options.ts';
-import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
+import { defineCommand } from './command.ts';
+import { printJson, readStdin, runSdkCommand, unknownAction } from './sdk-command.ts';
 
 /** One delivery as a line of tab-separated fields, like `webhook list`'s registrations. */
 function deliveryLine(d: DeliveryView): string {
@@ -17,7 +19,7 @@ function deliveryLine(d: DeliveryView): string {
 const actions = ['register', 'list', 'delete', 'test', 'deliveries'];
 
 export function registerWebhookCommands(cli: CAC): void {
-  sdkCommand(
+  defineCommand(
     cli,
     'webhook <action> [...args]',
     'Webhooks on the cloud API (api_url of vigil.yml, key from the vault scope "api"): "register EVENT URL" (secret from stdin; EVENT monitor.observation with --monitor follows a monitor), "list", "delete ID", "test ID", "deliveries ID"',
@@ -27,8 +29,8 @@ export function registerWebhookCommands(cli: CAC): void {
     .option('--types <types>', 'register monitor.observation: observation types delivered, comma-separated (a trailing * matches a prefix; default all)', { type: [String] })
     .option('--monitor-token <token>', "register monitor.observation: the monitor's owner or subscribe token when it is not public (or VIGIL_TOKEN)", { type: [String] })
     .option('--json', 'Print the result as JSON')
-    .example((name) => `  $ printf %s "$SECRET" | ${name} webhook register cir.capture https://example.com/hooks/vigil`)
-    .example((name) => `  $ printf %s "$SECRET" | ${name} webhook register monitor.observation https://example.com/hooks/builds --monitor builds --types "ci.build.*"`)
+    .example('printf %s "$SECRET" | vigil webhook register cir.capture https://example.com/hooks/vigil')
+    .example('printf %s "$SECRET" | vigil webhook register monitor.observation https://example.com/hooks/builds --monitor builds --types "ci.build.*"')
     .action((action: string, args: string[], options: { json?: boolean; base?: unknown; monitor?: unknown; types?: unknown; monitorToken?: unknown }) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('webhook', action, actions);
@@ -66,7 +68,7 @@ export function registerWebhookCommands(cli: CAC): void {
           const result = await webhook.test(arg(0, 'the registration id'));
           if (options.json) printJson(result);
           else process.stdout.write(result.delivered ? `delivered (${result.response_code})\n` : `not delivered: ${result.error ?? result.response_code}\n`);
-          if (!result.delivered) process.exitCode = 1;
+          if (!result.delivered) process.exitCode = ExitCode.failed;
         } else {
           const deliveries = await webhook.deliveries(arg(0, 'the registration id'));
           if (options.json) printJson(deliveries);

@@ -7,7 +7,8 @@ import { sdkContext } from '../workspace/context.ts';
 import { workerNamespace } from '../sdk/namespaces/worker.ts';
 import { workerSetup, workerSetupClear } from '../workers/worker.ts';
 import { UsageError } from './options.ts';
-import { printJson, readStdin, runSdkCommand, sdkCommand, unknownAction } from './sdk-command.ts';
+import { defineCommand } from './command.ts';
+import { printJson, readStdin, runSdkCommand, unknownAction } from './sdk-command.ts';
 
 const actions = ['create', 'deploy', 'list', 'status', 'delete', 'secret', 'setup'];
 
@@ -21,7 +22,7 @@ interface WorkerFlags {
 }
 
 export function registerWorkerCommands(cli: CAC): void {
-  sdkCommand(
+  defineCommand(
     cli,
     'worker <action> [...args]',
     'Edge workers in .vigil/workers/: "create NAME", "deploy NAME", "list", "status NAME", "delete NAME", "secret set|delete|list NAME [KEY]" (value from stdin), "setup" (own account; API token from stdin)',
@@ -32,7 +33,7 @@ export function registerWorkerCommands(cli: CAC): void {
     .option('--clear', 'setup: forget the own-account credentials (deploys go to the managed edge again)')
     .option('--base <url>', 'Server whose cloud API to use (default: VIGIL_API_URL, then api_url of vigil.yml, then VIGIL_BASE, then server.base)', { type: [String] })
     .option('--json', 'Print the result as JSON')
-    .example((name) => `  $ ${name} worker create hello --template webhook && ${name} worker deploy hello --minify`)
+    .example('vigil worker create hello --template webhook && vigil worker deploy hello --minify')
     .action((action: string, args: string[], flags: WorkerFlags) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('worker', action, actions);

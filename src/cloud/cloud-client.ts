@@ -1,6 +1,7 @@
 // The HTTP client of the cloud API (/v1), used by `vigil api-key`, the
 // webhook and worker namespaces and the event forwarder. A refusal comes back
 // as a CloudError carrying the server's code and message.
+import { ExitCode } from '../errors/exit-codes.ts';
 
 export class CloudError extends Error {
   override readonly name = 'CloudError';
@@ -11,6 +12,11 @@ export class CloudError extends Error {
     readonly details: Record<string, unknown> = {},
   ) {
     super(message);
+  }
+
+  /** A command that meets it exits 3 when the API did not answer, 1 when it refused (src/errors/exit-codes.ts). */
+  get exitCode(): number {
+    return this.code === 'UNREACHABLE' ? ExitCode.unreachable : ExitCode.failed;
   }
 }
 

@@ -1,15 +1,9 @@
-// Errors of the recipe runner. Each carries the exit code the CLI uses, so one
-// handler in the command layer turns any of them into a message and a status.
+// Errors of the recipe runner. Each carries its exit code from the one table
+// (src/errors/exit-codes.ts), so the command layer turns any of them into a
+// message and a status the same way.
+import { ExitCode, type ExitCodeValue } from '../errors/exit-codes.ts';
 
-/** Exit codes of `vigil sequence` and friends. */
-export const ExitCode = {
-  ok: 0,
-  failed: 1,
-  usage: 2,
-  cancelled: 130,
-} as const;
-
-export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+export { ExitCode, type ExitCodeValue };
 
 /** A problem with user input (a recipe, vigil.yml, a flag): nothing ran. */
 export class RecipeInputError extends Error {
@@ -35,9 +29,4 @@ export class RunRefusedError extends Error {
   ) {
     super(problems.length > 0 ? `${message}\n${problems.map((p) => `  - ${p}`).join('\n')}` : message, options);
   }
-}
-
-export function exitCodeOf(error: unknown): ExitCodeValue {
-  if (error instanceof RecipeInputError || error instanceof RunRefusedError) return error.exitCode;
-  return ExitCode.failed;
 }

@@ -5,7 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import { join, relative } from 'node:path';
 import { loadWorkspaceConfig } from './config/workspace-config.ts';
-import { ExitCode, RecipeInputError } from './errors.ts';
+import { ExitCode, type ExitCodeValue, RecipeInputError } from './errors.ts';
 import { GateKeeper } from './gates/gate.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
 import { loadRecipeTree } from './loading/recipe-tree.ts';
@@ -34,9 +34,9 @@ export interface SequenceIo {
   json?: boolean;
 }
 
-const SIGNAL_EXIT: Record<string, number> = { SIGINT: ExitCode.cancelled, SIGTERM: 143, SIGHUP: 143 };
+const SIGNAL_EXIT: Record<string, ExitCodeValue> = { SIGINT: ExitCode.cancelled, SIGTERM: ExitCode.terminated, SIGHUP: ExitCode.terminated };
 
-export async function runSequence(req: RunRequest, io: SequenceIo): Promise<number> {
+export async function runSequence(req: RunRequest, io: SequenceIo): Promise<ExitCodeValue> {
   const projectRoot = findProjectRoot(req.cwd);
   const tree = loadRecipeTree(projectRoot, req.name);
   const def = recipeTypeDef(tree.root.recipe.type)!;

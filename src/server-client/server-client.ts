@@ -1,4 +1,5 @@
 // The HTTP client the CLI commands use to talk to a running server.
+import { ExitCode } from '../errors/exit-codes.ts';
 
 export class ServerError extends Error {
   override readonly name = 'ServerError';
@@ -9,6 +10,7 @@ export class ServerError extends Error {
 
 export class UnreachableError extends Error {
   override readonly name = 'UnreachableError';
+  readonly exitCode = ExitCode.unreachable;
 }
 
 export interface ServerClient {

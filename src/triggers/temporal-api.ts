@@ -8,6 +8,7 @@ import { discoverRecipes } from '../recipes/loading/discovery.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
 import { toolActor } from '../protocol/client-actor.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
+import { ExitCode } from '../errors/exit-codes.ts';
 import { RecipeInputError } from '../recipes/errors.ts';
 import type { TemporalRecipe } from '../recipes/types/temporal/index.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -42,6 +43,7 @@ export interface TemporalStatus extends TemporalEntry {
 export class TemporalTimeoutError extends Error {
   override readonly name = 'TemporalTimeoutError';
   readonly code = 'TIMEOUT';
+  readonly exitCode = ExitCode.timedOut;
 }
 
 export const TEMPORAL_FIRE_TIMEOUT_MS = 600_000;

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { closeAllCir } from '../../cir/open.ts';
 import { settleEvents } from '../../events/channel.ts';
 import { sdkContext } from '../../workspace/context.ts';
+import { ExitCode, type ExitCodeValue } from '../../errors/exit-codes.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { McpServers, readMcpConfig } from '../../mcp-servers/mcp-servers.ts';
 import { buildSdk } from '../namespaces/index.ts';
@@ -29,9 +30,8 @@ export interface ScriptIo {
   stderr: NodeJS.WritableStream;
 }
 
-export const EXIT_TIMEOUT = 124;
 
-export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<number> {
+export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<ExitCodeValue> {
   const workspace = resolve(req.cwd, req.workspace);
   let isDir = false;
   try {
@@ -68,7 +68,7 @@ export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<numbe
     switch (outcome.kind) {
       case 'returned':
         io.stdout.write(`${outcome.json}\n`);
-        return 0;
+        return ExitCode.ok;
       case 'threw': {
         const e = outcome.error;
         const head = e.code ? `${e.code}: ${e.message}` : `${e.name ?? 'Error'}: ${e.message}`;
@@ -77,14 +77,14 @@ export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<numbe
           .slice(1)
           .find((l) => l.includes(file));
         io.stderr.write(`vigil: script ${req.name} failed: ${head}${where ? `\n  ${where.trim()}` : ''}\n`);
-        return 1;
+        return ExitCode.failed;
       }
       case 'timeout':
         io.stderr.write(`vigil: script ${req.name} exceeded its timeout of ${req.timeoutSeconds} s and was stopped\n`);
-        return EXIT_TIMEOUT;
+        return ExitCode.timedOut;
       default:
         io.stderr.write(`vigil: script ${req.name} stopped: ${outcome.message}\n`);
-        return 1;
+        return ExitCode.failed;
     }
   } finally {
     abort.abort();
