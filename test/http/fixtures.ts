@@ -2,7 +2,7 @@
 // reads of a monitor's feed the way a client would do them.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll } from 'vitest';
-import { call, replayAll, subscribe } from '../support/client.ts';
+import { type Base, call, replayAll, subscribe } from '../support/client.ts';
 import { type ServerProcess, type StartOptions, startServerProcess } from '../support/server-process.ts';
 
 /** Starts a server before the block's tests and stops it after; read `.base` inside tests. */
@@ -32,7 +32,7 @@ export const fresh = (prefix: string) => `${prefix}-${process.pid}-${++unique}`;
 export const path = (monitor: string, rest = '') => `/monitors/${encodeURIComponent(monitor)}${rest}`;
 
 /** The monitor's highest seq, as served. */
-export async function headOf(base: string, monitor: string, ownerToken: string): Promise<number> {
+export async function headOf(base: Base, monitor: string, ownerToken: string): Promise<number> {
   const reply = await call(base, 'GET', path(monitor), { token: ownerToken });
   if (reply.status !== 200) throw new Error(`get failed: ${reply.status} ${JSON.stringify(reply.body)}`);
   return reply.body.head as number;
@@ -42,13 +42,13 @@ export async function headOf(base: string, monitor: string, ownerToken: string):
  * Every observation of a monitor from seq 1, read through a fresh owner
  * subscription with a replay cursor (which writes one `subscribed` entry).
  */
-export async function readFeed(base: string, monitor: string, ownerToken: string): Promise<any[]> {
+export async function readFeed(base: Base, monitor: string, ownerToken: string): Promise<any[]> {
   const sub = await subscribe(base, { monitor, subscriber: fresh('reader') }, ownerToken);
   return replayAll(base, sub);
 }
 
 /** The observation at `seq`, or undefined. */
-export async function observationAt(base: string, monitor: string, ownerToken: string, seq: number) {
+export async function observationAt(base: Base, monitor: string, ownerToken: string, seq: number) {
   const feed = await readFeed(base, monitor, ownerToken);
   return feed.find((o) => Number(o.id) === seq);
 }
