@@ -1,13 +1,24 @@
 // Idle subscription and lease actors leave memory and come back from their
-// rows, with their timers intact.
+// rows, with their timers intact. Timers run on a manual clock.
 import { afterEach, describe, expect, it } from 'vitest';
 import { openFeedStream } from '../../src/service/feed-stream.ts';
 import { invoke, type OperationName } from '../../src/service/operations.ts';
 import { MonitorService } from '../../src/service/service.ts';
 import { Store } from '../../src/store/store.ts';
+import { ManualClock, turns } from '../support/manual-clock.ts';
 
 let service: MonitorService | undefined;
 afterEach(() => service?.close());
+
+/** A clock that moves only when the test says, and lets the service finish each timer's work. */
+function manualClock(): ManualClock {
+  const clock = new ManualClock();
+  clock.idle = async () => {
+    await service?.settle();
+    await turns();
+  };
+  return clock;
+}
 
 async function run(name: OperationName, input: Record<string, unknown>, bearer?: string): Promise<any> {
   return (await invoke(service!, name, input, { caller: { bearer } })).body;
@@ -35,10 +46,12 @@ describe('bounded actor residency', () => {
   });
 
   it('retires a cold subscription at its mute deadline, with no request arriving', async () => {
+    const clock = manualClock();
     service = new MonitorService({
       store: Store.open({ path: ':memory:' }),
       residentActors: 1,
       retireAfterMuteSeconds: 1,
+      clock,
       log: () => {},
     });
     const created = await run('monitors/create', { id: 'mute', visibility: 'public' });
@@ -46,7 +59,9 @@ describe('bounded actor residency', () => {
     // The cap is reached: this one is left as a row, with its deadline in the scheduler.
     const cold = await run('feeds/subscribe', { monitor: 'mute', subscriber: 'agent:b' });
     expect(service.system.subscriptions.isResident(cold.subscription.id)).toBe(false);
-    await new Promise((r) => setTimeout(r, 1500));
+    await clock.advance(999);
+    expect((await run('monitors/state', { id: 'mute' }, created.owner_token)).counters.subscriptions_active).toBe(2);
+    await clock.advance(1);
     const state = await run('monitors/state', { id: 'mute' }, created.owner_token);
     expect(state.counters.subscriptions_active).toBe(0);
     const pulled = await invoke(service, 'feeds/pull', { subscription: cold.subscription.id }, { caller: { bearer: cold.token } }).catch((e) => e);
@@ -126,10 +141,12 @@ describe('bounded actor residency', () => {
 
   it('keeps the cold subscriptions of open streams from mute retirement without bringing their actors back', async () => {
     const started: string[] = [];
+    const clock = manualClock();
     service = new MonitorService({
       store: Store.open({ path: ':memory:' }),
       residentActors: 1,
       retireAfterMuteSeconds: 1,
+      clock,
       log: () => {},
       inspect: (event) => {
         const id = (event.actorRef as unknown as { id: string }).id;
@@ -147,7 +164,7 @@ describe('bounded actor residency', () => {
     await service.settle();
     const startedBefore = started.length;
     // Two and a half mute periods: each open stream records activity every third of one.
-    await new Promise((r) => setTimeout(r, 2500));
+    await clock.advance(2500);
     let state = await run('monitors/state', { id: 'kept' }, created.owner_token);
     expect(state.counters.subscriptions_active).toBe(4);
     // Activity on a subscription that is only a row rewrote the row: no actor was built for it.
@@ -155,7 +172,7 @@ describe('bounded actor residency', () => {
     expect(service.system.subscriptions.size).toBeLessThanOrEqual(1);
     // Once the streams close, the mute timer runs from their last activity.
     for (const stream of streams) stream.close();
-    await new Promise((r) => setTimeout(r, 1600));
+    await clock.advance(1600);
     state = await run('monitors/state', { id: 'kept' }, created.owner_token);
     expect(state.counters.subscriptions_active).toBe(0);
   });
