@@ -1,11 +1,18 @@
 // The ai.vigil/monitors extension (§15) through the SDK's own client against
-// a real `vigil mcp` child process, plus the notification coalescer alone.
+// a real `vigil mcp` child process; the coalescing of resource notifications
+// in-process on a manual clock, and the coalescer alone.
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { MonitorService } from '../src/service/service.ts';
+import { memoryPath, Store } from '../src/store/store.ts';
+import { localBackend } from '../src/transport/mcp-backend.ts';
 import { Coalescer, type Timers } from '../src/transport/mcp-coalescer.ts';
+import { createMcpDoor } from '../src/transport/mcp-door.ts';
+import { ManualClock, turns } from './support/manual-clock.ts';
 import { call as httpCall } from './support/client.ts';
 import { repoRoot, startServerProcess, tempDir, vigilArgs } from './support/server-process.ts';
 import { seedToolNames } from './support/seed-tools.ts';
@@ -66,8 +73,6 @@ async function startSession(args: readonly string[] = []): Promise<Session> {
 
 /** A rule's `then` (the base protocol's name), spread in: an object literal with a `then` key reads as a promise to a linter. */
 const then = (action: string) => Object.fromEntries([['then', action]]);
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 describe('vigil mcp', () => {
   let s: Session;
@@ -243,34 +248,89 @@ describe('vigil mcp', () => {
     await expect(s.client.readResource({ uri: 'monitor://mcp-nowhere/state' })).rejects.toThrow(/-32002|No/);
   });
 
-  it('notifies a subscribed state resource when the monitor records something, coalesced per 250 ms', async () => {
+  it('notifies a subscribed state resource when the monitor records something', async () => {
     const { owner_token: owner } = await s.ok('monitor_create', { id: 'mcp-watched', visibility: 'public' });
     const uri = 'monitor://mcp-watched/state';
     await s.client.subscribeResource({ uri });
     const count = () => s.updated.filter((u) => u === uri).length;
-
     await s.ok('monitor_publish', { id: 'mcp-watched', bearer: owner, type: 'ping.sent' });
-    await untilTrue(() => `one of them (${count()})`, () => count() === 1, scaled(5000));
+    await untilTrue(() => `a notification (${count()})`, () => count() === 1, scaled(5000));
+    expect(s.updated).toEqual([uri]);
+  });
+});
 
-    await sleep(300);
-    const before = count();
-    const started = Date.now();
-    await Promise.all(
-      Array.from({ length: 20 }, (_, i) => s.ok('monitor_publish', { id: 'mcp-watched', bearer: owner, type: 'ping.sent', data: { i } })),
-    );
-    const elapsed = Date.now() - started;
-    await sleep(600);
-    const burst = count() - before;
-    expect(burst).toBeGreaterThanOrEqual(1);
-    expect(burst).toBeLessThanOrEqual(Math.ceil(elapsed / 250) + 2);
-    expect(burst).toBeLessThan(10);
+describe('resource notifications, in-process on a manual clock', () => {
+  /** The extension's door over a service, both on one manual clock, and the SDK's client over an in-memory transport. */
+  async function session() {
+    const clock = new ManualClock();
+    const service = new MonitorService({ store: Store.open({ path: memoryPath }), clock, log: () => {} });
+    clock.idle = async () => {
+      await service.settle();
+      await turns();
+    };
+    const door = createMcpDoor(localBackend(service, 'in memory'), { timers: clock, log: () => {} });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await door.server.connect(serverSide);
+    const client = new Client({ name: 'vigil-test', version: '0.0.0' });
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    await client.connect(clientSide);
+    const ok = async (name: string, args: Record<string, unknown>): Promise<Body> => {
+      const result = await client.callTool({ name, arguments: args });
+      if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.structuredContent)}`);
+      return result.structuredContent as Body;
+    };
+    const close = async () => {
+      await client.close();
+      await door.close();
+      service.close();
+    };
+    return { clock, client, updated, ok, close };
+  }
 
-    await s.client.unsubscribeResource({ uri });
-    const after = count();
-    await s.ok('monitor_publish', { id: 'mcp-watched', bearer: owner, type: 'ping.sent' });
-    await sleep(400);
-    expect(count()).toBe(after);
-    expect(s.updated.every((u) => u === uri)).toBe(true);
+  it('passes the first change on at once and folds a burst into one call at the end of the 250 ms', async () => {
+    const s = await session();
+    try {
+      const { owner_token: owner } = await s.ok('monitor_create', { id: 'watched', visibility: 'public' });
+      const uri = 'monitor://watched/state';
+      await s.client.subscribeResource({ uri });
+      await s.ok('monitor_publish', { id: 'watched', bearer: owner, type: 'ping.sent' });
+      await s.clock.advance(0);
+      expect(s.updated).toEqual([uri]);
+      // Twenty changes within the interval: nothing more until it ends, then one.
+      await Promise.all(Array.from({ length: 20 }, (_, i) => s.ok('monitor_publish', { id: 'watched', bearer: owner, type: 'ping.sent', data: { i } })));
+      await s.clock.advance(249);
+      expect(s.updated).toEqual([uri]);
+      await s.clock.advance(1);
+      expect(s.updated).toEqual([uri, uri]);
+      // A change after a quiet interval goes out at once again.
+      await s.clock.advance(1000);
+      await s.ok('monitor_publish', { id: 'watched', bearer: owner, type: 'ping.sent' });
+      await s.clock.advance(0);
+      expect(s.updated).toEqual([uri, uri, uri]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('sends nothing for a resource once it is unsubscribed, a trailing call included', async () => {
+    const s = await session();
+    try {
+      const { owner_token: owner } = await s.ok('monitor_create', { id: 'left', visibility: 'public' });
+      const uri = 'monitor://left/state';
+      await s.client.subscribeResource({ uri });
+      await s.ok('monitor_publish', { id: 'left', bearer: owner, type: 'ping.sent' });
+      await s.ok('monitor_publish', { id: 'left', bearer: owner, type: 'ping.sent' });
+      await s.clock.advance(0);
+      expect(s.updated).toEqual([uri]);
+      // The second change waits for the interval's end; unsubscribing drops it.
+      await s.client.unsubscribeResource({ uri });
+      await s.ok('monitor_publish', { id: 'left', bearer: owner, type: 'ping.sent' });
+      await s.clock.advance(1000);
+      expect(s.updated).toEqual([uri]);
+    } finally {
+      await s.close();
+    }
   });
 });
 
