@@ -1,6 +1,7 @@
 // Discover, create, read, visibility and configure (protocol §2, §3, §7).
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
+import { useDoor } from '../support/door.ts';
 import { transports } from '../support/server-process.ts';
 import { fresh, headOf, observationAt, path, readFeed, useServer, vigilType } from './fixtures.ts';
 
@@ -351,13 +352,19 @@ describe.each(transports)('monitors over %s', (transport) => {
     expect(two).not.toContain('no_subscribers');
     expect(two).toContain('no_event_provenance');
   });
+});
+
+describe('monitors on a manual clock', () => {
+  const door = useDoor();
 
   it('stale_source appears once ttl_seconds passes without source contact', async () => {
-    const { id, ownerToken } = await createMonitor(server.base, { ttl_seconds: 1 });
-    await publish(server.base, id, ownerToken, { type: 'app.x' });
-    const gaps = async () => (await call(server.base, 'GET', path(id, '/state'), { token: ownerToken })).body.confidence.gaps;
+    const { id, ownerToken } = await createMonitor(door.base, { ttl_seconds: 1 });
+    await publish(door.base, id, ownerToken, { type: 'app.x' });
+    const gaps = async () => (await call(door.base, 'GET', path(id, '/state'), { token: ownerToken })).body.confidence.gaps;
     expect(await gaps()).not.toContain('stale_source');
-    await new Promise((done) => setTimeout(done, 1300));
+    await door.base.clock.advance(1000);
+    expect(await gaps()).not.toContain('stale_source');
+    await door.base.clock.advance(1);
     expect(await gaps()).toContain('stale_source');
   });
 });
