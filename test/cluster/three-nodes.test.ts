@@ -1,7 +1,9 @@
 // Three real `vigil serve` nodes on one PostgreSQL database behave as one
 // server (protocol.md §20): seq without gaps across nodes, one lease holder,
 // cross-node wakes, timers taken over from a killed node, and no acknowledged
-// write lost when a node is killed under load.
+// write lost when a node is killed under load. Waits are on what the clients
+// see (acknowledged writes, stored markers, who polled), not on the clock.
+import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +16,13 @@ import { scaled } from '../support/time-scale.ts';
 import { until } from '../support/until.ts';
 
 const unavailable = await postgresFor('the cluster tests');
+
+/** The pid of the process whose TCP connection has local port `port` (ss, from iproute2). */
+function processOnPort(port: number): number | undefined {
+  const line = execFileSync('ss', ['-tnpH', 'state', 'established', `( sport = :${port} )`], { encoding: 'utf8' });
+  const pid = /pid=(\d+)/.exec(line)?.[1];
+  return pid === undefined ? undefined : Number(pid);
+}
 
 describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL database', () => {
   const cluster = nodesOnOneDatabase();
@@ -62,12 +71,14 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     for (const c of claims.filter((r) => r.status === 409)) expect(c.body.holder).toBe(winner);
   });
 
-  it('wakes a long-poll on node B when node A publishes', async () => {
+  it('answers a long-poll on node B with what node A publishes', async () => {
+    // Whether the pull is already waiting on B when A's commit arrives or comes after it, the answer
+    // is the same. The next test shows node B hearing of A's commits on a stream known to be open;
+    // test/http/subscriptions-pull.test.ts shows a waiting pull woken, on a manual clock.
     const [a, b] = await startNodes(2);
     const monitor = await createMonitor(a!.base, {});
     const sub = await subscribe(b!.base, { monitor: monitor.id, subscriber: 'agent:waiter', from: 'head' }, monitor.ownerToken);
     const waiting = call(b!.base, 'GET', `/subscriptions/${sub.id}/pull?wait=20`, { token: sub.token });
-    await new Promise((r) => setTimeout(r, 300));
     const published = await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.wake', subject: 'x' });
     const page = await waiting;
     expect(page.status).toBe(200);
@@ -107,8 +118,10 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
       if (!expired) await new Promise((r) => setTimeout(r, 200));
     }
     expect(expired, 'a surviving node recorded the expiry').toBeDefined();
-    await new Promise((r) => setTimeout(r, 1000));
-    const expiries = (await replayAll(b!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.lease' && o.data.payload.action === 'expired');
+    // A marker written after the expiry was seen: any second expiry, from a second timer at the same deadline, is stored before it.
+    const marker = await publish(c!.base, monitor.id, monitor.ownerToken, { type: 'test.marker' });
+    const upToMarker = (await replayAll(b!.base, reader)).filter((o) => Number(o.id) < marker.body.seq);
+    const expiries = upToMarker.filter((o) => o.type === 'ai.vigil.monitor.lease' && o.data.payload.action === 'expired');
     expect(expiries, 'one node ran the timer').toHaveLength(1);
     expect(expired.data.payload.holder).toBe(`sub:${sub.id}`);
     // Recorded at the expiry, not at some later request: the survivors' timer fired.
@@ -152,9 +165,11 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
       }
     };
     const load = [...all.flatMap((n, k) => [writer(n, k * 2), writer(n, k * 2 + 1), leaseWorker(n, k)]), ...all.map(reader)];
-    await new Promise((r) => setTimeout(r, 1500));
+    // A node is killed once the load is going (writes acknowledged), and the load goes on until the survivors have acknowledged more.
+    await until('50 acknowledged writes', () => (acknowledged.length >= 50 ? true : undefined), scaled(60_000));
     await all[0]!.kill();
-    await new Promise((r) => setTimeout(r, 1500));
+    const atKill = acknowledged.length;
+    await until('50 more acknowledged writes after the kill', () => (acknowledged.length >= atKill + 50 ? true : undefined), scaled(60_000));
     stop = true;
     await Promise.allSettled(load);
     expect(acknowledged.length).toBeGreaterThan(0);
@@ -167,9 +182,10 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
   });
 
   it('polls a live source from one node only, and from a survivor once that node is killed', async () => {
-    let polls = 0;
-    const target = createServer((_req, res) => {
-      polls++;
+    // Which process made each poll, from the target's own side of the connection.
+    const pollers: (number | undefined)[] = [];
+    const target = createServer((req, res) => {
+      pollers.push(processOnPort(req.socket.remotePort!));
       res.end('ok');
     });
     await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
@@ -180,23 +196,19 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
       const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/health`;
       const monitor = await createMonitor(all[0]!.base, { source: { kind: 'http', url, interval_s: 1 } });
       const reader = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
-      await until('the source to poll', async () => (polls > 0 ? true : undefined));
-      const first = polls;
-      await new Promise((r) => setTimeout(r, 4000));
-      const pollsIn4s = polls - first;
-      // One poller at one poll a second, not three.
-      expect(pollsIn4s, 'polls in the 4 s after the first').toBeGreaterThanOrEqual(2);
-      expect(pollsIn4s, 'polls in the 4 s after the first').toBeLessThanOrEqual(7);
+      await until('five polls', async () => (pollers.length >= 5 ? true : undefined));
+      // One poller, not three.
+      const nodePids = all.map((n) => n.child.pid);
+      expect(new Set(pollers.slice(0, 5)).size, `the processes that polled: ${pollers.join(', ')}`).toBe(1);
+      expect(nodePids).toContain(pollers[0]);
       const sourced = (await replayAll(all[2]!.base, reader)).filter((o) => o.type === 'ai.vigil.source.http');
       expect(sourced, 'one first contact, written once').toHaveLength(1);
       // Two of three nodes die, whichever was polling among them: the survivor takes the source over.
       await all[0]!.kill();
       await all[1]!.kill();
-      // The survivor takes the monitor once the killed owner's lease ends (4 s), then polls at once.
-      const before = polls;
-      const deadline = Date.now() + scaled(15_000);
-      while (polls === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      expect(polls - before, 'the survivor took the source over').toBeGreaterThanOrEqual(1);
+      // The survivor takes the monitor once the killed owner's lease ends (4 s), then polls.
+      const survivor = all[2]!.child.pid;
+      await until(() => `a poll from the survivor (pid ${survivor}); polls came from ${[...new Set(pollers)].join(', ')}`, () => (pollers.includes(survivor) ? true : undefined), scaled(15_000));
     } finally {
       target.close();
     }
@@ -238,8 +250,9 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
       await new Promise((r) => setTimeout(r, 200));
       retired = (await replayAll(all[2]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired');
     }
-    await new Promise((r) => setTimeout(r, 1000));
-    retired = (await replayAll(all[0]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired');
+    // A marker written after the three were seen: a second retirement of one of them, from another node's timer, is stored before it.
+    const marker = await publish(all[1]!.base, monitor.id, monitor.ownerToken, { type: 'test.marker' });
+    retired = (await replayAll(all[0]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired' && Number(o.id) < marker.body.seq);
     expect(retired.map((o) => o.data.payload.subscription).sort()).toEqual(subs.map((s) => s.id).sort());
     expect(retired.every((o) => o.data.payload.reason === 'mute')).toBe(true);
   });
