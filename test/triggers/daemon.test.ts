@@ -1,7 +1,7 @@
 // The real `vigil daemon` process: an every-second schedule, the one-daemon
 // lock, recipe files added and removed while it runs, enable/disable from
 // another process, and a kill -9 in the middle of a firing.
-import { existsSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TriggerStore } from '../../src/triggers/trigger-store.ts';
 import { lines, type Running, type Scratch, scratchProject, startDaemon, vigil, waitFor } from './helpers.ts';
@@ -32,6 +32,30 @@ function idle(root: string): boolean {
   } finally {
     store.close();
   }
+}
+
+/**
+ * Waits until the every-second `witness` schedule has fired twice more: two of
+ * the daemon's scheduler seconds have gone by, in which any other every-second
+ * schedule still known to it would have fired too.
+ */
+async function twoMoreSeconds(witness = 'witness'): Promise<void> {
+  const from = lines(s.read(`${witness}.txt`)).length;
+  await waitFor(`two more firings of ${witness}`, () => lines(s.read(`${witness}.txt`)).length >= from + 2, 20_000);
+}
+
+/** Processes whose command line contains `text` (read from /proc). */
+function processesWith(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
 }
 
 function daemon(): Running {
@@ -67,6 +91,7 @@ describe('vigil daemon', () => {
   });
 
   it('picks up a recipe file added, changed and removed while it runs', { timeout: 90_000 }, async () => {
+    s.recipe(every('witness'));
     const d = daemon();
     await waitFor('the daemon to start', () => d.log().includes('running for'));
     const file = s.recipe(every('late'));
@@ -80,32 +105,36 @@ describe('vigil daemon', () => {
     await waitFor('the removal to be seen', () => d.log().includes('temporal late: removed'), 20_000);
     await waitFor('a firing already started to end', () => idle(s.root), 30_000);
     const count = lines(s.read('late.txt')).length;
-    await new Promise((r) => setTimeout(r, 2500));
+    await twoMoreSeconds();
     expect(lines(s.read('late.txt')).length).toBe(count);
   });
 
   it('disable and enable from another process take effect in the running daemon', { timeout: 90_000 }, async () => {
     s.recipe(every('tick'));
+    s.recipe(every('witness'));
     const d = daemon();
     await waitFor('a firing', () => lines(s.read('tick.txt')).length >= 1);
     expect(vigil(s, ['temporal', 'disable', 'tick']).stdout).toBe('temporal tick disabled\n');
     await waitFor('the daemon to see it', () => d.log().includes('temporal tick: disabled'), 20_000);
     await waitFor('a firing started before to end', () => idle(s.root), 30_000);
     const count = lines(s.read('tick.txt')).length;
-    await new Promise((r) => setTimeout(r, 2500));
+    await twoMoreSeconds();
     expect(lines(s.read('tick.txt')).length).toBe(count);
     vigil(s, ['temporal', 'enable', 'tick']);
     await waitFor('firings again', () => lines(s.read('tick.txt')).length > count, 10_000);
   });
 
   it('after kill -9 mid-firing, the firing is recorded interrupted, its target is gone, and the schedule resumes', { timeout: 90_000 }, async () => {
-    s.recipe(every('slow', { schedule: '*/2 * * * * *', target: 'echo start >> slow.txt; sleep 3; echo end >> slow.txt' }));
+    // The target's command line names this project, so that its processes can be told apart from any other test's.
+    const target = `echo start >> slow.txt; sleep 3; echo end >> slow.txt # ${s.root}`;
+    s.recipe(every('slow', { schedule: '*/2 * * * * *', target }));
     const d = daemon();
     await waitFor('a firing to start', () => lines(s.read('slow.txt')).length >= 1);
     d.child.kill('SIGKILL');
     await d.exited;
-    await new Promise((r) => setTimeout(r, 3500));
-    expect(s.read('slow.txt')).not.toContain('end'); // the target died with its daemon
+    // The target dies with its daemon: its processes go, and the line it would write after its sleep never comes.
+    await waitFor('the target to be gone', () => processesWith(target).length === 0, 10_000);
+    expect(s.read('slow.txt')).not.toContain('end');
     const d2 = daemon();
     await waitFor('the interruption to be recorded', () => d2.log().includes('was interrupted'));
     await waitFor('a firing after the restart', () => lines(s.read('slow.txt')).length >= 2);
