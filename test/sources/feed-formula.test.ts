@@ -12,6 +12,14 @@ let feeds: Server;
 let feedBase: string;
 const documents: Record<string, { type: string; body: () => string }> = {};
 let rssItems = [{ id: 'r1', title: 'first' }];
+/** Requests the feed server answered, by URL. */
+const polls = new Map<string, number>();
+const pollsOf = (url: string) => polls.get(url) ?? 0;
+/** Waits for `count` more polls of `url` (path and query) than now. */
+async function morePolls(url: string, count: number): Promise<void> {
+  const from = pollsOf(url);
+  await eventually(async () => (pollsOf(url) >= from + count ? true : undefined), `${count} more polls of ${url}`);
+}
 
 beforeAll(async () => {
   vigil = await sourceServer({ kinds: ['feed', 'formula', 'http'] });
@@ -33,7 +41,9 @@ beforeAll(async () => {
     body: () => JSON.stringify({ version: 'https://jsonfeed.org/version/1.1', title: 'j', items: [{ id: 'j1', title: 'json item', url: 'http://example.test/j1' }] }),
   };
   feeds = createServer((req, res) => {
-    const doc = documents[req.url ?? ''];
+    polls.set(req.url ?? '', (polls.get(req.url ?? '') ?? 0) + 1);
+    // A query string (?m=…) tells the monitors polling one document apart.
+    const doc = documents[(req.url ?? '').split('?')[0]!];
     if (!doc) {
       res.writeHead(404).end();
       return;
@@ -53,7 +63,7 @@ afterAll(async () => {
 describe('feed source', () => {
   it('writes each new RSS item once, oldest first', async () => {
     rssItems = [{ id: 'r1', title: 'first' }];
-    const watched = await watchedMonitor(vigil.base, { kind: 'feed', url: `${feedBase}/rss.xml`, interval_s: 1 });
+    const watched = await watchedMonitor(vigil.base, { kind: 'feed', url: `${feedBase}/rss.xml?m=new-items`, interval_s: 1 });
     const [first] = await writtenAtLeast(watched, 1);
     expect(first).toMatchObject({ actor: 'source:feed', type: 'ai.vigil.source.feed', subject: 'r1' });
     expect(first.data).toMatchObject({ title: 'first', link: 'http://example.test/r1' });
@@ -61,7 +71,7 @@ describe('feed source', () => {
     const written = await writtenAtLeast(watched, 3);
     expect(written.map((o) => o.subject)).toEqual(['r1', 'r2', 'r3']);
     // Several more polls of the same document write nothing new.
-    await new Promise((d) => setTimeout(d, 2500));
+    await morePolls('/rss.xml?m=new-items', 2);
     expect((await watched.written()).map((o) => o.subject)).toEqual(['r1', 'r2', 'r3']);
   });
 
@@ -138,20 +148,28 @@ describe('checking a source', () => {
 
   it('stops the source on pause and starts it again on resume', async () => {
     rssItems = [{ id: 'p1', title: 'one' }];
-    const watched = await watchedMonitor(vigil.base, { kind: 'feed', url: `${feedBase}/rss.xml`, interval_s: 1 });
+    const watched = await watchedMonitor(vigil.base, { kind: 'feed', url: `${feedBase}/rss.xml?m=paused`, interval_s: 1 });
+    // Polls the same document on the same schedule, unpaused: the seconds a paused source lets pass.
+    const witness = await watchedMonitor(vigil.base, { kind: 'feed', url: `${feedBase}/rss.xml?m=witness`, interval_s: 1 });
     await writtenAtLeast(watched, 1);
+    await writtenAtLeast(witness, 1);
     const sources = vigil.server.service.system.sources;
     expect(sources.isResident(watched.id)).toBe(true);
     const pause = await call(vigil.base, 'POST', `/monitors/${watched.id}/pause`, { body: { reason: 'test' }, token: watched.ownerToken });
     expect(pause.status).toBe(200);
     expect(sources.isResident(watched.id)).toBe(false);
     rssItems = [...rssItems, { id: 'p2', title: 'two' }];
-    await new Promise((d) => setTimeout(d, 1500));
+    // A poll already on its way when the pause came has arrived by the witness's next one.
+    await morePolls('/rss.xml?m=witness', 1);
+    const pausedPolls = pollsOf('/rss.xml?m=paused');
+    await morePolls('/rss.xml?m=witness', 2);
+    expect(pollsOf('/rss.xml?m=paused')).toBe(pausedPolls);
     expect((await watched.written()).length).toBe(1);
     await call(vigil.base, 'POST', `/monitors/${watched.id}/resume`, { body: { reason: 'test' }, token: watched.ownerToken });
     expect(sources.isResident(watched.id)).toBe(true);
     expect((await writtenAtLeast(watched, 2)).map((o) => o.subject)).toEqual(['p1', 'p2']);
     await call(vigil.base, 'POST', `/monitors/${watched.id}/retire`, { body: { reason: 'test' }, token: watched.ownerToken });
     expect(sources.isResident(watched.id)).toBe(false);
+    await call(vigil.base, 'POST', `/monitors/${witness.id}/retire`, { body: { reason: 'test' }, token: witness.ownerToken });
   });
 });

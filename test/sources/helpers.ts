@@ -66,6 +66,11 @@ export async function eventually<T>(check: () => Promise<T | undefined>, what: s
   }
 }
 
+/** Waits until the monitor's source has read what is there and said so (its first contact): a change made after this is new to it. */
+export function sourceStarted(watched: Watched): Promise<true> {
+  return eventually(async () => ((await watched.state()).ages.since_last_source_contact_s !== null ? true : undefined), 'the source to start');
+}
+
 /** Waits until at least `n` observations were written and returns them. */
 export function writtenAtLeast(watched: Watched, n: number, what = `${n} observations`): Promise<any[]> {
   return eventually(async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call } from '../support/client.ts';
 import { repoRoot, type ServerProcess, stablePort, startServerProcess, tempDir, vigilArgs } from '../support/server-process.ts';
-import { eventually, watchedMonitor, writtenAtLeast } from './helpers.ts';
+import { eventually, sourceStarted, watchedMonitor, writtenAtLeast } from './helpers.ts';
 
 const servers: ServerProcess[] = [];
 afterAll(async () => {
@@ -56,7 +56,13 @@ describe('a restart', () => {
     const root = tempDir('vigil-restart-');
     const state = join(root, 'state.db');
     let items = ['i1'];
+    const polls = new Map<string, number>();
+    const morePolls = async (url: string, count: number) => {
+      const from = polls.get(url) ?? 0;
+      await eventually(async () => ((polls.get(url) ?? 0) >= from + count ? true : undefined), `${count} more polls of ${url}`);
+    };
     const counterpart = createServer((req, res) => {
+      polls.set(req.url ?? '', (polls.get(req.url ?? '') ?? 0) + 1);
       if (req.url === '/feed.json') {
         res.writeHead(200, { 'content-type': 'application/feed+json' });
         res.end(JSON.stringify({ version: 'https://jsonfeed.org/version/1.1', title: 'f', items: items.map((id) => ({ id, title: id })) }));
@@ -73,7 +79,7 @@ describe('a restart', () => {
     const file = await watchedMonitor(server.base, { kind: 'file', path: 'watched.txt' });
     const feed = await watchedMonitor(server.base, { kind: 'feed', url: `${target}/feed.json`, interval_s: 1 });
     const http = await watchedMonitor(server.base, { kind: 'http', url: `${target}/`, interval_s: 1 });
-    await new Promise((d) => setTimeout(d, 500));
+    await sourceStarted(log);
     appendFileSync(join(root, 'app.log'), 'a\nb\n');
     await writtenAtLeast(log, 2);
     await writtenAtLeast(file, 1);
@@ -93,7 +99,8 @@ describe('a restart', () => {
     expect((await writtenAtLeast(feed, 2)).map((o) => o.subject)).toEqual(['i1', 'i2']);
     // A few more polls: the unchanged HTTP answer and the old items are not written again.
     await eventually(async () => ((await http.state()).ages.since_last_source_contact_s !== null ? true : undefined), 'contact after restart');
-    await new Promise((d) => setTimeout(d, 2500));
+    await morePolls('/', 2);
+    await morePolls('/feed.json', 2);
     expect(await http.written()).toHaveLength(1);
     expect(await feed.written()).toHaveLength(2);
     expect(await log.written()).toHaveLength(4);
