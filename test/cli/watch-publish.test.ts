@@ -89,11 +89,13 @@ describe('vigil publish and vigil watch', () => {
     server = await startServerProcess({ state, port: server.port });
     await post(3);
     await post(4);
-    const all = await waitForLines(() => out, 4);
-    await new Promise((r) => setTimeout(r, 1500));
+    await waitForLines(() => out, 4);
+    // One more: once its line is printed, any line printed twice before it would be too.
+    await post(5);
+    const all = await waitForLines(() => out, 5);
     const subjects = out.split('\n').filter(Boolean).map((line) => line.split(' ')[2]);
-    expect(subjects).toEqual(['s1', 's2', 's3', 's4']);
-    expect(all).toHaveLength(4);
+    expect(subjects).toEqual(['s1', 's2', 's3', 's4', 's5']);
+    expect(all).toHaveLength(5);
     // It acknowledged what it printed.
     const pulled = await call(server.base, 'GET', `/subscriptions/${sub.id}/pull`, { token: sub.token });
     expect(pulled.body.observations).toHaveLength(0);

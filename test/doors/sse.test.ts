@@ -43,13 +43,15 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     for (let i = 5; i < 10; i++) await publish(server.base, id, ownerToken, { type: 'test.n', data: { i } });
     const second = await openSse(streamUrl, { ...auth, 'last-event-id': seen.at(-1)!.id! });
     const rest = await second.waitFor(5);
-    await new Promise((r) => setTimeout(r, 200));
+    // One more, published now: once it is here, anything sent twice before it would be too.
+    await publish(server.base, id, ownerToken, { type: 'test.n', data: { i: 10 } });
+    await second.waitFor(6);
     const numbers = [...seen, ...second.events.filter((e) => e.event === 'observation')]
       .map((e) => JSON.parse(e.data))
       .filter((o) => o.type === 'test.n')
       .map((o) => o.data.i);
-    expect(numbers).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    expect(rest.length).toBe(5);
+    expect(numbers).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(rest.length).toBeGreaterThanOrEqual(5);
     second.close();
   });
 
