@@ -99,10 +99,10 @@ describe('vigil watch', () => {
     expect(out).toContain(' demo.late late ');
   }, scaled(60_000));
 
-  it('--retry-for gives up with exit 1 when the server stays unreachable', async () => {
+  it('--retry-for gives up with exit 3 (server unreachable) when the server stays unreachable', async () => {
     const port = await stablePort();
     const r = await vigil(['watch', '--base', `http://127.0.0.1:${port}`, '--subscription', 'sub-x', '--token', 'vgs_x', '--retry-for', '1']);
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(3);
     expect(r.stderr).toContain('retrying for 1 s');
     expect(r.stderr).toContain(`gave up after 1 s: cannot reach http://127.0.0.1:${port}/mp/v0`);
     const bad = await vigil(['watch', '--subscription', 'sub-x', '--token', 'vgs_x', '--retry-for', 'soon']);

@@ -83,9 +83,10 @@ describe('sentinel', () => {
     await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build.passed', subject: 'a' });
     const failed = (await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build.failed', subject: 'b' })).body.seq;
     const deploy = (await publish(f.server.base, f.monitor, f.ownerToken, { type: 'deploy.done', subject: 'c' })).body.seq;
-    // A matching observation after them: by its reaction, the sentinel has judged every one before it.
+    // A matching observation after them. Reactions run side by side, so wait for all three that match:
+    // by then a reaction to the one that does not, taken before them, would have run too.
     const marker = (await publish(f.server.base, f.monitor, f.ownerToken, { type: 'deploy.marker', subject: 'd' })).body.seq;
-    await until('the reaction to the marker', () => f.reactions().includes(marker));
+    await until('the three reactions', () => [failed, deploy, marker].every((seq) => f.reactions().includes(seq)));
     expect(f.reactions().sort((a, b) => a - b)).toEqual([failed, deploy, marker]);
   });
 
