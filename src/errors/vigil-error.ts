@@ -1,8 +1,9 @@
 // The one error type of the SDK. Every call of every namespace fails with a
 // VigilError carrying a stable `code` (listed in docs/sdk.md), a message that
 // names the field and what is allowed, and optional JSON `details`. Scripts
-// see the same three fields; the CLI prints the message and exits 1 (2 for
-// bad arguments).
+// see the same three fields; the CLI prints the message and exits with the
+// code src/errors/exit-codes.ts maps the `code` to (2 for bad arguments, 3
+// when the cloud API does not answer, 124 on a timeout, else 1).
 
 export const errorCodes = [
   'INVALID_ARGUMENT',
