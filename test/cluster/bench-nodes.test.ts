@@ -5,11 +5,10 @@
 // and the publisher sit on different nodes. A few seconds of load each.
 import { describe, expect, it } from 'vitest';
 import { runBench, said } from '../bench/run-bench.ts';
-import { postgresUnavailable } from '../support/postgres.ts';
+import { postgresFor } from '../support/postgres.ts';
 import { nodesOnOneDatabase, untilNodesSeeEachOther } from './nodes.ts';
 
-const unavailable = await postgresUnavailable();
-if (unavailable) console.warn(`skipping the cluster tests: ${unavailable}`);
+const unavailable = await postgresFor('the cluster bench tests');
 
 describe.skipIf(unavailable !== undefined)('vigil bench against three PostgreSQL nodes', () => {
   const cluster = nodesOnOneDatabase();
