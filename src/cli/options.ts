@@ -62,3 +62,23 @@ export function closestFlag(typed: string, known: readonly string[]): string | u
   }
   return best && `--${best.flag}`;
 }
+
+/** `name=value,...` over known limit names (`defaults` names them and says each default), each a whole number from `min`. */
+export function limitPairsFlag<N extends string>(flag: string, value: unknown, defaults: Readonly<Record<N, number>>, min = 1): Partial<Record<N, number>> {
+  const out: Partial<Record<N, number>> = {};
+  const text = stringFlag(flag, value);
+  if (text === undefined) return out;
+  const names = Object.keys(defaults) as N[];
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [name = '', given = ''] = pair.split('=');
+    if (!(names as string[]).includes(name)) throw new UsageError(`${flag}: unknown limit "${name}"; known: ${names.map((n) => `${n} (default ${defaults[n]})`).join(', ')}`);
+    out[name as N] = wholeNumberFlag(`${flag} ${name}`, given, min, 1_000_000_000);
+  }
+  return out;
+}
+
+/** How a limits flag is described in help: its names and defaults. */
+export const limitPairsHelp = (defaults: Readonly<Record<string, number>>) =>
+  Object.entries(defaults)
+    .map(([name, value]) => `${name} (${value})`)
+    .join(', ');

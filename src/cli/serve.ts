@@ -7,7 +7,8 @@ import { defaults } from '../service/defaults.ts';
 import { isLoopbackHost } from '../service/loopback.ts';
 import { ExitCode } from '../errors/exit-codes.ts';
 import { defineCommand, exitWith, fail } from './command.ts';
-import { listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
+import { defaultEdgeLimits } from '../cloud/edge/edge-limits.ts';
+import { limitPairsFlag, limitPairsHelp, listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { type SourceFlags, sourceFlagHelp, sourceOptions } from './source-flags.ts';
 
 interface ServeFlags extends SourceFlags {
@@ -36,6 +37,7 @@ interface ServeFlags extends SourceFlags {
   workerTimeout?: unknown;
   workerMemory?: unknown;
   allowPrivateWorkers?: unknown;
+  edgeLimits?: unknown;
 }
 
 function edgeDomainFlag(value: string | undefined): string | undefined {
@@ -119,6 +121,7 @@ export function registerServeCommands(cli: CAC): void {
     .option('--worker-memory <MB>', 'Resident memory a managed-edge worker may hold before it is stopped (its requests answered 502) and restarted', { default: 256 })
     .option('--allow-private-workers', "Let managed-edge workers fetch loopback, private and link-local addresses (this server's own ports and other workers' among them); off: public addresses only")
     .option('--worker-timeout <seconds>', 'Longest a managed-edge worker may take over a request or scheduled run before it is stopped and restarted', { default: 30 })
+    .option('--edge-limits <limits>', `Managed-edge limits as name=value pairs (comma-separated): ${limitPairsHelp(defaultEdgeLimits)}`, { type: [String] })
     .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
     .option('--max-anonymous-viewers <n>', 'Dashboards (/ui/events) open at once without a token; more are answered 429', { default: 1000 })
     .option('--client-limits-loopback', 'Apply --client-limits to loopback clients too (off: local tools are not limited)')
@@ -170,6 +173,7 @@ export function registerServeCommands(cli: CAC): void {
           maxQueuedEventBytes: wholeNumberFlag('--max-queued-event-bytes', flags.maxQueuedEventBytes, 65536, 2 ** 40),
           workerMemoryBytes: wholeNumberFlag('--worker-memory', flags.workerMemory, 64, 65536) * (1 << 20),
           allowPrivateWorkers: flags.allowPrivateWorkers === true,
+          edgeLimits: limitPairsFlag('--edge-limits', flags.edgeLimits, defaultEdgeLimits),
           log: (line: string) => process.stderr.write(`vigil: ${line}\n`),
         },
       };

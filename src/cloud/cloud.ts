@@ -13,6 +13,7 @@ import { answerCloud, type CloudParts, type CloudRoute, webhookRoutes } from './
 import { DeliveryQueue, type DeliveryTimers, realTimers } from './delivery-queue.ts';
 import { ManagedEdge, workerName } from './edge/managed-edge.ts';
 import { defaultWorkerLimits } from './edge/worker-runtimes.ts';
+import { edgeCaps, type EdgeLimitSettings } from './edge/edge-limits.ts';
 import { DeliverySender } from './signed-delivery.ts';
 import { workerRoutes } from './worker-routes.ts';
 import { Webhooks } from './webhooks.ts';
@@ -42,6 +43,8 @@ export interface CloudOptions {
   readonly workerMemoryBytes?: number;
   /** Workers' fetches may reach loopback, private and link-local addresses (off: public only). */
   readonly allowPrivateWorkers?: boolean;
+  /** Requests in progress and runtimes running on the managed edge (serve --edge-limits). */
+  readonly edgeLimits?: Partial<EdgeLimitSettings>;
   readonly log?: (line: string) => void;
   /** Where API keys, registrations and deliveries live when not in the server's own store (a cluster's PostgreSQL). */
   readonly rows?: CloudRows;
@@ -83,12 +86,20 @@ export class Cloud {
       );
     };
     this.parts = { service, store: this.rows, webhooks: this.webhooks, queue: this.queue };
-    this.edge = new ManagedEdge(this.rows, options.edgeDomain ?? 'localhost', options.log, {
-      ...defaultWorkerLimits,
-      ...(options.workerTimeoutMs !== undefined && { timeoutMs: options.workerTimeoutMs }),
-      ...(options.workerMemoryBytes !== undefined && { memoryBytes: options.workerMemoryBytes }),
-      allowPrivate: options.allowPrivateWorkers ?? false,
-    });
+    const caps = edgeCaps(options.edgeLimits);
+    this.edge = new ManagedEdge(
+      this.rows,
+      options.edgeDomain ?? 'localhost',
+      options.log,
+      {
+        ...defaultWorkerLimits,
+        ...(options.workerTimeoutMs !== undefined && { timeoutMs: options.workerTimeoutMs }),
+        ...(options.workerMemoryBytes !== undefined && { memoryBytes: options.workerMemoryBytes }),
+        allowPrivate: options.allowPrivateWorkers ?? false,
+        runtimes: caps.runtimes,
+      },
+      caps.requests,
+    );
     this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
     this.queue.resume();
     const prune = () => {

@@ -53,6 +53,12 @@ export interface StreamSink {
   write(chunk: StreamChunk): boolean;
   /** Flushes what is queued and closes the response. Safe to call twice. */
   end(): void;
+  /**
+   * Closes the connection at once, without ending the response: what is queued
+   * is dropped and the client sees the answer cut short (a relayed body that
+   * went past its limit, or whose source failed). Safe to call twice.
+   */
+  abort(): void;
   readonly closed: boolean;
   /** Bytes queued or held by the socket library and not yet sent. */
   bufferedBytes(): number;

@@ -135,6 +135,12 @@ class NodeStreamSink implements StreamSink {
     this.markClosed();
   }
 
+  abort(): void {
+    if (this.closed) return;
+    this.res.destroy();
+    this.markClosed();
+  }
+
   bufferedBytes(): number {
     return this.queuedBytes + this.res.writableLength;
   }

@@ -128,6 +128,7 @@ describe('managed edge limits', { timeout: 120_000 }, () => {
       const path = new URL(request.url).pathname;
       if (path === '/spin') { while (true) {} }
       if (path === '/endless') return new Response(new ReadableStream({ pull(c) { c.enqueue(new Uint8Array(1 << 20)); } }));
+      if (path === '/declared') return new Response('x'.repeat((32 << 20) + 1));
       return Response.json({ ok: true });
     },
     async scheduled(c) { if (c.cron === '0 0 * * *') { while (true) {} } },
@@ -189,12 +190,27 @@ describe('managed edge limits', { timeout: 120_000 }, () => {
 
   // Its own server with the default limits: 30 s is ample time to reach 32 MB.
   const roomy = useCloudServer();
-  it('drops an answer larger than 32 MB with a 502, reading no more of it', async () => {
+  it('cuts an answer at 32 MB, refuses one declared larger with a 502, and the worker answers on', async () => {
     const key = await makeKey(roomy.url);
     expect((await call(roomy.url, 'PUT', '/v1/workers/firehose', { token: key, body: { script: limitsScript } })).status).toBe(200);
-    const endless = await edgeFetch(`http://firehose.localhost:${roomy.server.edgePort}/endless`);
-    expect(endless.status).toBe(502);
-    expect(endless.json()).toEqual({ code: 'UNAVAILABLE', error: `Worker "firehose" answered more than ${32 << 20} bytes; the answer was dropped.` });
+    // Relayed as it comes: the head went out first, and the connection is cut where the limit is reached.
+    const endless = await new Promise<{ status: number; bytes: number; complete: boolean }>((done, fail) => {
+      const req = httpRequest({ host: '127.0.0.1', port: roomy.server.edgePort, path: '/endless', headers: { host: `firehose.localhost:${roomy.server.edgePort}` } }, (res) => {
+        let bytes = 0;
+        const end = () => done({ status: res.statusCode ?? 0, bytes, complete: res.complete });
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        res.on('error', () => {});
+        res.on('close', end);
+      });
+      req.on('error', (error) => ((req as { res?: unknown }).res ? undefined : fail(error)));
+      req.end();
+    });
+    expect(endless.status).toBe(200);
+    expect(endless.complete).toBe(false);
+    expect(endless.bytes).toBeLessThanOrEqual(32 << 20);
+    const declared = await edgeFetch(`http://firehose.localhost:${roomy.server.edgePort}/declared`);
+    expect(declared.status).toBe(502);
+    expect(declared.json()).toEqual({ code: 'UNAVAILABLE', error: `Worker "firehose" answered ${(32 << 20) + 1} bytes, more than the edge relays (${32 << 20}); the answer was dropped.` });
     expect((await edgeFetch(`http://firehose.localhost:${roomy.server.edgePort}/`)).json()).toEqual({ ok: true });
     await call(roomy.url, 'DELETE', '/v1/workers/firehose', { token: key });
   });

@@ -178,6 +178,11 @@ class MemorySink implements StreamSink {
     for (const listener of this.closeListeners.splice(0)) listener();
   }
 
+  /** A cut stream: in memory, closed like an ended one (what was written stays parsed). */
+  abort(): void {
+    this.end();
+  }
+
   bufferedBytes(): number {
     return 0;
   }

@@ -11,6 +11,7 @@ import { invalid, notFound, ProtocolError } from '../../protocol/errors.ts';
 import type { CloudRows } from '../cloud-rows.ts';
 import type { ApiKeyTable, WorkerTable } from '../cloud-store.ts';
 import { checkCrons, CronJobs } from './cron-jobs.ts';
+import { defaultEdgeRequestCaps, EdgeAdmission, type EdgeRequestCaps } from './edge-admission.ts';
 import { defaultWorkerLimits, WorkerLimitError, type WorkerLimits, WorkerRuntimes } from './worker-runtimes.ts';
 
 export interface WorkerInfo {
@@ -49,6 +50,8 @@ const taken = (name: string) => new ProtocolError('DUPLICATE', `The worker name 
 
 export class ManagedEdge {
   readonly runtimes: WorkerRuntimes;
+  /** Requests in progress, capped per worker and per client (edge-door.ts). */
+  readonly admission: EdgeAdmission;
   private readonly crons: CronJobs;
   private readonly cronReload: NodeJS.Timeout | undefined;
 
@@ -61,14 +64,16 @@ export class ManagedEdge {
     /** Workers answer at <name>.<edgeDomain>; `localhost` by default, which browsers resolve to this machine. */
     readonly edgeDomain: string,
     private readonly log: (line: string) => void = () => {},
-    limits: WorkerLimits = defaultWorkerLimits,
+    readonly limits: WorkerLimits = defaultWorkerLimits,
+    requestCaps: EdgeRequestCaps = defaultEdgeRequestCaps,
   ) {
     const shared = store.shared;
     const load = async (name: string) => {
       const row = await this.store.worker(name);
-      return row && { script: row.script, bindings: JSON.parse(row.secrets) as Record<string, string>, version: row.version };
+      return row && { script: row.script, bindings: JSON.parse(row.secrets) as Record<string, string>, version: row.version, keyId: row.key_id };
     };
-    this.runtimes = new WorkerRuntimes(load, limits, shared ? (name) => this.store.workerVersion(name) : undefined);
+    this.admission = new EdgeAdmission(requestCaps);
+    this.runtimes = new WorkerRuntimes(load, limits, shared ? (name) => this.store.workerVersion(name) : undefined, log);
     this.crons = new CronJobs((name, cron, dueMs) => void this.runCron(name, cron, dueMs));
     void this.reloadCrons();
     if (shared) {
@@ -115,7 +120,8 @@ export class ManagedEdge {
     const bindings = existing ? (JSON.parse(existing.secrets) as Record<string, string>) : {};
     const version = randomUUID();
     // Started before it is stored: a script workerd refuses is never deployed.
-    const started = await this.runtimes.prepare(name, { script, bindings, version }).catch((error: unknown) => {
+    const started = await this.runtimes.prepare(name, { script, bindings, version, keyId: key.id }).catch((error: unknown) => {
+      if (error instanceof WorkerLimitError && error.status === 503) throw new ProtocolError('UNAVAILABLE', error.message);
       throw invalid(`The worker does not start: ${(error as Error).message}`, { field: 'script' });
     });
     const now = new Date().toISOString();
@@ -213,7 +219,8 @@ export class ManagedEdge {
     const next = { ...row, secrets: JSON.stringify(secrets), modified_on: new Date().toISOString(), version: randomUUID() };
     if (!(await this.store.putWorker(next))) throw taken(row.name);
     await this.store.settled();
-    await this.runtimes.replace(row.name, { script: row.script, bindings: secrets, version: next.version });
+    // Its runtime is stopped: the next use starts one with the new bindings (an idle worker is not started for it).
+    await this.runtimes.stop(row.name);
   }
 
   /** Another key's worker is "not found" (or, when deploying, a name already taken). */

@@ -24,15 +24,21 @@ function residentBytes(pid: number): number | undefined {
   }
 }
 
-/** Watches processes' resident memory on one timer; `exceeded` is called once per process past the limit. */
+/**
+ * Watches processes' resident memory on one timer; `exceeded` is called once per process past the limit,
+ * `sampled` with each reading, and `afterSample` once all were read (the edge's budget of all of them together).
+ */
 export class MemoryWatch {
-  private readonly watched = new Map<number, (bytes: number) => void>();
+  private readonly watched = new Map<number, { exceeded: (bytes: number) => void; sampled?: (bytes: number) => void }>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(readonly limitBytes: number) {}
+  constructor(
+    readonly limitBytes: number,
+    private readonly afterSample: () => void = () => {},
+  ) {}
 
-  watch(pid: number, exceeded: (bytes: number) => void): () => void {
-    this.watched.set(pid, exceeded);
+  watch(pid: number, exceeded: (bytes: number) => void, sampled?: (bytes: number) => void): () => void {
+    this.watched.set(pid, { exceeded, sampled });
     if (!this.timer) {
       this.timer = setInterval(() => this.sample(), sampleMs);
       this.timer.unref();
@@ -49,13 +55,18 @@ export class MemoryWatch {
   }
 
   private sample(): void {
-    for (const [pid, exceeded] of this.watched) {
+    for (const [pid, { exceeded, sampled }] of this.watched) {
       const bytes = residentBytes(pid);
-      if (bytes === undefined) this.unwatch(pid);
-      else if (bytes > this.limitBytes) {
+      if (bytes === undefined) {
+        this.unwatch(pid);
+        continue;
+      }
+      sampled?.(bytes);
+      if (bytes > this.limitBytes) {
         this.unwatch(pid);
         exceeded(bytes);
       }
     }
+    this.afterSample();
   }
 }

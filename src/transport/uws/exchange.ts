@@ -136,6 +136,10 @@ export class UwsStreamSink implements StreamSink {
     this.markClosed();
   }
 
+  abort(): void {
+    this.cut();
+  }
+
   bufferedBytes(): number {
     return this.queuedBytes + this.heldByUws;
   }
