@@ -144,7 +144,7 @@ export class WorkerRuntimes {
     return startInstance(name, source, { timeoutMs: this.limits.timeoutMs, memoryLimitBytes: this.limits.memoryBytes, memory: this.memory, outbound: this.outbound });
   }
 
-  private entry(name: string, source: WorkerSource, instance: Promise<Instance>): Running {
+  private entry(source: WorkerSource, instance: Promise<Instance>): Running {
     const entry: Running = { version: source.version, keyId: source.keyId ?? '', instance, busy: 0, lastUsedMs: Date.now() };
     instance.then(
       (started) => {
@@ -165,7 +165,7 @@ export class WorkerRuntimes {
     return {
       install: async () => {
         const previous = this.running.get(name);
-        this.running.set(name, this.entry(name, source, Promise.resolve(instance)));
+        this.running.set(name, this.entry(source, Promise.resolve(instance)));
         await retire(previous);
       },
       discard: () => instance.retire(),
@@ -220,7 +220,7 @@ export class WorkerRuntimes {
     const room = this.makeRoom(name, source.keyId ?? '');
     const previous = this.running.get(name);
     const started = room.then(() => this.start(name, source));
-    const entry = this.entry(name, source, started);
+    const entry = this.entry(source, started);
     this.running.set(name, entry);
     // The stale instance goes once its successor is up (or failed: it is stale either way).
     void started.then(
