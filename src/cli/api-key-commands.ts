@@ -1,5 +1,6 @@
 // `vigil api-key create|list|revoke`: API keys of the cloud API on a running
-// `vigil serve`, managed with the server's admin token.
+// `vigil serve`, managed with the server's admin token; and what every key
+// holds there (`workers`, `webhooks`, `delete-worker`, `delete-webhook`).
 import type { CAC } from 'cac';
 import { CloudError, cloudClient } from '../cloud/cloud-client.ts';
 import { listFlag, stringFlag, UsageError } from './options.ts';
@@ -24,7 +25,7 @@ interface KeyInfo {
   monitors: string[] | '*';
 }
 
-const actions = ['create', 'list', 'revoke'];
+const actions = ['create', 'list', 'revoke', 'workers', 'webhooks', 'delete-worker', 'delete-webhook'];
 
 async function adminClient(flags: KeyFlags) {
   const token = stringFlag('--admin-token', flags.adminToken) ?? process.env.VIGIL_ADMIN_TOKEN;
@@ -46,7 +47,11 @@ const scopeText = (monitors: string[] | '*') =>
   monitors === '*' ? 'every monitor' : monitors.length === 0 ? 'no monitor' : `monitors ${monitors.join(', ')}`;
 
 export function registerApiKeyCommands(cli: CAC): void {
-  defineCommand(cli, 'api-key <action> [id]', 'API keys of the cloud API (/v1): "create" (the key is shown once), "list" (never the keys), "revoke ID"')
+  defineCommand(
+    cli,
+    'api-key <action> [id]',
+    'API keys of the cloud API (/v1): "create" (the key is shown once), "list" (never the keys), "revoke ID" (its workers are deleted, its webhooks disabled); every key\'s "workers" and "webhooks", "delete-worker NAME", "delete-webhook ID"',
+  )
     .option('--base <url>', baseHelp, { type: [String] })
     .option('--admin-token <token>', "The server's admin token (or VIGIL_ADMIN_TOKEN)", { type: [String] })
     .option('--name <name>', 'create: a label for the key', { type: [String] })
@@ -78,10 +83,24 @@ export function registerApiKeyCommands(cli: CAC): void {
           else {
             for (const k of keys) process.stdout.write(`${k.id}\t${k.name}\t${k.created_at}\t${k.revoked ? 'revoked' : 'active'}\t${scopeText(k.monitors)}\n`);
           }
-        } else {
+        } else if (action === 'revoke') {
           if (!id) throw new UsageError('api-key revoke: needs the key id (see "vigil api-key list")');
-          const reply = await client.request('DELETE', `/api-keys/${encodeURIComponent(id)}`);
-          process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : `revoked ${id}\n`);
+          const reply = await client.request<{ workers_deleted: string[]; webhooks_disabled: number }>('DELETE', `/api-keys/${encodeURIComponent(id)}`);
+          const workers = reply.workers_deleted.length === 0 ? 'no worker' : `workers deleted: ${reply.workers_deleted.join(', ')}`;
+          process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : `revoked ${id} (${workers}; webhook registrations disabled: ${reply.webhooks_disabled})\n`);
+        } else if (action === 'workers') {
+          const { workers } = await client.request<{ workers: Array<{ name: string; key_id: string; modified_on: string; running: boolean }> }>('GET', '/admin/workers');
+          if (flags.json) process.stdout.write(`${JSON.stringify(workers)}\n`);
+          else for (const w of workers) process.stdout.write(`${w.name}\t${w.key_id}\t${w.modified_on}\t${w.running ? 'running' : 'stopped'}\n`);
+        } else if (action === 'webhooks') {
+          const { webhooks } = await client.request<{ webhooks: Array<{ id: string; key_id: string; event: string; url: string; active: string }> }>('GET', '/admin/webhooks');
+          if (flags.json) process.stdout.write(`${JSON.stringify(webhooks)}\n`);
+          else for (const w of webhooks) process.stdout.write(`${w.id}\t${w.key_id}\t${w.event}\t${w.url}\t${w.active === 'true' ? 'active' : 'disabled'}\n`);
+        } else {
+          const what = action === 'delete-worker' ? 'workers' : 'webhooks';
+          if (!id) throw new UsageError(`api-key ${action}: needs the ${action === 'delete-worker' ? 'worker name' : 'registration id'} (see "vigil api-key ${what}")`);
+          const reply = await client.request('DELETE', `/admin/${what}/${encodeURIComponent(id)}`);
+          process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : `deleted ${id}\n`);
         }
       } catch (error) {
         if (!(error instanceof CloudError)) throw error;

@@ -7,7 +7,7 @@ import { requireAdmin } from '../service/access.ts';
 import type { MonitorService } from '../service/service.ts';
 import { parseJsonBody, parseQuery } from '../transport/http-door.ts';
 import type { HttpRequest } from '../transport/http-types.ts';
-import { authenticate, createApiKey, listApiKeys, revokeApiKey } from './api-keys.ts';
+import { authenticate, createApiKey, listApiKeys } from './api-keys.ts';
 import type { CloudRows } from './cloud-rows.ts';
 import type { ApiKeyTable } from './cloud-store.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
@@ -65,11 +65,6 @@ export function webhookRoutes(parts: CloudParts): CloudRoute[] {
       return ok(made, 201);
     }),
     cloudRoute('GET', 'api-keys', 'admin', async () => ok({ keys: await listApiKeys(store) })),
-    cloudRoute('DELETE', 'api-keys/:id', 'admin', async (c) => {
-      const result = await revokeApiKey(store, c.params.id!);
-      await store.settled();
-      return ok(result);
-    }),
     cloudRoute('POST', 'webhooks', 'key', async (c) => {
       const made = await webhooks.register(c.key, c.body());
       await store.settled();

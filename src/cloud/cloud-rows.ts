@@ -16,6 +16,8 @@ export interface WorkerRows {
   /** The row's version alone (a primary-key read, made before each use of a running worker on a cluster). */
   workerVersion(name: string): Promise<string | undefined>;
   workersOf(keyId: string): Promise<WorkerTable[]>;
+  /** Every key's workers (the admin's view). */
+  allWorkers(): Promise<WorkerTable[]>;
   /** Every worker's name and cron patterns (JSON). */
   workerCrons(): Promise<Pick<WorkerTable, 'name' | 'crons'>[]>;
   deleteWorker(name: string): Promise<void>;
@@ -40,6 +42,8 @@ export interface CloudRows extends WorkerRows {
   subscribers(keyId: string, event: string): Promise<WebhookTable[]>;
   /** Active registrations of `event` under every key. */
   allSubscribers(event: string): Promise<WebhookTable[]>;
+  /** Every key's registrations, active or not (the admin's view). */
+  allWebhooks(): Promise<WebhookTable[]>;
   deleteWebhook(id: string): Promise<void>;
   putDelivery(row: DeliveryTable): Promise<void>;
   deliveriesOf(webhookId: string, limit: number): Promise<DeliveryTable[]>;
@@ -79,6 +83,7 @@ export function localRows(store: CloudStore): CloudRows {
     webhooksOf: async (keyId) => store.webhooksOf(keyId),
     subscribers: async (keyId, event) => store.subscribers(keyId, event),
     allSubscribers: async (event) => store.allSubscribers(event),
+    allWebhooks: async () => store.allWebhooks(),
     deleteWebhook: async (id) => store.deleteWebhook(id),
     putDelivery: async (row) => store.putDelivery(row),
     deliveriesOf: async (webhookId, limit) => store.deliveriesOf(webhookId, limit),
@@ -99,6 +104,7 @@ export function localRows(store: CloudStore): CloudRows {
     worker: async (name) => store.worker(name),
     workerVersion: async (name) => store.worker(name)?.version,
     workersOf: async (keyId) => store.workersOf(keyId),
+    allWorkers: async () => store.allWorkers(),
     workerCrons: async () => store.allWorkers().map(({ name, crons }) => ({ name, crons })),
     deleteWorker: async (name) => store.deleteWorker(name),
     claimCronRun: async () => true,

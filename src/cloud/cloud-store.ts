@@ -205,6 +205,7 @@ export class CloudStore {
         qb.selectFrom('cloud_webhooks').selectAll().where('key_id', '=', '').where('event', '=', '').where('active', '=', 1).compile(),
       ),
       allSubscribers: p(qb.selectFrom('cloud_webhooks').selectAll().where('event', '=', '').where('active', '=', 1).compile()),
+      allWebhooks: p(qb.selectFrom('cloud_webhooks').selectAll().orderBy('created_at').compile()),
       deleteWebhook: p(qb.deleteFrom('cloud_webhooks').where('id', '=', '').compile()),
       putDelivery: p(qb.replaceInto('cloud_deliveries').values(nulls<DeliveryTable>(deliveryColumns)).compile()),
       deliveriesOf: p(
@@ -257,6 +258,10 @@ export class CloudStore {
   /** Active registrations of `event` under every key (monitor.observation, whose filter picks the monitor). */
   allSubscribers(event: string): WebhookTable[] {
     return this.q.allSubscribers.all([event, 1]);
+  }
+  /** Every key's registrations, active or not (the admin's view). */
+  allWebhooks(): WebhookTable[] {
+    return this.q.allWebhooks.all();
   }
   deleteWebhook(id: string): void {
     this.store.commits.append(() => {

@@ -16,6 +16,7 @@ import { defaultWorkerLimits } from './edge/worker-runtimes.ts';
 import { edgeCaps, type EdgeLimitSettings } from './edge/edge-limits.ts';
 import { DeliverySender } from './signed-delivery.ts';
 import { workerRoutes } from './worker-routes.ts';
+import { adminRoutes } from './admin-routes.ts';
 import { Webhooks } from './webhooks.ts';
 import { MonitorFollowers } from './monitor-followers.ts';
 
@@ -100,7 +101,7 @@ export class Cloud {
       },
       caps.requests,
     );
-    this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge)];
+    this.routes = [...webhookRoutes(this.parts), ...workerRoutes(this.edge), ...adminRoutes(this.rows, this.edge, this.webhooks)];
     this.queue.resume();
     const prune = () => {
       const failed = (error: Error) => options.log?.(`webhook deliveries: cannot prune: ${error.message}`);

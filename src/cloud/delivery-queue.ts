@@ -270,7 +270,8 @@ export class DeliveryQueue {
     const webhook = await this.store.webhook(row.webhook_id);
     const payload = row.body_id === null ? row.payload : (await this.store.body(row.body_id))?.body;
     let outcome: DeliveryOutcome;
-    if (webhook?.active !== 1) outcome = { delivered: false, error: 'the registration was deleted' };
+    if (!webhook) outcome = { delivered: false, error: 'the registration was deleted' };
+    else if (webhook.active !== 1) outcome = { delivered: false, error: 'the registration was disabled (its API key was revoked)' };
     else if (payload === undefined) outcome = { delivered: false, error: 'the event body is no longer stored' };
     else outcome = await this.sender.send(webhook.url, webhook.secret, row.id, payload);
     if (this.closed) return;

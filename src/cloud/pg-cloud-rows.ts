@@ -32,6 +32,7 @@ export function pgCloudRows(anyDb: Kysely<never>): CloudRows {
     subscribers: (keyId, event) =>
       db.selectFrom('cloud_webhooks').selectAll().where('key_id', '=', keyId).where('event', '=', event).where('active', '=', 1).execute(),
     allSubscribers: (event) => db.selectFrom('cloud_webhooks').selectAll().where('event', '=', event).where('active', '=', 1).execute(),
+    allWebhooks: () => db.selectFrom('cloud_webhooks').selectAll().orderBy('created_at').execute(),
     async deleteWebhook(id) {
       await db.transaction().execute(async (trx) => {
         await trx.deleteFrom('cloud_webhooks').where('id', '=', id).execute();
@@ -91,6 +92,7 @@ export function pgCloudRows(anyDb: Kysely<never>): CloudRows {
     worker: (name) => db.selectFrom('cloud_workers').selectAll().where('name', '=', name).executeTakeFirst(),
     workerVersion: async (name) => (await db.selectFrom('cloud_workers').select('version').where('name', '=', name).executeTakeFirst())?.version,
     workersOf: (keyId) => db.selectFrom('cloud_workers').selectAll().where('key_id', '=', keyId).orderBy('name').execute(),
+    allWorkers: () => db.selectFrom('cloud_workers').selectAll().orderBy('name').execute(),
     workerCrons: () => db.selectFrom('cloud_workers').select(['name', 'crons']).execute(),
     async deleteWorker(name) {
       await db.deleteFrom('cloud_workers').where('name', '=', name).execute();

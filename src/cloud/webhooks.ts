@@ -110,6 +110,34 @@ export class Webhooks {
     return { deleted: true };
   }
 
+  /** Every key's registrations (the admin's view). */
+  async listAll(): Promise<Array<WebhookRegistration & { key_id: string }>> {
+    return (await this.store.allWebhooks()).map((row) => ({ ...registrationOf(row), key_id: row.key_id }));
+  }
+
+  /** Deletes any key's registration (the admin). */
+  async deleteAny(id: string): Promise<{ deleted: boolean }> {
+    if (!(await this.store.webhook(id))) throw notFound(`No webhook registration "${id}".`);
+    await this.store.deleteWebhook(id);
+    this.changed();
+    return { deleted: true };
+  }
+
+  /**
+   * Disables every registration of a key (revoked): nothing more is delivered to them, their pending
+   * deliveries fail at their next attempt, and the admin still sees (and may delete) them. Returns how many.
+   */
+  async disableAllOf(keyId: string): Promise<number> {
+    let disabled = 0;
+    for (const row of await this.store.webhooksOf(keyId)) {
+      if (row.active !== 1) continue;
+      await this.store.putWebhook({ ...row, active: 0 });
+      disabled++;
+    }
+    if (disabled > 0) this.changed();
+    return disabled;
+  }
+
   /** One signed delivery of a `webhook.test` event, sent now and not retried. */
   async test(key: ApiKeyTable, id: string): Promise<DeliveryOutcome> {
     const row = await this.owned(key, id);

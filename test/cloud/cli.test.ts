@@ -81,7 +81,7 @@ describe('vigil api-key and vigil webhook', { timeout: 120_000 }, () => {
     const cli = keys.find((k) => k.name === 'cli')!;
     expect(cli.revoked).toBe(false);
     expect(listed.stdout).not.toMatch(/vk_/);
-    expect((await vigil(project, ['api-key', 'revoke', cli.id, ...admin])).stdout).toBe(`revoked ${cli.id}\n`);
+    expect((await vigil(project, ['api-key', 'revoke', cli.id, ...admin])).stdout).toBe(`revoked ${cli.id} (no worker; webhook registrations disabled: 1)\n`); // the registration the test before made
     const refused = await vigil(project, ['webhook', 'list']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/UNAUTHORIZED: This API key is not valid/);

@@ -37,7 +37,7 @@ describe.each(transports)('API keys over %s', (transport) => {
     const keys = (await call(server.url, 'GET', '/v1/api-keys', { token: 'admin-token-for-cloud-tests' })).body.keys;
     expect(JSON.stringify(keys)).not.toContain(key);
     const id = keys.at(-1).id;
-    expect((await call(server.url, 'DELETE', `/v1/api-keys/${id}`, { token: 'admin-token-for-cloud-tests' })).body).toEqual({ revoked: true });
+    expect((await call(server.url, 'DELETE', `/v1/api-keys/${id}`, { token: 'admin-token-for-cloud-tests' })).body).toEqual({ revoked: true, workers_deleted: [], webhooks_disabled: 0 });
     expect((await call(server.url, 'GET', '/v1/webhooks', { token: key })).status).toBe(401);
   });
 

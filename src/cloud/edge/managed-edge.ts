@@ -161,11 +161,36 @@ export class ManagedEdge {
 
   async delete(key: ApiKeyTable, name: string): Promise<{ deleted: boolean }> {
     await this.owned(key, name);
+    await this.remove(name);
+    return { deleted: true };
+  }
+
+  /** Every key's workers, with their key and whether their runtime runs on this node (the admin's view). */
+  async listAll(): Promise<Array<WorkerInfo & { key_id: string; running: boolean }>> {
+    const running = new Set(this.runtimes.runningNames());
+    return (await this.store.allWorkers()).map((row) => ({ ...infoOf(row), key_id: row.key_id, running: running.has(row.name) }));
+  }
+
+  /** Deletes any key's worker (the admin). */
+  async deleteAny(name: string): Promise<{ deleted: boolean }> {
+    if (!(await this.store.worker(name))) throw notFound(`No worker "${name}" on this edge.`);
+    await this.remove(name);
+    return { deleted: true };
+  }
+
+  /** Deletes every worker of a key (revoked): its rows, crons and runtimes. Returns their names. */
+  async removeAllOf(keyId: string): Promise<string[]> {
+    const names = (await this.store.workersOf(keyId)).map((row) => row.name);
+    for (const name of names) await this.remove(name);
+    return names;
+  }
+
+  /** The row goes first (a cluster's other nodes stop their runtime at its next use, and drop its crons within seconds). */
+  private async remove(name: string): Promise<void> {
     await this.store.deleteWorker(name);
     await this.store.settled();
     this.crons.stop(name);
     await this.runtimes.stop(name);
-    return { deleted: true };
   }
 
   async secretNames(key: ApiKeyTable, name: string): Promise<string[]> {
