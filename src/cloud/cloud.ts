@@ -79,6 +79,7 @@ export class Cloud {
     this.queue = new DeliveryQueue(this.rows, this.sender, options.timers ?? realTimers, options.log, options.maxQueuedEventBytes);
     this.webhooks = new Webhooks(this.rows, this.sender, options.allowInsecureWebhooks ?? false, service);
     this.followers = new MonitorFollowers(service, this.rows, this.queue, options.log);
+    this.queue.refusal = (webhook) => this.followers.refusal(webhook);
     // Rows are written by the group commit: read them back once it has run (before the route answers, which waits on it too).
     this.webhooks.changed = () => {
       this.rows.settled().then(

@@ -69,6 +69,8 @@ export class DeliveryQueue {
   private poller: NodeJS.Timeout | undefined;
   /** Writes staged in this turn (queued at once on SQLite), awaited before the deliveries are sent. */
   private staged: Promise<void>[] = [];
+  /** Why a registration may not receive now (a follower whose monitor it may no longer see), checked at each attempt. */
+  refusal: (webhook: WebhookTable) => string | undefined = () => undefined;
 
   constructor(
     private readonly store: CloudRows,
@@ -270,14 +272,16 @@ export class DeliveryQueue {
     const webhook = await this.store.webhook(row.webhook_id);
     const payload = row.body_id === null ? row.payload : (await this.store.body(row.body_id))?.body;
     let outcome: DeliveryOutcome;
+    const refused = webhook && this.refusal(webhook);
     if (!webhook) outcome = { delivered: false, error: 'the registration was deleted' };
     else if (webhook.active !== 1) outcome = { delivered: false, error: 'the registration was disabled (its API key was revoked)' };
+    else if (refused) outcome = { delivered: false, error: refused };
     else if (payload === undefined) outcome = { delivered: false, error: 'the event body is no longer stored' };
     else outcome = await this.sender.send(webhook.url, webhook.secret, row.id, payload);
     if (this.closed) return;
     const attempts = row.attempts + 1;
     const now = this.timers.now();
-    const retryIn = webhook && webhook.active === 1 && payload !== undefined && !outcome.delivered ? retryDelaysMs[attempts - 1] : undefined;
+    const retryIn = webhook && webhook.active === 1 && !refused && payload !== undefined && !outcome.delivered ? retryDelaysMs[attempts - 1] : undefined;
     const next: DeliveryTable = {
       ...row,
       attempts,

@@ -9,7 +9,8 @@ import { deliveryView, type DeliveryView } from './delivery-queue.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
 import { checkResolvedHost, checkWebhookUrl } from './url-policy.ts';
 import { monitorObservationEvent, type WebhookRegistration, webhookEvents } from './wire-types.ts';
-import { type FollowFilter, filterOf } from './monitor-followers.ts';
+import { type FollowFilter, servedFilterOf } from './monitor-followers.ts';
+import { hashToken } from '../service/tokens.ts';
 import { canSee } from '../service/access.ts';
 import type { MonitorService } from '../service/service.ts';
 
@@ -24,7 +25,7 @@ const registrationOf = (row: WebhookTable): WebhookRegistration => ({
   url: row.url,
   active: row.active === 1 ? 'true' : 'false',
   created_at: row.created_at,
-  ...filterOf(row),
+  ...servedFilterOf(row),
 });
 
 export class Webhooks {
@@ -62,6 +63,7 @@ export class Webhooks {
     if ((await this.store.webhooksOf(key.id)).length >= maxRegistrationsPerKey) {
       throw invalid(`This API key already has ${maxRegistrationsPerKey} registrations, the most one key may hold; delete some first.`, { field: 'event' });
     }
+    const { token_hash: _hash, ...shown } = filter ?? {};
     const row: WebhookTable = {
       id: `wh_${randomUUID()}`,
       key_id: key.id,
@@ -74,7 +76,7 @@ export class Webhooks {
     };
     await this.store.putWebhook(row);
     this.changed();
-    return { id: row.id, event, url, ...filter };
+    return { id: row.id, event, url, ...(filter && shown) };
   }
 
   /**
@@ -92,11 +94,13 @@ export class Webhooks {
     if (!feed || !canSee(feed, { bearer: token })) {
       throw notFound(`No monitor "${monitor}" is visible${token ? ' to this token' : ''}; a monitor that is not public needs its owner or subscribe token in "token".`);
     }
-    if (types === undefined) return { monitor };
+    // Kept as its hash: access is checked again at each delivery (the monitor may be made private, its token changed).
+    const access = token === undefined ? {} : { token_hash: hashToken(token) };
+    if (types === undefined) return { monitor, ...access };
     if (!Array.isArray(types) || types.length === 0 || types.length > 20 || !types.every((t) => typeof t === 'string' && t.length > 0 && t.length <= 200)) {
       throw invalid('"types" must be a list of 1 to 20 observation types (a trailing * matches a prefix, e.g. "ci.build.*").', { field: 'types' });
     }
-    return { monitor, types: types as string[] };
+    return { monitor, types: types as string[], ...access };
   }
 
   async list(key: ApiKeyTable): Promise<WebhookRegistration[]> {
