@@ -8,7 +8,8 @@
 // same number of signed POSTs straight to the receiver over the same number
 // of keep-alive sockets (64), so the ratio is what the server's fan-out
 // (store, queue, signing, retries bookkeeping) costs over bare HTTP.
-// The machine is shared: the figures are indicative.
+// The machine is shared: the figures are indicative. The server's webhook
+// limits (fan-out per event, registrations per URL and host) are raised to N.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -141,7 +142,9 @@ async function startReceiver() {
 }
 
 async function startVigil(dir: string): Promise<{ url: string; child: ChildProcess }> {
-  const args = [builtCli(), 'serve', '--port', '0', '--state', join(dir, 'state.db'), '--allow-admin=bench-admin', '--allow-insecure-webhooks'];
+  const args = [builtCli(), 'serve', '--port', '0', '--state', join(dir, 'state.db'), '--allow-admin=bench-admin', '--allow-insecure-webhooks',
+    // One receiver takes every registration, and one event reaches all of them: past the defaults (issue 42).
+    '--webhook-limits', 'fanout_per_event=100000,registrations_per_url=100000,registrations_per_host=100000'];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let errors = '';
   child.stderr!.on('data', (c: Buffer) => (errors = (errors + c.toString()).slice(-4000)));

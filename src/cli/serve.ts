@@ -8,6 +8,7 @@ import { isLoopbackHost } from '../service/loopback.ts';
 import { ExitCode } from '../errors/exit-codes.ts';
 import { defineCommand, exitWith, fail } from './command.ts';
 import { defaultEdgeLimits } from '../cloud/edge/edge-limits.ts';
+import { defaultWebhookLimits } from '../cloud/webhook-limits.ts';
 import { limitPairsFlag, limitPairsHelp, listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { type SourceFlags, sourceFlagHelp, sourceOptions } from './source-flags.ts';
 
@@ -38,6 +39,7 @@ interface ServeFlags extends SourceFlags {
   workerMemory?: unknown;
   allowPrivateWorkers?: unknown;
   edgeLimits?: unknown;
+  webhookLimits?: unknown;
 }
 
 function edgeDomainFlag(value: string | undefined): string | undefined {
@@ -121,6 +123,7 @@ export function registerServeCommands(cli: CAC): void {
     .option('--worker-memory <MB>', 'Resident memory a managed-edge worker may hold before it is stopped (its requests answered 502) and restarted', { default: 256 })
     .option('--allow-private-workers', "Let managed-edge workers fetch loopback, private and link-local addresses (this server's own ports and other workers' among them); off: public addresses only")
     .option('--worker-timeout <seconds>', 'Longest a managed-edge worker may take over a request or scheduled run before it is stopped and restarted', { default: 30 })
+    .option('--webhook-limits <limits>', `Webhook limits per API key as name=value pairs (comma-separated): ${limitPairsHelp(defaultWebhookLimits)}`, { type: [String] })
     .option('--edge-limits <limits>', `Managed-edge limits as name=value pairs (comma-separated): ${limitPairsHelp(defaultEdgeLimits)}`, { type: [String] })
     .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
     .option('--max-anonymous-viewers <n>', 'Dashboards (/ui/events) open at once without a token; more are answered 429', { default: 1000 })
@@ -174,6 +177,7 @@ export function registerServeCommands(cli: CAC): void {
           workerMemoryBytes: wholeNumberFlag('--worker-memory', flags.workerMemory, 64, 65536) * (1 << 20),
           allowPrivateWorkers: flags.allowPrivateWorkers === true,
           edgeLimits: limitPairsFlag('--edge-limits', flags.edgeLimits, defaultEdgeLimits),
+          webhookLimits: limitPairsFlag('--webhook-limits', flags.webhookLimits, defaultWebhookLimits),
           log: (line: string) => process.stderr.write(`vigil: ${line}\n`),
         },
       };

@@ -13,12 +13,15 @@ import type { ApiKeyTable } from './cloud-store.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
 import { fireTrigger } from './triggers.ts';
 import type { Webhooks } from './webhooks.ts';
+import type { EventRate } from './webhook-limits.ts';
 
 export interface CloudParts {
   readonly service: MonitorService;
   readonly store: CloudRows;
   readonly webhooks: Webhooks;
   readonly queue: DeliveryQueue;
+  /** POST /v1/events per key (webhook-limits.ts). */
+  readonly eventRate: EventRate;
 }
 
 export interface RouteContext {
@@ -57,7 +60,7 @@ function objectBody(request: HttpRequest): Record<string, unknown> {
 }
 
 export function webhookRoutes(parts: CloudParts): CloudRoute[] {
-  const { store, webhooks, queue, service } = parts;
+  const { store, webhooks, queue, service, eventRate } = parts;
   return [
     cloudRoute('POST', 'api-keys', 'admin', async (c) => {
       const made = await createApiKey(store, c.body());
@@ -79,6 +82,7 @@ export function webhookRoutes(parts: CloudParts): CloudRoute[] {
     cloudRoute('POST', 'webhooks/:id/test', 'key', async (c) => ok(await webhooks.test(c.key, c.params.id!))),
     cloudRoute('GET', 'webhooks/:id/deliveries', 'key', async (c) => ok({ deliveries: await webhooks.deliveries(c.key, c.params.id!, c.query().limit) })),
     cloudRoute('POST', 'events', 'key', async (c) => {
+      eventRate.take(c.key.id);
       const { type, data, timestamp } = c.body();
       if (!isEventType(type)) throw invalid(`"type" must be one of ${eventTypes.join(', ')}; got ${JSON.stringify(type ?? null)}.`, { field: 'type' });
       if (typeof data !== 'object' || data === null || Array.isArray(data)) throw invalid('"data" must be a JSON object.', { field: 'data' });

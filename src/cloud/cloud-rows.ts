@@ -55,7 +55,7 @@ export interface CloudRows extends WorkerRows {
   pruneBodies(beforeIso: string): Promise<void>;
   /** Forgets the body when no pending delivery sends it any more. */
   deleteBodyIfSent(id: string): Promise<void>;
-  /** Bytes of the bodies of `keyId` that a pending delivery still sends. */
+  /** Bytes `keyId`'s pending deliveries still send: each counts its body's size. */
   queuedBodyBytes(keyId: string): Promise<number>;
   /** Pending deliveries, those due before `dueBeforeMs` when given. */
   pendingDeliveries(dueBeforeMs?: number): Promise<DeliveryTable[]>;

@@ -309,7 +309,7 @@ export class CloudStore {
   queuedBodyBytes(keyId: string): number {
     return this.store.driver
       .prepare(
-        "SELECT COALESCE(SUM(bytes), 0) AS bytes FROM cloud_event_bodies b WHERE key_id = ? AND EXISTS (SELECT 1 FROM cloud_deliveries d WHERE d.body_id = b.id AND d.status = 'pending')",
+        "SELECT COALESCE(SUM(b.bytes), 0) AS bytes FROM cloud_deliveries d JOIN cloud_event_bodies b ON b.id = d.body_id WHERE b.key_id = ? AND d.status = 'pending'",
       )
       .get<{ bytes: number }>([keyId])!.bytes;
   }

@@ -17,6 +17,7 @@ import { edgeCaps, type EdgeLimitSettings } from './edge/edge-limits.ts';
 import { DeliverySender } from './signed-delivery.ts';
 import { workerRoutes } from './worker-routes.ts';
 import { adminRoutes } from './admin-routes.ts';
+import { EventRate, type WebhookLimits, webhookLimits } from './webhook-limits.ts';
 import { Webhooks } from './webhooks.ts';
 import { MonitorFollowers } from './monitor-followers.ts';
 
@@ -46,6 +47,8 @@ export interface CloudOptions {
   readonly allowPrivateWorkers?: boolean;
   /** Requests in progress and runtimes running on the managed edge (serve --edge-limits). */
   readonly edgeLimits?: Partial<EdgeLimitSettings>;
+  /** Fan-out per event, registrations per URL and host, events per minute per key (serve --webhook-limits). */
+  readonly webhookLimits?: Partial<WebhookLimits>;
   readonly log?: (line: string) => void;
   /** Where API keys, registrations and deliveries live when not in the server's own store (a cluster's PostgreSQL). */
   readonly rows?: CloudRows;
@@ -76,8 +79,10 @@ export class Cloud {
     this.store = new CloudStore(service.store);
     this.rows = options.rows ?? localRows(this.store);
     this.sender = new DeliverySender(options.allowInsecureWebhooks ?? false, options.deliveryTimeoutMs);
-    this.queue = new DeliveryQueue(this.rows, this.sender, options.timers ?? realTimers, options.log, options.maxQueuedEventBytes);
-    this.webhooks = new Webhooks(this.rows, this.sender, options.allowInsecureWebhooks ?? false, service);
+    const limits = webhookLimits(options.webhookLimits);
+    const timers = options.timers ?? realTimers;
+    this.queue = new DeliveryQueue(this.rows, this.sender, timers, options.log, options.maxQueuedEventBytes, limits.fanout_per_event);
+    this.webhooks = new Webhooks(this.rows, this.sender, options.allowInsecureWebhooks ?? false, service, limits);
     this.followers = new MonitorFollowers(service, this.rows, this.queue, options.log);
     this.queue.refusal = (webhook) => this.followers.refusal(webhook);
     // Rows are written by the group commit: read them back once it has run (before the route answers, which waits on it too).
@@ -87,7 +92,7 @@ export class Cloud {
         () => {},
       );
     };
-    this.parts = { service, store: this.rows, webhooks: this.webhooks, queue: this.queue };
+    this.parts = { service, store: this.rows, webhooks: this.webhooks, queue: this.queue, eventRate: new EventRate(limits.events_per_minute, () => timers.now()) };
     const caps = edgeCaps(options.edgeLimits);
     this.edge = new ManagedEdge(
       this.rows,

@@ -5,8 +5,10 @@
 // failed. After a restart every pending row is scheduled again from its
 // stored next attempt. An event's body is stored once and its deliveries
 // refer to it (one 64 KB event to 200 registrations stored 200 copies); the
-// bodies a key has waiting for delivery are capped in bytes, and an event
-// past the cap is refused (429) rather than queued. When several nodes share
+// bytes a key has waiting for delivery are capped, counted per delivery (what
+// will be sent: one 64 KiB event to 2,000 registrations sent 131 MB while its
+// body was counted once), and an event past the cap is refused (429) rather
+// than queued; one event reaches at most `fanout` registrations. When several nodes share
 // the rows (PostgreSQL), each polls for due deliveries and claims one before
 // attempting it, so a delivery queued on a node that dies is sent by another,
 // and by one node at a time; the cap is then counted in the database (the
@@ -62,7 +64,7 @@ export const deliveryView = (row: DeliveryTable): DeliveryView => ({
 export class DeliveryQueue {
   private readonly waiting = new Map<string, { row: DeliveryTable; cancel: () => void }>();
   private readonly running = new Set<Promise<void>>();
-  /** Each stored body still sent by a pending delivery: its key, size and how many deliveries still send it. */
+  /** Each stored body still sent by a pending delivery: its key, size and how many deliveries still send it (each counts its size). */
   private readonly bodies = new Map<string, { keyId: string; bytes: number; pending: number }>();
   private readonly queuedBytes = new Map<string, number>();
   private closed = false;
@@ -78,6 +80,8 @@ export class DeliveryQueue {
     private readonly timers: DeliveryTimers = realTimers,
     private readonly log: (line: string) => void = () => {},
     private readonly maxQueuedBytesPerKey = defaultMaxQueuedBytesPerKey,
+    /** Registrations one event reaches at most (webhook-limits.ts). */
+    private readonly fanout = 100,
   ) {}
 
   /** Schedules every delivery left pending by an earlier run of the server. */
@@ -94,8 +98,10 @@ export class DeliveryQueue {
     for (const row of await this.store.pendingDeliveries()) {
       if (row.body_id !== null && !this.store.shared) {
         const known = this.bodies.get(row.body_id);
-        if (known) known.pending++;
-        else {
+        if (known) {
+          known.pending++;
+          this.queuedBytes.set(known.keyId, this.queuedBytesOf(known.keyId) + known.bytes);
+        } else {
           const body = await this.store.body(row.body_id);
           if (body) this.hold(row.body_id, body.key_id, body.bytes, 1);
         }
@@ -132,17 +138,18 @@ export class DeliveryQueue {
 
   private hold(bodyId: string, keyId: string, bytes: number, pending: number): void {
     this.bodies.set(bodyId, { keyId, bytes, pending });
-    this.queuedBytes.set(keyId, this.queuedBytesOf(keyId) + bytes);
+    this.queuedBytes.set(keyId, this.queuedBytesOf(keyId) + bytes * pending);
   }
 
-  /** One delivery of the body is finished; the last one lets the body go. */
+  /** One delivery of the body is finished (its bytes no longer wait); the last one lets the body go. */
   private release(bodyId: string | null): void {
     const body = bodyId === null ? undefined : this.bodies.get(bodyId);
-    if (!body || --body.pending > 0) return;
-    this.bodies.delete(bodyId!);
+    if (!body) return;
     const left = this.queuedBytesOf(body.keyId) - body.bytes;
     if (left > 0) this.queuedBytes.set(body.keyId, left);
     else this.queuedBytes.delete(body.keyId);
+    if (--body.pending > 0) return;
+    this.bodies.delete(bodyId!);
     this.store.deleteBody(bodyId!).catch((error: Error) => this.log(`webhook event body ${bodyId} not deleted: ${error.message}`));
   }
 
@@ -190,16 +197,23 @@ export class DeliveryQueue {
     sharedQueued?: number,
   ): DeliveryTable[] {
     if (registrations.length === 0) return [];
+    if (registrations.length > this.fanout) {
+      // Registrations made before the cap (it is enforced when registering): the oldest are reached.
+      this.log(`webhook event ${event.type} of API key ${keyId} reaches ${this.fanout} of its ${registrations.length} registrations (fanout_per_event)`);
+      registrations = registrations.slice(0, this.fanout);
+    }
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
     const bytes = Buffer.byteLength(body);
+    // Counted per delivery: what the server will send, not what it stores.
+    const sending = bytes * registrations.length;
     const queued = sharedQueued ?? this.queuedBytesOf(keyId);
-    if (queued + bytes > this.maxQueuedBytesPerKey) {
+    if (queued + sending > this.maxQueuedBytesPerKey) {
       const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
       this.log(`webhook events of API key ${keyId} ${overCap === 'refuse' ? 'refused' : `skipped (${event.type})`}: ${mib(queued)} of bodies already wait for delivery (cap ${mib(this.maxQueuedBytesPerKey)})`);
       if (overCap === 'skip') return [];
       throw new ProtocolError(
         'OVER_BUDGET',
-        `This API key already has ${mib(queued)} of events waiting for webhook delivery; one more of ${bytes} bytes passes the cap of ${mib(this.maxQueuedBytesPerKey)} (vigil serve --max-queued-event-bytes). Try again once deliveries finish, or delete registrations whose receivers are down.`,
+        `This API key already has ${mib(queued)} of events waiting for webhook delivery; one more of ${bytes} bytes to ${registrations.length} registration${registrations.length === 1 ? '' : 's'} (${sending} bytes to send) passes the cap of ${mib(this.maxQueuedBytesPerKey)} (vigil serve --max-queued-event-bytes). Try again once deliveries finish, or delete registrations whose receivers are down.`,
         { queued_bytes: queued, limit_bytes: this.maxQueuedBytesPerKey },
       );
     }

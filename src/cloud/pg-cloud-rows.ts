@@ -64,8 +64,9 @@ export function pgCloudRows(anyDb: Kysely<never>): CloudRows {
         and not exists (select 1 from cloud_deliveries d where d.body_id = b.id and d.status = 'pending')`.execute(db);
     },
     async queuedBodyBytes(keyId) {
-      const { rows } = await sql<{ bytes: number }>`select coalesce(sum(bytes), 0)::bigint as bytes from cloud_event_bodies b where key_id = ${keyId}
-        and exists (select 1 from cloud_deliveries d where d.body_id = b.id and d.status = 'pending')`.execute(db);
+      // Per pending delivery: what will be sent, not what is stored.
+      const { rows } = await sql<{ bytes: number }>`select coalesce(sum(b.bytes), 0)::bigint as bytes from cloud_deliveries d
+        join cloud_event_bodies b on b.id = d.body_id where b.key_id = ${keyId} and d.status = 'pending'`.execute(db);
       return Number(rows[0]?.bytes ?? 0);
     },
     pendingDeliveries(dueBeforeMs) {

@@ -2,14 +2,15 @@
 // delivery log (recipes-and-sdk.md §6, the seed's WebhookRegistration and
 // WebhookTestResult).
 import { randomUUID } from 'node:crypto';
-import { invalid, notFound } from '../protocol/errors.ts';
+import { invalid, notFound, ProtocolError } from '../protocol/errors.ts';
 import type { CloudRows } from './cloud-rows.ts';
 import type { ApiKeyTable, WebhookTable } from './cloud-store.ts';
 import { deliveryView, type DeliveryView } from './delivery-queue.ts';
 import type { DeliveryOutcome, DeliverySender } from './signed-delivery.ts';
 import { checkResolvedHost, checkWebhookUrl } from './url-policy.ts';
 import { monitorObservationEvent, type WebhookRegistration, webhookEvents } from './wire-types.ts';
-import { type FollowFilter, servedFilterOf } from './monitor-followers.ts';
+import { type FollowFilter, filterOf, servedFilterOf } from './monitor-followers.ts';
+import { type WebhookLimits, webhookLimits } from './webhook-limits.ts';
 import { hashToken } from '../service/tokens.ts';
 import { canSee } from '../service/access.ts';
 import type { MonitorService } from '../service/service.ts';
@@ -37,6 +38,7 @@ export class Webhooks {
     private readonly sender: DeliverySender,
     private readonly allowInsecure: boolean,
     private readonly service?: MonitorService,
+    private readonly limits: WebhookLimits = webhookLimits(),
   ) {}
 
   async register(key: ApiKeyTable, input: Record<string, unknown>): Promise<{ id: string; event: string; url: string; monitor?: string; types?: string[] }> {
@@ -60,9 +62,11 @@ export class Webhooks {
     }
     const filter = follows ? this.followFilter(input) : null;
     await checkResolvedHost(url, this.allowInsecure);
-    if ((await this.store.webhooksOf(key.id)).length >= maxRegistrationsPerKey) {
+    const existing = await this.store.webhooksOf(key.id);
+    if (existing.length >= maxRegistrationsPerKey) {
       throw invalid(`This API key already has ${maxRegistrationsPerKey} registrations, the most one key may hold; delete some first.`, { field: 'event' });
     }
+    this.checkSpread(existing, event, url, filter?.monitor);
     const { token_hash: _hash, ...shown } = filter ?? {};
     const row: WebhookTable = {
       id: `wh_${randomUUID()}`,
@@ -77,6 +81,25 @@ export class Webhooks {
     await this.store.putWebhook(row);
     this.changed();
     return { id: row.id, event, url, ...(filter && shown) };
+  }
+
+  /** Refuses a registration past the key's caps: per event (its fan-out), per URL and per host. */
+  private checkSpread(existing: readonly WebhookTable[], event: string, url: string, monitor: string | undefined): void {
+    const { limits } = this;
+    const host = new URL(url).hostname;
+    const over = (count: number, limit: keyof WebhookLimits, what: string, field: string) => {
+      if (count < limits[limit]) return;
+      throw new ProtocolError('OVER_BUDGET', `This API key already has ${count} registrations ${what}, the most allowed (${limit} ${limits[limit]}); delete some first.`, {
+        field,
+        limit,
+        limit_value: limits[limit],
+      });
+    };
+    const active = existing.filter((row) => row.active === 1);
+    const sameEvent = active.filter((row) => row.event === event && (monitor === undefined || filterOf(row)?.monitor === monitor));
+    over(sameEvent.length, 'fanout_per_event', monitor === undefined ? `of ${event}` : `following monitor "${monitor}"`, 'event');
+    over(active.filter((row) => row.url === url).length, 'registrations_per_url', `to ${url}`, 'url');
+    over(active.filter((row) => new URL(row.url).hostname === host).length, 'registrations_per_host', `to the host ${host}`, 'url');
   }
 
   /**

@@ -1,7 +1,8 @@
 // Webhook fan-out stores an event's body once: 50 registrations of one key
-// get the same 60 KB body, signed, from one stored copy; the bodies a key has
-// waiting for delivery are capped (429 past the cap, counted again after a
-// restart), and a body is let go once its last delivery is finished.
+// get the same 60 KB body, signed, from one stored copy; the bytes a key has
+// waiting for delivery are capped, counted per delivery (429 past the cap,
+// counted again after a restart), and a body is let go once its last delivery
+// is finished.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,8 @@ import { type Receiver, startReceiver } from './receiver.ts';
 import { untilTrue } from '../support/until.ts';
 
 const secret = 'fan-out-secret-0123456789';
-const cap = 200_000;
+// Two events of 60 KB to 50 registrations are 6 MB to send; a third passes the cap.
+const cap = 7_000_000;
 const dir = tempDir('vigil-fanout-');
 let server: RunningServer | undefined;
 let receiver: Receiver | undefined;
@@ -24,7 +26,7 @@ afterAll(async () => {
 });
 
 const start = () =>
-  startServer({ port: 0, transport: 'node', allowAdmin: adminToken, state: join(dir, 'state.db'), cloud: { allowInsecureWebhooks: true, maxQueuedEventBytes: cap }, log: () => undefined });
+  startServer({ port: 0, transport: 'node', allowAdmin: adminToken, state: join(dir, 'state.db'), cloud: { allowInsecureWebhooks: true, maxQueuedEventBytes: cap, webhookLimits: { registrations_per_url: 50, registrations_per_host: 50 } }, log: () => undefined });
 
 const stored = (s: RunningServer) => {
   const row = (sql: string) => s.service.store.driver.prepare(sql).get<Record<string, number | null>>([])!;
@@ -59,12 +61,12 @@ describe('webhook fan-out storage', () => {
     expect(received.slice(0, 50).every((r) => r.verified && r.body.data.blob === blob)).toBe(true);
 
     expect((await call(server.url, 'POST', '/v1/events', { token: key, body: event })).status).toBe(202);
-    expect((await call(server.url, 'POST', '/v1/events', { token: key, body: event })).status).toBe(202);
     const over = await call(server.url, 'POST', '/v1/events', { token: key, body: event });
     expect(over.status).toBe(429);
     expect(over.body).toMatchObject({ code: 'OVER_BUDGET', limit_bytes: cap });
     expect(over.body.error).toContain('--max-queued-event-bytes');
-    expect(stored(server)).toMatchObject({ bodies: 3, payloadBytes: 0, pending: 150 });
+    expect(over.body.error).toContain('to 50 registrations');
+    expect(stored(server)).toMatchObject({ bodies: 2, payloadBytes: 0, pending: 100 });
     // Another key is not held back by this one's queue.
     const other = await makeKey(server.url, 'other');
     expect((await call(server.url, 'POST', '/v1/events', { token: other, body: event })).body).toEqual({ deliveries: 0 });
@@ -86,7 +88,7 @@ describe('webhook fan-out storage', () => {
       },
       60_000,
     );
-    expect(receiver.received.filter((r) => r.verified && r.body.data.blob === blob).length).toBeGreaterThanOrEqual(150);
+    expect(receiver.received.filter((r) => r.verified && r.body.data.blob === blob).length).toBeGreaterThanOrEqual(100);
     expect((await call(server.url, 'POST', '/v1/events', { token: key, body: event })).status).toBe(202);
   });
 });
