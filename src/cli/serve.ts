@@ -9,6 +9,7 @@ import { ExitCode } from '../errors/exit-codes.ts';
 import { defineCommand, exitWith, fail } from './command.ts';
 import { defaultEdgeLimits } from '../cloud/edge/edge-limits.ts';
 import { defaultWebhookLimits } from '../cloud/webhook-limits.ts';
+import { defaultViewerLimits, viewerCapsOf } from '../ui/viewer-limits.ts';
 import { limitPairsFlag, limitPairsHelp, listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { type SourceFlags, sourceFlagHelp, sourceOptions } from './source-flags.ts';
 
@@ -40,6 +41,7 @@ interface ServeFlags extends SourceFlags {
   allowPrivateWorkers?: unknown;
   edgeLimits?: unknown;
   webhookLimits?: unknown;
+  viewerLimits?: unknown;
 }
 
 function edgeDomainFlag(value: string | undefined): string | undefined {
@@ -127,6 +129,7 @@ export function registerServeCommands(cli: CAC): void {
     .option('--edge-limits <limits>', `Managed-edge limits as name=value pairs (comma-separated): ${limitPairsHelp(defaultEdgeLimits)}`, { type: [String] })
     .option('--client-limits <limits>', `Limits per client address for use without a token, as name=value pairs (comma-separated): ${clientLimitNames.map((n) => `${n} (${defaultClientLimits[n]})`).join(', ')}`, { type: [String] })
     .option('--max-anonymous-viewers <n>', 'Dashboards (/ui/events) open at once without a token; more are answered 429', { default: 1000 })
+    .option('--viewer-limits <limits>', `Dashboard (/ui/events) limits as name=value pairs (comma-separated): ${limitPairsHelp(defaultViewerLimits)}`, { type: [String] })
     .option('--client-limits-loopback', 'Apply --client-limits to loopback clients too (off: local tools are not limited)')
     .option('--sources <kinds>', sourceFlagHelp.sources, { type: [String] })
     .option('--source-root <dir>', sourceFlagHelp.sourceRoot, { type: [String] })
@@ -163,7 +166,10 @@ export function registerServeCommands(cli: CAC): void {
         allowHosts: listFlag(flags.allowHost),
         maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
         heartbeatMs: wholeNumberFlag('--heartbeat', flags.heartbeat, 1, 3600) * 1000,
-        dashboardViewers: { anonymous: wholeNumberFlag('--max-anonymous-viewers', flags.maxAnonymousViewers, 0, 100_000) },
+        dashboardViewers: {
+          ...viewerCapsOf(limitPairsFlag('--viewer-limits', flags.viewerLimits, defaultViewerLimits, 0)),
+          anonymous: wholeNumberFlag('--max-anonymous-viewers', flags.maxAnonymousViewers, 0, 100_000),
+        },
         clientLimits: { ...clientLimitsFlag(stringFlag('--client-limits', flags.clientLimits)), loopback: flags.clientLimitsLoopback === true },
         transport: oneOfFlag('--transport', flags.transport, ['auto', 'uws', 'node'] as const, 'auto'),
         ...sourceOptions(flags, allowAdmin !== false),

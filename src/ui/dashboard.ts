@@ -3,7 +3,8 @@
 // as the API (origin and loopback Host), and /ui/events reads the bearer
 // token like every API call: without one it shows public monitors only.
 // Viewers of the same class share one view (shared-views.ts); viewers without
-// a token are capped apart from those with one.
+// a token are capped apart from those with one, one client and one token
+// below those caps, and the admin has places of its own.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -17,11 +18,31 @@ import { observationFilter } from './observation-filter.ts';
 import { dashboardPage } from './page.ts';
 import { ObservationRates } from './rates.ts';
 import { RunBook } from './run-book.ts';
-import { SharedViews, type ViewerCaps } from './shared-views.ts';
+import { type Refusal, SharedViews, type ViewerCaps } from './shared-views.ts';
+import { defaultViewerCaps } from './viewer-limits.ts';
 import { TransitionLog } from './transition-log.ts';
 
 export const uiPath = '/ui';
-export const defaultViewerCaps: ViewerCaps = { anonymous: 1000, withToken: 64 };
+export { defaultViewerCaps } from './viewer-limits.ts';
+
+const refusalText = (refused: Refusal): string => {
+  switch (refused.kind) {
+    case 'anonymous':
+      return `At most ${refused.limit} dashboards without a token (raise with serve --max-anonymous-viewers) may be open at once; try again later.`;
+    case 'token':
+      return `At most ${refused.limit} dashboards with a token may be open at once; try again later.`;
+    case 'admin':
+      return `At most ${refused.limit} dashboards with the admin token may be open at once; try again later.`;
+    case 'client':
+      return `This client (${refused.who}) already has ${refused.limit} dashboards open, the most one client may have (serve --viewer-limits per_client); close one first.`;
+    case 'per-token':
+      return `This token already has ${refused.limit} dashboards open, the most one token may have (serve --viewer-limits per_token); close one first.`;
+    case 'filtered-client':
+      return `This client (${refused.who}) already has ${refused.limit} differently filtered or charted dashboards open, the most one client may have (serve --viewer-limits filtered_per_client); close one, or use a filter already open.`;
+    case 'filtered-class':
+      return `${refused.limit} differently filtered or charted dashboards are already open for viewers like this one, the most allowed (serve --viewer-limits filtered_per_class); use a filter already open, or none.`;
+  }
+};
 
 const security = {
   'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'",
@@ -101,16 +122,13 @@ export class Dashboard {
   }
 
   private events(request: HttpRequest): HttpResponse {
-    const caller = { bearer: bearerOf(request) };
+    const caller = { bearer: bearerOf(request), address: request.remoteAddress };
     const chart = chartParam(request.query);
     if (typeof chart === 'string') return jsonResponse(400, { code: 'INVALID', error: chart });
     const filter = observationFilter(request.query);
     if (typeof filter === 'string') return jsonResponse(400, { code: 'INVALID', error: filter });
-    const refused = this.views.refusal(caller);
-    if (refused) {
-      const who = refused.kind === 'anonymous' ? 'without a token (raise with serve --max-anonymous-viewers)' : 'with a token';
-      return jsonResponse(429, { code: 'OVER_BUDGET', error: `At most ${refused.limit} dashboards ${who} may be open at once; try again later.` });
-    }
+    const refused = this.views.refusal(caller, { chart, filter });
+    if (refused) return jsonResponse(429, { code: 'OVER_BUDGET', error: refusalText(refused) });
     return {
       kind: 'stream',
       status: 200,

@@ -14,7 +14,8 @@ import { secretMatches } from '../service/tokens.ts';
 import { redactCredentials } from '../net/redact.ts';
 import type { LeaseHistory } from './lease-history.ts';
 import type { ObservationRates } from './rates.ts';
-import { latestMatching, type ObservationFilter } from './observation-filter.ts';
+import type { ObservationFilter } from './observation-filter.ts';
+import type { RecentRows, ServedRow } from './recent-rows.ts';
 import type { RunBook } from './run-book.ts';
 
 /** What the dashboard keeps beyond the service: rates for the sparklines, lease history for the timelines. */
@@ -22,8 +23,6 @@ export interface ViewBooks {
   rates?: ObservationRates;
   leases?: LeaseHistory;
   runs?: RunBook;
-  /** The Observations tab's filter; without one the latest observations of every type. */
-  filter?: ObservationFilter;
 }
 const timelinesShown = 20;
 
@@ -33,29 +32,16 @@ const recentShown = 60;
 const runType = 'ai.vigil.recipe.run';
 const stepType = 'ai.vigil.recipe.step';
 
-type ServedRow = { monitor: string; seq: number; type: string; subject: string | null; time: string; actor: string; data: unknown };
-
-function servedRow(feed: Feed, row: { seq: number; body: string }): ServedRow {
-  const o = JSON.parse(row.body) as { type: string; subject: string | null; time: string; actor: string; data: Record<string, unknown> };
-  const { provenance: _p, tags: _t, ...data } = o.data ?? {};
-  return { monitor: feed.id, seq: row.seq, type: o.type, subject: o.subject, time: o.time, actor: o.actor, data };
-}
-
 const newestFirst = (a: ServedRow, b: ServedRow) => (a.time < b.time ? 1 : a.time > b.time ? -1 : b.seq - a.seq);
 
 const stateName = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-type RecentObservation = ServedRow;
-
-/** A monitor's latest observations by its committed head: an open view re-reads only the monitors that moved. */
-export type RecentCache = Map<number, { head: number; rows: RecentObservation[] }>;
-
-function recentOf(service: MonitorService, feed: Feed): RecentObservation[] {
-  const from = Math.max(1, feed.committedHead - recentPerMonitor + 1);
-  return service.store.readFeed(feed.key, from, recentPerMonitor, [], feed.committedHead).map((row) => servedRow(feed, row));
-}
-
-export function dashboardView(service: MonitorService, caller: Caller, cache?: RecentCache, books: ViewBooks = {}) {
+/**
+ * The dashboard for one caller, but for its Observations tab, and the function
+ * that fills the tab for a filter: the view is built once per class of viewers,
+ * the tab once per filter, from the shared recent rows (recent-rows.ts).
+ */
+export function dashboardView(service: MonitorService, caller: Caller, cache: RecentRows, books: ViewBooks = {}) {
   const admin = service.options.adminToken !== undefined && secretMatches(caller.bearer, service.options.adminToken);
   const feeds: Feed[] = [];
   for (const feed of service.allFeeds()) if (admin || canSee(feed, caller)) feeds.push(feed);
@@ -123,31 +109,19 @@ export function dashboardView(service: MonitorService, caller: Caller, cache?: R
     });
   }
 
-  const recent: RecentObservation[] = [];
-  for (const feed of feeds.slice(0, maxRows)) {
-    if (feed.committedHead === 0) continue;
-    const known = cache?.get(feed.key);
-    const rows = known && known.head === feed.committedHead ? known.rows : recentOf(service, feed);
-    cache?.set(feed.key, { head: feed.committedHead, rows });
-    recent.push(...rows);
-  }
-  if (cache && cache.size > maxRows * 2) {
-    const kept = new Set(feeds.slice(0, maxRows).map((f) => f.key));
-    for (const key of cache.keys()) if (!kept.has(key)) cache.delete(key);
-  }
+  const shownFeeds = feeds.slice(0, maxRows);
+  const recent: ServedRow[] = [];
+  for (const feed of shownFeeds) recent.push(...cache.all(feed).slice(-recentPerMonitor));
+  cache.prune(new Set(shownFeeds.map((f) => f.key)));
   recent.sort(newestFirst);
-
-  // The Observations tab shows what passes its filter (bookkeeping folded unless asked for).
-  let shown = recent;
   const observationTypes = new Set<string>();
-  if (books.filter) {
-    shown = [];
-    for (const feed of feeds.slice(0, maxRows)) {
-      for (const t of feed.knownTypes()) if (observationTypes.size < 200) observationTypes.add(t);
-      for (const row of latestMatching(service, feed, books.filter, recentPerMonitor)) shown.push(servedRow(feed, row));
-    }
-    shown.sort(newestFirst);
-  }
+  for (const feed of shownFeeds) for (const t of feed.knownTypes()) if (observationTypes.size < 200) observationTypes.add(t);
+  /** The Observations tab for a filter: the latest matching observations of each shown monitor (bookkeeping folded unless asked for). */
+  const observationsFor = (filter: ObservationFilter): ServedRow[] => {
+    const shown: ServedRow[] = [];
+    for (const feed of shownFeeds) shown.push(...cache.matching(feed, filter, recentPerMonitor));
+    return shown.sort(newestFirst).slice(0, recentShown);
+  };
 
   const visibleIds = new Set(feeds.map((f) => f.id));
   const actors = [];
@@ -190,17 +164,19 @@ export function dashboardView(service: MonitorService, caller: Caller, cache?: R
   }
 
   return {
-    as_of: new Date(service.now()).toISOString(),
-    lease_timelines: leaseTimelines,
-    run_waterfalls: runWaterfalls,
-    admin,
-    monitors,
-    subscriptions,
-    leases,
-    observations: shown.slice(0, recentShown),
-    observation_types: [...observationTypes].sort(),
-    runs: latestPerRun(recent.filter((o) => o.type === runType)).slice(0, 20),
-    actors,
+    view: {
+      as_of: new Date(service.now()).toISOString(),
+      lease_timelines: leaseTimelines,
+      run_waterfalls: runWaterfalls,
+      admin,
+      monitors,
+      subscriptions,
+      leases,
+      observation_types: [...observationTypes].sort(),
+      runs: latestPerRun(recent.filter((o) => o.type === runType)).slice(0, 20),
+      actors,
+    },
+    observationsFor,
   };
 }
 

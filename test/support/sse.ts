@@ -23,9 +23,10 @@ export interface SseConnection {
   readonly errorBody?: any;
 }
 
-export function openSse(url: string, headers: Record<string, string> = {}): Promise<SseConnection> {
+/** `localAddress` connects from another address (127.0.1.1 is another client to per-client limits). */
+export function openSse(url: string, headers: Record<string, string> = {}, localAddress?: string): Promise<SseConnection> {
   return new Promise((resolve, reject) => {
-    const request = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (response) => {
+    const request = http.get(url, { headers: { accept: 'text/event-stream', ...headers }, localAddress }, (response) => {
       const events: SseEvent[] = [];
       let retry: number | undefined;
       let buffer = '';
