@@ -2,7 +2,7 @@
 // link: a log swapped for a link to a file outside after the monitor was
 // made publishes none of its lines (and says why), and a file source's glob
 // neither walks into a linked folder outside nor hashes a linked file there.
-import { appendFileSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, linkSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/server-process.ts';
@@ -87,5 +87,35 @@ describe('sources and symbolic links out of the source root', () => {
     const hashes = after.filter((o) => o.data.path === 'inside.txt').map((o) => o.data.event);
     expect(hashes[0]).toBe('add');
     expect(hashes.slice(1).every((e: string) => e === 'unlink')).toBe(true);
+  });
+
+  it('a log that is a hard link to a file outside is not read, nor one linked elsewhere after it was opened (issue 42)', async () => {
+    const secretFile = join(outside, 'shadow.log');
+    writeFileSync(secretFile, 'SECRET-OLD\n');
+    const path = join(root, 'linked.log');
+    linkSync(secretFile, path);
+    const watched = await watchedMonitor(vigil.base, { kind: 'log', path: 'linked.log' });
+    appendFileSync(secretFile, 'SECRET-NEW\n');
+    const error = await eventually(async () => {
+      const e = sourceError(watched.id);
+      return e?.includes('hard links') ? e : undefined;
+    }, 'the source to refuse the hard link');
+    expect(error).toBe(`source.path: ${path} has 2 hard links; another name of the same file may lie outside the source root ${root}, so it is not read (copy the file, or log to a file of its own)`);
+
+    // Replaced by a file of its own: followed (from its end, as a file the monitor never read); a second name
+    // made while it is open stops the reading.
+    rmSync(path);
+    writeFileSync(path, '');
+    const written = await eventually(async () => {
+      appendFileSync(path, 'mine\n');
+      const all = await watched.written();
+      return all.length > 0 ? all : undefined;
+    }, 'a line of the file of its own');
+    expect(new Set(written.map((o) => o.data.line))).toEqual(new Set(['mine']));
+    await eventually(async () => (sourceError(watched.id) === null ? true : undefined), 'the source to report contact again');
+    linkSync(path, join(outside, 'second-name.log'));
+    appendFileSync(path, 'after the second name\n');
+    await eventually(async () => (sourceError(watched.id)?.includes('hard links') ? true : undefined), 'the source to refuse the file once linked');
+    expect(JSON.stringify(await watched.written())).not.toMatch(/SECRET|after the second name/);
   });
 });

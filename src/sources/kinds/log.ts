@@ -3,12 +3,13 @@
 // shrank was truncated and is read again from the start, and the position
 // (inode and offset) of the last line written is stored with that line, so a
 // restart resumes right after it. Every open, the first and each after a
-// rotation, checks the file's real path lies under the source root.
+// rotation, checks the file's real path lies under the source root, and that
+// it has one name only (a hard link to a file outside the root is refused).
 import { type FileHandle, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { watch } from 'chokidar';
 import { confinedPath } from '../config.ts';
-import { OutsideRootError, openUnder } from '../confined-open.ts';
+import { HardLinkedError, OutsideRootError, openUnder } from '../confined-open.ts';
 import type { SourceRun } from '../run.ts';
 
 interface LogCursor {
@@ -34,7 +35,7 @@ export async function runLog(run: SourceRun): Promise<void> {
   const openCurrent = async (resume: LogCursor | undefined): Promise<boolean> => {
     let handle: FileHandle;
     try {
-      handle = await openUnder(run.root, path);
+      handle = await openUnder(run.root, path, { singleLink: true });
     } catch (error) {
       if (error instanceof OutsideRootError) throw error;
       return false;
@@ -49,14 +50,17 @@ export async function runLog(run: SourceRun): Promise<void> {
   };
 
   const readToEnd = async (handle: FileHandle): Promise<void> => {
-    const { size } = await handle.stat();
+    const { size, nlink } = await handle.stat();
+    // Linked elsewhere since it was opened: nothing more is read from it.
+    if (nlink > 1) throw new HardLinkedError(path, run.root, nlink);
     if (size < pos) {
       pos = 0; // truncated in place
       partial = Buffer.alloc(0);
     }
     const buffer = Buffer.alloc(chunkBytes);
     while (pos < size && !run.stopped) {
-      const { bytesRead } = await handle.read(buffer, 0, chunkBytes, pos);
+      // No further than the size just checked: bytes written after the check are read after the next one.
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(chunkBytes, size - pos), pos);
       if (bytesRead === 0) break;
       let data = Buffer.concat([partial, buffer.subarray(0, bytesRead)]);
       let lineStart = pos - partial.length;
