@@ -1,5 +1,6 @@
 // HttpTransport over node:http. The only module that touches node:http servers.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { FlushScheduler } from './flush-scheduler.ts';
 import { failStream, internalErrorResponse } from './internal-error.ts';
 import { listenFailure } from './listen-failure.ts';
@@ -17,6 +18,23 @@ import type {
 } from './http-types.ts';
 import { headOf } from './http-types.ts';
 
+
+/** How long an answer to a refused connection may take to leave before the socket is destroyed anyway. */
+const lastWordsMs = 2000;
+
+/**
+ * Writes a last answer and lets the connection go for good. `end()` alone only half-closes it: a client that
+ * never closes its side (half of its headers sent, then silence) kept the server's socket in FIN-WAIT-2 with
+ * its descriptor held until the client went away.
+ */
+function answerAndClose(socket: Duplex, text: string): void {
+  const cut = setTimeout(() => socket.destroy(), lastWordsMs);
+  cut.unref();
+  socket.end(text, () => {
+    clearTimeout(cut);
+    socket.destroy();
+  });
+}
 
 function readHeaders(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -213,7 +231,8 @@ export class NodeHttpTransport implements HttpTransport {
       if (!socket.writable) return socket.destroy();
       if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
         const timedOut = requestTimedOut();
-        socket.end(
+        answerAndClose(
+          socket,
           `HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(timedOut.body)}\r\nconnection: close\r\n\r\n${timedOut.body}`,
         );
         return;
@@ -222,7 +241,8 @@ export class NodeHttpTransport implements HttpTransport {
         code: 'INVALID',
         error: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request line or headers are too large.' : 'The request could not be parsed as HTTP/1.1.',
       });
-      socket.end(
+      answerAndClose(
+        socket,
         `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
       );
     });
