@@ -1,10 +1,13 @@
 // `vigil serve --inspect[=<port>]` (§19): every actor of the root system is
 // streamed to the Stately inspector protocol. The server runs the relay the
 // protocol expects (a WebSocket server that replays recent events to each
-// new client and forwards what one client sends to the others) and connects
-// @statelyai/inspect's WebSocket inspector to it. GET on the port serves a
-// page that opens https://stately.ai/inspect and feeds it; nothing opens a
-// browser.
+// new client and forwards the events to every client) and connects
+// @statelyai/inspect's WebSocket inspector to it. Only the server's own
+// connection, which presents a key made at start, is relayed and replayed,
+// each message at most 4 MiB and the replay at most 32 MiB: any other local
+// client's messages are dropped (60 of 10 MB each, relayed and kept for
+// replay, took the server to 848 MB). GET on the port serves a page that
+// opens https://stately.ai/inspect and feeds it; nothing opens a browser.
 //
 // Every actor's context passes through the relay, so it is guarded like the
 // API: it listens on loopback unless --inspect-host says otherwise, and then
@@ -13,6 +16,7 @@
 // page's own origin, and --allow-origin, are allowed), and on loopback the
 // Host must name this machine (DNS rebinding). Token hashes are dropped and
 // every text is redacted (src/net/redact.ts) before it leaves the server.
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { createWebSocketInspector } from '@statelyai/inspect';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -23,8 +27,12 @@ import { secretMatches } from '../service/tokens.ts';
 import { browserGuard } from '../transport/browser-guard.ts';
 import type { HttpRequest } from '../transport/http-types.ts';
 
-/** Events replayed to a client that connects late (the inspector rebuilds its view from them). */
+/** Events replayed to a client that connects late (the inspector rebuilds its view from them)... */
 const replayEvents = 2000;
+/** ... at most this many bytes of them. */
+const replayBytes = 32 << 20;
+/** The largest message the relay takes; a client sending more is disconnected (1009). */
+export const maxInspectorMessageBytes = 4 << 20;
 
 export interface RunningInspector {
   readonly url: string;
@@ -96,9 +104,11 @@ export async function startInspector(options: InspectorOptions): Promise<Running
     res.end(bridgePage());
   });
   const refusal = admission(options, needsToken);
+  // The server's own inspector presents this key: its messages alone are relayed.
+  const sourceKey = randomBytes(24).toString('base64url');
   const relay = new WebSocketServer({
     server: http,
-    maxPayload: 16 << 20,
+    maxPayload: maxInspectorMessageBytes,
     verifyClient: ({ req }, done) => {
       const refused = refusal(req);
       if (refused) done(false, refused.status, refused.message);
@@ -106,13 +116,20 @@ export async function startInspector(options: InspectorOptions): Promise<Running
     },
   });
   const recent: string[] = [];
-  relay.on('connection', (socket) => {
-    for (const message of recent) socket.send(message);
+  let recentBytes = 0;
+  relay.on('connection', (socket, req) => {
     socket.on('error', () => socket.terminate());
+    const isSource = secretMatches(new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('source') ?? undefined, sourceKey);
+    if (!isSource) {
+      // A viewer: it receives; what it sends is nobody's business.
+      for (const message of recent) socket.send(message);
+      return;
+    }
     socket.on('message', (data) => {
       const message = data.toString();
       recent.push(message);
-      if (recent.length > replayEvents) recent.shift();
+      recentBytes += message.length;
+      while (recent.length > replayEvents || (recentBytes > replayBytes && recent.length > 1)) recentBytes -= recent.shift()!.length;
       for (const client of relay.clients) if (client !== socket && client.readyState === WebSocket.OPEN) client.send(message);
     });
   });
@@ -134,8 +151,8 @@ export async function startInspector(options: InspectorOptions): Promise<Running
   const host = shown.includes(':') ? `[${shown}]` : shown;
   const url = `ws://${host}:${port}`;
   const inspector = createWebSocketInspector({
-    // The server's own feed presents the token like any client.
-    url: needsToken ? `${url}/?token=${encodeURIComponent(options.adminToken!)}` : url,
+    // The server's own feed presents its key, and the token like any client.
+    url: `${url}/?source=${sourceKey}${needsToken ? `&token=${encodeURIComponent(options.adminToken!)}` : ''}`,
     maxDeferredEvents: replayEvents,
     sanitizeContext: (context) => sanitize(context) as typeof context,
     sanitizeEvent: (event) => sanitize(event) as typeof event,

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { call } from '../support/client.ts';
 import { untilTrue } from '../support/until.ts';
@@ -63,5 +64,36 @@ describe('vigil serve --inspect', () => {
     const html = await page.text();
     expect(html).toContain('https://stately.ai/inspect');
     expect(html).toContain("new WebSocket('ws://' + location.host + '/'");
+  });
+});
+
+describe('the inspector relay (issue 42)', () => {
+  /** A plain WebSocket client of the relay, keeping the text of what it received. */
+  const viewer = () =>
+    new Promise<{ socket: WebSocket; text: () => string; closed: Promise<number> }>((done, fail) => {
+      const socket = new WebSocket(server.inspectUrl!);
+      let text = '';
+      socket.on('message', (data) => (text += `${data.toString()}\n`));
+      const closed = new Promise<number>((d) => socket.once('close', (code) => d(code)));
+      socket.once('open', () => done({ socket, text: () => text, closed }));
+      socket.once('error', fail);
+    });
+
+  it("relays and replays only the server's own events, and disconnects a client that sends more than 4 MiB", { timeout: 60_000 }, async () => {
+    const [forger, watcher] = [await viewer(), await viewer()];
+    const forged = (n: number) => JSON.stringify({ type: '@xstate.actor', name: `forged-${n}`, sessionId: `forged-${n}`, createdAt: '0', _version: '1.0.0', rootId: 'x' });
+    for (let n = 0; n < 100; n++) forger.socket.send(forged(n));
+    // The barrier: an actor the server made after the forgeries reaches the watcher and a late viewer.
+    await call(base, 'POST', '/monitors', { body: { id: 'after-forgery' } });
+    await untilTrue('the server\'s own event', () => watcher.text().includes('monitor:after-forgery'));
+    const late = await viewer();
+    await untilTrue('the replay', () => late.text().includes('monitor:after-forgery'));
+    for (const client of [watcher, late, forger]) expect(client.text()).not.toContain('forged-');
+
+    forger.socket.send('x'.repeat(10 << 20));
+    expect(await forger.closed).toBe(1009);
+    await call(base, 'POST', '/monitors', { body: { id: 'after-oversize' } });
+    await untilTrue('the relay to go on', () => watcher.text().includes('monitor:after-oversize'));
+    for (const client of [watcher, late]) client.socket.close();
   });
 });
