@@ -57,6 +57,42 @@ export interface InstanceOptions {
 
 const mb = (n: number) => Math.round(n / (1 << 20));
 
+export function lateError(name: string, what: string, timeoutMs: number): WorkerLimitError {
+  return new WorkerLimitError(`Worker "${name}" did not finish its ${what} within ${timeoutMs / 1000} s; it was stopped and starts afresh on its next use.`, 504);
+}
+
+/**
+ * Runs `work` under the time limit and while the instance lives; past the limit the instance is stopped.
+ * It listens for the instance's end and lets go once settled: nothing of the request outlives it.
+ */
+export function runLimited<T>(name: string, instance: Instance, what: string, timeoutMs: number, work: (mf: Miniflare, signal: AbortSignal) => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const controller = new AbortController();
+    let done = false;
+    let unlisten = () => {};
+    const finish = (then: () => void) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      unlisten();
+      then();
+    };
+    const timer = setTimeout(() => {
+      const error = lateError(name, what, timeoutMs);
+      instance.kill(error);
+      finish(() => reject(error));
+    }, timeoutMs);
+    unlisten = instance.onStopped((error) => {
+      controller.abort();
+      finish(() => reject(error));
+    });
+    work(instance.mf, controller.signal).then(
+      (value) => finish(() => resolve(value)),
+      (error: unknown) => finish(() => reject(error)),
+    );
+  });
+}
+
 /**
  * Starts a worker's workerd. Its top-level code runs here: one that never
  * finishes would leave `ready` unsettled and a core spinning, so it gets the

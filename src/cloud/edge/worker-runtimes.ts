@@ -18,11 +18,12 @@ import type { Miniflare } from 'miniflare';
 import type { HttpRequest, StreamSink } from '../../transport/http-types.ts';
 import { defaultRuntimeCaps, makeRoom, overBounds, type RuntimeCaps, type RuntimeUse, startingRuntimeBytes } from './runtime-bounds.ts';
 import { type BodyReader, type RelayEnd, relayBody } from './worker-answer.ts';
-import { type Instance, startInstance, WorkerLimitError, type WorkerSource } from './worker-instance.ts';
+import { type Instance, lateError, runLimited, startInstance, WorkerLimitError, type WorkerSource } from './worker-instance.ts';
 import { MemoryWatch } from './worker-memory.ts';
 import { WorkerOutbound } from './worker-outbound.ts';
 
 export { compatibilityDate, WorkerLimitError, type WorkerSource } from './worker-instance.ts';
+export { isReservedEdgePath } from './edge-paths.ts';
 
 /** A started instance not yet serving: installed once its row is stored, or discarded. */
 export interface PreparedWorker {
@@ -32,15 +33,6 @@ export interface PreparedWorker {
 
 /** Miniflare answers this path itself (it runs the scheduled handler); no request from outside may reach it. */
 const scheduledTrigger = '/cdn-cgi/mf/scheduled';
-/**
- * Cloudflare keeps /cdn-cgi/ for itself, and so does miniflare: such paths are
- * not the worker's. Checked as the URL will be read (`/./cdn-cgi/…` is the same path).
- */
-export function isReservedEdgePath(path: string): boolean {
-  const pathname = new URL(path, 'http://edge.invalid').pathname;
-  return pathname === '/cdn-cgi' || pathname.startsWith('/cdn-cgi/');
-}
-
 export interface WorkerLimits {
   /** A request (answer and body) or a scheduled run, in ms. */
   readonly timeoutMs: number;
@@ -261,7 +253,7 @@ export class WorkerRuntimes {
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
     let response: Awaited<ReturnType<Miniflare['dispatchFetch']>>;
     try {
-      response = await this.limited(name, instance, 'request', (mf, signal) =>
+      response = await runLimited(name, instance, 'request', this.limits.timeoutMs, (mf, signal) =>
         mf.dispatchFetch(url, { method: request.method, headers, body: hasBody ? request.body : undefined, signal }),
       );
     } catch (error) {
@@ -295,7 +287,7 @@ export class WorkerRuntimes {
         }
         const end = await relayBody(body.getReader(), sink, { maxBytes: this.limits.maxResponseBytes, deadlineMs, onStopped: instance.onStopped });
         release();
-        if (end.kind === 'worker-late') instance.kill(this.lateError(name, 'request'));
+        if (end.kind === 'worker-late') instance.kill(lateError(name, 'request', this.limits.timeoutMs));
         return end;
       },
     };
@@ -314,47 +306,13 @@ export class WorkerRuntimes {
     // The handler's `scheduledTime` is the run's due time, the same whichever node runs it.
     const time = scheduledMs === undefined ? '' : `&time=${scheduledMs}`;
     try {
-      return await this.limited(name, live.instance, 'scheduled run', async (mf, signal) => {
+      return await runLimited(name, live.instance, 'scheduled run', this.limits.timeoutMs, async (mf, signal) => {
         const response = await mf.dispatchFetch(`http://localhost${scheduledTrigger}?cron=${encodeURIComponent(cron)}${time}`, { signal });
         return { outcome: await response.text() };
       });
     } finally {
       release();
     }
-  }
-
-  private lateError(name: string, what: string): WorkerLimitError {
-    const seconds = this.limits.timeoutMs / 1000;
-    return new WorkerLimitError(`Worker "${name}" did not finish its ${what} within ${seconds} s; it was stopped and starts afresh on its next use.`, 504);
-  }
-
-  /** Runs `work` under the time limit and while the instance lives; past the limit the instance is stopped. */
-  private limited<T>(name: string, instance: Instance, what: string, work: (mf: Miniflare, signal: AbortSignal) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const controller = new AbortController();
-      let done = false;
-      let unlisten = () => {};
-      const finish = (then: () => void) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        unlisten();
-        then();
-      };
-      const timer = setTimeout(() => {
-        const error = this.lateError(name, what);
-        instance.kill(error);
-        finish(() => reject(error));
-      }, this.limits.timeoutMs);
-      unlisten = instance.onStopped((error) => {
-        controller.abort();
-        finish(() => reject(error));
-      });
-      work(instance.mf, controller.signal).then(
-        (value) => finish(() => resolve(value)),
-        (error: unknown) => finish(() => reject(error)),
-      );
-    });
   }
 
   async closeAll(): Promise<void> {
