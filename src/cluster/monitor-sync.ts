@@ -255,6 +255,7 @@ export class MonitorSync {
         stats,
       },
       contradictions: delta.contradictions,
+      leaseRows: delta.leases,
       changed:
         mode === 'delta'
           ? { subscriptions: delta.subscriptions, leases: delta.leases.map((l) => `${mkey}:${l.subject}`) }

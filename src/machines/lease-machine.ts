@@ -8,10 +8,11 @@ import type { LeaseRecord, LeaseState } from '../store/records.ts';
 /**
  * `fence` on a claim is the grant's fencing token: the seq its `lease` observation takes, so it grows
  * with every claim of the subject (protocol.md §21). On the other events it is the token the caller
- * sent, if any: a token that is not the current grant's makes the event act on nothing.
+ * sent, if any: a token that is not the current grant's makes the event act on nothing. `queued` on a
+ * claim is the seq through which take-next found the subject (protocol.md §21); the lease keeps it.
  */
 export type LeaseEvent =
-  | { type: 'CLAIM'; holder: string; durationSeconds: number; fence: number; now: number }
+  | { type: 'CLAIM'; holder: string; durationSeconds: number; fence: number; now: number; queued?: number }
   | { type: 'RENEW'; holder: string; durationSeconds?: number; fence?: number; now: number }
   | { type: 'COMPLETE'; holder: string; outcome?: unknown; evidence?: unknown[]; fence?: number; seq: number; now: number }
   | { type: 'RELEASE'; holder: string; fence?: number; now: number }
@@ -85,6 +86,19 @@ export function claimRefusal(state: LeaseState, lease: LeaseRecord, holder: stri
   return undefined;
 }
 
+/**
+ * The refusal a COMPLETE by `holder` (with the token it sent, if any) would get, decided without
+ * sending it; undefined when the machine would complete (or repeat the completion). A list of
+ * completions is checked whole this way before any of them is sent: all or nothing.
+ */
+export function completeRefusal(state: LeaseState, lease: LeaseRecord, holder: string, fence: number | undefined, now: number): Extract<LeaseOutcome, { ok: false }> | undefined {
+  if (state === 'dead_lettered') return { ok: false, code: 'DEAD_LETTERED', holder: lease.holder, expiresMs: lease.expiresMs, fence: null };
+  if (state === 'held' && heldBy(lease, holder, now) && sameGrant(lease, fence)) return undefined;
+  if (state === 'completed' && lease.completedBy === holder && sameGrant(lease, fence)) return undefined;
+  const lapsed = state !== 'held' || lapsedAt(lease, now) || lease.holder === null;
+  return { ok: false, code: 'LEASE_LOST', holder: lapsed ? null : lease.holder, expiresMs: lapsed ? null : lease.expiresMs, fence: lapsed ? null : (lease.fence ?? null) };
+}
+
 export const leaseMachine = setup({
   types: {
     context: {} as LeaseContext,
@@ -114,6 +128,7 @@ export const leaseMachine = setup({
           attempts: context.lease.attempts + 1,
           lease_transitions: context.lease.lease_transitions + (changesHolder ? 1 : 0),
           fence: e.fence,
+          queued: e.queued ?? context.lease.queued,
           completedBy: null,
           completedSeq: undefined,
           outcome: undefined,

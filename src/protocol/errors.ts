@@ -14,6 +14,8 @@ export const errorCodes = {
   PROVENANCE_CEILING: { status: 403, rpc: -32014 },
   ORIGIN_REFUSED: { status: 403, rpc: -32015 },
   NOT_FOUND: { status: 404, rpc: -32006 },
+  /** Take-next found no subject to take (protocol.md §21). */
+  NO_WORK: { status: 404, rpc: -32020 },
   DUPLICATE: { status: 409, rpc: -32007 },
   CURSOR_BACKWARDS: { status: 409, rpc: -32008 },
   LEASE_HELD: { status: 409, rpc: -32010 },

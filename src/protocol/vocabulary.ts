@@ -72,4 +72,4 @@ export const protocolVersion = '0.1';
 export const extensionName = 'ai.vigil/monitors';
 
 /** Lease extensions of protocol.md §21 this server serves, as `/discover` lists them. */
-export const leaseExtensions = ['leases.fence'] as const;
+export const leaseExtensions = ['leases.fence', 'leases.next', 'leases.batch'] as const;

@@ -6,6 +6,7 @@ import type { RootSystem } from '../actors/root-system.ts';
 import type { MonitorRow } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { Feed } from './feed.ts';
+import type { StoredLeaseRow } from './take-queues.ts';
 
 /** What a reload needs of the service (MonitorService is one), so that this file does not import it back. */
 export interface ReloadHost {
@@ -19,6 +20,8 @@ export interface ReloadedMonitor {
   readonly contradictions: ReadonlyArray<{ seq: number; subject: string | null }>;
   /** Subscriptions and leases whose rows changed ("all": every one of this monitor, e.g. after a refused batch). */
   readonly changed: { subscriptions: ReadonlyArray<{ id: string; subscriber: string }>; leases: readonly string[] } | 'all';
+  /** The lease rows the database changed since memory's rev (take-next's lines hear of them). */
+  readonly leaseRows?: readonly StoredLeaseRow[];
 }
 
 export interface ReloadAccess {

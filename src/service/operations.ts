@@ -51,7 +51,7 @@ const byMonitorField = (input: Record<string, unknown>) => ({ monitor: input.mon
 const bySubscription = (input: Record<string, unknown>) => ({ subscription: input.subscription });
 
 const simple =
-  (fn: (service: MonitorService, input: unknown, caller: Caller) => Reply): Run =>
+  (fn: (service: MonitorService, input: unknown, caller: Caller) => Reply | Promise<Reply>): Run =>
   (service, input, options) =>
     fn(service, input, options.caller);
 
@@ -74,7 +74,7 @@ export const operations = {
   'feeds/seek': { run: simple(seek), target: bySubscription },
   'feeds/renew': { run: simple(renew), target: bySubscription },
   'feeds/retire': { run: simple(retire), target: bySubscription },
-  'leases/claim': { run: simple(claim), target: bySubscription },
+  'leases/claim': { run: (service, input, o) => claim(service, input, o.caller, o.signal), target: bySubscription },
   'leases/renew': { run: simple(renewLease), target: bySubscription },
   'leases/complete': { run: simple(completeLease), target: bySubscription },
   'leases/release': { run: simple(releaseLease), target: bySubscription },
@@ -124,8 +124,11 @@ async function invokeOnce(service: MonitorService, name: OperationName, input: u
   return renderReply(reply);
 }
 
-/** Refusals that record nothing: unknown targets, a broken store, bugs, and rate limits (recording those is the abuse). */
-const unrecorded = new Set(['NOT_FOUND', 'STORE_UNAVAILABLE', 'INTERNAL', 'OVER_BUDGET']);
+/**
+ * Refusals that record nothing: unknown targets, a broken store, bugs, rate limits (recording those
+ * is the abuse), and take-next finding no work (nothing was refused, §21).
+ */
+const unrecorded = new Set(['NOT_FOUND', 'STORE_UNAVAILABLE', 'INTERNAL', 'OVER_BUDGET', 'NO_WORK']);
 
 function recordRefusal(
   service: MonitorService,

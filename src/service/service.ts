@@ -7,7 +7,7 @@ import { leaseStateOf } from '../machines/lease-machine.ts';
 import { subscriptionStateOf, touchedSubscription } from '../machines/subscription-machine.ts';
 import { isClusterConflict } from '../store/cluster-conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
-import type { LeaseRow, SubscriptionRow } from '../store/records.ts';
+import type { LeaseRecord, LeaseRow, SubscriptionRow } from '../store/records.ts';
 import { memoryPath, type Store } from '../store/store.ts';
 import type { ServiceOptions, SourceHooks } from './service-options.ts';
 import { ClientLimits, defaultClientLimits } from './client-limits.ts';
@@ -19,6 +19,8 @@ import { Feed } from './feed.ts';
 import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
 import { ObservationWriter } from './observation-writer.ts';
 import { StreamTicker, tickPeriodMs } from './stream-ticker.ts';
+import type { Standing } from './take-queue.ts';
+import { TakeQueues } from './take-queues.ts';
 import { SubscriptionWatchers } from './subscription-watchers.ts';
 import { leaseExpired, subscriptionMuted } from './timer-transitions.ts';
 
@@ -50,6 +52,8 @@ export class MonitorService {
   private draining = false;
   /** Set by the live sources when the server runs them. */
   sources: SourceHooks | undefined;
+  /** Take-next's lines of subjects (protocol.md §21), told of every lease change. */
+  readonly queues: TakeQueues;
   /** Set when this server is one node of a cluster on PostgreSQL. */
   cluster: ClusterNodeHooks | undefined;
   /** Keys handed out by the cluster's database, used before local ones. */
@@ -83,6 +87,14 @@ export class MonitorService {
       timersRunHere: options.timersRunHere,
       actorFailed: (kind, key, error) => this.log(`vigil: ${kind} actor ${key} failed and will be restored from the store: ${String(error)}`),
     }, options.residentActors);
+    this.queues = new TakeQueues(
+      {
+        subjectsAfter: (mkey, after, upTo, filters, limit) => this.store.queue.subjectsAfter(mkey, after, upTo, filters, limit),
+        standing: (mkey, subject) => this.leaseStanding(mkey, subject),
+        firstMatch: (mkey, subject, from, to, filters) => this.store.queue.firstMatch(mkey, subject, from, to, filters),
+      },
+      () => this.now(),
+    );
     this.coldRows = new ColdSubscriptionRows(this.store, (id) => (this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : undefined));
     this.store.commits.onCommitted((heads?: ReadonlyMap<number, number>) => (heads ? this.afterClusterCommit(heads) : this.afterCommit()));
     this.store.commits.onFailed((error) =>
@@ -172,6 +184,7 @@ export class MonitorService {
       this.feeds.delete(feed.id);
       this.system.monitors.evict(feed.id);
     }
+    this.queues.forget(mkey);
   }
 
   /** Replaces what memory holds of a monitor by its stored rows (a cluster node catching up), and wakes its readers. */
@@ -187,6 +200,7 @@ export class MonitorService {
     } else {
       for (const s of update.changed.subscriptions) this.watchers.changed(s.id);
     }
+    this.queues.reloaded(feed.key, update.leaseRows ?? [], update.changed === 'all');
     this.notices.readableUpTo(feed, feed.stats.head);
     return feed;
   }
@@ -257,9 +271,26 @@ export class MonitorService {
     if (token !== undefined) this.store.fence(mkey, token);
   }
 
+  /** Every change of a lease is stored through here, so take-next's lines of its monitor hear of each one. */
   persistLease(mkey: number, subject: string): void {
     const key = leaseKey(mkey, subject);
     this.store.putLease(mkey, subject, () => this.leaseRow(key));
+    // (An actor expiring as it is restored is not resident yet: leaseFreed tells the lines of that one.)
+    if (this.queues.has(mkey) && this.system.leases.isResident(key)) this.queues.changed(mkey, subject, this.leaseStanding(mkey, subject)!);
+  }
+
+  /** A lease expired: it is free for take-next again. */
+  leaseFreed(lease: LeaseRecord): void {
+    this.queues.changed(lease.mkey, lease.subject, { state: 'free', expiresMs: null, queued: lease.queued ?? null });
+  }
+
+  /** A lease as it stands now: its resident actor, else its stored row (undefined when never claimed); restores nothing. */
+  private leaseStanding(mkey: number, subject: string): Standing | undefined {
+    const key = leaseKey(mkey, subject);
+    if (!this.system.leases.isResident(key)) return this.store.queue.lease(mkey, subject);
+    const snapshot = this.system.leases.get(key)!.getSnapshot();
+    const lease = snapshot.context.lease;
+    return { state: leaseStateOf(snapshot.value), expiresMs: lease.expiresMs, queued: lease.queued ?? null };
   }
 
   subscriptionRow(id: string): SubscriptionRow {

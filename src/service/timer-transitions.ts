@@ -11,6 +11,8 @@ export interface TimerTransitionHost {
   feedByKey(key: number): Feed | undefined;
   readonly observations: Pick<ObservationWriter, 'recordBookkeeping'>;
   persistLease(mkey: number, subject: string): void;
+  /** The lease is free again (take-next's lines put it back in line). */
+  leaseFreed(lease: LeaseRecord): void;
   persistSubscription(id: string): void;
   /** On a cluster node that owns the monitor's timers: the write that follows stands only while it still does. */
   fenceOwnedWrite(mkey: number): void;
@@ -29,6 +31,7 @@ export function leaseExpired(service: TimerTransitionHost, lease: LeaseRecord): 
     lease.subject,
   );
   service.persistLease(lease.mkey, lease.subject);
+  service.leaseFreed(lease);
 }
 
 export function subscriptionMuted(service: TimerTransitionHost, subscription: SubscriptionRecord): void {

@@ -128,6 +128,11 @@ export interface LeaseRecord {
    * Absent on a lease never claimed since tokens were introduced.
    */
   fence?: number;
+  /**
+   * The seq of the observation through which take-next found this subject (protocol.md §21), kept
+   * across later grants: where the subject stands in its queue when it is freed again.
+   */
+  queued?: number;
   outcome?: unknown;
   evidence?: unknown[];
   completedBy: string | null;

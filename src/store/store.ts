@@ -18,6 +18,7 @@ import type {
   SubscriptionRow,
 } from './records.ts';
 import { applySchema } from './schema.ts';
+import { QueueReads } from './queue-reads.ts';
 import { type Statements, observationColumns, prepareStatements } from './statements.ts';
 import { type SqlDriver, openSqlDriver } from './sql-driver.ts';
 import { type StateLock, StateLockedError, lockStateFile } from './state-lock.ts';
@@ -58,6 +59,8 @@ export class Store {
   capture: RowCapture | undefined;
   /** The connection, for modules that keep their own tables in this database (src/cloud). */
   readonly driver: SqlDriver;
+  /** The reads of take-next (protocol.md §21): committed data, as every read here. */
+  readonly queue: QueueReads;
   private readonly lock: StateLock | undefined;
   private readonly checkpointer: WalCheckpointer | undefined;
   private readonly dynamic: StatementCache;
@@ -105,6 +108,7 @@ export class Store {
     if (checkpointer) this.commits.onCommitted(() => checkpointer.committed());
     this.dynamic = new StatementCache(this.driver);
     this.q = prepareStatements(this.driver);
+    this.queue = new QueueReads(this.driver);
   }
 
   // ---- reads (committed data only) ----

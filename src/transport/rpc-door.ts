@@ -108,16 +108,36 @@ async function handleCall(
   }
 }
 
+const isLeaseCall = (call: unknown) =>
+  typeof call === 'object' && call !== null && typeof (call as { method?: unknown }).method === 'string' && (call as { method: string }).method.startsWith('leases/');
+
 /**
  * Runs a batch's calls one after another while their replies stay within the
  * batch's byte budget; the calls left when it is spent are not run, and each
- * says so (the client sends them again).
+ * says so (the client sends them again). Consecutive lease calls start
+ * together, in order, in one turn: their writes go to the store in one commit,
+ * and each is answered after it (protocol.md §21, `leases.batch`). Each call
+ * still succeeds or fails on its own.
  */
 async function runBatch(service: MonitorService, calls: unknown[], caller: Caller, signal: AbortSignal): Promise<object[] | undefined> {
   const budget = defaults.maxBatchReplyBytes;
   const replies: object[] = [];
   let bytes = 0;
-  for (const call of calls) {
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i];
+    if (isLeaseCall(call) && budget - bytes > 0) {
+      let end = i + 1;
+      while (end < calls.length && isLeaseCall(calls[end])) end++;
+      const pageBytes = Math.min(defaults.maxPageBytes, budget - bytes);
+      const group = await Promise.all(calls.slice(i, end).map((c) => nestingRefusal(c) ?? handleCall(service, c, caller, signal, pageBytes)));
+      for (const reply of group) {
+        if (reply === undefined) continue;
+        replies.push(reply);
+        bytes += stringifyReply(reply).length;
+      }
+      i = end - 1;
+      continue;
+    }
     const remaining = budget - bytes;
     if (remaining <= 0) {
       const id = (call as { id?: unknown } | null)?.id;
