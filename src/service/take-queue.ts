@@ -106,6 +106,7 @@ export class TakeQueue {
 
   /** The oldest subject in line that is not known to be taken, out of the heap (its entry counts as held until told otherwise). */
   pop(now: number): Entry | undefined {
+    if (this.orphans.size > 0) this.placeOrphans(now);
     for (;;) {
       if (this.ready === 0) this.warm(1, now);
       const entry = this.heap.length > 0 ? this.popHeap() : undefined;
@@ -150,13 +151,21 @@ export class TakeQueue {
   private discover(subject: string, seq: number, now: number): void {
     const standing = this.host.standing(this.feed.key, subject);
     const found = availability(standing, now);
-    // Completed after take-next granted it from here: its lease remembers the place.
-    if (found === 'dead' || (found === 'completed' && standing?.queued === seq)) return;
-    const entry: Entry = { subject, seq, where: 'held', inHeap: false };
+    // A subject take-next found earlier (its entry since gone) keeps that place, if it matched here.
+    const queued = standing?.queued ?? null;
+    const place = queued !== null && queued < seq && this.matchesAt(subject, queued) ? queued : seq;
+    // Completed after take-next granted it from its place: the lease remembers the place.
+    if (found === 'dead' || (found === 'completed' && queued === place)) return;
+    const entry: Entry = { subject, seq: place, where: 'held', inHeap: false };
     this.entries.set(subject, entry);
     if (found === 'available') this.toReady(entry);
     else if (found === 'completed') entry.where = 'done';
     if (this.entries.size > maxEntries) this.shed();
+  }
+
+  /** Whether the observation at `seq` (one of `subject`'s) matches this line's filters. */
+  private matchesAt(subject: string, seq: number): boolean {
+    return this.filters.length === 0 || this.host.firstMatch(this.feed.key, subject, seq, seq, this.filters) !== undefined;
   }
 
   /** A freed subject without an entry: its place is `queued` if that observation matches here. */
@@ -168,7 +177,7 @@ export class TakeQueue {
       if (availability(standing, now) !== 'available') continue;
       const queued = standing?.queued ?? null;
       let seq: number | undefined;
-      if (queued !== null && queued <= this.frontier) seq = this.host.firstMatch(this.feed.key, subject, queued, queued, this.filters);
+      if (queued !== null && queued <= this.frontier && this.matchesAt(subject, queued)) seq = queued;
       if (seq === undefined && this.lossy) seq = this.host.firstMatch(this.feed.key, subject, floor, this.frontier, this.filters);
       if (seq === undefined) continue;
       const entry: Entry = { subject, seq, where: 'held', inHeap: false };
