@@ -18,11 +18,12 @@ import { floorScenario, reportFloor } from './scenarios/floor.ts';
 import { clusterScenario } from './scenarios/cluster.ts';
 import { memoryScenario } from './scenarios/memory.ts';
 import { publishScenario } from './scenarios/publish.ts';
+import { queuesScenario } from './scenarios/queues.ts';
 import { sentinelFleet, wideRecipe } from './scenarios/recipes.ts';
 import { scalingScenario } from './scenarios/scaling.ts';
 import { type SseFigures, sseScenario } from './scenarios/sse.ts';
 
-const scenarioNames = ['publish', 'sse', 'lease', 'memory', 'scaling', 'cli', 'cluster', 'recipes'] as const;
+const scenarioNames = ['publish', 'sse', 'lease', 'queues', 'memory', 'scaling', 'cli', 'cluster', 'recipes'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 const argv = process.argv.slice(2);
@@ -102,21 +103,28 @@ if (wanted('sse')) {
   });
 }
 let bullmq: BullmqFigures | undefined;
+let leaseCpuUs: number | undefined;
 if (wanted('lease')) {
   await attempt('lease', async () => {
     const redis = await redisRate(ctx);
     const figures = await bullmqRate(ctx);
     bullmq = figures;
-    for (const t of transports) await attempt(`lease ${t}`, () => leaseScenario(ctx, t, redis, figures));
+    for (const t of transports) {
+      await attempt(`lease ${t}`, async () => {
+        const cpu = await leaseScenario(ctx, t, redis, figures);
+        if (t === 'uws') leaseCpuUs = cpu;
+      });
+    }
   });
 }
 if (wanted('publish') || wanted('lease')) {
   await attempt('floor', async () => {
     const floor = await floorScenario(ctx);
-    reportFloor(ctx, floor, bullmq);
+    reportFloor(ctx, floor, bullmq, leaseCpuUs);
     return floor;
   });
 }
+if (wanted('queues')) await attempt('queues', () => queuesScenario(ctx));
 if (wanted('memory')) await attempt('memory', () => memoryScenario(ctx));
 if (wanted('cli')) await attempt('cli', () => coldStartScenario(ctx));
 // A full run replaces the committed curves; a quick run's go next to its JSON.

@@ -1,4 +1,4 @@
-// `npx tsx bench/profiles/profile.ts <label> [publish,discover,lease,sse] [--seconds 8] [--streams 10000] [--postgres]`
+// `npx tsx bench/profiles/profile.ts <label> [publish,discover,lease,sse,pool,pool-items] [--seconds 8] [--streams 10000] [--jobs 20000] [--postgres]`
 // Runs one scenario at a time against a `vigil serve --cpu-prof` server and
 // keeps only the samples taken while the measured load ran (the profile's
 // clock and process.hrtime are both CLOCK_MONOTONIC), then writes
@@ -72,6 +72,31 @@ async function lease(server: BenchServer): Promise<Window> {
   return closedLoop(server, 'lease', (i) => ({ subscriptions: workers.slice(i * 25, (i + 1) * 25), subjects: 100 }));
 }
 
+/**
+ * The worker pool of the queues rows (bench/clients/vigil-pool.ts, issue 46): `jobs` subjects published,
+ * then 50 slots take-next and complete-and-next, one JSON-RPC batch per turn (`pool`) or one
+ * complete {items} + next {count} call per turn (`pool-items`). The unit is a cycle (a subject taken and completed).
+ */
+async function poolOf(mode: 'rpc' | 'items', server: BenchServer): Promise<Window> {
+  const jobs = option('jobs', 20_000);
+  const name = `profile-pool-${mode}`;
+  const owner = await createMonitor(server.request, name, ['observe', 'act']);
+  for (let i = 0; i < jobs; i += 1000) {
+    const observations = Array.from({ length: Math.min(1000, jobs - i) }, (_, j) => ({ type: 'bench.job', subject: `job-${i + j}`, data: { n: i + j } }));
+    await json(server.request, 'POST', `/monitors/${name}/observations`, { observations }, owner);
+  }
+  const worker = await subscribe(server.request, name, owner, 'agent:pool', { capabilities: ['observe', 'act'] });
+  const cpu0 = server.cpuSeconds();
+  const from = monotonicUs();
+  const [r] = await runChildren<{ cycles: number; failed: number; elapsedMs: number; requests: number }>(
+    'vigil-pool',
+    () => ({ base: server.base, subscription: worker.id, token: worker.token, slots: 50, jobs, durationMs: seconds * 1000, mode }),
+    1,
+  );
+  const to = monotonicUs();
+  return { from, to, requests: r!.cycles, unit: 'cycle', cpuSeconds: server.cpuSeconds() - cpu0, extra: { rate: round(r!.cycles / (r!.elapsedMs / 1000)), failed: r!.failed, httpRequests: r!.requests } };
+}
+
 /** 100 observations, one every 10 ms, to `streams` open event streams; the window is first publish → last arrival. */
 async function sse(server: BenchServer): Promise<Window> {
   const owner = await createMonitor(server.request, 'profile-sse');
@@ -113,7 +138,7 @@ async function liveMemory(server: BenchServer) {
   return server.memory();
 }
 
-const run: Record<string, (s: BenchServer) => Promise<Window>> = { discover, publish, lease, sse };
+const run: Record<string, (s: BenchServer) => Promise<Window>> = { discover, publish, lease, sse, pool: (s) => poolOf('rpc', s), 'pool-items': (s) => poolOf('items', s) };
 const outDir = join('bench/profiles', label);
 mkdirSync(outDir, { recursive: true });
 for (const name of scenarios) {

@@ -51,8 +51,11 @@ export async function floorScenario(ctx: BenchContext): Promise<FloorFigures> {
   }
 }
 
-/** The floor's rows, beside the targets they bound. */
-export function reportFloor(ctx: BenchContext, floor: FloorFigures, bullmq: BullmqFigures | undefined): void {
+/**
+ * The floor's rows, beside the targets they bound; with Vigil's CPU per lease request of the same
+ * run (uWS), the target of issue 46: within 1.3× of the floor's.
+ */
+export function reportFloor(ctx: BenchContext, floor: FloorFigures, bullmq: BullmqFigures | undefined, vigilLeaseCpuUs?: number): void {
   const yardstick = { name: 'its CPU per GET /discover', value: floor.discoverCpuUs, unit: 'µs' };
   ctx.report.add('uws', {
     scenario: '1 publish',
@@ -70,6 +73,19 @@ export function reportFloor(ctx: BenchContext, floor: FloorFigures, bullmq: Bull
     baseline: yardstick,
     ratio: round(floor.leaseCpuUs / floor.discoverCpuUs, 2),
   });
+  if (vigilLeaseCpuUs !== undefined) {
+    const ratio = round(vigilLeaseCpuUs / floor.leaseCpuUs, 2);
+    ctx.report.add('uws', {
+      scenario: '4 lease',
+      figure: 'server CPU per lease request (named subjects, contention) against the floor’s',
+      value: vigilLeaseCpuUs,
+      unit: 'µs',
+      baseline: { name: 'floor: bare uWS + SQLite server, CPU per lease request', value: floor.leaseCpuUs, unit: 'µs' },
+      ratio,
+      target: '≤ 1.3× the floor',
+      met: ratio <= 1.3,
+    });
+  }
   if (bullmq) {
     ctx.report.add('uws', {
       scenario: '4 lease',

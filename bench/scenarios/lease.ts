@@ -116,7 +116,8 @@ async function contention(server: BenchServer, monitor: string, owner: string, d
   };
 }
 
-export async function leaseScenario(ctx: BenchContext, transport: Transport, redis: number, bullmq: BullmqFigures): Promise<void> {
+/** Returns the server CPU per lease request (µs), which the floor's row judges. */
+export async function leaseScenario(ctx: BenchContext, transport: Transport, redis: number, bullmq: BullmqFigures): Promise<number> {
   const { report, size } = ctx;
   const server = await startServer({ transport, durable: true, nodeFlags: ctx.nodeFlags });
   try {
@@ -186,13 +187,14 @@ export async function leaseScenario(ctx: BenchContext, transport: Transport, red
     report.add(transport, { scenario: '4 lease', figure: 'two holders at once (audit of every recorded claim)', value: violations, unit: 'violations', target: '0', met: violations === 0 && claims > 0 });
     log(`lease ${transport}: ${fmt(claims)} recorded claims audited`);
     if (result.failed > 0) report.note(`lease ${transport}: ${result.failed} requests failed`);
+    return result.cpuUs;
   } finally {
     await server.stop();
   }
 }
 
 /** Replays the lease observations; a claim while another holder holds the subject is a violation. */
-async function auditHolders(server: BenchServer, audit: Sub): Promise<{ claims: number; violations: number }> {
+export async function auditHolders(server: BenchServer, audit: Sub): Promise<{ claims: number; violations: number }> {
   const holders = new Map<string, string | null>();
   let claims = 0;
   let violations = 0;

@@ -30,6 +30,11 @@ export class DeadlineScheduler {
     if (dueMs < this.armedFor) this.arm();
   }
 
+  /** Drops the deadline of `key` (its entry is skipped when it comes up). */
+  cancel(key: string): void {
+    this.due.delete(key);
+  }
+
   get size(): number {
     return this.due.size;
   }

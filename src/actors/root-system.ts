@@ -168,6 +168,11 @@ export class RootSystem {
     this.deadlines.at(`l:${key}`, dueMs);
   }
 
+  /** A lease that is only a row ended before its deadline: nothing needs waking. */
+  forgetLeaseDeadline(key: string): void {
+    this.deadlines.cancel(`l:${key}`);
+  }
+
   /**
    * Lets cold actors go; their deadlines move to the scheduler. Called right
    * after a commit, when no write of any actor is pending.

@@ -3,6 +3,7 @@
 // each event, and the expiry's side effect (recording it) is the action
 // `announceExpiry`, supplied by the actor system.
 import { and, assign, setup } from 'xstate';
+import { isoTime } from '../protocol/wire-values.ts';
 import type { LeaseRecord, LeaseState } from '../store/records.ts';
 
 /**
@@ -87,6 +88,35 @@ export function claimRefusal(state: LeaseState, lease: LeaseRecord, holder: stri
 }
 
 /**
+ * The lease a CLAIM leaves: the machine's `acquire`, and the grant of a lease that is only a row
+ * (take-next on a subject no actor holds: service/lease-cold.ts), so both follow one rule.
+ */
+export function acquiredLease(lease: LeaseRecord, e: Extract<LeaseEvent, { type: 'CLAIM' }>): LeaseRecord {
+  const time = isoTime(e.now);
+  return {
+    ...lease,
+    holder: e.holder,
+    lease_duration_seconds: e.durationSeconds,
+    acquire_time: time,
+    renew_time: time,
+    expiresMs: e.now + e.durationSeconds * 1000,
+    attempts: lease.attempts + 1,
+    lease_transitions: lease.lease_transitions + (lease.holder !== e.holder ? 1 : 0),
+    fence: e.fence,
+    queued: e.queued ?? lease.queued,
+    completedBy: null,
+    completedSeq: undefined,
+    outcome: undefined,
+    evidence: undefined,
+  };
+}
+
+/** The lease a COMPLETE leaves (the machine's `complete`, and a lease that is only a row). */
+export function completedLease(lease: LeaseRecord, e: Extract<LeaseEvent, { type: 'COMPLETE' }>): LeaseRecord {
+  return { ...lease, holder: null, expiresMs: null, completedBy: e.holder, completedSeq: e.seq, outcome: e.outcome, evidence: e.evidence };
+}
+
+/**
  * The refusal a COMPLETE by `holder` (with the token it sent, if any) would get, decided without
  * sending it; undefined when the machine would complete (or repeat the completion). A list of
  * completions is checked whole this way before any of them is sent: all or nothing.
@@ -114,28 +144,7 @@ export const leaseMachine = setup({
     })),
     acquire: assign(({ context, event }) => {
       const e = event as Extract<LeaseEvent, { type: 'CLAIM' }>;
-      const time = new Date(e.now).toISOString();
-      const changesHolder = context.lease.holder !== e.holder;
-      return {
-        now: e.now,
-        lease: {
-          ...context.lease,
-          holder: e.holder,
-          lease_duration_seconds: e.durationSeconds,
-          acquire_time: time,
-          renew_time: time,
-          expiresMs: e.now + e.durationSeconds * 1000,
-          attempts: context.lease.attempts + 1,
-          lease_transitions: context.lease.lease_transitions + (changesHolder ? 1 : 0),
-          fence: e.fence,
-          queued: e.queued ?? context.lease.queued,
-          completedBy: null,
-          completedSeq: undefined,
-          outcome: undefined,
-          evidence: undefined,
-        },
-        outcome: { ok: true as const, effect: 'claimed' as const },
-      };
+      return { now: e.now, lease: acquiredLease(context.lease, e), outcome: { ok: true as const, effect: 'claimed' as const } };
     }),
     reclaimed: assign({ outcome: { ok: true as const, effect: 'reclaimed' as const } }),
     renew: assign(({ context, event }) => {
@@ -154,19 +163,7 @@ export const leaseMachine = setup({
     }),
     complete: assign(({ context, event }) => {
       const e = event as Extract<LeaseEvent, { type: 'COMPLETE' }>;
-      return {
-        now: e.now,
-        lease: {
-          ...context.lease,
-          holder: null,
-          expiresMs: null,
-          completedBy: e.holder,
-          completedSeq: e.seq,
-          outcome: e.outcome,
-          evidence: e.evidence,
-        },
-        outcome: { ok: true as const, effect: 'completed' as const },
-      };
+      return { now: e.now, lease: completedLease(context.lease, e), outcome: { ok: true as const, effect: 'completed' as const } };
     }),
     recompleted: assign({ outcome: { ok: true as const, effect: 'recompleted' as const } }),
     release: assign(({ context, event }) => ({

@@ -4,7 +4,7 @@
 // cluster node, one PostgreSQL transaction): a failed commit completes nothing
 // and grants nothing. A list of completions is checked whole before any is
 // made, so it is all or nothing too.
-import { completeRefusal, leaseStateOf } from '../machines/lease-machine.ts';
+import { completeRefusal } from '../machines/lease-machine.ts';
 import { invalid, ProtocolError } from '../protocol/errors.ts';
 import { defaults } from './defaults.ts';
 import { type CompleteItem, heldLease, holderOf, type LeaseBody, type NextOption, refusal } from './lease-parts.ts';
@@ -79,8 +79,10 @@ export function completeItems(
   const now = service.now();
   items.forEach((item, i) => {
     try {
-      const snapshot = heldLease(service, handle, item.subject).getSnapshot();
-      const refused = completeRefusal(leaseStateOf(snapshot.value), snapshot.context.lease, holder, item.fence, now);
+      // Read as it stands (actor or row), without making an actor for it.
+      const current = service.currentLease(handle.feed.key, item.subject);
+      if (!current) heldLease(service, handle, item.subject);
+      const refused = completeRefusal(current!.state, current!.record, holder, item.fence, now);
       if (refused) throw refusal(refused, item.subject, item.fence);
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;

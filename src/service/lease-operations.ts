@@ -21,9 +21,12 @@ import {
   nextSeq,
   parse,
   record,
+  recordObservation,
   refusal,
   requireKnownSubject,
 } from './lease-parts.ts';
+import { completeCold } from './lease-cold.ts';
+import { leaseKey } from '../actors/root-system.ts';
 import { checkItems, completeItems, withNext } from './lease-next.ts';
 import { takeNext } from './lease-take.ts';
 import type { Reply } from './reply.ts';
@@ -86,16 +89,16 @@ export function renewLease(service: MonitorService, input: unknown, caller: Call
 
 /** Completes one named subject held by the caller (or repeats its completion); the reply body. */
 function completeOne(service: MonitorService, handle: SubscriptionHandle, item: CompleteItem, now = service.now()) {
-  const actor = heldLease(service, handle, item.subject);
-  const result = apply(
-    actor,
-    { type: 'COMPLETE', holder: holderOf(handle), outcome: item.outcome, evidence: item.evidence, fence: item.fence, seq: nextSeq(handle), now },
-    item.subject,
-  );
+  // A lease no actor holds (take-next's, as a rule) is completed as a row (lease-cold.ts).
+  const cold = !service.system.leases.isResident(leaseKey(handle.feed.key, item.subject));
+  const event = { type: 'COMPLETE', holder: holderOf(handle), outcome: item.outcome, evidence: item.evidence, fence: item.fence, seq: nextSeq(handle), now } as const;
+  const result = cold ? completeCold(service, handle, item, now) : apply(heldLease(service, handle, item.subject), event, item.subject);
   if (result.effect === 'completed') {
     handle.feed.stats.acted++;
     service.persistMonitor(handle.feed);
-    record(service, handle, result.lease, { action: 'complete', outcome: item.outcome ?? null, evidence: item.evidence ?? [] });
+    const payload = { action: 'complete', outcome: item.outcome ?? null, evidence: item.evidence ?? [] };
+    if (cold) recordObservation(service, handle, result.lease, payload);
+    else record(service, handle, result.lease, payload);
   } else {
     service.confirmUnchanged(handle.feed.key);
   }

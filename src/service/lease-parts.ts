@@ -102,7 +102,7 @@ function lostMessage(outcome: Extract<LeaseOutcome, { ok: false }>, subject: str
   return `You no longer hold the lease on "${subject}": ${outcome.holder} holds it now.`;
 }
 
-function emptyLease(handle: SubscriptionHandle, subject: string): LeaseRecord {
+export function emptyLease(handle: SubscriptionHandle, subject: string): LeaseRecord {
   return {
     monitor: handle.feed.id,
     mkey: handle.feed.key,
@@ -162,14 +162,20 @@ export function apply(actor: LeaseActor, event: LeaseEvent, subject: string): Ap
  */
 export const nextSeq = (handle: SubscriptionHandle) => handle.feed.stats.head + 1;
 
-export function record(service: MonitorService, handle: SubscriptionHandle, lease: LeaseRecord, payload: Record<string, unknown>): number {
-  const seq = service.observations.recordBookkeeping(
+/** Appends the change's `lease` observation; returns its seq. */
+export function recordObservation(service: MonitorService, handle: SubscriptionHandle, lease: LeaseRecord, payload: Record<string, unknown>): number {
+  return service.observations.recordBookkeeping(
     handle.feed,
     observationTypes.lease,
     handle.record.subscriber,
     { ...payload, subject: lease.subject, holder: holderOf(handle), expires: iso(lease.expiresMs), fence: lease.fence ?? null },
     lease.subject,
   );
+}
+
+/** Records the change of an actor's lease and queues its row. */
+export function record(service: MonitorService, handle: SubscriptionHandle, lease: LeaseRecord, payload: Record<string, unknown>): number {
+  const seq = recordObservation(service, handle, lease, payload);
   service.persistLease(lease.mkey, lease.subject);
   return seq;
 }

@@ -5,10 +5,12 @@
 // recording nothing. The line comes from take-queue.ts; each grant is a
 // plain claim's (the lease actor decides, the fence is the seq of its `lease`
 // observation), so the one-holder rule and the audit hold as for named claims.
+import { leaseKey } from '../actors/root-system.ts';
 import { leaseStateOf } from '../machines/lease-machine.ts';
 import { ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from './access.ts';
 import { defaults } from './defaults.ts';
+import { grantCold } from './lease-cold.ts';
 import { type Applied, checkProvenance, grant, holderOf, iso, leaseActor, type LeaseBody, parse } from './lease-parts.ts';
 import type { Reply } from './reply.ts';
 import { servedLease } from './served.ts';
@@ -56,6 +58,19 @@ export function grantNext(service: MonitorService, handle: SubscriptionHandle, r
     if (request.skip?.has(entry.subject)) {
       skipped.push(entry);
       continue;
+    }
+    if (!service.system.leases.isResident(leaseKey(handle.feed.key, entry.subject))) {
+      // Most subjects were never leased, or are free: granted as a row, without building an actor (lease-cold.ts).
+      const stored = service.storedLease(handle.feed.key, entry.subject);
+      if (!stored || stored.state === 'free') {
+        grants.push(grantCold(service, handle, entry.subject, stored, { holder, durationSeconds: request.durationSeconds, now, onBehalfOf: request.onBehalfOf, queued: entry.seq }));
+        continue;
+      }
+      const standing = availability({ state: stored.state, expiresMs: stored.record.expiresMs }, now);
+      if (standing !== 'available') {
+        line.place(entry, standing, stored.record.queued ?? null);
+        continue;
+      }
     }
     const actor = leaseActor(service, handle, entry.subject, true)!;
     const snapshot = actor.getSnapshot();

@@ -11,6 +11,7 @@ import type { LeaseRecord, LeaseRow, SubscriptionRow } from '../store/records.ts
 import { memoryPath, type Store } from '../store/store.ts';
 import type { ServiceOptions, SourceHooks } from './service-options.ts';
 import { ClientLimits, defaultClientLimits } from './client-limits.ts';
+import { ColdLeaseRows } from './cold-lease-rows.ts';
 import { ColdSubscriptionRows } from './cold-subscription-rows.ts';
 import { defaults } from './defaults.ts';
 import type { ClusterNodeHooks } from './cluster-hooks.ts';
@@ -44,6 +45,8 @@ export class MonitorService {
   /** Open event streams by subscription id, told when the subscription changes. */
   readonly watchers = new SubscriptionWatchers();
   private readonly coldRows: ColdSubscriptionRows;
+  /** Lease rows written without an actor (take-next's grants and completions), until they are committed. */
+  private readonly coldLeases = new ColdLeaseRows();
   readonly clientLimits: ClientLimits;
   /** The heartbeats and activity of every open event stream, on one timer. */
   readonly streamTicker: StreamTicker;
@@ -79,7 +82,9 @@ export class MonitorService {
       loadSubscription: (id) => this.coldRows.get(id),
       loadLease: (key) => {
         const colon = key.indexOf(':');
-        return this.store.lease(Number(key.slice(0, colon)), key.slice(colon + 1));
+        const row = this.storedLease(Number(key.slice(0, colon)), key.slice(colon + 1));
+        this.coldLeases.adopted(key);
+        return row;
       },
       leaseExpired: (lease) => leaseExpired(this, lease),
       subscriptionMuted: (subscription) => subscriptionMuted(this, subscription),
@@ -195,6 +200,7 @@ export class MonitorService {
     }, update);
     // Rows written since the last commit are committed, or in a batch the reload just refused: the database's stand.
     this.coldRows.forgetMonitor(feed.key);
+    this.coldLeases.forgetMonitor(feed.key);
     if (update.changed === 'all') {
       for (const follower of feed.followers) follower.subscriptionsReloaded();
     } else {
@@ -279,6 +285,32 @@ export class MonitorService {
     if (this.queues.has(mkey) && this.system.leases.isResident(key)) this.queues.changed(mkey, subject, this.leaseStanding(mkey, subject)!);
   }
 
+  /** A lease's row as last written, committed or not; it restores no actor. */
+  storedLease(mkey: number, subject: string): LeaseRow | undefined {
+    return this.coldLeases.get(leaseKey(mkey, subject)) ?? this.store.lease(mkey, subject);
+  }
+
+  /** The lease as it stands now: its resident actor's, else its row (undefined when never claimed). */
+  currentLease(mkey: number, subject: string): LeaseRow | undefined {
+    const key = leaseKey(mkey, subject);
+    return this.system.leases.isResident(key) ? this.leaseRow(key) : this.storedLease(mkey, subject);
+  }
+
+  /**
+   * Writes the row of a lease no actor holds (take-next's grant or completion, lease-cold.ts). Its expiry
+   * is the deadline scheduler's, which restores an actor from the row when it comes due; an actor made
+   * before the commit reads the row from here, and its own state is what the commit stores.
+   */
+  putColdLease(row: LeaseRow): void {
+    const { mkey, subject } = row.record;
+    const key = leaseKey(mkey, subject);
+    this.coldLeases.set(key, row);
+    this.store.putLease(mkey, subject, () => (this.system.leases.isResident(key) ? this.leaseRow(key) : row));
+    if (row.state === 'held' && row.record.expiresMs !== null) this.system.wakeLeaseAt(key, row.record.expiresMs);
+    else this.system.forgetLeaseDeadline(key);
+    if (this.queues.has(mkey)) this.queues.changed(mkey, subject, { state: row.state, expiresMs: row.record.expiresMs, queued: row.record.queued ?? null });
+  }
+
   /** A lease expired: it is free for take-next again. */
   leaseFreed(lease: LeaseRecord): void {
     this.queues.changed(lease.mkey, lease.subject, { state: 'free', expiresMs: null, queued: lease.queued ?? null });
@@ -287,7 +319,11 @@ export class MonitorService {
   /** A lease as it stands now: its resident actor, else its stored row (undefined when never claimed); restores nothing. */
   private leaseStanding(mkey: number, subject: string): Standing | undefined {
     const key = leaseKey(mkey, subject);
-    if (!this.system.leases.isResident(key)) return this.store.queue.lease(mkey, subject);
+    if (!this.system.leases.isResident(key)) {
+      const cold = this.coldLeases.get(key);
+      if (cold) return { state: cold.state, expiresMs: cold.record.expiresMs, queued: cold.record.queued ?? null };
+      return this.store.queue.lease(mkey, subject);
+    }
     const snapshot = this.system.leases.get(key)!.getSnapshot();
     const lease = snapshot.context.lease;
     return { state: leaseStateOf(snapshot.value), expiresMs: lease.expiresMs, queued: lease.queued ?? null };
@@ -307,6 +343,7 @@ export class MonitorService {
 
   private afterCommit(): void {
     this.coldRows.committed();
+    this.coldLeases.committed();
     // Nothing is pending right now, so cold actors can go without losing a write.
     this.system.trim();
     this.notices.committedAll();
@@ -317,6 +354,7 @@ export class MonitorService {
     const nothingQueued = !this.store.commits.hasPending;
     if (nothingQueued) {
       this.coldRows.committed();
+      this.coldLeases.committed();
       this.system.trim();
     }
     this.notices.committedHeads(heads, (mkey) => this.feedsByKey.get(mkey), nothingQueued);

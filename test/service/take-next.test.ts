@@ -5,7 +5,6 @@
 // (a failed commit completes nothing and grants nothing); several completions
 // all or nothing; and a long random run checked against a model built from
 // the clients' own replies: every take grants exactly the oldest free subject.
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/actors/clock.ts';
@@ -248,7 +247,6 @@ describe('complete, release or reject and take the next', () => {
     } finally {
       service?.close();
       service = undefined;
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 
