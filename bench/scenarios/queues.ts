@@ -103,7 +103,7 @@ export interface QueueFigures {
 }
 
 export async function queuesScenario(ctx: BenchContext): Promise<QueueFigures> {
-  const jobs = ctx.quick ? 10_000 : 30_000;
+  const jobs = ctx.quick ? 10_000 : 20_000;
   const { report } = ctx;
   const pgMissing = await postgresUnavailable();
   const bullmqPlain = await bullmq(ctx, jobs, false);

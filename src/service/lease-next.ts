@@ -15,15 +15,16 @@ import type { SubscriptionHandle } from './subscription-handle.ts';
 
 interface NextWanted {
   readonly count: number;
-  readonly durationSeconds: number;
+  /** Unless given, the duration of the lease the call just ended. */
+  readonly durationSeconds?: number;
   /** `next: {count}` answers a list; `next: true` one lease or null. */
   readonly list: boolean;
 }
 
 function wanted(next: NextOption | undefined): NextWanted | undefined {
   if (next === undefined || next === false) return undefined;
-  if (next === true) return { count: 1, durationSeconds: defaults.leaseSeconds, list: false };
-  return { count: next.count ?? 1, durationSeconds: next.lease_duration_seconds ?? defaults.leaseSeconds, list: next.count !== undefined };
+  if (next === true) return { count: 1, list: false };
+  return { count: next.count ?? 1, durationSeconds: next.lease_duration_seconds, list: next.count !== undefined };
 }
 
 /**
@@ -45,7 +46,9 @@ export function withNext(
   if (warming) return warming.then(rerun);
   const done = act();
   const ended = new Set(body.items ? body.items.map((i) => i.subject) : [body.subject!]);
-  const grants = grantNext(service, handle, { count: want.count, durationSeconds: want.durationSeconds, skip: ended });
+  const last = (done.lease ?? (done.leases as unknown[] | undefined)?.[0]) as { lease_duration_seconds?: number } | undefined;
+  const durationSeconds = want.durationSeconds ?? last?.lease_duration_seconds ?? defaults.leaseSeconds;
+  const grants = grantNext(service, handle, { count: want.count, durationSeconds, skip: ended });
   const next = want.list ? grants.map(servedGrant) : grants[0] ? servedGrant(grants[0]) : null;
   return { status: 200, body: { ...done, next } };
 }

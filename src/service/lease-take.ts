@@ -68,7 +68,7 @@ export function grantNext(service: MonitorService, handle: SubscriptionHandle, r
       }
       const standing = availability({ state: stored.state, expiresMs: stored.record.expiresMs }, now);
       if (standing !== 'available') {
-        line.place(entry, standing, stored.record.queued ?? null);
+        line.place(entry, standing, stored.record.queued ?? null, stored.record.expiresMs);
         continue;
       }
     }
@@ -77,7 +77,7 @@ export function grantNext(service: MonitorService, handle: SubscriptionHandle, r
     const lease = snapshot.context.lease;
     const found = availability({ state: leaseStateOf(snapshot.value), expiresMs: lease.expiresMs }, now);
     if (found !== 'available') {
-      line.place(entry, found, lease.queued ?? null);
+      line.place(entry, found, lease.queued ?? null, lease.expiresMs);
       continue;
     }
     grants.push(grant(service, handle, actor, { holder, durationSeconds: request.durationSeconds, now, onBehalfOf: request.onBehalfOf, queued: entry.seq }));

@@ -46,6 +46,8 @@ export interface Entry {
   readonly seq: number;
   where: 'ready' | 'held' | 'done';
   inHeap: boolean;
+  /** While held: when the lease lapses (a lapsed lease may be taken, its expiry recorded first). */
+  expiresMs: number | null;
 }
 
 /** How take-next sees a lease now. */
@@ -62,6 +64,8 @@ export class TakeQueue {
   private frontier = 0;
   private readonly entries = new Map<string, Entry>();
   private readonly heap: Entry[] = [];
+  /** Held entries by when their lease lapses: back in the heap then, even if no expiry was heard of (another node's timer). */
+  private readonly lapses: Array<{ at: number; entry: Entry }> = [];
   private ready = 0;
   /** Subjects freed that this line has no entry for, placed on the next take. */
   private readonly orphans = new Set<string>();
@@ -107,6 +111,7 @@ export class TakeQueue {
   /** The oldest subject in line that is not known to be taken, out of the heap (its entry counts as held until told otherwise). */
   pop(now: number): Entry | undefined {
     if (this.orphans.size > 0) this.placeOrphans(now);
+    this.releaseLapsed(now);
     for (;;) {
       if (this.ready === 0) this.warm(1, now);
       const entry = this.heap.length > 0 ? this.popHeap() : undefined;
@@ -123,10 +128,10 @@ export class TakeQueue {
    * granted from this place leaves the line (the lease keeps the place in `queued`); one completed
    * otherwise stays known as done, so that a named claim's release puts it back.
    */
-  place(entry: Entry, found: Availability, queued: number | null): void {
+  place(entry: Entry, found: Availability, queued: number | null, expiresMs: number | null = null): void {
     if (this.entries.get(entry.subject) !== entry) return;
     if (found === 'available') this.toReady(entry);
-    else if (found === 'held') this.setWhere(entry, 'held');
+    else if (found === 'held') this.hold(entry, expiresMs);
     else if (found === 'completed' && queued !== entry.seq) this.setWhere(entry, 'done');
     else this.forget(entry);
   }
@@ -136,7 +141,7 @@ export class TakeQueue {
     const entry = this.entries.get(subject);
     const found = availability(standing, now);
     if (entry) {
-      this.place(entry, found, standing.queued);
+      this.place(entry, found, standing.queued, standing.expiresMs);
       return;
     }
     // Freed and unknown here: it had a place only if it was found at `queued`, or if this line dropped it.
@@ -156,10 +161,11 @@ export class TakeQueue {
     const place = queued !== null && queued < seq && this.matchesAt(subject, queued) ? queued : seq;
     // Completed after take-next granted it from its place: the lease remembers the place.
     if (found === 'dead' || (found === 'completed' && queued === place)) return;
-    const entry: Entry = { subject, seq: place, where: 'held', inHeap: false };
+    const entry: Entry = { subject, seq: place, where: 'held', inHeap: false, expiresMs: null };
     this.entries.set(subject, entry);
     if (found === 'available') this.toReady(entry);
     else if (found === 'completed') entry.where = 'done';
+    else this.hold(entry, standing?.expiresMs ?? null);
     if (this.entries.size > maxEntries) this.shed();
   }
 
@@ -180,7 +186,7 @@ export class TakeQueue {
       if (queued !== null && queued <= this.frontier && this.matchesAt(subject, queued)) seq = queued;
       if (seq === undefined && this.lossy) seq = this.host.firstMatch(this.feed.key, subject, floor, this.frontier, this.filters);
       if (seq === undefined) continue;
-      const entry: Entry = { subject, seq, where: 'held', inHeap: false };
+      const entry: Entry = { subject, seq, where: 'held', inHeap: false, expiresMs: null };
       this.entries.set(subject, entry);
       this.toReady(entry);
     }
@@ -197,6 +203,46 @@ export class TakeQueue {
           this.lossy = true;
         }
       }
+    }
+  }
+
+  /** Held until `expiresMs` (when known): the entry comes back to the heap then unless told otherwise. */
+  private hold(entry: Entry, expiresMs: number | null): void {
+    this.setWhere(entry, 'held');
+    entry.expiresMs = expiresMs;
+    if (expiresMs === null) return;
+    const lapses = this.lapses;
+    const item = { at: expiresMs, entry };
+    let i = lapses.push(item) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (lapses[parent]!.at <= expiresMs) break;
+      lapses[i] = lapses[parent]!;
+      i = parent;
+    }
+    lapses[i] = item;
+  }
+
+  /** Held entries whose lease lapsed by now go back in the heap (the grant records the expiry first). */
+  private releaseLapsed(now: number): void {
+    const lapses = this.lapses;
+    while (lapses.length > 0 && lapses[0]!.at <= now) {
+      const { at, entry } = lapses[0]!;
+      const last = lapses.pop()!;
+      if (lapses.length > 0) {
+        let i = 0;
+        for (;;) {
+          const left = 2 * i + 1;
+          if (left >= lapses.length) break;
+          const right = left + 1;
+          const child = right < lapses.length && lapses[right]!.at < lapses[left]!.at ? right : left;
+          if (lapses[child]!.at >= last.at) break;
+          lapses[i] = lapses[child]!;
+          i = child;
+        }
+        lapses[i] = last;
+      }
+      if (this.entries.get(entry.subject) === entry && entry.where === 'held' && entry.expiresMs === at) this.toReady(entry);
     }
   }
 
