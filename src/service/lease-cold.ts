@@ -9,7 +9,7 @@
 // every other call on it (renew, release, reject, a named claim) makes the
 // actor from the row as for any lease not resident.
 import { acquiredLease, completedLease, completeRefusal } from '../machines/lease-machine.ts';
-import { type Applied, type CompleteItem, emptyLease, holderOf, nextSeq, recordObservation, refusal, requireKnownSubject } from './lease-parts.ts';
+import { type Applied, type CompleteItem, emptyLease, holderOf, nextSeq, noted, recordObservation, refusal, requireKnownSubject } from './lease-parts.ts';
 import type { LeaseRow } from '../store/records.ts';
 import type { MonitorService } from './service.ts';
 import type { SubscriptionHandle } from './subscription-handle.ts';
@@ -20,12 +20,12 @@ export function grantCold(
   handle: SubscriptionHandle,
   subject: string,
   stored: LeaseRow | undefined,
-  request: { holder: string; durationSeconds: number; now: number; onBehalfOf?: string; queued: number },
+  request: { holder: string; durationSeconds: number; now: number; onBehalfOf?: string; queued: number; note?: string | null },
 ): Applied {
   const before = stored?.record ?? emptyLease(handle, subject);
   const lease = acquiredLease(before, { type: 'CLAIM', holder: request.holder, durationSeconds: request.durationSeconds, fence: nextSeq(handle), now: request.now, queued: request.queued });
   service.putColdLease({ state: 'held', record: lease });
-  recordObservation(service, handle, lease, { action: 'claim', on_behalf_of: request.onBehalfOf ?? null });
+  recordObservation(service, handle, lease, { action: 'claim', on_behalf_of: request.onBehalfOf ?? null, ...noted(request) });
   return { effect: 'claimed', lease, state: 'held' };
 }
 

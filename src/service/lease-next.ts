@@ -55,7 +55,7 @@ export function withNext(
 
 /** The shape of `complete {items}` that the schema cannot say, checked before any state is read. */
 export function checkItems(body: LeaseBody): void {
-  for (const field of ['subject', 'fence', 'outcome', 'evidence'] as const) {
+  for (const field of ['subject', 'fence', 'outcome', 'evidence', 'note'] as const) {
     if (body[field] !== undefined) throw invalid(`"${field}" does not go with "items": each item names its own subject, fence, outcome and evidence.`, { field });
   }
   const seen = new Set<string>();

@@ -19,6 +19,7 @@ import {
   type LeaseBody,
   leaseActor,
   nextSeq,
+  noted,
   parse,
   record,
   recordObservation,
@@ -60,7 +61,7 @@ export function claim(service: MonitorService, input: unknown, caller: Caller, s
   const current = actor.getSnapshot();
   const refused = claimRefusal(leaseStateOf(current.value), current.context.lease, holder, now);
   if (refused) throw refusal(refused, subject);
-  const result = grant(service, handle, actor, { holder, durationSeconds: body.lease_duration_seconds ?? defaults.leaseSeconds, now, onBehalfOf: body.on_behalf_of });
+  const result = grant(service, handle, actor, { holder, durationSeconds: body.lease_duration_seconds ?? defaults.leaseSeconds, now, onBehalfOf: body.on_behalf_of, note: body.note });
   if (result.effect !== 'claimed') service.confirmUnchanged(handle.feed.key);
   return {
     status: result.effect === 'claimed' ? 201 : 200,
@@ -80,7 +81,7 @@ export function renewLease(service: MonitorService, input: unknown, caller: Call
   const event: LeaseEvent = { type: 'RENEW', holder: holderOf(handle), fence: body.fence, now: service.now() };
   if (body.lease_duration_seconds !== undefined) event.durationSeconds = body.lease_duration_seconds;
   const result = apply(actor, event, subject);
-  record(service, handle, result.lease, { action: 'renew' });
+  record(service, handle, result.lease, { action: 'renew', ...noted(body) });
   return {
     status: 200,
     body: { lease: servedLease(result.state, result.lease), expires: iso(result.lease.expiresMs), fence: result.lease.fence ?? null },
@@ -88,7 +89,7 @@ export function renewLease(service: MonitorService, input: unknown, caller: Call
 }
 
 /** Completes one named subject held by the caller (or repeats its completion); the reply body. */
-function completeOne(service: MonitorService, handle: SubscriptionHandle, item: CompleteItem, now = service.now()) {
+function completeOne(service: MonitorService, handle: SubscriptionHandle, item: CompleteItem & { note?: string | null }, now = service.now()) {
   // A lease no actor holds (take-next's, as a rule) is completed as a row (lease-cold.ts).
   const cold = !service.system.leases.isResident(leaseKey(handle.feed.key, item.subject));
   const event = { type: 'COMPLETE', holder: holderOf(handle), outcome: item.outcome, evidence: item.evidence, fence: item.fence, seq: nextSeq(handle), now } as const;
@@ -96,7 +97,7 @@ function completeOne(service: MonitorService, handle: SubscriptionHandle, item: 
   if (result.effect === 'completed') {
     handle.feed.stats.acted++;
     service.persistMonitor(handle.feed);
-    const payload = { action: 'complete', outcome: item.outcome ?? null, evidence: item.evidence ?? [] };
+    const payload = { action: 'complete', outcome: item.outcome ?? null, evidence: item.evidence ?? [], ...noted(item) };
     if (cold) recordObservation(service, handle, result.lease, payload);
     else record(service, handle, result.lease, payload);
   } else {

@@ -28,6 +28,8 @@ export interface CompleteItem {
 }
 
 export interface LeaseBody {
+  /** The client's own words on a claim, renew or complete (base protocol), kept in the lease observation. */
+  note?: string | null;
   subscription: string;
   subject?: string;
   lease_duration_seconds?: number;
@@ -76,6 +78,8 @@ export function checkProvenance(handle: SubscriptionHandle, body: LeaseBody): vo
 }
 
 export const holderOf = (handle: SubscriptionHandle) => `sub:${handle.id}`;
+/** The note a call carries, as the lease observation keeps it. */
+export const noted = (body: { note?: string | null }) => (body.note != null ? { note: body.note } : {});
 export const iso = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
 export function refusal(outcome: Extract<LeaseOutcome, { ok: false }>, subject: string, sent?: number): ProtocolError {
@@ -187,6 +191,7 @@ export interface GrantRequest {
   readonly onBehalfOf?: string;
   /** Take-next's place of the subject, kept on the lease. */
   readonly queued?: number;
+  readonly note?: string | null;
 }
 
 /**
@@ -200,6 +205,6 @@ export function grant(service: MonitorService, handle: SubscriptionHandle, actor
   const event: LeaseEvent = { type: 'CLAIM', holder: request.holder, durationSeconds: request.durationSeconds, fence: nextSeq(handle) + (lapsed ? 1 : 0), now: request.now };
   if (request.queued !== undefined) event.queued = request.queued;
   const result = apply(actor, event, lease.subject);
-  if (result.effect === 'claimed') record(service, handle, result.lease, { action: 'claim', on_behalf_of: request.onBehalfOf ?? null });
+  if (result.effect === 'claimed') record(service, handle, result.lease, { action: 'claim', on_behalf_of: request.onBehalfOf ?? null, ...noted(request) });
   return result;
 }

@@ -27,6 +27,7 @@ export interface TakeRequest {
   readonly onBehalfOf?: string;
   /** Subjects not to hand out in this call (the ones it just released or rejected). */
   readonly skip?: ReadonlySet<string>;
+  readonly note?: string | null;
 }
 
 export function lineFor(service: MonitorService, handle: SubscriptionHandle): TakeQueue {
@@ -63,7 +64,7 @@ export function grantNext(service: MonitorService, handle: SubscriptionHandle, r
       // Most subjects were never leased, or are free: granted as a row, without building an actor (lease-cold.ts).
       const stored = service.storedLease(handle.feed.key, entry.subject);
       if (!stored || stored.state === 'free') {
-        grants.push(grantCold(service, handle, entry.subject, stored, { holder, durationSeconds: request.durationSeconds, now, onBehalfOf: request.onBehalfOf, queued: entry.seq }));
+        grants.push(grantCold(service, handle, entry.subject, stored, { holder, durationSeconds: request.durationSeconds, now, onBehalfOf: request.onBehalfOf, queued: entry.seq, note: request.note }));
         continue;
       }
       const standing = availability({ state: stored.state, expiresMs: stored.record.expiresMs }, now);
@@ -80,7 +81,7 @@ export function grantNext(service: MonitorService, handle: SubscriptionHandle, r
       line.place(entry, found, lease.queued ?? null, lease.expiresMs);
       continue;
     }
-    grants.push(grant(service, handle, actor, { holder, durationSeconds: request.durationSeconds, now, onBehalfOf: request.onBehalfOf, queued: entry.seq }));
+    grants.push(grant(service, handle, actor, { holder, durationSeconds: request.durationSeconds, now, onBehalfOf: request.onBehalfOf, queued: entry.seq, note: request.note }));
   }
   for (const entry of skipped) line.place(entry, 'available', null);
   return grants;
@@ -106,7 +107,7 @@ export function takeNext(service: MonitorService, input: unknown, caller: Caller
   const count = body.count ?? 1;
   const warming = warmLine(service, lineFor(service, handle), count);
   if (warming) return warming.then(() => takeNext(service, input, caller, signal));
-  const grants = grantNext(service, handle, { count, durationSeconds: body.lease_duration_seconds ?? defaults.leaseSeconds, onBehalfOf: body.on_behalf_of });
+  const grants = grantNext(service, handle, { count, durationSeconds: body.lease_duration_seconds ?? defaults.leaseSeconds, onBehalfOf: body.on_behalf_of, note: body.note });
   if (grants.length > 0) {
     deadlines.delete(input as object);
     if (body.count === undefined) {
