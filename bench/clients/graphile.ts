@@ -4,7 +4,9 @@
 // (each worker fetches its own job, completes it in its own statement) or
 // batched (its recommended options for throughput: a local queue that locks
 // and fetches 500 jobs per query, completions and failures flushed in
-// batches). Reports the cycles (jobs completed) and this process's CPU.
+// batches). Reports the cycles (jobs completed), this process's CPU and the
+// CPU of the PostgreSQL sessions the runner used.
+import { readFileSync } from 'node:fs';
 import { makeWorkerUtils, run } from 'graphile-worker';
 import { childArgs, finish, readyThenGo } from '../lib/child-side.ts';
 import { nowMs } from '../lib/stats.ts';
@@ -55,5 +57,30 @@ await new Promise<void>((resolve) => {
 });
 const elapsedMs = nowMs() - start;
 const cpu = process.cpuUsage(cpu0);
+// PostgreSQL does a queue's work in its own processes: the CPU of the sessions serving this database,
+// all opened by the runner after the clock started (utime + stime from /proc, Linux clock ticks of 1/100 s).
+const serverCpuSeconds = await postgresCpuSeconds(args.connectionString);
 await runner.stop();
-finish({ cycles, elapsedMs, cpuSeconds: (cpu.user + cpu.system) / 1e6 });
+finish({ cycles, elapsedMs, cpuSeconds: (cpu.user + cpu.system) / 1e6, serverCpuSeconds });
+
+async function postgresCpuSeconds(connectionString: string): Promise<number> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    let total = 0;
+    for (const { pid } of rows) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        total += (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        // A session that ended meanwhile.
+      }
+    }
+    return total;
+  } finally {
+    await client.end();
+  }
+}
