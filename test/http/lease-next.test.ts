@@ -8,7 +8,7 @@ import { MonitorService } from '../../src/service/service.ts';
 import { Store } from '../../src/store/store.ts';
 import { createRpcDoor } from '../../src/transport/rpc-door.ts';
 import { invoke } from '../../src/service/operations.ts';
-import { call, createMonitor, publish, subscribe } from '../support/client.ts';
+import { call, createMonitor, subscribe } from '../support/client.ts';
 import { transports } from '../support/server-process.ts';
 import { headOf, useServer } from './fixtures.ts';
 
