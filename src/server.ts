@@ -190,12 +190,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       };
       const wanted = edgeOptions?.edgePort ?? 0;
       try {
-        cloud.edge.port = await listenEdge(wanted);
+        cloud.edge.listeningOn(await listenEdge(wanted));
       } catch (error) {
         // The default edge port (wrangler's 8787) being taken must not stop a server that was not asked for it.
         if (!edgeOptions?.edgePortPreferred || wanted === 0 || (error as { code?: string }).code !== 'EADDRINUSE') throw new Error(`the edge port: ${(error as Error).message}`);
         await edgeTransport?.close().catch(() => {});
-        cloud.edge.port = await listenEdge(0);
+        cloud.edge.listeningOn(await listenEdge(0));
         log(`vigil: the edge's default port ${wanted} is taken (${(error as Error).message.replace(/^port \d+ on \S+ is already in use by /, '').replace(/; stop it.*$/, '')}); edge workers answer on port ${cloud.edge.port} instead (--edge-port chooses)`);
       }
     }

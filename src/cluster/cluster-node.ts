@@ -82,7 +82,7 @@ export class ClusterNode implements ClusterNodeHooks {
   async attach(service: MonitorService): Promise<void> {
     this.service = service;
     this.replica = new ReplicaWriter(service.store.driver);
-    service.cluster = this;
+    service.joinCluster(this);
     const monitors = new MonitorSync({
       pg: this.pg,
       queue: this.queue,
@@ -161,9 +161,7 @@ export class ClusterNode implements ClusterNodeHooks {
       try {
         if (unread === undefined) await this.refreshFor(operation, input);
         // No await between the reservation and the attempt: a concurrent create would take the key.
-        if (operation === 'monitors/create' && this.service.reservedMonitorKeys.length === 0) {
-          this.service.reservedMonitorKeys.push(await this.pg.nextMonitorKey());
-        }
+        if (operation === 'monitors/create' && !this.service.hasReservedMonitorKey) this.service.reserveMonitorKey(await this.pg.nextMonitorKey());
       } catch (error) {
         // Only reads ran: a session the database ended (the pool drops it) is worth another on a new one.
         if (isStoreFailure(error) && ++lostSessions < readAttempts) {

@@ -53,14 +53,12 @@ export class MonitorService {
   private nextMonitorKey = 1;
   private closed = false;
   private draining = false;
-  /** Set by the live sources when the server runs them. */
-  sources: SourceHooks | undefined;
+  private sourceHooks: SourceHooks | undefined;
   /** Take-next's lines of subjects (protocol.md §21), told of every lease change. */
   readonly queues: TakeQueues;
-  /** Set when this server is one node of a cluster on PostgreSQL. */
-  cluster: ClusterNodeHooks | undefined;
+  private clusterHooks: ClusterNodeHooks | undefined;
   /** Keys handed out by the cluster's database, used before local ones. */
-  readonly reservedMonitorKeys: number[] = [];
+  private readonly reservedMonitorKeys: number[] = [];
 
   constructor(options: ServiceOptions) {
     this.store = options.store;
@@ -174,6 +172,36 @@ export class MonitorService {
     } else {
       this.coldRows.put(id, row);
     }
+  }
+
+  /** The live sources, when the server runs them. */
+  get sources(): SourceHooks | undefined {
+    return this.sourceHooks;
+  }
+
+  /** The live sources hook in (src/sources/manager.ts). */
+  attachSources(hooks: SourceHooks): void {
+    this.sourceHooks = hooks;
+  }
+
+  /** The cluster node, when this server is one node of a cluster on PostgreSQL. */
+  get cluster(): ClusterNodeHooks | undefined {
+    return this.clusterHooks;
+  }
+
+  /** The cluster node hooks in (src/cluster/cluster-node.ts). */
+  joinCluster(hooks: ClusterNodeHooks): void {
+    this.clusterHooks = hooks;
+  }
+
+  /** Whether a key the cluster's database handed out is waiting for the next new monitor. */
+  get hasReservedMonitorKey(): boolean {
+    return this.reservedMonitorKeys.length > 0;
+  }
+
+  /** A key the cluster's database handed out, used by the next new monitor before local keys. */
+  reserveMonitorKey(key: number): void {
+    this.reservedMonitorKeys.push(key);
   }
 
   allocateMonitorKey(): number {

@@ -44,7 +44,7 @@ export class SourceManager implements SourceHooks {
 
   /** Hooks into the service and starts the sources of the monitors already stored. */
   attach(): this {
-    this.service.sources = this;
+    this.service.attachSources(this);
     for (const feed of this.service.allFeeds()) this.changed(feed);
     return this;
   }

@@ -55,8 +55,7 @@ export class ManagedEdge {
   private readonly crons: CronJobs;
   private readonly cronReload: NodeJS.Timeout | undefined;
 
-  /** The edge door's port once it listens (edge-door.ts). */
-  port = 0;
+  private listeningPort = 0;
 
   constructor(
     /** Shared by other nodes on a cluster (`store.shared`): each use of a worker then checks its row's version. */
@@ -97,6 +96,16 @@ export class ManagedEdge {
     } catch (error) {
       this.log(`edge worker ${name}: scheduled run (${cron}) failed: ${(error as Error).message}`);
     }
+  }
+
+  /** The edge door's port once it listens (edge-door.ts); 0 before. */
+  get port(): number {
+    return this.listeningPort;
+  }
+
+  /** The edge door reports the port it listens on, which workers' URLs name. */
+  listeningOn(port: number): void {
+    this.listeningPort = port;
   }
 
   /** Where a deployed worker answers. */
