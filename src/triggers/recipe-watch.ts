@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import { recipeDirs } from '../recipes/loading/discovery.ts';
+import { isRecipeFile } from '../recipes/loading/recipe-text.ts';
 
 export interface RecipeWatch {
   ready: Promise<void>;
@@ -17,7 +18,7 @@ export function watchRecipes(projectRoot: string, onChange: (why: string) => voi
   const watcher: FSWatcher = watch(paths, { ignoreInitial: true, depth: 0 });
   let timer: NodeJS.Timeout | undefined;
   const changed = (event: string) => (path: string) => {
-    if (!path.endsWith('.json')) return;
+    if (!isRecipeFile(path)) return;
     clearTimeout(timer);
     timer = setTimeout(() => onChange(`${event} ${path}`), debounceMs);
   };

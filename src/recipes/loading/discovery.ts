@@ -1,5 +1,6 @@
-// Finds recipes in <project>/.vigil/recipes/ and ~/.vigil/recipes/ ($VIGIL_HOME/recipes). The
-// project wins when both define the same name. Every file is parsed and
+// Finds recipes in <project>/.vigil/recipes/ and ~/.vigil/recipes/ ($VIGIL_HOME/recipes), written
+// as .json, .yml or .yaml. The project wins when both define the same name; two files of one
+// folder with the same name are an error naming both, and neither runs. Every file is parsed and
 // validated against the schema; broken files are reported, never run.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -8,7 +9,7 @@ import { RecipeInputError } from '../errors.ts';
 import type { FoundRecipe, Recipe, RecipeScope } from '../types.ts';
 import { normalizeRecipe } from './normalize.ts';
 import { checkRecipeSchema } from './recipe-schema.ts';
-import { parseJson } from '../../json/parse-json.ts';
+import { isRecipeFile, parseRecipeText, recipeFileBase } from './recipe-text.ts';
 
 export interface RecipeProblem {
   file: string;
@@ -47,9 +48,9 @@ export function readRecipeFile(file: string): Recipe {
   }
   let doc: unknown;
   try {
-    doc = parseJson(text);
+    doc = parseRecipeText(file, text);
   } catch (error) {
-    throw new RecipeInputError(`${file}: not valid JSON: ${(error as Error).message}`);
+    throw new RecipeInputError(`${file}: ${(error as Error).message}`);
   }
   const problems = checkRecipeSchema(doc);
   if (problems.length > 0) throw new RecipeInputError(`${file}: invalid recipe`, problems);
@@ -64,25 +65,28 @@ export function discoverRecipes(projectRoot: string): Discovery {
   const names = new Set<string>();
   for (const { dir, scope } of recipeDirs(projectRoot)) {
     if (!isDir(dir)) continue;
-    const inThisDir = new Map<string, string>();
+    const found: FoundRecipe[] = [];
     for (const entry of readdirSync(dir).sort()) {
-      if (!entry.endsWith('.json')) continue;
+      if (!isRecipeFile(entry)) continue;
       const file = join(dir, entry);
       try {
-        const recipe = readRecipeFile(file);
-        const clash = inThisDir.get(recipe.name);
-        if (clash) {
-          broken.push({ file, scope, problems: [`name: "${recipe.name}" is also the name of ${clash}; names must be unique`] });
-          continue;
-        }
-        inThisDir.set(recipe.name, file);
-        if (names.has(recipe.name)) continue; // shadowed by the project recipe
-        names.add(recipe.name);
-        recipes.push({ recipe, file, scope });
+        found.push({ recipe: readRecipeFile(file), file, scope });
       } catch (error) {
         const e = error as RecipeInputError;
         broken.push({ file, scope, problems: e.problems?.length ? e.problems : [e.message] });
       }
+    }
+    for (const one of found) {
+      const same = found.filter((f) => f.recipe.name === one.recipe.name);
+      if (same.length > 1) {
+        const others = same.filter((f) => f !== one).map((f) => f.file);
+        broken.push({ file: one.file, scope, problems: [`name: "${one.recipe.name}" is also the name of ${others.join(' and ')}; names must be unique (rename or remove one)`] });
+        names.add(one.recipe.name); // a user recipe of that name does not stand in for the project's
+        continue;
+      }
+      if (names.has(one.recipe.name)) continue; // shadowed by the project recipe
+      names.add(one.recipe.name);
+      recipes.push(one);
     }
   }
   return { recipes, broken };
@@ -92,10 +96,7 @@ export function discoverRecipes(projectRoot: string): Discovery {
 export function findRecipe(projectRoot: string, name: string): FoundRecipe {
   const { recipes, broken } = discoverRecipes(projectRoot);
   const found = recipes.find((r) => r.recipe.name === name);
-  const brokenNamed = broken.filter((b) => {
-    const base = b.file.split('/').pop()!.replace(/\.json$/, '');
-    return base === name;
-  });
+  const brokenNamed = broken.filter((b) => recipeFileBase(b.file) === name || b.problems.some((p) => p.startsWith(`name: "${name}" is also the name of`)));
   if (brokenNamed.length > 0 && (!found || brokenNamed.some((b) => b.scope === 'project' || b.scope === found.scope))) {
     const b = brokenNamed[0]!;
     throw new RecipeInputError(`${b.file}: invalid recipe`, b.problems);

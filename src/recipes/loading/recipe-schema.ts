@@ -59,7 +59,7 @@ export function standaloneSchemaFiles(): string[] {
 
 /** Returns the problems of `doc` as sentences, or [] when it is a valid recipe of its type. */
 export function checkRecipeSchema(doc: unknown): string[] {
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return ['(top level): a recipe must be a JSON object'];
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return ['(top level): a recipe must be an object of fields (JSON {…} or a YAML mapping)'];
   const type = (doc as { type?: unknown }).type;
   const known = recipeTypeDefs().map((d) => d.type);
   if (type !== undefined && (typeof type !== 'string' || !recipeTypeDef(type)))

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
 
 export interface StarterFile {
   /** Relative to the project root. */
@@ -31,7 +32,8 @@ providers:
 #   base: http://127.0.0.1:8130
 `;
 
-const recipe = (value: Record<string, unknown>): string => `${JSON.stringify(value, null, 2)}\n`;
+const recipeJson = (value: Record<string, unknown>): string => `${JSON.stringify(value, null, 2)}\n`;
+const recipeYaml = (value: Record<string, unknown>): string => stringify(value, { lineWidth: 0 });
 
 const recipes: Record<string, Record<string, unknown>> = {
   hello: {
@@ -134,10 +136,12 @@ function agentText(): string {
   return readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'local-agent.mjs'), 'utf8');
 }
 
-export function starterFiles(): StarterFile[] {
+/** The files `vigil init` writes; with `yaml`, the recipes as .yml (they load the same). */
+export function starterFiles(options: { yaml?: boolean } = {}): StarterFile[] {
+  const [ext, text] = options.yaml ? ['yml', recipeYaml] : ['json', recipeJson];
   return [
     { path: 'vigil.yml', text: vigilYml },
     { path: agentPath, text: agentText(), executable: true },
-    ...Object.entries(recipes).map(([name, value]) => ({ path: `.vigil/recipes/${name}.json`, text: recipe(value) })),
+    ...Object.entries(recipes).map(([name, value]) => ({ path: `.vigil/recipes/${name}.${ext}`, text: text(value) })),
   ];
 }
