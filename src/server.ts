@@ -146,6 +146,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let edgeTransport: HttpTransport | undefined;
   const draining = new Draining();
   let port: number;
+  let url: string;
   let cloud: Cloud | undefined;
   let sources: SourceManager | undefined;
   let dashboard: Dashboard;
@@ -179,6 +180,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxStreamBufferBytes,
       tooLarge: tooLargeResponse,
     }));
+    // Named in the turn the listen resolves, before any request is read; its timers start after its first heartbeat.
+    url = urlOf(host, port);
+    await cluster?.identify(url, port, options.nodeId);
     if (cloud) {
       const { createEdgeHandler } = await import('./cloud/edge/edge-door.ts');
       // The edge's workers are other people's code: an origin apart from the API and the dashboard.
@@ -209,11 +213,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     inspector?.close();
     throw error;
   }
-  // A wildcard address is where the server listens, not somewhere to connect: print this machine's loopback.
-  const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
-  const urlHost = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
-  const url = `http://${urlHost}:${port}`;
-  await cluster?.identify(url, port, options.nodeId);
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -248,4 +247,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       return closing;
     },
   };
+}
+
+/** Where to reach a server listening on host:port. A wildcard address is where it listens, not somewhere to connect: this machine's loopback. */
+function urlOf(host: string, port: number): string {
+  const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
 }

@@ -96,15 +96,29 @@ export class ClusterNode implements ClusterNodeHooks {
     });
     this.monitors = monitors;
     this.listener = await ChangeListener.start(this.connection, (mkey, rev, timers) => monitors.changed(mkey, rev, timers), () => monitors.resyncKnown(), this.log);
+  }
+
+  /**
+   * Names this node as soon as it listens, before it answers anything (call it in the same turn as the
+   * listen resolves): /discover and the rows it writes never carry an empty id. The id is `--node-id`
+   * when given, else derived from the host name and the port, so a node restarted on its port keeps
+   * its id. Then it beats, and only once its first heartbeat is written (so the live list includes it
+   * and the others) does it take monitors' timers: before, a node took them at start under the id "".
+   */
+  async identify(url: string, port: number, id?: string): Promise<void> {
+    this.node.id = id ?? `node-${createHash('sha256').update(`${hostname()}:${port}`).digest('hex').slice(0, 12)}`;
+    const heartbeat = new Heartbeat(this.connection, { id: this.node.id, url }, this.log);
+    this.heartbeat = heartbeat;
+    await heartbeat.start();
+    if (this.stopping) return;
     this.ownership = await Ownership.start(this.connection, {
-      acquired: (mkey) => monitors.sync(mkey, 'takeover'),
+      acquired: (mkey) => this.monitors.sync(mkey, 'takeover'),
       // Every lease lapsed: stop the sources; whoever takes the monitors starts them.
       released: () => {
         for (const feed of this.service.allFeeds()) this.service.sources?.changed(feed);
       },
-      // Before the node has its id and the live list (identify), it takes what it can, as the first node up does.
       nodeId: () => this.node.id,
-      assigned: (mkey, holders) => !this.heartbeat || this.heartbeat.assignee(mkey, holders) === this.node.id,
+      assigned: (mkey, holders) => heartbeat.assignee(mkey, holders) === this.node.id,
       // Its source stops here; the node that takes the monitor starts it.
       handedBack: (mkey) => {
         const feed = this.service.feedByKey(mkey);
@@ -117,16 +131,6 @@ export class ClusterNode implements ClusterNodeHooks {
       drained: (mkey) => this.service.sources?.drained(mkey) ?? Promise.resolve(),
       log: this.log,
     });
-  }
-
-  /**
-   * Names this node once it listens and starts its heartbeat. The id is `--node-id` when given, else
-   * derived from the host name and the port, so a node restarted on its port keeps its id.
-   */
-  async identify(url: string, port: number, id?: string): Promise<void> {
-    this.node.id = id ?? `node-${createHash('sha256').update(`${hostname()}:${port}`).digest('hex').slice(0, 12)}`;
-    this.heartbeat = new Heartbeat(this.connection, { id: this.node.id, url }, this.log);
-    await this.heartbeat.start();
   }
 
   /** The nodes alive now (heartbeats within the last few seconds), this one first. */

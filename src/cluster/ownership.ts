@@ -48,7 +48,7 @@ export interface OwnershipHooks {
   acquired(mkey: number): Promise<void>;
   /** Every lease lapsed at once on this node's clock (a pause, or the database away): stop every source. */
   released(): void;
-  /** This node's id ('' until it has one): written into the rows it holds. */
+  /** This node's id (named before ownership starts): written into the rows it holds. */
   nodeId(): string;
   /** This node should hold the monitor: it is assigned to it among `candidates`, the nodes whose heartbeat is fresh. */
   assigned(mkey: number, candidates: ReadonlySet<string>): boolean;
