@@ -26,6 +26,8 @@ export interface Fleet {
   ownerToken: string;
   out: string;
   sentinels: Sentinel[];
+  /** The sentinels' HOME (their Vigil home is its .vigil). */
+  home: string;
   start(i: number): Sentinel;
   kill(i: number): Promise<void>;
   reactions(): number[];
@@ -83,6 +85,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     ownerToken,
     out,
     sentinels,
+    home,
     start(i) {
       const args = options.publishToServer ? ['daemon'] : ['daemon', '--no-publish'];
       const child = spawn(process.execPath, [vigilBin, ...args], { cwd: roots[i]!, env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });

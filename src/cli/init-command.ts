@@ -11,7 +11,7 @@ import { UsageError } from './options.ts';
 
 export function registerInitCommand(cli: CAC): void {
   defineCommand(cli, 'init [dir]', 'Start a project: vigil.yml, a local agent that needs no model, and one runnable recipe of each type in .vigil/recipes/', {
-    details: 'Writes vigil.yml, .vigil/agents/local-agent.mjs and .vigil/recipes/*.json (*.yml with --yaml) (in dir, default the current directory); refuses to overwrite a file unless --force',
+    details: 'Writes vigil.yml, .vigil/.gitignore (run records, worktrees and state stay out of git), .vigil/agents/local-agent.mjs and .vigil/recipes/*.json (*.yml with --yaml) (in dir, default the current directory); refuses to overwrite a file unless --force',
   })
     .option('--force', 'Overwrite files that already exist')
     .option('--yaml', 'Write the starter recipes as YAML (.vigil/recipes/*.yml) instead of JSON')

@@ -3,7 +3,7 @@
 // their own — on one step pool, one view and one set of signal handlers.
 // Returns the exit code.
 import { setMaxListeners } from 'node:events';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { loadWorkspaceConfig } from './config/workspace-config.ts';
 import { ExitCode, type ExitCodeValue, RecipeInputError } from './errors.ts';
 import { GateKeeper } from './gates/gate.ts';
@@ -11,7 +11,7 @@ import { findProjectRoot } from '../workspace/project-root.ts';
 import { loadRecipeTree } from './loading/recipe-tree.ts';
 import { StepPool } from './pool/step-pool.ts';
 import type { RunRequest } from './prepare-run.ts';
-import { ServerPublisher } from './publish/server-publisher.ts';
+import { ServerPublisher, serverCacheFile } from './publish/server-publisher.ts';
 import { reapInterruptedRuns } from './records/reap-interrupted.ts';
 import { type RunRecorder, readRunJson, runsDir } from './records/run-record.ts';
 import { runCompositeNode } from './tree/composite-node.ts';
@@ -92,7 +92,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
     publisher = config.server ? await ServerPublisher.connect(config.server, projectRoot, (l) => io.stderr.write(`${l}\n`)) : null;
     if (publisher) {
       view.note(`publishing to monitor ${publisher.monitorId} on ${config.server!.base}`);
-      const hint = publisher.watchHint(relative(req.cwd, join(projectRoot, '.vigil', 'server-monitors.json')));
+      const hint = publisher.watchHint(serverCacheFile(projectRoot));
       if (hint) view.note(hint);
     }
     const gates = new GateKeeper({

@@ -2,11 +2,14 @@
 // loopback port and follows the `recipes` monitor the runner creates.
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEntry, lastRun, makeProject, type Project, runVigil } from './helpers.ts';
+import { serverCacheFile } from '../../src/recipes/publish/server-publisher.ts';
 import { spawnChild } from '../support/children.ts';
+import { tempDir } from '../support/server-process.ts';
 
 let server: ChildProcess;
 let base = '';
@@ -40,12 +43,14 @@ describe('publishing runs to a Vigil server', () => {
     const r = await runVigil(project, ['sequence', 'watched']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('cannot publish');
-    const cacheFile = join(project.root, '.vigil', 'server-monitors.json');
+    // The tokens are kept under the user's Vigil home, never in the project.
+    const cacheFile = serverCacheFile(project.root, { VIGIL_HOME: join(project.home, '.vigil') });
+    expect(existsSync(join(project.root, '.vigil', 'server-monitors.json'))).toBe(false);
     const cache = JSON.parse(readFileSync(cacheFile, 'utf8')) as Record<string, { id: string; owner_token: string; watch: { subscription: string; token: string } }>;
     const { id, owner_token, watch } = Object.values(cache)[0]!;
     expect(statSync(cacheFile).mode & 0o077).toBe(0); // it holds tokens
     expect(r.stdout).toContain(`publishing to monitor ${id}`);
-    expect(r.stdout).toContain(`follow with: vigil watch --base ${base} --subscription ${watch.subscription} --token <watch.token in`);
+    expect(r.stdout).toContain(`follow with: vigil watch --base ${base} --subscription ${watch.subscription} --token <watch.token in ${cacheFile}>`);
     const monitor = (await (await fetch(`${base}/mp/v0/monitors/${id}`, { headers: { authorization: `Bearer ${owner_token}` } })).json()) as {
       monitor?: { name: string };
       name?: string;
@@ -98,10 +103,56 @@ describe('publishing runs to a Vigil server', () => {
       const r = await runVigil(older, ['sequence', 'watched']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain(`publishing to monitor recipes-${hash} `);
+      // The cache an older Vigil wrote in the project moved to the Vigil home, once, and left the project.
+      const moved = serverCacheFile(older.root, { VIGIL_HOME: join(older.home, '.vigil') });
+      expect(r.stderr).toContain(`moved the server tokens from .vigil/server-monitors.json to ${moved}`);
+      expect(existsSync(join(older.root, '.vigil', 'server-monitors.json'))).toBe(false);
+      expect(JSON.parse(readFileSync(moved, 'utf8'))[`${base}#recipes-${hash}`].owner_token).toBe(made.owner_token);
       const monitor = (await (await fetch(`${base}/mp/v0/monitors/recipes-${hash}`, { headers: { authorization: `Bearer ${made.owner_token}` } })).json()) as { name: string };
       expect(monitor.name).toBe(`recipes of ${basename(older.root)}`);
     } finally {
       older.cleanup();
     }
   });
+
+  it('a run with a server leaves no token in the working tree: git add -A picks none up', async () => {
+    const app = tempDir('vigil-app-');
+    const home = tempDir('vigil-home-');
+    const runner = makeProject(); // its PATH and fake agents; the run itself is in app
+    try {
+      const env = { VIGIL_HOME: home };
+      const init = await runVigil(runner, ['init'], env, app);
+      expect(init.code, init.stderr).toBe(0);
+      expect(init.stdout).toContain('wrote .vigil/.gitignore');
+      writeFileSync(join(app, 'vigil.yml'), `${readFileSync(join(app, 'vigil.yml'), 'utf8')}server:\n  base: ${base}\n`);
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: app, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+      git('init', '-q', '-b', 'main');
+      git('add', '-A');
+      git('commit', '-qm', 'start');
+      const r = await runVigil(runner, ['sequence', 'hello'], env, app);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('publishing to monitor');
+      const cache = JSON.parse(readFileSync(serverCacheFile(app, env), 'utf8')) as Record<string, { owner_token: string; watch: { token: string } }>;
+      const tokens = Object.values(cache).flatMap((e) => [e.owner_token, e.watch.token]);
+      expect(tokens).toHaveLength(2);
+
+      git('add', '-A');
+      const staged = git('diff', '--cached', '--name-only').split('\n').filter(Boolean);
+      expect(staged).toContain('greetings/world.txt'); // the run's own work is there to commit
+      expect(staged.filter((f) => f.startsWith('.vigil/'))).toEqual([]);
+      // Not one file of the tree, ignored ones included, holds a token.
+      const holders = filesUnder(app).filter((f) => tokens.some((t) => readFileSync(f, 'latin1').includes(t)));
+      expect(holders).toEqual([]);
+    } finally {
+      runner.cleanup();
+    }
+  });
 });
+
+/** Every file under dir, .git's objects aside (compressed: a token could not be read there anyway). */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .filter((f) => !f.includes('/.git/objects/'));
+}

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cliEntry, lastJson, makeSdkProject, type SdkProject, vigil } from './helpers.ts';
+import { serverCacheFile } from '../../src/recipes/publish/server-publisher.ts';
 import { spawnChild } from '../support/children.ts';
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 120_000 });
@@ -41,7 +42,7 @@ describe('notify', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(lastJson(r)).toBe('sent');
     expect(r.stderr).toContain('[vigil notify] build: finished green');
-    const cache = JSON.parse(readFileSync(join(project.root, '.vigil', 'server-monitors.json'), 'utf8')) as Record<string, { watch: { subscription: string; token: string } }>;
+    const cache = JSON.parse(readFileSync(serverCacheFile(project.root, { VIGIL_HOME: join(project.home, '.vigil') }), 'utf8')) as Record<string, { watch: { subscription: string; token: string } }>;
     const { watch } = Object.values(cache)[0]!;
     const page = (await (await fetch(`${base}/mp/v0/subscriptions/${watch.subscription}/pull?limit=100`, { headers: { authorization: `Bearer ${watch.token}` } })).json()) as {
       observations: Array<{ type: string; subject: string | null; data: { title: string; body: string } }>;

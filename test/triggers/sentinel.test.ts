@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Fleet, startFleet, until } from '../../bench/lib/sentinel-fleet.ts';
+import { serverCacheFile } from '../../src/recipes/publish/server-publisher.ts';
 import { call, publish } from '../support/client.ts';
 
 let fleet: Fleet | null = null;
@@ -105,7 +106,7 @@ describe('sentinel', () => {
     const f = await one('echo hi', {}, true);
     const reply = await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'job-1' });
     await until('the reaction', () => f.sentinels[0]!.log().includes('succeeded'));
-    const cache = JSON.parse(readFileSync(join(f.sentinels[0]!.root, '.vigil', 'server-monitors.json'), 'utf8'));
+    const cache = JSON.parse(readFileSync(serverCacheFile(f.sentinels[0]!.root, { VIGIL_HOME: join(f.home, '.vigil') }), 'utf8'));
     const entry = Object.values(cache)[0] as { watch: { subscription: string; token: string } };
     let observations: Array<{ type: string; data: { trigger?: string; status?: string } }> = [];
     for (let i = 0; i < 50 && !observations.some((o) => o.data.status === 'succeeded'); i++) {

@@ -4,9 +4,12 @@
 // reported once and later observations are dropped. The monitor is named by
 // the project (`recipes of <folder>`, id `recipes-<folder>-<hash>`), and each
 // observation names the client that acted (src/protocol/client-actor.ts).
+// The monitor's tokens are kept under the user's Vigil home, keyed by project
+// (serverCacheFile), never in the project's working tree.
 import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { ensureProjectHome, projectHome } from '../../home/home.ts';
 import { onBehalfOfOwner } from '../../protocol/client-actor.ts';
 import { writeJsonAtomic } from '../records/run-record.ts';
 
@@ -87,6 +90,38 @@ async function rename(base: string, monitor: CachedMonitor, name: string): Promi
   await res.body?.cancel();
 }
 
+/** Where a project's server monitors and their tokens are kept: under the Vigil home, never in the project. */
+export function serverCacheFile(projectRoot: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(projectHome(projectRoot, env), 'server-monitors.json');
+}
+
+/** Where older versions kept it: inside the project, where `git add -A` picked the tokens up. */
+const legacyCacheFile = (projectRoot: string): string => join(projectRoot, '.vigil', 'server-monitors.json');
+
+function readCache(file: string): Record<string, CachedMonitor> | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, CachedMonitor>;
+  } catch {
+    return null;
+  }
+}
+
+function writeCache(projectRoot: string, cache: Record<string, CachedMonitor>): void {
+  ensureProjectHome(projectRoot);
+  const file = serverCacheFile(projectRoot);
+  writeJsonAtomic(file, cache);
+  chmodSync(file, 0o600); // it holds tokens
+}
+
+/** Moves a cache an older Vigil wrote inside the project to the Vigil home, once, and removes it from the project. */
+function migrateLegacyCache(projectRoot: string, warn: (line: string) => void): void {
+  const old = readCache(legacyCacheFile(projectRoot));
+  if (!old) return;
+  writeCache(projectRoot, { ...old, ...(readCache(serverCacheFile(projectRoot)) ?? {}) });
+  rmSync(legacyCacheFile(projectRoot), { force: true });
+  warn(`vigil: moved the server tokens from .vigil/server-monitors.json to ${serverCacheFile(projectRoot)} (tokens never stay in the project); if that file was ever committed, rotate them`);
+}
+
 interface ServerConfig {
   base: string;
   token?: string;
@@ -115,19 +150,14 @@ export class ServerPublisher {
    */
   static async connect(server: ServerConfig, projectRoot: string, warn: (line: string) => void, actor = 'agent:vigil'): Promise<ServerPublisher | null> {
     const base = server.base.replace(/\/+$/, '');
-    const cacheFile = join(projectRoot, '.vigil', 'server-monitors.json');
-    let cache: Record<string, CachedMonitor> = {};
-    try {
-      cache = JSON.parse(readFileSync(cacheFile, 'utf8')) as typeof cache;
-    } catch {
-      // first publication from this project
-    }
     const hash = createHash('sha256').update(projectRoot).digest('hex').slice(0, 8);
     const wanted = server.monitor ?? `recipes-${slugOf(projectRoot)}-${hash}`;
     // A project that published before its monitor was named by project goes on with that monitor.
     const legacy = server.monitor ? undefined : `${base}#recipes-${hash}`;
-    const key = legacy && !cache[`${base}#${wanted}`] && cache[legacy] ? legacy : `${base}#${wanted}`;
     try {
+      migrateLegacyCache(projectRoot, warn);
+      const cache = readCache(serverCacheFile(projectRoot)) ?? {}; // empty on the first publication from this project
+      const key = legacy && !cache[`${base}#${wanted}`] && cache[legacy] ? legacy : `${base}#${wanted}`;
       let entry = cache[key];
       // The server may have been restarted without its state: check the monitor is still ours.
       const found = entry ? await readMonitor(`${base}/mp/v0/monitors/${entry.id}`, entry.owner_token) : null;
@@ -135,8 +165,7 @@ export class ServerPublisher {
         entry = await createMonitor(base, wanted, server.token, projectRoot);
         entry.watch = await subscribe(base, entry);
         cache[key] = entry;
-        writeJsonAtomic(cacheFile, cache);
-        chmodSync(cacheFile, 0o600); // it holds tokens
+        writeCache(projectRoot, cache);
       } else {
         if (found.owner) entry.owner = found.owner;
         // Made when every project's monitor was called "recipes": named by its project now.

@@ -32,6 +32,26 @@ providers:
 #   base: http://127.0.0.1:8130
 `;
 
+// What Vigil keeps in .vigil/ for this checkout alone (docs/recipes.md, "What
+// Vigil keeps in a project"); recipes, agents, scripts, plugins and ratchet
+// rules are the project's and stay visible to git.
+const vigilGitignore = `# Written by vigil init: what Vigil keeps here for this checkout alone.
+# Run records and logs, the worktrees of running steps:
+runs/
+worktrees/
+# State: triggers and dispatch jobs, the CIR store, the daemon's lock, the ledger:
+vigil.db
+vigil.db-*
+cir.db
+cir.db-*
+daemon.lock
+ledger.jsonl
+# Tokens are never written in the project (they live under ~/.vigil); an older
+# Vigil wrote this one here, and the next run moves it out:
+server-monitors.json
+*.tmp
+`;
+
 const recipeJson = (value: Record<string, unknown>): string => `${JSON.stringify(value, null, 2)}\n`;
 const recipeYaml = (value: Record<string, unknown>): string => stringify(value, { lineWidth: 0 });
 
@@ -141,6 +161,7 @@ export function starterFiles(options: { yaml?: boolean } = {}): StarterFile[] {
   const [ext, text] = options.yaml ? ['yml', recipeYaml] : ['json', recipeJson];
   return [
     { path: 'vigil.yml', text: vigilYml },
+    { path: '.vigil/.gitignore', text: vigilGitignore },
     { path: agentPath, text: agentText(), executable: true },
     ...Object.entries(recipes).map(([name, value]) => ({ path: `.vigil/recipes/${name}.${ext}`, text: text(value) })),
   ];
