@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtocolError } from '../protocol/errors.ts';
 import { defaults } from '../service/defaults.ts';
+import { type TargetedOperation, touchedBy } from '../service/operation-targets.ts';
 import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
 import type { CapturedBatch } from '../store/postgres/captured-batch.ts';
 import { isStoreFailure, type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
@@ -159,7 +160,7 @@ export class ClusterNode implements ClusterNodeHooks {
   }
 
   /** Runs one operation on fresh state; a batch that lost a race runs again. */
-  async run<T>(operation: string, input: unknown, attempt: () => Promise<T>): Promise<T> {
+  async run<T>(operation: TargetedOperation, input: unknown, attempt: () => Promise<T>): Promise<T> {
     for (let tries = 1, lostSessions = 0; ; tries++) {
       const unread = tries === 1 ? this.publishOnCurrentMemory(operation, input) : undefined;
       try {
@@ -190,9 +191,10 @@ export class ClusterNode implements ClusterNodeHooks {
    * believes current it runs without reading the rev first, which saves a round trip to the
    * database per batch. Returns the monitor's key when it may, undefined when the rev is read first.
    */
-  private publishOnCurrentMemory(operation: string, input: unknown): number | undefined {
+  private publishOnCurrentMemory(operation: TargetedOperation, input: unknown): number | undefined {
     if (operation !== 'monitors/publish' || this.stopping) return undefined;
-    const id = typeof input === 'object' && input !== null ? (input as { id?: unknown }).id : undefined;
+    const touched = touchedBy(operation, input);
+    const id = touched.every ? undefined : touched.monitor;
     const feed = typeof id === 'string' ? this.service.feed(id) : undefined;
     return feed && this.monitors.believedCurrent(feed.key) ? feed.key : undefined;
   }
@@ -264,17 +266,15 @@ export class ClusterNode implements ClusterNodeHooks {
     return this.monitors.resyncKnown(true);
   }
 
-  private async refreshFor(operation: string, input: unknown): Promise<void> {
-    const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
-    if (operation === 'monitors/list' || operation === 'admin/snapshot' || (operation === 'admin/compact' && typeof fields.monitor !== 'string')) {
-      return this.monitors.resyncKnown(true);
-    }
-    const monitorId = operation === 'feeds/subscribe' || operation === 'admin/compact' ? fields.monitor : operation.startsWith('monitors/') ? fields.id : undefined;
-    if (typeof monitorId === 'string') {
-      const row = await this.revById.get(monitorId);
+  private async refreshFor(operation: TargetedOperation, input: unknown): Promise<void> {
+    const touched = touchedBy(operation, input);
+    if (touched.every) return this.monitors.resyncKnown(true);
+    if (typeof touched.monitor === 'string') {
+      const row = await this.revById.get(touched.monitor);
       if (row) await this.monitors.catchUp(row.key, row.rev);
       return;
     }
+    const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
     if (typeof fields.subscription === 'string') await this.refreshSubscription(fields.subscription);
   }
 

@@ -21,6 +21,7 @@ import {
   monitorState,
   publish,
 } from './monitor-operations.ts';
+import { recordsRefusal, touchedBy } from './operation-targets.ts';
 import { type Reply, renderReply } from './reply.ts';
 import type { MonitorService } from './service.ts';
 import { ack, pull, renew, retire, seek, subscribe } from './subscription-operations.ts';
@@ -42,13 +43,7 @@ type Run = (service: MonitorService, input: unknown, options: InvokeOptions) => 
 
 interface Operation {
   readonly run: Run;
-  /** Where a refusal of this write is recorded: the monitor it targeted. */
-  readonly target?: (input: Record<string, unknown>) => { monitor?: unknown; subscription?: unknown };
 }
-
-const byMonitorId = (input: Record<string, unknown>) => ({ monitor: input.id });
-const byMonitorField = (input: Record<string, unknown>) => ({ monitor: input.monitor });
-const bySubscription = (input: Record<string, unknown>) => ({ subscription: input.subscription });
 
 const simple =
   (fn: (service: MonitorService, input: unknown, caller: Caller) => Reply | Promise<Reply>): Run =>
@@ -60,25 +55,25 @@ export const operations = {
   'monitors/list': { run: (service, _input, o) => listMonitors(service, o.caller) },
   'monitors/get': { run: simple(getMonitor) },
   'monitors/create': { run: simple(createMonitor) },
-  'monitors/update': { run: simple(configureMonitor('update')), target: byMonitorId },
-  'monitors/pause': { run: simple(configureMonitor('pause')), target: byMonitorId },
-  'monitors/resume': { run: simple(configureMonitor('resume')), target: byMonitorId },
-  'monitors/retire': { run: simple(configureMonitor('retire')), target: byMonitorId },
+  'monitors/update': { run: simple(configureMonitor('update')) },
+  'monitors/pause': { run: simple(configureMonitor('pause')) },
+  'monitors/resume': { run: simple(configureMonitor('resume')) },
+  'monitors/retire': { run: simple(configureMonitor('retire')) },
   'monitors/state': { run: simple(monitorState) },
-  'monitors/publish': { run: simple(publish), target: byMonitorId },
-  'feeds/subscribe': { run: simple(subscribe), target: byMonitorField },
+  'monitors/publish': { run: simple(publish) },
+  'feeds/subscribe': { run: simple(subscribe) },
   'feeds/pull': {
     run: (service, input, o) => pull(service, input, o.caller, { signal: o.signal, splitCommas: o.splitCommas, maxPageBytes: o.maxPageBytes }),
   },
-  'feeds/ack': { run: simple(ack), target: bySubscription },
-  'feeds/seek': { run: simple(seek), target: bySubscription },
-  'feeds/renew': { run: simple(renew), target: bySubscription },
-  'feeds/retire': { run: simple(retire), target: bySubscription },
-  'leases/claim': { run: (service, input, o) => claim(service, input, o.caller, o.signal), target: bySubscription },
-  'leases/renew': { run: simple(renewLease), target: bySubscription },
-  'leases/complete': { run: simple(completeLease), target: bySubscription },
-  'leases/release': { run: simple(releaseLease), target: bySubscription },
-  'leases/reject': { run: simple(rejectLease), target: bySubscription },
+  'feeds/ack': { run: simple(ack) },
+  'feeds/seek': { run: simple(seek) },
+  'feeds/renew': { run: simple(renew) },
+  'feeds/retire': { run: simple(retire) },
+  'leases/claim': { run: (service, input, o) => claim(service, input, o.caller, o.signal) },
+  'leases/renew': { run: simple(renewLease) },
+  'leases/complete': { run: simple(completeLease) },
+  'leases/release': { run: simple(releaseLease) },
+  'leases/reject': { run: simple(rejectLease) },
   'admin/snapshot': { run: simple(snapshot) },
   'admin/compact': { run: simple(compact) },
 } satisfies Record<string, Operation>;
@@ -108,8 +103,8 @@ async function invokeOnce(service: MonitorService, name: OperationName, input: u
     // A cluster node lost a race for the monitor: the whole operation runs again (src/cluster).
     if (isClusterConflict(thrown)) throw thrown;
     let error = asProtocolError(thrown, name);
-    if (operation.target && !unrecorded.has(error.code)) {
-      error = recordRefusal(service, operation, input, options, error);
+    if (recordsRefusal(name) && !unrecorded.has(error.code)) {
+      error = recordRefusal(service, name, input, options, error);
     }
     // The refusal's record goes with the next batch; if that batch lost a race, the operation runs again.
     await service.settle().catch((settleError: unknown) => {
@@ -132,13 +127,14 @@ const unrecorded = new Set(['NOT_FOUND', 'STORE_UNAVAILABLE', 'INTERNAL', 'OVER_
 
 function recordRefusal(
   service: MonitorService,
-  operation: Operation,
+  name: OperationName,
   input: unknown,
   options: InvokeOptions,
   error: ProtocolError,
 ): ProtocolError {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return error;
-  const target = operation.target!(input as Record<string, unknown>);
+  const target = touchedBy(name, input);
+  if (target.every) return error;
   let feed = typeof target.monitor === 'string' ? service.feed(target.monitor) : undefined;
   let actor = 'anonymous';
   if (typeof target.subscription === 'string') {
