@@ -64,7 +64,7 @@ export class MonitorFollowers {
     private readonly log: (line: string) => void = () => {},
   ) {
     void this.reload();
-    this.unsubscribe = service.observations.onAppended((feed, appended, kind) => {
+    this.unsubscribe = service.on('appended', (feed, appended, kind) => {
       // Producers' observations only: the server's own bookkeeping and refusals are not what a receiver follows.
       if (kind !== 'producer') return;
       const followers = this.byMonitor.get(feed.id);

@@ -7,6 +7,8 @@
 // A batch that lost a race (ClusterConflictError) is rolled back locally and
 // its monitors are reloaded from the database; a queued batch computed on the
 // same stale memory is refused as well, and the requests in both run again.
+import { Listeners } from '../events/listeners.ts';
+import type { CommitListener } from '../store/group-commit.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import { CapturedBatch } from '../store/postgres/captured-batch.ts';
 import type { CommitQueue, Store } from '../store/store.ts';
@@ -35,8 +37,7 @@ export class ClusterCommit implements CommitQueue {
   private refused = new Set<number>();
   private closed = false;
   /** Called with the highest seq each monitor of the batch committed. */
-  private readonly committedListeners: Array<(heads: ReadonlyMap<number, number>) => void> = [];
-  private readonly failedListeners: Array<(error: unknown) => void> = [];
+  private readonly listeners = new Listeners<CommitListener>();
 
   constructor(
     private readonly driver: SqlDriver,
@@ -68,12 +69,13 @@ export class ClusterCommit implements CommitQueue {
     return undefined;
   }
 
-  onCommitted(listener: (heads: ReadonlyMap<number, number>) => void): void {
-    this.committedListeners.push(listener);
+  /** `committed` names the heads each batch stored; `failed` is never told (a failed batch is refused and its monitors reloaded). */
+  on<E extends keyof CommitListener>(event: E, listener: CommitListener[E]): () => void {
+    return this.listeners.on(event, listener);
   }
 
-  onFailed(listener: (error: unknown) => void): void {
-    this.failedListeners.push(listener);
+  off<E extends keyof CommitListener>(event: E, listener: CommitListener[E]): void {
+    this.listeners.off(event, listener);
   }
 
   /** A batch is in flight: the local replica has an open transaction. */
@@ -183,7 +185,7 @@ export class ClusterCommit implements CommitQueue {
     if (error === undefined) {
       settle.resolve();
       const heads = new Map([...(batch?.seqs ?? [])].map(([mkey, range]) => [mkey, range.last]));
-      for (const listener of this.committedListeners) listener(heads);
+      this.listeners.emit('committed', heads);
     } else {
       // Memory of these monitors is ahead of the database: reload it (which refuses whatever was queued
       // on it) before the requests hear of the refusal, so that their next attempt runs on what the

@@ -2,10 +2,12 @@
 // committed head moves, its waiting readers wake, and whoever follows commits
 // live (event streams, the dashboard, MCP resource subscriptions) hears of it.
 import type { Feed } from './feed.ts';
+import type { ServiceListeners } from './service-listener.ts';
 
 export class CommitNotices {
   private readonly appended = new Set<Feed>();
-  private readonly listeners = new Set<(feed: Feed) => void>();
+
+  constructor(private readonly listeners: ServiceListeners) {}
 
   /** The feed has an observation in the batch being written. */
   appendedTo(feed: Feed): void {
@@ -36,16 +38,6 @@ export class CommitNotices {
     feed.committedHead = head;
     feed.notify();
     for (const follower of feed.followers) follower.committed();
-    for (const listener of this.listeners) listener(feed);
-  }
-
-  get hasListeners(): boolean {
-    return this.listeners.size > 0;
-  }
-
-  /** Calls `listener` after each commit that stored observations on a monitor; returns an unsubscribe function. */
-  listen(listener: (feed: Feed) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.listeners.emit('recorded', feed);
   }
 }

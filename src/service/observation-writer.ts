@@ -4,7 +4,7 @@
 // and moves the counters that row shows.
 import type { Clock } from '../actors/clock.ts';
 import type { ProtocolError } from '../protocol/errors.ts';
-import { type Observation, type ObservationDraft, observationOf } from '../protocol/observation.ts';
+import { type ObservationDraft, observationOf } from '../protocol/observation.ts';
 import { isoTime } from '../protocol/wire-values.ts';
 import type { Store } from '../store/store.ts';
 import type { CommitNotices } from './commit-notices.ts';
@@ -12,24 +12,16 @@ import { trackContradictions } from './contradictions.ts';
 import type { Feed } from './feed.ts';
 import { bookkeepingDraft, rejectionDraft } from './server-drafts.ts';
 import type { ObservationKind } from './service-options.ts';
+import type { AppendedObservation, ServiceListeners } from './service-listener.ts';
 
-export interface AppendedObservation {
-  seq: number;
-  observation: Observation;
-  /** The stored text, which is also the served one. */
-  body: string;
-}
-
-export type AppendListener = (feed: Feed, appended: AppendedObservation, kind: ObservationKind) => void;
 
 export class ObservationWriter {
-  private readonly appendListeners = new Set<AppendListener>();
-
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     /** Told of each append, so the monitor's readers wake when its batch commits. */
     private readonly notices: CommitNotices,
+    private readonly listeners: ServiceListeners,
   ) {}
 
   /** Assigns the next seq, updates the running counters and queues the row. */
@@ -67,18 +59,8 @@ export class ObservationWriter {
     this.notices.appendedTo(feed);
     this.persistMonitor(feed);
     const appended = { seq, observation, body };
-    for (const listener of this.appendListeners) listener(feed, appended, kind);
+    this.listeners.emit('appended', feed, appended, kind);
     return appended;
-  }
-
-  /**
-   * Calls `listener` as each observation is appended, in the same turn, so that
-   * rows it queues (a webhook delivery) commit in the observation's batch.
-   * Returns the unsubscribe function.
-   */
-  onAppended(listener: AppendListener): () => void {
-    this.appendListeners.add(listener);
-    return () => this.appendListeners.delete(listener);
   }
 
   /** Records what the server itself did (configured, subscribed, lease, ...). */

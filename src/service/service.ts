@@ -15,7 +15,9 @@ import { ColdLeaseRows } from './cold-lease-rows.ts';
 import { ColdSubscriptionRows } from './cold-subscription-rows.ts';
 import { defaults } from './defaults.ts';
 import type { ClusterNodeHooks } from './cluster-hooks.ts';
+import { Listeners } from '../events/listeners.ts';
 import { CommitNotices } from './commit-notices.ts';
+import type { ServiceListener } from './service-listener.ts';
 import { Feed } from './feed.ts';
 import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
 import { ObservationWriter } from './observation-writer.ts';
@@ -36,7 +38,8 @@ export class MonitorService {
     Pick<ServiceOptions, 'registrationToken' | 'adminToken'>;
   private readonly feeds = new Map<string, Feed>();
   private readonly feedsByKey = new Map<number, Feed>();
-  private readonly notices = new CommitNotices();
+  private readonly listeners = new Listeners<ServiceListener>();
+  private readonly notices = new CommitNotices(this.listeners);
   /** Appends observations: producers' items, the server's bookkeeping, refusals. */
   readonly observations: ObservationWriter;
   /** (monitor key, subscriber) → subscription id: one subscription per subscriber and monitor. */
@@ -71,7 +74,7 @@ export class MonitorService {
       registrationToken: options.registrationToken,
       adminToken: options.adminToken,
     };
-    this.observations = new ObservationWriter(this.store, this.clock, this.notices);
+    this.observations = new ObservationWriter(this.store, this.clock, this.notices, this.listeners);
     this.streamTicker = new StreamTicker(this.clock, tickPeriodMs(this.options.heartbeatMs));
     this.clientLimits = new ClientLimits({ ...defaultClientLimits, ...options.clientLimits }, () => this.now());
     this.system = new RootSystem({
@@ -99,8 +102,8 @@ export class MonitorService {
       () => this.now(),
     );
     this.coldRows = new ColdSubscriptionRows(this.store, (id) => (this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : undefined));
-    this.store.commits.onCommitted((heads?: ReadonlyMap<number, number>) => (heads ? this.afterClusterCommit(heads) : this.afterCommit()));
-    this.store.commits.onFailed((error) =>
+    this.store.commits.on('committed', (heads) => (heads ? this.afterClusterCommit(heads) : this.afterCommit()));
+    this.store.commits.on('failed', (error) =>
       this.log(
         `vigil: cannot write the state file ${this.store.path} (${error instanceof Error ? error.message : String(error)}); nothing more is stored and requests are refused with 503 STORE_UNAVAILABLE until the server is restarted`,
       ),
@@ -390,12 +393,16 @@ export class MonitorService {
 
   /** Someone follows every monitor's commits live (a dashboard, an MCP resource subscription); event streams follow their own monitor (Feed.followers). */
   get hasRecordedListeners(): boolean {
-    return this.notices.hasListeners;
+    return this.listeners.has('recorded');
   }
 
-  /** Calls `listener` after each commit that stored observations on a monitor; returns an unsubscribe function. */
-  onRecorded(listener: (feed: Feed) => void): () => void {
-    return this.notices.listen(listener);
+  /** Calls `listener` on each `event` (service-listener.ts); returns the function that stops it. */
+  on<E extends keyof ServiceListener>(event: E, listener: ServiceListener[E]): () => void {
+    return this.listeners.on(event, listener);
+  }
+
+  off<E extends keyof ServiceListener>(event: E, listener: ServiceListener[E]): void {
+    this.listeners.off(event, listener);
   }
 
   /** Resolves once every change made so far is durable; refuses with 503 when the store cannot write. */

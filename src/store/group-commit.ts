@@ -2,9 +2,19 @@
 // one transaction at the end of the turn, and every request that queued (or
 // read) something waits for that transaction before it is answered. Under
 // load that is one commit for many requests, never one per request.
+import { Listeners } from '../events/listeners.ts';
 import type { SqlDriver, SqlStatement } from './sql-driver.ts';
 
 type Write = () => void;
+
+/** What a commit batcher (this one, or a cluster node's src/cluster/cluster-commit.ts) tells its listeners. */
+export interface CommitListener {
+  /** A batch committed; a cluster node's batch names the head it stored per monitor key. */
+  committed: (heads?: ReadonlyMap<number, number>) => void;
+  /** The first commit failed: nothing more is written (a cluster node never fails for good). */
+  failed: (error: unknown) => void;
+}
+
 const noParams: readonly unknown[] = [];
 
 export class GroupCommit {
@@ -14,8 +24,7 @@ export class GroupCommit {
   private pending: Promise<void> | undefined;
   private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
   private failure: unknown;
-  private readonly committedListeners: Array<() => void> = [];
-  private readonly failedListeners: Array<(error: unknown) => void> = [];
+  private readonly listeners = new Listeners<CommitListener>();
 
   // Prepared once: exec() parses its SQL on every call, twice per commit.
   private readonly begin: SqlStatement;
@@ -54,13 +63,12 @@ export class GroupCommit {
     return this.failure;
   }
 
-  onCommitted(listener: () => void): void {
-    this.committedListeners.push(listener);
+  on<E extends keyof CommitListener>(event: E, listener: CommitListener[E]): () => void {
+    return this.listeners.on(event, listener);
   }
 
-  /** Called once, when the first commit fails. */
-  onFailed(listener: (error: unknown) => void): void {
-    this.failedListeners.push(listener);
+  off<E extends keyof CommitListener>(event: E, listener: CommitListener[E]): void {
+    this.listeners.off(event, listener);
   }
 
   /** Applies the queued writes now (also used on shutdown). */
@@ -97,11 +105,11 @@ export class GroupCommit {
     } catch (error) {
       this.failure = error;
       settle.reject(error);
-      for (const listener of this.failedListeners) listener(error);
+      this.listeners.emit('failed', error);
       return;
     }
     settle.resolve();
-    for (const listener of this.committedListeners) listener();
+    this.listeners.emit('committed');
   }
 
   private schedule(): void {

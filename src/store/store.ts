@@ -40,7 +40,7 @@ export interface StoreOptions {
 }
 
 /** What the service needs from a group commit. */
-export type CommitQueue = Pick<GroupCommit, 'append' | 'put' | 'settled' | 'hasPending' | 'failed' | 'onCommitted' | 'onFailed' | 'flush'>;
+export type CommitQueue = Pick<GroupCommit, 'append' | 'put' | 'settled' | 'hasPending' | 'failed' | 'on' | 'off' | 'flush'>;
 
 export type CapturedKind = 'monitor' | 'observation' | 'subject' | 'contradiction' | 'subscription' | 'lease' | 'compact' | 'confirm' | 'fence';
 /** Sees every row a commit writes, with the statement's parameters (a cluster writes the same rows to PostgreSQL). */
@@ -105,7 +105,7 @@ export class Store {
     this.commits = options.commits ? options.commits(this.driver, this) : new GroupCommit(this.driver);
     this.checkpointer = this.path === memoryPath || options.scratch ? undefined : WalCheckpointer.for(this.path, this.driver);
     const checkpointer = this.checkpointer;
-    if (checkpointer) this.commits.onCommitted(() => checkpointer.committed());
+    if (checkpointer) this.commits.on('committed', () => checkpointer.committed());
     this.dynamic = new StatementCache(this.driver);
     this.q = prepareStatements(this.driver);
     this.queue = new QueueReads(this.driver);

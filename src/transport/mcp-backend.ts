@@ -57,7 +57,7 @@ export function localBackend(service: MonitorService, describe: string): McpBack
       return reader === undefined ? undefined : (reader.bearer ?? '');
     },
     onRecorded(listener) {
-      return service.onRecorded((feed) => listener(feed.id));
+      return service.on('recorded', (feed) => listener(feed.id));
     },
     async close() {
       await service.settle().catch(() => {});

@@ -21,7 +21,7 @@ export class ObservationRates {
   private readonly stop: () => void;
 
   constructor(private readonly service: MonitorService) {
-    this.stop = service.onRecorded((feed) => this.counted(feed));
+    this.stop = service.on('recorded', (feed) => this.counted(feed));
   }
 
   close(): void {

@@ -54,7 +54,7 @@ export class SharedView {
     private readonly books: Books = {},
     private readonly chart?: ChartTarget,
   ) {
-    this.stopRecorded = service.onRecorded(() => this.soon());
+    this.stopRecorded = service.on('recorded', () => this.soon());
     // A cluster node first catches up on every monitor, so that any node shows all of them.
     this.tick = setInterval(() => this.refreshed(), tickMs);
   }

@@ -39,7 +39,7 @@ describe('group commit after a failure', () => {
     const { driver, executed, abort } = fakeDriver();
     const commits = new GroupCommit(driver);
     const failures: unknown[] = [];
-    commits.onFailed((error) => failures.push(error));
+    commits.on('failed', (error) => failures.push(error));
     const stored: string[] = [];
 
     commits.append(() => {

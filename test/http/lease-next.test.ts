@@ -90,7 +90,7 @@ describe('a JSON-RPC batch of lease calls', () => {
       const sub: any = (await invoke(service, 'feeds/subscribe', { monitor: 'batch', subscriber: 'pool', capabilities: ['act'] }, { caller: { bearer: created.owner_token } })).body;
       await service.settle();
       let commits = 0;
-      service.store.commits.onCommitted(() => commits++);
+      service.store.commits.on('committed', () => commits++);
       const door = createRpcDoor(service);
       const body = Buffer.from(JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'leases/claim', params: { subscription: sub.subscription.id, next: true, count: 2 } }))));
       const reply = await door({ method: 'POST', path: '/mp/v0/rpc', query: '', headers: { authorization: `Bearer ${sub.token}` }, remoteAddress: '127.0.0.1', body, signal: new AbortController().signal }, { bearer: sub.token });

@@ -6,6 +6,7 @@
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { Listeners } from '../../events/listeners.ts';
 import { threadId } from 'node:worker_threads';
 
 export type StepStatus =
@@ -137,10 +138,16 @@ export function readRunJson(dir: string): RunJson {
   return JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as RunJson;
 }
 
+/** What a run's recorder tells its listeners. */
+export interface RunRecorderListener {
+  /** A line was written to the run's events.jsonl (with its time and run id). */
+  event: (line: Record<string, unknown>) => void;
+}
+
 export class RunRecorder {
   readonly dir: string;
   readonly run: RunJson;
-  private listeners: Array<(event: Record<string, unknown>) => void> = [];
+  private readonly listeners = new Listeners<RunRecorderListener>();
 
   constructor(projectRoot: string, run: RunJson) {
     this.dir = join(runsDir(projectRoot), run.id);
@@ -153,8 +160,13 @@ export class RunRecorder {
     this.event({ type: 'run.started', recipe: run.recipe, steps: run.steps.map((s) => s.label) });
   }
 
-  onEvent(listener: (event: Record<string, unknown>) => void): void {
-    this.listeners.push(listener);
+  /** Calls `listener` on each `event` (RunRecorderListener); returns the function that stops it. */
+  on<E extends keyof RunRecorderListener>(event: E, listener: RunRecorderListener[E]): () => void {
+    return this.listeners.on(event, listener);
+  }
+
+  off<E extends keyof RunRecorderListener>(event: E, listener: RunRecorderListener[E]): void {
+    this.listeners.off(event, listener);
   }
 
   step(label: string): StepRecord {
@@ -220,7 +232,7 @@ export class RunRecorder {
       this.events ??= openSync(join(this.dir, 'events.jsonl'), 'a');
       writeSync(this.events, text);
     }
-    for (const l of this.listeners) l(line);
+    this.listeners.emit('event', line);
   }
 
   private timer: NodeJS.Timeout | null = null;

@@ -93,7 +93,7 @@ export class TreeView {
     this.runs.splice(at, 0, node);
     this.byId.set(node.id, node);
     for (const e of this.pendingEvents(recorder)) this.onEvent(node, e);
-    recorder.onEvent((e) => this.onEvent(node, e));
+    recorder.on('event', (e) => this.onEvent(node, e));
   }
 
   private isUnder(n: RunNodeView, ancestor: RunNodeView): boolean {
