@@ -5,8 +5,8 @@
 // in (codex without credentials retries for minutes before it fails).
 import { join } from 'node:path';
 import type { StepPool } from './pool/step-pool.ts';
+import type { BackendSpec, StepOutcome, UsageReport, VmSpec } from './pool/step-task.ts';
 import { claudeAuthStatus, codexAuthStatus } from './preflight/agent-auth.ts';
-import type { BackendSpec, StepOutcome, VmSpec } from './pool/step-task.ts';
 
 export const CANARY_PROMPT = 'This is a connectivity check. Reply with the single word OK.';
 
@@ -44,6 +44,8 @@ export async function runCanary(
   pool: StepPool,
   input: { backend: BackendSpec; cwd: string; env: Record<string, string>; timeoutSeconds: number; runDir: string; vm: VmSpec | null },
   signal: AbortSignal,
+  /** The canary's usage, counted in the run that ran it (its record and budget). */
+  onUsage: (report: UsageReport) => void = () => {},
 ): Promise<{ ok: true } | { ok: false; reason: string }> {
   const backend: BackendSpec = input.backend.kind === 'custom' ? { ...input.backend, args: [] } : input.backend;
   if (backend.kind === 'claude' || backend.kind === 'codex') {
@@ -66,7 +68,9 @@ export async function runCanary(
       vm: input.vm,
       outputFile: join(input.runDir, 'steps', 'canary.log'),
     },
-    () => {},
+    (m) => {
+      if (m.type === 'usage') onUsage(m.usage);
+    },
     signal,
   );
   if (outcome.status === 'succeeded') return { ok: true };

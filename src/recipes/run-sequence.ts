@@ -23,6 +23,8 @@ import { TreeView, type ViewMode } from './tree/tree-view.ts';
 import { recipeTypeDef } from './types/registry.ts';
 import { resolveParameters, terminalAsker } from './preflight/parameters.ts';
 import { declaredBy } from './outside-vars.ts';
+import { refuseSpentResume } from './budget/resume-budget.ts';
+import { previousRun } from './preflight/resume.ts';
 import { parseVarFlags } from './variables.ts';
 
 export interface SequenceIo {
@@ -47,6 +49,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
   if (req.resume && (req.from || req.run)) throw new RecipeInputError('--resume <run> re-runs what failed in that run; it does not take --from or --run');
   if (req.resume && (def.type === 'adversarial' || def.type === 'convergent'))
     throw new RecipeInputError(`--resume ${req.resume}: recipe "${req.name}" is ${def.type}: its rounds and candidates depend on each other; run it again instead`);
+  if (req.resume) refuseSpentResume(previousRun(projectRoot, req.name, req.resume), tree.root.recipe.budget, tree.root.file);
   // Variables from outside (--data-var) are variables like the others; outside-vars.ts keeps them data.
   const vars = { ...parseVarFlags(req.dataVars ?? [], '--data-var'), ...parseVarFlags(req.vars) };
   const ask = io.interactive && !io.json ? () => terminalAsker(io.stdin, io.stdout) : null;

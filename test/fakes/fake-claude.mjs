@@ -4,6 +4,7 @@
 // speaks stream-json (system init, one assistant event per turn, a result
 // event) and obeys directives in the prompt (see directives.mjs). Every
 // invocation is logged to $FAKE_LOG when set.
+import { existsSync } from 'node:fs';
 import { applyWrites, hang, log, parseDirectives, readStdin, sleep } from './directives.mjs';
 
 const argv = process.argv.slice(2);
@@ -70,13 +71,32 @@ if (d.HANG) await hang(d, `${JSON.stringify({ type: 'assistant', message: { cont
 const maxTurns = Number(flag('--max-turns') ?? '10');
 const turns = Number(d.TURNS ?? '1');
 const perTurn = Number(d.SLEEP_MS ?? '0') / turns;
+// FAKE_MSG_TOKENS="input,output,cache_creation,cache_read" per message (default 10 input, 5 output), as
+// Claude Code 2.1 reports a message's usage; FAKE_MSG_LOG gets a line for the start, each message (before
+// it is written) and the exit, with times: what a test reads the overshoot of a budget from.
+const [inTok, outTok, ccTok, crTok] = (process.env.FAKE_MSG_TOKENS ?? '10,5,0,0').split(',').map(Number);
+const model = flag('--model') ?? 'claude-fake-1';
+const msgLog = (entry) => log(process.env.FAKE_MSG_LOG, { pid: process.pid, step: process.env.VIGIL_STEP ?? null, canary, time: Date.now(), ...entry });
+msgLog({ event: 'start' });
+process.on('exit', (code) => msgLog({ event: 'exit', code }));
+const messageUsage = { input_tokens: inTok, output_tokens: outTok, cache_creation_input_tokens: ccTok ?? 0, cache_read_input_tokens: crTok ?? 0, service_tier: 'standard' };
+const tokensPerMessage = inTok + outTok + (ccTok ?? 0) + (crTok ?? 0);
+let sent = 0;
 for (let t = 1; t <= Math.min(turns, maxTurns); t += 1) {
   await sleep(perTurn);
   const last = t === turns;
   const text = last && d.SAY ? `turn ${t} done. ${d.SAY}` : `turn ${t}`;
-  // As Claude Code writes a turn: each content block an event of its own, under one message id.
-  emit({ type: 'assistant', message: { id: `msg_${t}`, content: [{ type: 'text', text }], usage: { input_tokens: 10, output_tokens: 5 } } });
-  if (!last) emit({ type: 'assistant', message: { id: `msg_${t}`, content: [{ type: 'tool_use', name: 'Bash' }], usage: { input_tokens: 10, output_tokens: 5 } } });
+  msgLog({ event: 'message', n: t, tokens: tokensPerMessage });
+  sent += 1;
+  // As Claude Code writes a turn: each content block an event of its own, under one message id, its usage repeated.
+  emit({ type: 'assistant', message: { id: `msg_${t}`, model, content: [{ type: 'text', text }], usage: messageUsage } });
+  if (!last) emit({ type: 'assistant', message: { id: `msg_${t}`, model, content: [{ type: 'tool_use', name: 'Bash' }], usage: messageUsage } });
+  // FAKE_FAIL_FILE: while that file exists, the agent (of step FAKE_FAIL_STEP, if set) fails after its first message (an API error).
+  const failing = !process.env.FAKE_FAIL_STEP || process.env.FAKE_FAIL_STEP === process.env.VIGIL_STEP;
+  if (!canary && failing && process.env.FAKE_FAIL_FILE && existsSync(process.env.FAKE_FAIL_FILE)) {
+    emit({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: t, result: 'API Error: 500', total_cost_usd: Number(process.env.FAKE_COST ?? '0'), usage: { input_tokens: inTok * t, output_tokens: outTok * t, cache_creation_input_tokens: (ccTok ?? 0) * t, cache_read_input_tokens: (crTok ?? 0) * t } });
+    process.exit(1);
+  }
 }
 applyWrites(d);
 if (turns > maxTurns) {
@@ -97,5 +117,5 @@ emit({
   // With --json-schema, Claude Code returns the answer as structured_output.
   ...(flag('--json-schema') && d.JSON ? { structured_output: JSON.parse(d.JSON) } : {}),
   total_cost_usd: Number(process.env.FAKE_COST ?? '0'),
-  usage: { input_tokens: 10 * turns, output_tokens: 5 * turns },
+  usage: { input_tokens: inTok * sent, output_tokens: outTok * sent, cache_creation_input_tokens: (ccTok ?? 0) * sent, cache_read_input_tokens: (crTok ?? 0) * sent },
 });

@@ -61,7 +61,7 @@ describe('claude backend', () => {
     const r = await runVigil(project, ['sequence', 'limits']);
     expect(r.code).toBe(1);
     const run = lastRun(project);
-    expect(stepOf(run, 'long').reason).toBe('max_phases (2) reached before the agent finished');
+    expect(stepOf(run, 'long')).toMatchObject({ status: 'killed', killed_by: 'max_phases', reason: 'max_phases (2) reached before the agent finished' });
     expect(stepOf(run, 'mute').reason).toBe('the agent finished without the completion keyword "FINISHED"');
   });
 
@@ -98,7 +98,7 @@ describe('codex backend', () => {
     expect(stepOf(run, 'ok')).toMatchObject({ status: 'succeeded', phases: 2, backend: 'codex' });
     expect(stepOf(run, 'turns')).toMatchObject({ status: 'succeeded', phases: 2 });
     // A third command is past max_phases 2.
-    expect(stepOf(run, 'long')).toMatchObject({ status: 'failed', phases: 2, reason: 'max_phases (2) reached before the agent finished' });
+    expect(stepOf(run, 'long')).toMatchObject({ status: 'killed', killed_by: 'max_phases', phases: 2, reason: 'max_phases (2) reached before the agent finished' });
     // One transient error event (a retried stream) does not fail the step; a reply without commands is one phase.
     expect(stepOf(run, 'flaky')).toMatchObject({ status: 'succeeded', phases: 1 });
   });

@@ -23,14 +23,24 @@ export interface AgentContext {
   watchdog: Watchdog;
   write(text: string | Buffer): void;
   phase(n: number): void;
-  /** Reports usage (tokens, dollars) of a model call; budgets are enforced from it. */
+  /** Reports usage (tokens, dollars) of a model call or message as it is read; a budget it crosses kills the agent at once. */
   usage(u: UsageReport): void;
+  /** Why a budget stopped the step (its limit crossed by a report), or null. */
+  budgetStop(): string | null;
   spawn(request: SpawnRequest): Promise<SupervisedResult>;
 }
 
 export type AgentResult =
   | { ok: true; phases: number; exitCode: number | null }
-  | { ok: false; phases: number; exitCode: number | null; reason: string; killedBy?: 'timeout' | 'inactivity' | 'cancel' };
+  | {
+      ok: false;
+      phases: number;
+      exitCode: number | null;
+      reason: string;
+      killedBy?: 'timeout' | 'inactivity' | 'cancel' | 'budget' | 'max_phases';
+      /** The agent stopped itself at its own turn limit (claude's error_max_turns). */
+      limit?: 'error_max_turns';
+    };
 
 export type Backend = (ctx: AgentContext) => Promise<AgentResult>;
 

@@ -6,8 +6,9 @@
 // (MAX_THINKING_TOKENS). Claude Code refuses bypassPermissions as root unless
 // IS_SANDBOX=1: a `vm` step is a sandbox, so it gets IS_SANDBOX=1.
 import { spawnSync } from 'node:child_process';
-import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
 import { CLAUDE_LOGIN_HELP } from '../preflight/agent-auth.ts';
+import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
+import { type ClaudeUsage, ClaudeUsageCounter } from './claude-usage.ts';
 import { StreamLines } from './stream-lines.ts';
 
 const effortSupport = new Map<string, boolean>();
@@ -43,18 +44,7 @@ interface StreamEvent {
   usage?: ClaudeUsage;
   /** With --json-schema: the validated answer. */
   structured_output?: unknown;
-  message?: { id?: string; content?: Array<{ type?: string; text?: string; name?: string }>; usage?: ClaudeUsage };
-}
-
-interface ClaudeUsage {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_creation_input_tokens?: number;
-  cache_read_input_tokens?: number;
-}
-
-function tokensOf(u: ClaudeUsage): { input_tokens: number; output_tokens: number } {
-  return { input_tokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens), output_tokens: num(u.output_tokens) };
+  message?: { id?: string; model?: string; content?: Array<{ type?: string; text?: string; name?: string }>; usage?: ClaudeUsage };
 }
 
 export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
@@ -65,7 +55,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   let text = '';
   let overLimit = false;
   const controller = new AbortController();
-  const perMessage = new Map<string, ClaudeUsage>();
+  const counter = new ClaudeUsageCounter(ctx, spec.model ?? null);
   const turns = new Set<string>();
   const lines = new StreamLines((line) => {
     let event: StreamEvent;
@@ -76,8 +66,8 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
       return;
     }
     if (event.type === 'assistant') {
-      // One model call may come as several events of one message id; the last usage of each counts if no result event comes.
-      if (event.message?.usage) perMessage.set(event.message.id ?? `#${perMessage.size}`, event.message.usage);
+      // Counted as each message comes, so that a budget stops the agent within one message.
+      if (event.message?.usage) counter.message(event.message.id, event.message.model, event.message.usage);
       if (overLimit) return;
       // Claude Code writes each content block of one message (text, tool use) as an event of its own: a turn is a message id.
       const id = event.message?.id;
@@ -99,11 +89,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
       }
     } else if (event.type === 'result') {
       result = event;
-      ctx.usage({
-        ...tokensOf(event.usage ?? {}),
-        usd: typeof event.total_cost_usd === 'number' ? num(event.total_cost_usd) : null,
-        model: spec.model ?? null,
-      });
+      counter.result(event.usage, event.total_cost_usd);
       if (event.result) text += `${event.result}\n`;
       if (event.structured_output !== undefined) ctx.write(`${JSON.stringify(event.structured_output)}\n`);
     }
@@ -124,32 +110,33 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
     onStderr: (chunk) => stderr.push(chunk),
   });
   lines.end();
-  // Claude reports a run's usage only in its result event: a claude stopped before it is counted from its messages.
-  if (!result && perMessage.size > 0) {
-    const total = { input_tokens: 0, output_tokens: 0 };
-    for (const u of perMessage.values()) {
-      const t = tokensOf(u);
-      total.input_tokens += t.input_tokens;
-      total.output_tokens += t.output_tokens;
-    }
-    ctx.usage({ ...total, usd: null, model: spec.model ?? null });
-  }
+  // A claude stopped before its result event reported no cost: what its messages used is priced from vigil.yml.
+  if (!result) counter.unreconciled();
   const done = Math.min(phases, ctx.task.maxPhases);
-  if (overLimit) return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
+  if (overLimit)
+    return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished`, killedBy: 'max_phases' };
   const final = result as StreamEvent | null;
   const failure = processFailure(r, 'claude', phases, whyClaudeExited(stderr, spec.permissionMode, ctx.task.vm !== null));
   // A killed or unstartable agent is reported as such; otherwise the result event says most.
-  if (failure && (r.killedBy || r.spawnError || !final)) return failure;
+  // Once claude has given its result it has finished: a kill on its way out (the budget its result crossed) changes nothing.
+  const finishedFirst = final !== null && (r.killedBy === 'cancel' || r.killedBy === 'budget');
+  if (failure && !finishedFirst && (r.killedBy || r.spawnError || !final)) return failure;
   if (!final) return { ok: false, phases, exitCode: r.exitCode, reason: 'claude ended without a result event' };
   if (final.subtype === 'error_max_turns')
-    return { ok: false, phases, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
+    return {
+      ok: false,
+      phases,
+      exitCode: r.exitCode,
+      reason: `error_max_turns: claude stopped itself at its own turn limit after ${num(final.num_turns) || phases} turns`,
+      limit: 'error_max_turns',
+    };
   if (final.is_error || final.subtype !== 'success') {
     const said = (final.result ?? '').trim();
     if (notLoggedIn(said)) return { ok: false, phases, exitCode: r.exitCode, reason: `claude is not logged in ("${said}"): ${CLAUDE_LOGIN_HELP}` };
     const kind = final.subtype && final.subtype !== 'success' ? ` (${final.subtype})` : '';
     return { ok: false, phases, exitCode: r.exitCode, reason: `claude reported an error${kind}${said ? `: ${said}` : ''}` };
   }
-  if (failure) return failure;
+  if (failure && !finishedFirst) return failure;
   const keyword = ctx.task.completionKeyword;
   if (keyword && !text.includes(keyword))
     return { ok: false, phases, exitCode: r.exitCode, reason: `the agent finished without the completion keyword "${keyword}"` };

@@ -7,8 +7,9 @@
 // workspace-write`. An `error` event is often transient (a stream retry): it
 // fails nothing by itself; turn.failed or a non-zero exit does, and the
 // reason is codex's own error, not a warning it printed on the way.
-import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
+
 import { CODEX_LOGIN_HELP } from '../preflight/agent-auth.ts';
+import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
 import { StreamLines } from './stream-lines.ts';
 
 const ACTIONS = new Set(['command_execution', 'file_change', 'mcp_tool_call', 'collab_tool_call', 'web_search']);
@@ -108,7 +109,8 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
   });
   lines.end();
   const done = Math.min(phases, ctx.task.maxPhases);
-  if (overLimit) return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished` };
+  if (overLimit)
+    return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished`, killedBy: 'max_phases' };
   const failure = processFailure(r, 'codex', done, withLoginHelp(failed ?? (lastError || codexStderrReason(stderr))));
   if (failure) return failure;
   if (failed) return { ok: false, phases: done, exitCode: r.exitCode, reason: withLoginHelp(failed) };

@@ -66,6 +66,8 @@ export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
     if (failure) return failure;
     last = r.exitCode;
     if (!keyword || out.includes(keyword)) return { ok: true, phases: phase, exitCode: last };
+    const stop = ctx.budgetStop();
+    if (stop) return { ok: false, phases: phase, exitCode: last, reason: stop, killedBy: 'budget' };
   }
   return {
     ok: false,

@@ -85,6 +85,9 @@ export async function runHttpChat(ctx: AgentContext): Promise<AgentResult> {
     }
     ctx.write(`${reply}\n`);
     if (!keyword || reply.includes(keyword)) return { ok: true, phases: phase, exitCode: null };
+    // A reply is the grain of usage here: the one that crossed a budget is the last.
+    const stop = ctx.budgetStop();
+    if (stop) return { ok: false, phases: phase, exitCode: null, reason: stop, killedBy: 'budget' };
     messages.push({ role: 'assistant', content: reply }, { role: 'user', content: `Continue.${keywordHint(keyword)}` });
   }
   return {

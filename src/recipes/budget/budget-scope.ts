@@ -1,10 +1,15 @@
 // Usage and budgets (recipes-and-sdk.md §2). Every run and every step has a
-// scope; usage a backend reports is added to the step's scope and to every
-// enclosing run's, so a recipe's budget covers its children. The first
-// limit reached in a scope calls its `onReached` once (the run tree kills
-// the agents under it); `minutes` is wall-clock time from the scope's start.
+// scope, its counters in shared memory (usage-meter.ts): a step's reader
+// adds each message's usage to its step's counters and every enclosing
+// run's as it reads it, and kills its agent when a limit is crossed. The
+// main thread reads the counters back (sync) to record them, and the first
+// limit reached in a scope calls its `onReached` once (the run tree stops
+// what runs under it); `minutes` is wall-clock time from the scope's start.
 import type { UsageReport } from '../pool/step-task.ts';
 import type { Budget } from '../types.ts';
+import { addToMeter, type BudgetReached, type MeterRef, meterReached, meterReport, newMeter, type PriceTable, readMeter, toNano } from './usage-meter.ts';
+
+export { type BudgetReached, describeReached, type PriceTable, priceOf, unpricedWhy } from './usage-meter.ts';
 
 export interface Usage {
   input_tokens: number;
@@ -15,39 +20,12 @@ export interface Usage {
   usd_unknown?: true;
 }
 
-export interface PriceTable {
-  [model: string]: { input_per_mtok: number; output_per_mtok: number };
-}
-
-export interface BudgetReached {
-  /** Which limit: usd, tokens or minutes. */
-  limit: keyof Budget;
-  /** The limit and the usage that reached it. */
-  allowed: number;
-  used: number;
-  /** The scope whose limit it was: `run <id>` or `step <label> of run <id>`. */
-  scope: string;
-  /** Set when a usd limit was stopped because usage could not be priced: why. */
-  uncounted?: string;
-}
-
 export const zeroUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, usd: 0 });
 
-function round(n: number): number {
-  return Math.round(n * 1e6) / 1e6;
-}
-
-/** Dollars of a report: its own figure when the backend gave one, else priced from vigil.yml `prices`; null when neither knows. */
-export function priceOf(report: UsageReport, prices: PriceTable | undefined): number | null {
-  if (report.usd !== null) return report.usd;
-  const price = report.model ? prices?.[report.model] : undefined;
-  if (!price) return null;
-  return (report.input_tokens * price.input_per_mtok + report.output_tokens * price.output_per_mtok) / 1_000_000;
-}
-
 export class BudgetScope {
-  readonly usage: Usage = zeroUsage();
+  usage: Usage = zeroUsage();
   reached: BudgetReached | null = null;
+  readonly meter: MeterRef;
   private readonly started = Date.now();
   private timer: NodeJS.Timeout | null = null;
 
@@ -58,26 +36,41 @@ export class BudgetScope {
     private readonly onReached: (reached: BudgetReached) => void,
     private readonly onUsage?: (usage: Usage) => void,
   ) {
+    this.meter = newMeter(name, limits);
     if (limits?.minutes !== undefined) {
       this.timer = setTimeout(() => this.check(), limits.minutes * 60_000);
       this.timer.unref();
     }
   }
 
+  /** The counters of this scope and of every scope around it, innermost first: what a step's reader adds to. */
+  meters(): MeterRef[] {
+    const refs: MeterRef[] = [];
+    for (let s: BudgetScope | null = this; s; s = s.parent) refs.push(s.meter);
+    return refs;
+  }
+
+  /** Counts usage reported on the main thread (the canary's) here and in every enclosing scope. */
+  add(report: UsageReport, prices: PriceTable | undefined, unpriced?: string): void {
+    meterReport(this.meters(), report, prices);
+    this.sync(unpriced);
+  }
+
   /**
-   * Adds usage here and in every enclosing scope, checking each one's limits. Usage without a price
-   * (`unpriced` says why) makes `usd` unknown, and stops a scope with a usd limit: it can no longer be kept.
+   * Starts from usage an earlier run recorded (--resume). This scope only: each enclosing run carries
+   * what its own earlier run recorded, which holds this one's.
    */
-  add(delta: Usage, unpriced?: string): void {
+  carry(earlier: Usage): void {
+    addToMeter(this.meter, { input_tokens: earlier.input_tokens, output_tokens: earlier.output_tokens, nanoUsd: toNano(earlier.usd), unknown: earlier.usd_unknown === true });
+    this.sync();
+  }
+
+  /** Reads back what the readers counted, here and in every enclosing scope, and acts on a limit reached; `unpriced` says why usd is unknown. */
+  sync(unpriced?: string): void {
     for (let s: BudgetScope | null = this; s; s = s.parent) {
-      s.usage.input_tokens += delta.input_tokens;
-      s.usage.output_tokens += delta.output_tokens;
-      s.usage.usd = round(s.usage.usd + delta.usd);
-      if (unpriced) s.usage.usd_unknown = true;
+      s.usage = readMeter(s.meter);
       s.onUsage?.(s.usage);
-      if (unpriced && s.limits?.usd !== undefined && !s.reached)
-        s.reach({ limit: 'usd', allowed: s.limits.usd, used: s.usage.usd, scope: s.name, uncounted: unpriced });
-      else s.check();
+      s.check(unpriced);
     }
   }
 
@@ -87,16 +80,16 @@ export class BudgetScope {
     return null;
   }
 
-  private check(): void {
+  private check(unpriced?: string): void {
     if (this.reached || !this.limits) return;
-    const { usd, tokens, minutes } = this.limits;
-    const totalTokens = this.usage.input_tokens + this.usage.output_tokens;
+    const counted = meterReached(this.meter);
+    if (counted) {
+      this.reach(counted.uncounted && unpriced ? { ...counted, uncounted: unpriced } : counted);
+      return;
+    }
+    const minutes = this.limits.minutes;
     const elapsed = (Date.now() - this.started) / 60_000;
-    let hit: BudgetReached | null = null;
-    if (usd !== undefined && this.usage.usd >= usd) hit = { limit: 'usd', allowed: usd, used: this.usage.usd, scope: this.name };
-    else if (tokens !== undefined && totalTokens >= tokens) hit = { limit: 'tokens', allowed: tokens, used: totalTokens, scope: this.name };
-    else if (minutes !== undefined && elapsed >= minutes) hit = { limit: 'minutes', allowed: minutes, used: round(elapsed), scope: this.name };
-    if (hit) this.reach(hit);
+    if (minutes !== undefined && elapsed >= minutes) this.reach({ limit: 'minutes', allowed: minutes, used: Math.round(elapsed * 1e6) / 1e6, scope: this.name });
   }
 
   private reach(hit: BudgetReached): void {
@@ -109,17 +102,4 @@ export class BudgetScope {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
-}
-
-export function describeReached(r: BudgetReached): string {
-  if (r.uncounted) return `budget cannot be kept: ${r.scope} has a usd limit of $${r.allowed}, but ${r.uncounted}`;
-  const unit = r.limit === 'usd' ? ['$', ''] : r.limit === 'tokens' ? ['', ' tokens'] : ['', ' minutes'];
-  return `budget reached: ${r.scope} used ${unit[0]}${r.used}${unit[1]} of ${unit[0]}${r.allowed}${unit[1]} (${r.limit})`;
-}
-
-/** Why usage of `model` has no price. */
-export function unpricedWhy(model: string | null | undefined): string {
-  return model
-    ? `the backend reports no cost and vigil.yml has no prices entry for model "${model}" (prices: {${model}: {input_per_mtok, output_per_mtok}})`
-    : 'the backend reports no cost and names no model to price from vigil.yml prices (set the step\'s "model")';
 }

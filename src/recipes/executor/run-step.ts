@@ -2,7 +2,7 @@
 // the pool (again when a reviewer asks for a retry), the review gate, the
 // merge back, and the record of each change. The executor calls it once per
 // step; what it returns decides the fate of the steps that wait for it.
-import { existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { GateKeeper } from '../gates/gate.ts';
@@ -16,6 +16,7 @@ import type { StepRecord } from '../records/run-record.ts';
 import { type RecipeStep, STEP_DEFAULTS } from '../types.ts';
 import { conditionHolds } from './conditions.ts';
 import type { FinalStatus } from './step-executor.ts';
+import { lastAttempt } from './step-outputs.ts';
 import { conditionContext, pause, type StepInput, stepInput } from './step-start.ts';
 import { readStructuredOutput } from './structured-output.ts';
 
@@ -45,9 +46,12 @@ export interface StepHooks {
 /** A step's budget while it runs: its own cancellation, the usage it reports, and whether a limit stopped it. */
 export interface StepBudget {
   signal: AbortSignal;
+  /** The shared counters its reader adds to (the step's, then each run's around it). */
+  meters(): Array<{ buffer: SharedArrayBuffer; scope: string }>;
+  /** A report the reader counted: recorded, and the counters read back. */
   usage(report: UsageReport): void;
-  /** Why a budget stopped the step, or null. */
-  reached(): string | null;
+  /** The limit reached in the step's scope or above it, or null: `budget` (tokens, usd) or `minutes`. */
+  reached(): { killedBy: 'budget' | 'minutes'; reason: string } | null;
   /** Ends the step's scope; returns its usage for the record. */
   end(): { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
 }
@@ -80,21 +84,21 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
       for (;;) {
         let outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget, input);
         if (outcome.status === 'succeeded' && step.output_schema) {
-          const structured = readStructuredOutput(readOutput(join(ctx.runDir, outputRel)), step.output_schema);
+          const structured = readStructuredOutput(readOutput(join(ctx.runDir, outputRel), ctx.step(label).attempt_offset), step.output_schema);
           if ('error' in structured) outcome = { status: 'failed', phases: outcome.phases, exitCode: outcome.exitCode, reason: structured.error };
           else setStep(label, { json: structured.json });
         }
-        const overBudget = budget?.reached();
-        // A limit reached is the step's end even if the agent finished before it was killed.
+        // A limit that stopped the agent is its end; an agent that finished before (its last message tipped the budget) stands, and the run stops after it.
+        const overBudget = outcome.status === 'succeeded' ? null : (budget?.reached() ?? (outcome.status === 'killed' && outcome.killedBy === 'budget' ? { killedBy: 'budget' as const, reason: outcome.reason } : null));
         if (overBudget) {
-          final = { status: 'killed', killed_by: 'budget', phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: overBudget };
+          final = { status: 'killed', killed_by: overBudget.killedBy, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: overBudget.reason };
           break;
         }
         if ((outcome.status === 'failed' || outcome.status === 'killed') && attempt < attempts && !signal.aborted) {
           const wait = (step.retry?.backoff_s ?? 0) * 2 ** (attempt - 1);
           const why = `attempt ${attempt} of ${attempts} ${outcome.status}: ${outcome.reason ?? 'no reason given'}`;
           ctx.say(`step "${label}": ${why}; retrying${wait > 0 ? ` in ${wait}s` : ''}`);
-          setStep(label, { attempts: attempt + 1, phase: 0, reason: why });
+          setStep(label, { attempts: attempt + 1, phase: 0, reason: why, attempt_offset: markAttempt(join(ctx.runDir, outputRel), attempt + 1, attempts) });
           if (!(await pause(wait * 1000, signal))) {
             final = { status: 'cancelled', reason: `cancelled while waiting to retry (${why})` };
             break;
@@ -103,7 +107,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
           continue;
         }
         if (outcome.status !== 'succeeded') {
-          const killed = outcome.status === 'killed' ? { killed_by: `watchdog:${outcome.killedBy}` as const } : {};
+          const killed = outcome.status === 'killed' ? { killed_by: killedBy(outcome.killedBy) } : outcome.status === 'failed' && outcome.limit ? { killed_by: outcome.limit } : {};
           final = { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed };
           break;
         }
@@ -159,7 +163,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
     }
     if (ctx.hooks) {
       const record = ctx.step(label);
-      const output = record.output ?? (record.output_file ? readOutput(join(ctx.runDir, record.output_file)) : '');
+      const output = record.output !== undefined ? lastAttempt(record.output, record.attempt_offset) : record.output_file ? readOutput(join(ctx.runDir, record.output_file), record.attempt_offset) : '';
       const captured = await ctx.hooks.after(label, final.status === 'succeeded', output).catch((e: Error) => {
         ctx.say(`cir: could not capture the signals of "${label}": ${e.message}`);
         return 0;
@@ -170,9 +174,21 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
   };
 }
 
-function readOutput(path: string): string {
+function killedBy(k: 'timeout' | 'inactivity' | 'budget' | 'max_phases'): NonNullable<StepRecord['killed_by']> {
+  return k === 'budget' || k === 'max_phases' ? k : `watchdog:${k}`;
+}
+
+/** Starts a retry's part of the step's log with a line of its own; returns where its output starts (every attempt stays in the log). */
+function markAttempt(path: string, attempt: number, attempts: number): number {
+  mkdirSync(dirname(path), { recursive: true });
+  appendFileSync(path, `\n--- attempt ${attempt} of ${attempts} ---\n`);
+  return statSync(path).size;
+}
+
+/** A step's log, from `from` (a byte offset: where the last attempt starts) on. */
+function readOutput(path: string, from = 0): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readFileSync(path).subarray(from).toString('utf8');
   } catch {
     return '';
   }
@@ -206,6 +222,8 @@ function runOnPool(
       ...(step.build_command ? { buildCommand: step.build_command } : {}),
       vm: prepared.vm && prep.vmSpec ? { bwrap: prep.vmSpec.bwrap, writable: [ws.root, ...agentStatePaths()] } : null,
       outputFile: join(ctx.runDir, 'steps', `${label}.log`),
+      ...(budget ? { meters: budget.meters() } : {}),
+      ...(prep.config.prices ? { prices: prep.config.prices } : {}),
     },
     (m) => {
       if (m.type === 'phase' && ctx.step(label).status === 'running') ctx.setStep(label, { phase: m.phase });

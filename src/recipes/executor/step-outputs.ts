@@ -14,7 +14,13 @@ export interface StepView {
   json: unknown;
 }
 
-export function readTail(path: string, limit = OUTPUT_LIMIT): string {
+/** The part of a step's output its last attempt wrote (`offset`: where in bytes it starts; every attempt stays in the log). */
+export function lastAttempt(output: string, offset: number | undefined): string {
+  return offset ? Buffer.from(output).subarray(offset).toString('utf8') : output;
+}
+
+/** The last `limit` bytes of a file, from `from` on at most. */
+export function readTail(path: string, limit = OUTPUT_LIMIT, from = 0): string {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -23,7 +29,7 @@ export function readTail(path: string, limit = OUTPUT_LIMIT): string {
   }
   try {
     const size = fstatSync(fd).size;
-    const length = Math.min(size, limit);
+    const length = Math.max(0, Math.min(size - from, limit));
     const buf = Buffer.alloc(length);
     readSync(fd, buf, 0, length, size - length);
     return buf.toString('utf8');
@@ -33,6 +39,6 @@ export function readTail(path: string, limit = OUTPUT_LIMIT): string {
 }
 
 export function stepView(runDir: string, record: StepRecord): StepView {
-  const output = record.output_file ? readTail(join(runDir, record.output_file)) : (record.output ?? '').slice(-OUTPUT_LIMIT);
+  const output = record.output_file ? readTail(join(runDir, record.output_file), OUTPUT_LIMIT, record.attempt_offset) : lastAttempt(record.output ?? '', record.attempt_offset).slice(-OUTPUT_LIMIT);
   return { status: record.status, output: output.trimEnd(), json: record.json ?? null };
 }

@@ -34,6 +34,13 @@ export interface StepTask {
   vm: VmSpec | null;
   /** Where the step's output is appended while it runs (kept when it is killed). */
   outputFile: string;
+  /**
+   * The budget counters of the step and of every run around it, innermost first (budget/usage-meter.ts):
+   * the reader adds each message's usage to them and kills the agent when one crosses its limit.
+   */
+  meters?: Array<{ buffer: SharedArrayBuffer; scope: string }>;
+  /** vigil.yml `prices`, to price usage the backend reports no cost for. */
+  prices?: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
   port: MessagePort;
 }
 
@@ -50,14 +57,18 @@ export interface UsageReport {
   output_tokens: number;
   usd: number | null;
   model: string | null;
+  /** The backend reports the cost itself at the end (claude's total_cost_usd): unpriced until then, it counts $0, not unknown. */
+  usd_later?: true;
+  /** The agent's own final account (claude's result event): counted, but the agent has finished, so a budget it crosses kills nothing. */
+  final?: true;
 }
 
 export type MainMessage = { type: 'cancel' };
 
 export type StepOutcome = (
   | { status: 'succeeded'; phases: number; exitCode: number | null }
-  | { status: 'failed'; phases: number; exitCode: number | null; reason: string }
-  | { status: 'killed'; killedBy: Exclude<KillReason, 'cancel'>; phases: number; exitCode: number | null; reason: string }
+  | { status: 'failed'; phases: number; exitCode: number | null; reason: string; /** The agent stopped itself at its own turn limit. */ limit?: 'error_max_turns' }
+  | { status: 'killed'; killedBy: Exclude<KillReason, 'cancel'> | 'max_phases'; phases: number; exitCode: number | null; reason: string }
   | { status: 'cancelled'; phases: number; exitCode: number | null; reason: string }
 ) & {
   /**

@@ -8,6 +8,7 @@ import { runClaude } from '../backends/claude.ts';
 import { runCodex } from '../backends/codex.ts';
 import { runCustom } from '../backends/custom.ts';
 import { runHttpChat } from '../backends/http-chat.ts';
+import { describeReached, meterReport } from '../budget/usage-meter.ts';
 import { sandboxCommand } from '../isolation/vm.ts';
 import { createWatchdog, runSupervised } from '../process/process-group.ts';
 import type { MainMessage, StepOutcome, StepTask, UsageReport, WorkerMessage } from './step-task.ts';
@@ -27,6 +28,9 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
   });
   const fd = openSync(task.outputFile, 'a');
   const reports: UsageReport[] = [];
+  // A budget crossed by a report kills the agent's group at once, from this thread.
+  const budget = new AbortController();
+  let budgetStop: string | null = null;
   const watchdog = createWatchdog(task.timeoutMs, task.inactivityMs, cancel.signal);
   // A thread runs many steps: once this step's file is closed its descriptor
   // may already belong to another step's file, so late output is dropped.
@@ -53,6 +57,7 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
         },
         onSpawn: (pid) => post({ type: 'spawned', pid }),
         onExit: (pid) => post({ type: 'exited', pid }),
+        budget: budget.signal,
       },
       { ...watchdog, signal },
     );
@@ -64,12 +69,19 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
     phase: (phase) => post({ type: 'phase', phase }),
     usage: (usage) => {
       reports.push(usage);
+      const reached = task.meters ? meterReport(task.meters, usage, task.prices) : null;
       post({ type: 'usage', usage });
+      if (reached && !budgetStop && !usage.final) {
+        budgetStop = describeReached(reached);
+        budget.abort();
+      }
     },
+    budgetStop: () => budgetStop,
     spawn,
   };
   try {
     let result: AgentResult = await backends[task.backend.kind](ctx);
+    if (!result.ok && budgetStop && result.killedBy !== 'timeout' && result.killedBy !== 'inactivity') result = { ...result, killedBy: 'budget', reason: budgetStop };
     if (result.ok && task.buildCommand && task.kind === 'step') {
       post({ type: 'building' });
       write(`\n$ ${task.buildCommand}\n`);
@@ -96,6 +108,8 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
 function toOutcome(r: AgentResult, task: StepTask): StepOutcome {
   if (r.ok) return { status: 'succeeded', phases: r.phases, exitCode: r.exitCode };
   if (r.killedBy === 'cancel') return { status: 'cancelled', phases: r.phases, exitCode: r.exitCode, reason: 'cancelled' };
+  if (r.killedBy === 'budget' || r.killedBy === 'max_phases') return { status: 'killed', killedBy: r.killedBy, phases: r.phases, exitCode: r.exitCode, reason: r.reason };
+  if (r.limit) return { status: 'failed', phases: r.phases, exitCode: r.exitCode, reason: r.reason, limit: r.limit };
   if (r.killedBy === 'timeout')
     return { status: 'killed', killedBy: 'timeout', phases: r.phases, exitCode: r.exitCode, reason: `watchdog: no completion within timeout (${task.timeoutMs / 1000} s)` };
   if (r.killedBy === 'inactivity')

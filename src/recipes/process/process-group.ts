@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { runMarkerPrefix, signalTree, supervisorVar, terminateTree, ticksSinceBoot } from './process-tree.ts';
 
-export type KillReason = 'timeout' | 'inactivity' | 'cancel';
+export type KillReason = 'timeout' | 'inactivity' | 'cancel' | 'budget';
 
 export interface Watchdog {
   /** Absolute time (ms since epoch) when the step's wall-clock budget ends. */
@@ -33,6 +33,8 @@ export interface SupervisedRun {
   onSpawn?(pid: number): void;
   onExit?(pid: number): void;
   graceMs?: number;
+  /** Aborted when a budget is crossed: the group is killed at once (no grace), as `budget`. */
+  budget?: AbortSignal;
 }
 
 export interface SupervisedResult {
@@ -89,14 +91,16 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
       settled = true;
       clearInterval(timer);
       watchdog.signal.removeEventListener('abort', onAbort);
+      run.budget?.removeEventListener('abort', onBudget);
       resolvePromise(result);
     };
     const kill = (reason: KillReason): void => {
       if (killedBy || pid === undefined) return;
       killedBy = reason;
-      void terminateTree(pid, marker, run.graceMs ?? 1000, bornAfter);
+      void terminateTree(pid, marker, reason === 'budget' ? 0 : (run.graceMs ?? 1000), bornAfter);
     };
     const onAbort = (): void => kill('cancel');
+    const onBudget = (): void => kill('budget');
     const timer = setInterval(() => {
       const now = Date.now();
       if (now >= watchdog.deadline) kill('timeout');
@@ -107,8 +111,10 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
     });
     if (pid === undefined) return;
     run.onSpawn?.(pid);
-    if (watchdog.signal.aborted) kill('cancel');
+    if (run.budget?.aborted) kill('budget');
+    else if (watchdog.signal.aborted) kill('cancel');
     watchdog.signal.addEventListener('abort', onAbort);
+    run.budget?.addEventListener('abort', onBudget);
     child.stdout.on('data', (chunk: Buffer) => {
       watchdog.touch();
       run.onOutput(chunk, 'stdout');

@@ -3,8 +3,9 @@
 // within a moment for the rest), events.jsonl (one line per change, appended
 // at once) and each step's output. This is what `vigil runs`, `vigil gate` and
 // `--from` read.
-import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+
 import { randomBytes } from 'node:crypto';
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Listeners } from '../../events/listeners.ts';
 import { threadId } from 'node:worker_threads';
@@ -45,7 +46,9 @@ export interface UsageRecord {
   usd: number;
   /** Set when some usage could not be priced: `usd` undercounts. */
   usd_unknown?: true;
-  /** Usage per step label (of this run only; children have their own records). */
+  /** What the run it resumes had spent (--resume): counted in the totals above and in the budget. */
+  carried?: { run: string; input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
+  /** Usage per step label (of this run only; children have their own records); `canary` is the canary's. */
   by_step: Record<string, { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true }>;
 }
 
@@ -73,7 +76,10 @@ export interface StepRecord {
   output_bytes: number;
   prompt_files: string[];
   reason?: string;
-  killed_by?: 'watchdog:timeout' | 'watchdog:inactivity' | 'budget';
+  /** The limit that stopped the step: a budget's tokens or usd, its minutes, vigil's max_phases, a watchdog, or the agent's own turn limit (a failed step). */
+  killed_by?: 'watchdog:timeout' | 'watchdog:inactivity' | 'budget' | 'minutes' | 'max_phases' | 'error_max_turns';
+  /** Where the last attempt's output starts in the step's log (a retried step keeps every attempt's). */
+  attempt_offset?: number;
   usage?: { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
   gate?: GateRecord;
   merge?: { branch: string; result: 'merged' | 'nothing-to-merge' | 'conflict'; detail?: string };

@@ -7,6 +7,7 @@ import { emitEvent } from '../../events/channel.ts';
 import { runActor } from '../../protocol/client-actor.ts';
 import { type BudgetReached, BudgetScope, describeReached, priceOf, type Usage, unpricedWhy } from '../budget/budget-scope.ts';
 import type { StepBudgets } from '../executor/run-step.ts';
+import type { UsageReport } from '../pool/step-task.ts';
 import type { RunRecorder, UsageRecord } from '../records/run-record.ts';
 import type { TreeRuntime } from './runtime.ts';
 
@@ -29,11 +30,14 @@ function limitReached(rt: TreeRuntime, recorder: RunRecorder, step: string | nul
   rt.publisher?.publish(USAGE_TYPE, `${recorder.run.id}${step ? `/${step}` : ''}`, data, runActor(recorder.run.id, step ?? undefined));
 }
 
-/** The run's scope: reaching its limit aborts `controller` (the run and its children). */
-export function runBudget(rt: TreeRuntime, recorder: RunRecorder, parent: BudgetScope | null, controller: AbortController): BudgetScope {
-  const record: UsageRecord = { input_tokens: 0, output_tokens: 0, usd: 0, by_step: {} };
+/**
+ * The run's scope: reaching its limit aborts `controller` (the run and its children). A resumed run
+ * (`carried`: what the run it resumes recorded) starts from that usage.
+ */
+export function runBudget(rt: TreeRuntime, recorder: RunRecorder, parent: BudgetScope | null, controller: AbortController, carried?: UsageRecord): BudgetScope {
+  const record: UsageRecord = { input_tokens: 0, output_tokens: 0, usd: 0, by_step: {}, ...(carried ? { carried: carriedFrom(carried, recorder.run.resumed_from) } : {}) };
   recorder.run.usage = record;
-  return new BudgetScope(
+  const scope = new BudgetScope(
     `run ${recorder.run.id} ("${recorder.run.recipe}")`,
     recorder.run.budget,
     parent,
@@ -41,8 +45,32 @@ export function runBudget(rt: TreeRuntime, recorder: RunRecorder, parent: Budget
       limitReached(rt, recorder, null, reached);
       controller.abort();
     },
-    (usage: Usage) => recorder.updateRun({ usage: { ...record, ...usage, by_step: record.by_step } }, true),
+    // At once: a runner killed with -9 leaves what it spent on disk, for --resume to count.
+    (usage: Usage) => recorder.updateRun({ usage: { ...record, ...usage, by_step: record.by_step } }),
   );
+  if (carried) scope.carry(carried);
+  return scope;
+}
+
+function carriedFrom(u: UsageRecord, run: string | null): NonNullable<UsageRecord['carried']> {
+  return { run: run ?? '', input_tokens: u.input_tokens, output_tokens: u.output_tokens, usd: u.usd, ...(u.usd_unknown ? { usd_unknown: true as const } : {}) };
+}
+
+/** Adds a report of usage to a step's line of the run's record (`label` may be "canary"); returns why its usd is unknown, if it is. */
+export function recordStepUsage(rt: TreeRuntime, recorder: RunRecorder, label: string, report: UsageReport): string | undefined {
+  const usd = priceOf(report, rt.config.prices);
+  const unpriced = usd === null && !report.usd_later ? unpricedWhy(report.model) : undefined;
+  const byStep = recorder.run.usage?.by_step;
+  if (byStep) {
+    const prev = byStep[label] ?? { input_tokens: 0, output_tokens: 0, usd: 0 };
+    byStep[label] = {
+      input_tokens: prev.input_tokens + report.input_tokens,
+      output_tokens: prev.output_tokens + report.output_tokens,
+      usd: Math.round((prev.usd + (usd ?? 0)) * 1e6) / 1e6,
+      ...(prev.usd_unknown || unpriced ? { usd_unknown: true as const } : {}),
+    };
+  }
+  return unpriced;
 }
 
 export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: BudgetScope): StepBudgets {
@@ -56,29 +84,19 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
       });
       return {
         signal: AbortSignal.any([runSignal, own.signal]),
+        meters: () => scope.meters(),
+        // The step's reader (in its worker) has counted the report already: it is recorded and read back here.
         usage(report) {
-          const usd = priceOf(report, rt.config.prices);
-          const delta = { input_tokens: report.input_tokens, output_tokens: report.output_tokens, usd: usd ?? 0 };
-          const unpriced = usd === null ? unpricedWhy(report.model) : undefined;
+          const unpriced = recordStepUsage(rt, recorder, label, report);
           if (unpriced && !warned) {
             warned = true;
             rt.view.note(`step "${label}": usd is unknown: ${unpriced}`);
           }
-          const byStep = recorder.run.usage?.by_step;
-          if (byStep) {
-            const prev = byStep[label] ?? { input_tokens: 0, output_tokens: 0, usd: 0 };
-            byStep[label] = {
-              input_tokens: prev.input_tokens + delta.input_tokens,
-              output_tokens: prev.output_tokens + delta.output_tokens,
-              usd: Math.round((prev.usd + delta.usd) * 1e6) / 1e6,
-              ...(prev.usd_unknown || unpriced ? { usd_unknown: true as const } : {}),
-            };
-          }
-          scope.add(delta, unpriced);
+          scope.sync(unpriced);
         },
         reached() {
           const r = scope.reachedHereOrAbove();
-          return r ? describeReached(r) : null;
+          return r ? { killedBy: r.limit === 'minutes' ? 'minutes' : 'budget', reason: describeReached(r) } : null;
         },
         end() {
           scope.dispose();

@@ -4,23 +4,24 @@
 // which the type's runner starts child runs and isolated copies.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { describeReached } from '../budget/budget-scope.ts';
 import { RecipeInputError } from '../errors.ts';
 import { createCopyIsolation } from '../isolation/copy-modes.ts';
 import { git } from '../isolation/git.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
 import { createWorktreeIsolation } from '../isolation/worktree.ts';
 import { declaredBy } from '../outside-vars.ts';
-import { resolveWorkspace } from '../prepare-run.ts';
 import { previousRun } from '../preflight/resume.ts';
+import { resolveWorkspace } from '../prepare-run.ts';
 import { newRunId, RunRecorder, type RunStatus, runsDir } from '../records/run-record.ts';
 import type { CompositeContext, CompositeOutcome, CompositeRunner } from '../types/composite.ts';
+import { parseVarFlags } from '../variables.ts';
 import { runBudget } from './budgets.ts';
-import { runPre } from './pre-commands.ts';
 import { announceRun, finishNode } from './finish.ts';
+import { runPre } from './pre-commands.ts';
+import { runAbort } from './run-abort.ts';
 import { runNode } from './run-node.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
-import { runAbort } from './run-abort.ts';
-import { parseVarFlags } from '../variables.ts';
 
 async function isGitRepo(dir: string): Promise<boolean> {
   return (await git(dir, ['rev-parse', '--verify', 'HEAD'])).code === 0;
@@ -64,7 +65,8 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
 
   const abort = runAbort(node.signal);
   const controller = abort.controller;
-  const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller);
+  // --resume: the budget is run-wide, so the run starts from what the run it resumes spent (its children's included).
+  const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller, previous?.usage);
   const self = { id: runId, recorder, budget };
 
   let isolation: Promise<Isolation> | null = null;
@@ -162,10 +164,12 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
     if (c.status === 'pending' || c.status === 'running') recorder.updateChild(c.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });
   let status: RunStatus = outcome.status;
   let reason = outcome.reason;
-  const over = budget.reachedHereOrAbove() ?? (recorder.run.children ?? []).some((c) => c.status === 'over_budget');
-  if (over && status !== 'succeeded') {
+  const reached = budget.reachedHereOrAbove();
+  const overChild = (recorder.run.children ?? []).find((c) => c.status === 'over_budget');
+  if ((reached || overChild) && status !== 'succeeded') {
     status = 'over_budget';
-    reason ??= 'a budget was reached';
+    // What stopped it, not what the type's runner saw of it ("cancelled").
+    reason = reached ? describeReached(reached) : `child ${overChild!.role} ("${overChild!.name}") over budget${overChild!.reason ? `: ${overChild!.reason}` : ''}`;
   } else if (controller.signal.aborted && status !== 'succeeded') status = 'cancelled';
   return finishNode(rt, recorder, status, reason, outcome.output);
 }

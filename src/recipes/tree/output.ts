@@ -42,11 +42,13 @@ export function lastStepOutput(run: RunJson, dir: string): string {
   const done = run.steps.filter((s) => s.status === 'succeeded' && s.ended).sort((a, b) => (a.ended! < b.ended! ? -1 : a.ended! > b.ended! ? 1 : 0));
   const last = done.at(-1);
   if (!last) return '';
+  // A retried step's output is its last attempt's (every attempt stays in its log).
+  const from = last.attempt_offset ?? 0;
   if (last.output_file) {
     const file = join(dir, last.output_file);
-    return existsSync(file) ? readFileSync(file, 'utf8') : '';
+    return existsSync(file) ? readFileSync(file).subarray(from).toString('utf8') : '';
   }
-  return last.output ?? '';
+  return Buffer.from(last.output ?? '').subarray(from).toString('utf8');
 }
 
 /** Writes output.txt; returns its absolute path. */

@@ -2,10 +2,12 @@
 // it, checks its backend with the canary (once per backend in the tree), and
 // runs its plan on the shared step pool. Used for the root run and for every
 // child of a composite run alike.
-import { runActor } from '../../protocol/client-actor.ts';
-import { runEventSink, stepEvents } from '../../run-events/run-events.ts';
+
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
+import { runActor } from '../../protocol/client-actor.ts';
+import { runEventSink, stepEvents } from '../../run-events/run-events.ts';
+import { describeReached } from '../budget/budget-scope.ts';
 import { canaryTargets, runCanary } from '../canary.ts';
 import { agentStatePaths, childEnv, createStepRunner } from '../executor/run-step.ts';
 import { executePlan } from '../executor/step-executor.ts';
@@ -16,13 +18,13 @@ import { type PreparedRun, prepareRun } from '../prepare-run.ts';
 import { STEP_TYPE } from '../publish/server-publisher.ts';
 import { RunRecorder, type RunStatus, type StepRecord } from '../records/run-record.ts';
 import { runIsLive } from '../records/runs-list.ts';
-import { STEP_DEFAULTS } from '../types.ts';
 import { cirStepHooks } from '../types/substrate/cir-steps.ts';
-import { runBudget, stepBudgets } from './budgets.ts';
+import { STEP_DEFAULTS } from '../types.ts';
+import { recordStepUsage, runBudget, stepBudgets } from './budgets.ts';
 import { announceRun, finishNode } from './finish.ts';
 import { lastStepOutput, stepLogTail } from './output.ts';
-import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 import { runAbort } from './run-abort.ts';
+import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 
 async function createIsolation(prep: PreparedRun): Promise<Isolation> {
   const mode = prep.found.recipe.transfer_mode ?? 'none';
@@ -107,7 +109,8 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
 
   const abort = runAbort(node.signal);
   const controller = abort.controller;
-  const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller);
+  // --resume: the budget is run-wide, so the run starts from what the run it resumes spent.
+  const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller, node.resume ? prep.resume?.previous.usage : undefined);
   const signal = controller.signal;
 
   // Ledger entries and plugin hooks (src/run-events/run-events.ts).
@@ -165,6 +168,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
               vm: target.vm,
             },
             signal,
+            (report) => budget.add(report, rt.config.prices, recordStepUsage(rt, recorder, 'canary', report)),
           );
           rt.canaries.set(key, check);
         }
@@ -207,8 +211,10 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
       rt.view.note(`cir: pattern detection found ${patterns.length} pattern(s) of strength ≥ ${recipe.cir?.pattern_min_strength ?? 0.5}`);
       recorder.event({ type: 'cir.patterns', patterns: patterns.map((p) => ({ id: p.id, type: p.type, body: p.body, strength: p.strength })) });
     }
-    const anyBudgetKill = recorder.run.steps.some((s) => s.killed_by === 'budget');
-    if (anyBudgetKill) return finish('over_budget', recorder.run.steps.find((s) => s.killed_by === 'budget')?.reason);
+    const budgetKill = recorder.run.steps.find((s) => s.killed_by === 'budget' || s.killed_by === 'minutes');
+    if (budgetKill) return finish('over_budget', budgetKill.reason);
+    const over = budget.reachedHereOrAbove();
+    if (over && !result.ok) return finish('over_budget', describeReached(over));
     if (result.cancelled) return finish('cancelled', 'cancelled by a signal');
     return finish(result.ok ? 'succeeded' : 'failed');
   } catch (error) {

@@ -1,0 +1,173 @@
+// Budgets that stop an agent within one message (issue 44.1 and 44.2), with a
+// stand-in Claude Code that prints what claude 2.1 prints in stream-json and
+// logs every start, message and exit with times. The invariants are read
+// from that log, never from Vigil's own records: the overshoot of a budget is
+// at most the message that crossed it, and a resumed run never spends more
+// than its cap in total (plus that one message).
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { childRuns, rootRun } from './composite-helpers.ts';
+import { makeProject, type Project, runVigil } from './helpers.ts';
+
+vi.setConfig({ testTimeout: 180_000 });
+
+let project: Project;
+afterEach(() => {
+  if (project) {
+    rmSync(msgLogOf(project), { force: true });
+    rmSync(`${project.root}.fail`, { force: true });
+    project.cleanup();
+  }
+});
+
+const msgLogOf = (p: Project): string => `${p.root}.messages.jsonl`;
+
+interface MsgEntry {
+  event: 'start' | 'message' | 'exit';
+  pid: number;
+  step: string | null;
+  canary: boolean;
+  tokens?: number;
+  time: number;
+}
+
+function messages(p: Project): MsgEntry[] {
+  const file = msgLogOf(p);
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as MsgEntry)
+    .filter((e) => e.event === 'message');
+}
+
+const tokensIn = (entries: MsgEntry[]): number => entries.reduce((n, e) => n + (e.tokens ?? 0), 0);
+
+// 100 input, 100 output and 900 cache-read tokens: 1,100 tokens a message, as claude 2.1 reports a turn.
+const PER_MESSAGE = 1100;
+// Twenty turns of about 400 ms each: a model's turn takes seconds, the stand-in's a moment.
+const TWENTY_TURNS = 'TURNS=20 SLEEP_MS=8000';
+
+function env(p: Project, extra: Record<string, string> = {}): Record<string, string> {
+  return { FAKE_MSG_LOG: msgLogOf(p), FAKE_MSG_TOKENS: '100,100,0,900', ...extra };
+}
+
+describe('a budget stops claude within one message', () => {
+  it('a tokens budget: the stand-in printed at most the message that crossed 5,000 tokens; the step is killed_by budget', async () => {
+    project = makeProject();
+    project.recipe({ name: 'long', canary: false, budget: { tokens: 5000 }, steps: [{ label: 'work', args: [TWENTY_TURNS], backend: 'claude' }] });
+    const r = await runVigil(project, ['sequence', 'long'], env(project));
+    expect(r.code).toBe(1);
+    const printed = messages(project);
+    // 5 messages reach 5,500 ≥ 5,000: a sixth is past the one that crossed.
+    expect(tokensIn(printed)).toBeGreaterThanOrEqual(5000);
+    expect(tokensIn(printed) - PER_MESSAGE).toBeLessThan(5000);
+    const run = rootRun(project);
+    expect(run.status).toBe('over_budget');
+    expect(run.steps[0]).toMatchObject({ status: 'killed', killed_by: 'budget' });
+    expect(run.steps[0]!.reason).toMatch(/budget reached: run \S+ \("long"\) used 5500 tokens of 5000 tokens \(tokens\)/);
+    expect(r.stdout).toMatch(/run \S+ over_budget \(budget reached: run \S+ \("long"\) used 5500 tokens of 5000 tokens \(tokens\)\)/);
+    expect(run.usage).toMatchObject({ input_tokens: 5000, output_tokens: 500 });
+  });
+
+  it('a usd budget priced from vigil.yml while claude has not reported its cost: at most the crossing message', async () => {
+    project = makeProject();
+    // $1,000 a million tokens: a message of 1,100 tokens costs $1.10.
+    project.yml('prices:\n  claude-test-1: { input_per_mtok: 1000, output_per_mtok: 1000 }\n');
+    project.recipe({ name: 'dear', canary: false, budget: { usd: 5 }, steps: [{ label: 'work', args: [TWENTY_TURNS], backend: 'claude', model: 'claude-test-1' }] });
+    const r = await runVigil(project, ['sequence', 'dear'], env(project));
+    expect(r.code).toBe(1);
+    const printed = messages(project);
+    const usd = (n: number): number => (n * 1000) / 1_000_000;
+    expect(usd(tokensIn(printed))).toBeGreaterThanOrEqual(5);
+    expect(usd(tokensIn(printed) - PER_MESSAGE)).toBeLessThan(5);
+    const run = rootRun(project);
+    expect(run.steps[0]).toMatchObject({ status: 'killed', killed_by: 'budget' });
+    expect(run.steps[0]!.reason).toContain('(usd)');
+  });
+
+  it('parallel children share one budget: together they stop within one message each of crossing it', async () => {
+    project = makeProject();
+    project.recipe({ name: 'one', canary: false, steps: [{ label: 'work', args: [TWENTY_TURNS], backend: 'claude' }] });
+    project.recipe({ name: 'wide', type: 'parallel', recipe: 'one', transfer_mode: 'none', budget: { tokens: 5000 }, vars: [{ A: '1' }, { A: '2' }] });
+    const r = await runVigil(project, ['sequence', 'wide'], env(project));
+    expect(r.code).toBe(1);
+    const printed = messages(project);
+    // Each agent alive when the budget was crossed may have printed the message it was on.
+    expect(tokensIn(printed) - 2 * PER_MESSAGE).toBeLessThan(5000);
+    expect(new Set(printed.map((m) => m.pid)).size).toBe(2);
+    const run = rootRun(project);
+    expect(run.status).toBe('over_budget');
+    expect(run.reason).toMatch(/budget reached: run \S+ \("wide"\) used \d+ tokens of 5000 tokens/);
+    for (const child of childRuns(project, run)) expect(child.status).toBe('over_budget');
+  });
+
+  it('a step whose result tips the budget has finished: it stands (not killed), the run stops after it', async () => {
+    project = makeProject();
+    // No prices: claude's messages count $0 until its result reports what the run cost ($0.30 each).
+    project.recipe({
+      name: 'tip',
+      canary: false,
+      budget: { usd: 0.25 },
+      env: { FAKE_COST: '0.3' },
+      steps: [
+        { label: 'a', args: ['TURNS=3'], backend: 'claude' },
+        { label: 'b', args: ['TURNS=3'], backend: 'claude', depends_on: ['a'] },
+      ],
+    });
+    const r = await runVigil(project, ['sequence', 'tip'], env(project));
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    const a = run.steps.find((s) => s.label === 'a')!;
+    expect(a.status).toBe('succeeded');
+    expect(a.killed_by).toBeUndefined();
+    expect(run.steps.find((s) => s.label === 'b')!.status).toBe('cancelled');
+    expect(run.status).toBe('over_budget');
+    expect(run.usage!.usd).toBe(0.3);
+    expect(r.stdout).not.toMatch(/killed phase/);
+    expect(r.stdout).toMatch(/over_budget \(budget reached: run \S+ \("tip"\) used \$0\.3 of \$0\.25 \(usd\)\)/);
+    expect(messages(project).filter((m) => m.step === 'b')).toEqual([]);
+  });
+});
+
+describe('a budget is run-wide and survives --resume', () => {
+  it('the resumed run spends only what is left; with nothing left, --resume exits 2 saying what was spent and the cap', async () => {
+    project = makeProject();
+    const failFile = `${project.root}.fail`;
+    project.recipe({
+      name: 'two',
+      budget: { tokens: 8000 },
+      steps: [
+        { label: 'a', args: ['TURNS=3'], backend: 'claude' },
+        { label: 'b', args: [TWENTY_TURNS], backend: 'claude', depends_on: ['a'] },
+      ],
+    });
+    const e = env(project, { FAKE_FAIL_FILE: failFile, FAKE_FAIL_STEP: 'b' });
+    // The first run: the canary, a's three messages, then b fails after its first (5,500 of 8,000 tokens).
+    writeFileSync(failFile, '');
+    const first = await runVigil(project, ['sequence', 'two'], e);
+    expect(first.code).toBe(1);
+    const firstRun = rootRun(project);
+    expect(firstRun.steps.map((s) => s.status)).toEqual(['succeeded', 'failed']);
+    // The canary's usage is recorded in the run and counted in its budget.
+    expect(firstRun.usage!.by_step.canary).toMatchObject({ input_tokens: 1000, output_tokens: 100 });
+    const spentBefore = tokensIn(messages(project));
+    expect(spentBefore).toBe(5 * PER_MESSAGE);
+
+    rmSync(failFile);
+    const second = await runVigil(project, ['sequence', 'two', '--resume', firstRun.id], e);
+    expect(second.code).toBe(1);
+    const secondRun = rootRun(project);
+    expect(secondRun.status).toBe('over_budget');
+    expect(secondRun.usage!.carried).toMatchObject({ run: firstRun.id, input_tokens: 5000, output_tokens: 500 });
+    // In total, over both runs, at most the one message that crossed the cap.
+    expect(tokensIn(messages(project))).toBeGreaterThanOrEqual(8000);
+    expect(tokensIn(messages(project)) - PER_MESSAGE).toBeLessThan(8000);
+
+    const third = await runVigil(project, ['sequence', 'two', '--resume', secondRun.id], e);
+    expect(third.code).toBe(2);
+    expect(third.stderr).toMatch(new RegExp(`--resume ${secondRun.id}: nothing is left of the budget: run ${secondRun.id} of "two" spent \\d+ tokens of its 8000 tokens`));
+    expect(rootRun(project).id).toBe(secondRun.id);
+  });
+});
