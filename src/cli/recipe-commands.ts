@@ -168,12 +168,20 @@ export function registerRecipeCommands(cli: CAC): void {
       }
     });
 
-  defineCommand(cli, 'runs [run-id]', 'List recorded runs, newest first; with a run id, show its steps')
+  defineCommand(cli, 'runs [run-id]', 'List recorded runs, newest first; with a run id, show its steps; "runs prune" removes what finished and interrupted runs left in git')
     .option('--json', 'Print run.json records as JSON')
-    .action(async (runId: string | undefined, options: { json?: boolean }) => {
+    .option('--dry-run', 'With prune: say what would be removed, remove nothing')
+    .example('vigil runs prune --dry-run')
+    .action(async (runId: string | undefined, options: { json?: boolean; dryRun?: boolean }) => {
       try {
         const { findProjectRoot, listRuns, readRunJson, renderRunTree, runsDir } = await runner();
         const root = findProjectRoot();
+        if (runId === 'prune') {
+          const { pruneProjectRuns } = await import('../recipes/records/prune-runs.ts');
+          for (const line of await pruneProjectRuns(root, options.dryRun === true)) process.stdout.write(`${line}\n`);
+          return;
+        }
+        if (options.dryRun) throw new RecipeInputError('runs: --dry-run goes with "vigil runs prune"');
         if (runId) {
           const dir = join(runsDir(root), runId);
           if (!existsSync(join(dir, 'run.json'))) throw new RecipeInputError(`runs: no run "${runId}" in ${runsDir(root)} (see "vigil runs")`);

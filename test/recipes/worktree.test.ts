@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
@@ -79,17 +79,34 @@ describe('transfer_mode worktree', () => {
     expect(git(['branch', '--list', `vigil/${run.id}/${loser.label}`])).toContain(loser.label);
   });
 
-  it('removes worktrees left behind by a crashed run on the next run', async () => {
+  it('removes worktrees left behind by a crashed run on the next run, keeping their work on a branch', async () => {
     gitProject();
-    const stale = join(project.root, '.vigil', 'worktrees', '20200101-000000-dead', 'ghost');
-    git(['worktree', 'add', '-q', '-b', 'vigil/20200101-000000-dead/ghost', stale, 'HEAD']);
-    expect(worktrees()).toHaveLength(2);
+    const dead = join(project.root, '.vigil', 'worktrees', '20200101-000000-dead');
+    git(['worktree', 'add', '-q', '-b', 'vigil/20200101-000000-dead/ghost', join(dead, 'ghost'), 'HEAD']);
+    git(['worktree', 'add', '-q', '-b', 'vigil/20200101-000000-dead/worker', join(dead, 'worker'), 'HEAD']);
+    writeFileSync(join(dead, 'worker', 'done.txt'), 'finished work\n'); // what the crashed step wrote, never committed
+    expect(worktrees()).toHaveLength(3);
     project.recipe({ name: 'after-crash', canary: false, transfer_mode: 'worktree', steps: [{ label: 'a', args: ['x'] }] });
     const r = await runVigil(project, ['sequence', 'after-crash']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`removed ${stale}, left behind by an interrupted run`);
-    expect(existsSync(stale)).toBe(false);
+    // Nothing of its own: the worktree and its branch go.
+    expect(r.stdout).toContain(`removed worktree ${join(dead, 'ghost')}, left by interrupted run 20200101-000000-dead (its work is on another branch)`);
+    expect(git(['branch', '--list', 'vigil/20200101-000000-dead/ghost']).trim()).toBe('');
+    // Work of its own: committed on its branch, which stays, named.
+    expect(r.stdout).toContain(`its work (committed now) stays on branch vigil/20200101-000000-dead/worker`);
+    expect(git(['show', 'vigil/20200101-000000-dead/worker:done.txt'])).toBe('finished work\n');
+    expect(existsSync(dead)).toBe(false);
     expect(worktrees()).toHaveLength(1);
+
+    // vigil runs prune removes what is left, saying what; --dry-run only says.
+    const dry = await runVigil(project, ['runs', 'prune', '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toBe('would remove branch vigil/20200101-000000-dead/worker\n');
+    expect(git(['branch', '--list', 'vigil/*'])).toContain('worker');
+    const pruned = await runVigil(project, ['runs', 'prune']);
+    expect(pruned.stdout).toBe('removed branch vigil/20200101-000000-dead/worker\n');
+    expect(git(['branch', '--list', 'vigil/*']).trim()).toBe('');
+    expect((await runVigil(project, ['runs', 'prune'])).stdout).toContain('nothing to prune');
   });
 
   it('keeps the worktrees of a run that is still going when another run starts', async () => {

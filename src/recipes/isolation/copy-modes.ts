@@ -40,7 +40,7 @@ export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string,
         .filter((r) => r !== runId && !isLive(r))
         .map((r) => join(base, r));
       for (const dir of removed) rmSync(dir, { recursive: true, force: true });
-      return removed;
+      return removed.map((dir) => `removed ${dir}, left behind by an interrupted run`);
     },
     async prepare(label: string, relDir: string): Promise<StepWorkspace> {
       const copy = join(base, runId, label);

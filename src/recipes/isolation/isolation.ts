@@ -20,7 +20,7 @@ export interface StepWorkspace {
 
 export interface Isolation {
   readonly mode: 'worktree' | 'mirror' | 'rsync' | 'none';
-  /** Cleans what earlier runs left behind after a crash; copies of runs for which `isLive` says true are kept. */
+  /** Cleans what earlier runs left behind after a crash (copies of runs for which `isLive` says true are kept); one line per copy saying what became of it. */
   recover(isLive: (runId: string) => boolean): Promise<string[]>;
   prepare(label: string, relDir: string): Promise<StepWorkspace>;
 }

@@ -3,14 +3,26 @@
 // starts. When it succeeds its changes are committed and merged back into
 // the workspace (one merge at a time); a merge that conflicts is aborted and
 // reported, and its branch kept for a person to resolve. Worktrees always go
-// away; those left by a crashed run are removed by the next run.
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+// away; those left by a crashed run are removed by the next run, their work
+// kept on their branches (stale-worktrees.ts).
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { RunRefusedError } from '../errors.ts';
 import { git, gitOk } from './git.ts';
 import type { Isolation, MergeOutcome, StepWorkspace } from './isolation.ts';
+import { commitIdentity, mainCheckout, recoverStaleWorktrees, worktreesDir } from './stale-worktrees.ts';
 
-const IDENTITY = { GIT_AUTHOR_NAME: 'vigil', GIT_AUTHOR_EMAIL: 'vigil@localhost', GIT_COMMITTER_NAME: 'vigil', GIT_COMMITTER_EMAIL: 'vigil@localhost' };
+/** How a composite names its children's branches and commits, and where a resumed child starts. */
+export interface WorktreeNaming {
+  /** The branch of a copy: `vigil/<run>/<label>` by default. */
+  branchOf(label: string): string;
+  /** The commit message of a copy's work. */
+  commitOf(label: string): string;
+  /** The merge commit's message. */
+  mergeOf(label: string): string;
+  /** A branch to start the copy from instead of HEAD (a resumed child's earlier work), or null. */
+  startOf?(label: string): Promise<string | null>;
+}
 
 // Concurrent `git worktree add`s of one repository race on .git/worktrees
 // ("failed to read .git/worktrees/<name>/commondir"): they run one at a time.
@@ -26,7 +38,7 @@ function oneAtATime<T>(repo: string, work: () => Promise<T>): Promise<T> {
   return next;
 }
 
-export async function createWorktreeIsolation(workspace: string, runId: string, file: string): Promise<Isolation> {
+export async function createWorktreeIsolation(workspace: string, runId: string, file: string, naming?: WorktreeNaming): Promise<Isolation> {
   const top = await git(workspace, ['rev-parse', '--show-toplevel']);
   if (top.code !== 0)
     throw new RunRefusedError(`${file}: transfer_mode "worktree" needs the workspace ${workspace} to be a git repository (git init, then commit)`);
@@ -40,9 +52,14 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
   const current = existsSync(exclude) ? readFileSync(exclude, 'utf8') : '';
   for (const line of ['/.vigil/runs/', '/.vigil/worktrees/'])
     if (!current.split('\n').includes(line)) appendFileSync(exclude, `${current.endsWith('\n') || current === '' ? '' : '\n'}${line}\n`);
-  const hasIdentity = (await git(repo, ['config', 'user.email'])).code === 0;
-  const commitEnv = hasIdentity ? undefined : IDENTITY;
-  const base = join(repo, '.vigil', 'worktrees');
+  const commitEnv = await commitIdentity(repo);
+  // In the main checkout, also for the copies of a run that works in a worktree of its own.
+  const base = worktreesDir(await mainCheckout(repo));
+  const names: WorktreeNaming = naming ?? {
+    branchOf: (label) => `vigil/${runId}/${label}`,
+    commitOf: (label) => `vigil ${runId}: step ${label}`,
+    mergeOf: (label) => `vigil ${runId}: merge step ${label}`,
+  };
   const relWorkspace = relative(repo, resolve(workspace));
 
   const removeWorktree = async (path: string, branch: string | null): Promise<void> => {
@@ -53,33 +70,22 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
 
   return {
     mode: 'worktree',
-    async recover(isLive: (runId: string) => boolean): Promise<string[]> {
-      const removed: string[] = [];
-      if (!existsSync(base)) return removed;
-      for (const run of readdirSync(base)) {
-        if (run === runId || isLive(run)) continue;
-        for (const label of readdirSync(join(base, run))) {
-          await removeWorktree(join(base, run, label), `vigil/${run}/${label}`);
-          removed.push(join(base, run, label));
-        }
-        rmSync(join(base, run), { recursive: true, force: true });
-      }
-      await git(repo, ['worktree', 'prune']);
-      return removed;
-    },
+    recover: (isLive: (runId: string) => boolean) => recoverStaleWorktrees(repo, isLive, runId),
     async prepare(label: string, relDir: string): Promise<StepWorkspace> {
       const path = join(base, runId, label);
-      const branch = `vigil/${runId}/${label}`;
+      const branch = names.branchOf(label);
       mkdirSync(join(base, runId), { recursive: true });
-      // Start from the workspace as it is now, so a step sees what the steps it depends on merged.
-      await oneAtATime(repo, () => gitOk(repo, ['worktree', 'add', '-b', branch, path, 'HEAD']));
+      // Start from the workspace as it is now, so a step sees what the steps it depends on merged
+      // (a resumed child: from the work its earlier run left).
+      const start = (await names.startOf?.(label)) ?? 'HEAD';
+      await oneAtATime(repo, () => gitOk(repo, ['worktree', 'add', '-b', branch, path, start]));
       const dir = join(path, relWorkspace, relDir);
       mkdirSync(dir, { recursive: true });
       return {
         dir,
         root: path,
         // One merge at a time, and never while a worktree is being added or removed.
-        bringBack: () => oneAtATime(repo, () => mergeBack(repo, path, branch, label, runId, commitEnv)),
+        bringBack: () => oneAtATime(repo, () => mergeBack(repo, path, branch, names.commitOf(label), names.mergeOf(label), commitEnv)),
         dispose: (conflict: boolean) => removeWorktree(path, conflict ? null : branch),
       };
     },
@@ -90,16 +96,15 @@ async function mergeBack(
   repo: string,
   path: string,
   branch: string,
-  label: string,
-  runId: string,
+  commitMessage: string,
+  mergeMessage: string,
   env: Record<string, string> | undefined,
 ): Promise<MergeOutcome> {
   await gitOk(path, ['add', '-A'], env);
-  if ((await gitOk(path, ['status', '--porcelain'])).trim() !== '')
-    await gitOk(path, ['commit', '-q', '-m', `vigil ${runId}: step ${label}`], env);
+  if ((await gitOk(path, ['status', '--porcelain'])).trim() !== '') await gitOk(path, ['commit', '-q', '-m', commitMessage], env);
   const ahead = Number((await gitOk(repo, ['rev-list', '--count', `HEAD..${branch}`])).trim());
   if (ahead === 0) return { result: 'nothing-to-merge', branch };
-  const merge = await git(repo, ['merge', '--no-ff', '--no-edit', '-m', `vigil ${runId}: merge step ${label}`, branch], env);
+  const merge = await git(repo, ['merge', '--no-ff', '--no-edit', '-m', mergeMessage, branch], env);
   if (merge.code === 0) return { result: 'merged', branch };
   const conflicted = (await git(repo, ['diff', '--name-only', '--diff-filter=U'])).stdout.trim().split('\n').filter(Boolean);
   await git(repo, ['merge', '--abort']);

@@ -9,11 +9,13 @@ import { RecipeInputError } from '../errors.ts';
 import { createCopyIsolation } from '../isolation/copy-modes.ts';
 import { git } from '../isolation/git.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
+import { recoverStaleWorktrees } from '../isolation/stale-worktrees.ts';
 import { createWorktreeIsolation } from '../isolation/worktree.ts';
 import { declaredBy } from '../outside-vars.ts';
 import { previousRun } from '../preflight/resume.ts';
 import { resolveWorkspace } from '../prepare-run.ts';
 import { newRunId, RunRecorder, type RunStatus, runsDir } from '../records/run-record.ts';
+import { runIsLive } from '../records/runs-list.ts';
 import type { CompositeContext, CompositeOutcome, CompositeRunner } from '../types/composite.ts';
 import { parseVarFlags } from '../variables.ts';
 import { runBudget } from './budgets.ts';
@@ -62,6 +64,10 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   rt.view.addRun(recorder, node.parent?.id ?? null, node.role);
   announceRun(rt, recorder);
   if (!node.parent) rt.view.note(`run ${runId} of ${recipe.type} recipe "${recipe.name}"; record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
+
+  // What crashed runs left in worktrees: committed on their branches, the worktrees removed.
+  if (!node.parent && recipe.transfer_mode !== 'none' && (await isGitRepo(workspace)))
+    for (const line of await recoverStaleWorktrees(workspace, (id) => runIsLive(rt.projectRoot, id), runId)) rt.view.note(line);
 
   const abort = runAbort(node.signal);
   const controller = abort.controller;

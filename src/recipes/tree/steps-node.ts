@@ -54,7 +54,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   const { recipe, file } = prep.found;
   const isolation = await createIsolation(prep);
   const recovered = await isolation.recover((id) => runIsLive(prep.projectRoot, id));
-  for (const r of recovered) rt.view.note(`removed ${r}, left behind by an interrupted run`);
+  for (const line of recovered) rt.view.note(line);
 
   const recorder = new RunRecorder(prep.projectRoot, {
     id: prep.runId,
