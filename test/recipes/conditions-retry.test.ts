@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeShProject } from './composite-helpers.ts';
@@ -27,6 +27,28 @@ describe('retry, if:, continue_on_error and cleanup steps', () => {
     expect(stepOf(run, 'once').status).toBe('failed');
     expect(stepOf(run, 'once').attempts).toBe(2);
     expect(r.stdout + r.stderr).toContain('attempt 1 of 3 failed');
+  });
+
+  it('${steps.x.output} of a retried step is its last attempt\'s output; the log keeps every attempt', async () => {
+    project = makeShProject({ git: false });
+    project.recipe({
+      name: 'retry-output',
+      canary: false,
+      steps: [
+        // Fails once saying so, then succeeds.
+        { label: 'flaky', args: ['n=$$(cat count 2>/dev/null || echo 0); echo $$((n+1)) > count; echo "attempt-$$n-said-this"; [ $$n -ge 1 ]'], retry: { attempts: 2, backoff_s: 0 } },
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: vigil's own step reference, rendered by the runner
+        { label: 'reader', args: ['cat > seen.txt <<\'EOF\'\n${steps.flaky.output}\nEOF'], depends_on: ['flaky'] },
+      ],
+    });
+    const r = await runVigil(project, ['sequence', 'retry-output']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(join(project.root, 'seen.txt'), 'utf8').trim()).toBe('attempt-1-said-this');
+    const run = lastRun(project);
+    expect(stepOf(run, 'flaky').attempts).toBe(2);
+    const log = stepOf(run, 'flaky').output ?? readFileSync(join(project.root, '.vigil', 'runs', run.id, stepOf(run, 'flaky').output_file!), 'utf8');
+    expect(log).toContain('attempt-0-said-this');
+    expect(log).toContain('--- attempt 2 of 2 ---');
   });
 
   it('skips a step whose if: is false without skipping the steps after it, and reads earlier outputs and statuses', async () => {
