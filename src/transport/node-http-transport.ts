@@ -4,8 +4,8 @@ import type { Duplex } from 'node:stream';
 import { FlushScheduler } from './flush-scheduler.ts';
 import { failStream, internalErrorResponse } from './internal-error.ts';
 import { listenFailure } from './listen-failure.ts';
-import { bodyIdleMs, declaredTooLargeGraceMs, headersTimeoutMs, requestTimedOut, requestTimeoutMs, streamStalledMs } from './stalled-request.ts';
-import { joinChunks } from './stream-chunks.ts';
+import { bodyIdleMs, declaredTooLargeGraceMs, headersTimeoutMs, requestTimedOut, requestTimeoutMs } from './stalled-request.ts';
+import { QueuedSink } from './queued-sink.ts';
 import type {
   FullResponse,
   HttpHandler,
@@ -14,7 +14,6 @@ import type {
   ListenOptions,
   StreamChunk,
   StreamResponse,
-  StreamSink,
 } from './http-types.ts';
 import { headOf } from './http-types.ts';
 
@@ -89,118 +88,41 @@ function readBody(req: IncomingMessage, limit: number, onBody: (body: Buffer) =>
   req.on('end', onEnd);
 }
 
-class NodeStreamSink implements StreamSink {
-  closed = false;
-  private queue: StreamChunk[] = [];
-  private queuedBytes = 0;
-  // Like the uWS sink: while the socket is backed up nothing more is handed to
-  // node:http, so pending frames stay queued as the chunks every stream shares
-  // instead of one encoded copy per connection.
-  private backpressured = false;
-  /** Armed while the socket is backed up: a reader that takes nothing for streamStalledMs is let go. */
-  private stalled: ReturnType<typeof setTimeout> | undefined;
-  private room: { bytes: number; listener: () => void } | undefined;
-  private readonly listeners: Array<() => void> = [];
-
+class NodeStreamSink extends QueuedSink {
   constructor(
     private readonly res: ServerResponse,
-    private readonly maxBufferBytes: number,
-    private readonly flushes: FlushScheduler<NodeStreamSink>,
+    maxBufferBytes: number,
+    flushes: FlushScheduler<QueuedSink>,
   ) {
+    super(maxBufferBytes, flushes);
     res.once('close', () => this.markClosed());
     res.on('drain', () => {
-      this.backpressured = false;
-      clearTimeout(this.stalled);
-      this.stalled = undefined;
-      if (this.queue.length > 0) this.flushes.add(this);
+      if (this.writable()) this.flushes.add(this);
       else this.notifyRoom();
     });
   }
 
-  write(chunk: StreamChunk): boolean {
-    if (this.closed) return false;
-    // node:http would buffer a reader that stopped reading without limit: this connection's budget ends it.
-    // A chunk larger than the budget still goes out to a reader that has taken all before it.
-    const waiting = this.bufferedBytes();
-    const size = typeof chunk === 'string' ? chunk.length : chunk.byteLength;
-    if (waiting > 0 && waiting + size > this.maxBufferBytes) {
-      this.res.destroy();
-      this.markClosed();
-      return false;
-    }
-    this.queue.push(chunk);
-    // String length, not bytes: counted once per frame per stream, it must stay cheap; the budget is approximate anyway.
-    this.queuedBytes += size;
-    if (!this.backpressured) this.flushes.add(this);
-    return true;
+  // String length, not bytes: counted once per frame per stream, it must stay cheap; the budget is approximate anyway.
+  protected override sizeOf(chunk: StreamChunk): number {
+    return typeof chunk === 'string' ? chunk.length : chunk.byteLength;
   }
 
-  flush(): void {
-    if (this.closed) return;
-    if (!this.backpressured && this.queue.length > 0 && !this.res.write(this.takeQueue())) {
-      this.backpressured = true;
-      this.stalled ??= setTimeout(() => {
-        this.res.destroy();
-        this.markClosed();
-      }, streamStalledMs);
-    }
-    this.notifyRoom();
+  protected send(data: StreamChunk): boolean {
+    return this.res.write(data);
   }
 
-  end(): void {
-    if (this.closed) return;
-    this.res.end(this.takeQueue());
-    this.markClosed();
+  protected sendLast(data: StreamChunk): void {
+    this.res.end(data);
   }
 
-  abort(): void {
-    if (this.closed) return;
+  // node:http would buffer a reader that stopped reading without limit: this connection's budget ends it.
+  protected heldByTransport(): number {
+    return this.res.writableLength;
+  }
+
+  protected cut(): void {
     this.res.destroy();
     this.markClosed();
-  }
-
-  bufferedBytes(): number {
-    return this.queuedBytes + this.res.writableLength;
-  }
-
-  hasRoom(bytes: number): boolean {
-    return !this.closed && !this.backpressured && this.bufferedBytes() < bytes;
-  }
-
-  whenRoom(bytes: number, listener: () => void): void {
-    if (this.closed) return;
-    this.room = { bytes, listener };
-    // The flush at the end of this turn tells it if there is room already.
-    this.flushes.add(this);
-  }
-
-  onClose(listener: () => void): void {
-    if (this.closed) listener();
-    else this.listeners.push(listener);
-  }
-
-  private notifyRoom(): void {
-    const room = this.room;
-    if (!room || !this.hasRoom(room.bytes)) return;
-    this.room = undefined;
-    room.listener();
-  }
-
-  private markClosed(): void {
-    if (this.closed) return;
-    this.closed = true;
-    clearTimeout(this.stalled);
-    this.room = undefined;
-    this.queue = [];
-    this.queuedBytes = 0;
-    for (const listener of this.listeners.splice(0)) listener();
-  }
-
-  private takeQueue(): StreamChunk {
-    const data = joinChunks(this.queue);
-    this.queue = [];
-    this.queuedBytes = 0;
-    return data;
   }
 }
 
@@ -208,7 +130,7 @@ export class NodeHttpTransport implements HttpTransport {
   readonly name = 'node';
   private server: Server | undefined;
   private readonly streams = new Set<NodeStreamSink>();
-  private readonly flushes = new FlushScheduler<NodeStreamSink>();
+  private readonly flushes = new FlushScheduler<QueuedSink>();
 
   listen(handler: HttpHandler, options: ListenOptions): Promise<{ port: number }> {
     const server = createServer(

@@ -5,7 +5,8 @@ import { internalErrorResponse } from './internal-error.ts';
 import { listenFailure, probeListen } from './listen-failure.ts';
 import { bodyIdleMs, declaredTooLargeGraceMs, requestTimedOut } from './stalled-request.ts';
 import { type HttpHandler, type HttpRequest, type HttpTransport, headOf, type ListenOptions, refusedHeadBytes } from './http-types.ts';
-import { Exchange, type UwsStreamSink } from './uws/exchange.ts';
+import { Exchange } from './uws/exchange.ts';
+import type { QueuedSink } from './queued-sink.ts';
 import { type UwsModule, probeUws } from './uws/native.ts';
 import { decoder, framingError, invalidFraming, normalizeRemoteAddress, readHeaders } from './uws/wire.ts';
 
@@ -84,7 +85,7 @@ export class UwsTransport implements HttpTransport {
   private app: Uws.TemplatedApp | undefined;
   private listenSocket: Uws.us_listen_socket | undefined;
   private readonly open = new Set<Exchange>();
-  private readonly flushes = new FlushScheduler<UwsStreamSink>();
+  private readonly flushes = new FlushScheduler<QueuedSink>();
 
   constructor(private readonly uws: UwsModule) {}
 

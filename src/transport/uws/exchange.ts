@@ -1,10 +1,10 @@
-// One request/response pair on uWS and the event-stream sink written through it.
+// One request/response pair on uWS and the event-stream sink written through it (queued-sink.ts).
 import type * as Uws from 'uWebSockets.js';
 import type { FlushScheduler } from '../flush-scheduler.ts';
 import { failStream } from '../internal-error.ts';
-import type { FullResponse, StreamChunk, StreamResponse, StreamSink } from '../http-types.ts';
-import { chunkBytes, joinChunks } from '../stream-chunks.ts';
-import { streamStalledMs } from '../stalled-request.ts';
+import type { FullResponse, StreamChunk, StreamResponse } from '../http-types.ts';
+import { QueuedSink } from '../queued-sink.ts';
+import { chunkBytes } from '../stream-chunks.ts';
 import { writeHead } from './wire.ts';
 
 /** One request/response pair; uWS forbids touching `res` after it was aborted or ended. */
@@ -58,7 +58,7 @@ export class Exchange {
     });
   }
 
-  startStream(response: StreamResponse, maxBufferBytes: number, flushes: FlushScheduler<UwsStreamSink>): void {
+  startStream(response: StreamResponse, maxBufferBytes: number, flushes: FlushScheduler<QueuedSink>): void {
     if (this.done) return;
     this.res.cork(() => writeHead(this.res, response.status, response.headers));
     const sink = new UwsStreamSink(this, maxBufferBytes, flushes);
@@ -71,129 +71,50 @@ export class Exchange {
   }
 }
 
-export class UwsStreamSink implements StreamSink {
-  closed = false;
-  private queue: StreamChunk[] = [];
-  private queuedBytes = 0;
+export class UwsStreamSink extends QueuedSink {
   // Upper bound of what uWS holds: bytes passed to writes since the last write that went out whole.
   private heldByUws = 0;
-  private backpressured = false;
-  /** Armed while the socket is backed up: a reader that takes nothing for streamStalledMs is let go. */
-  private stalled: ReturnType<typeof setTimeout> | undefined;
-  private room: { bytes: number; listener: () => void } | undefined;
-  // Made on the first onClose, at its size: an empty array grown by push reserves 17 slots.
-  private listeners: Array<() => void> | undefined;
 
   constructor(
     private readonly exchange: Exchange,
-    private readonly maxBufferBytes: number,
-    private readonly flushes: FlushScheduler<UwsStreamSink>,
+    maxBufferBytes: number,
+    flushes: FlushScheduler<QueuedSink>,
   ) {
+    super(maxBufferBytes, flushes);
     exchange.res.onWritable(() => this.resume());
   }
 
-  write(chunk: StreamChunk): boolean {
-    if (this.closed) return false;
-    // A chunk larger than the budget still goes out to a reader that has taken all before it.
-    const waiting = this.bufferedBytes();
-    const size = chunkBytes(chunk);
-    if (waiting > 0 && waiting + size > this.maxBufferBytes) {
-      this.cut();
-      return false;
-    }
-    this.queue.push(chunk);
-    this.queuedBytes += size;
-    this.flushes.add(this);
-    return true;
+  protected send(data: StreamChunk): boolean {
+    let sent = false;
+    this.exchange.res.cork(() => {
+      sent = this.exchange.res.write(data);
+    });
+    this.heldByUws = sent ? 0 : this.heldByUws + chunkBytes(data);
+    return sent;
   }
 
-  flush(): void {
-    if (this.closed) return;
-    if (!this.backpressured && this.queue.length > 0) {
-      const data = this.takeQueue();
-      let sent = false;
-      this.exchange.res.cork(() => {
-        sent = this.exchange.res.write(data);
-      });
-      if (sent) {
-        this.heldByUws = 0;
-      } else {
-        this.heldByUws += chunkBytes(data);
-        this.backpressured = true;
-        this.stalled ??= setTimeout(() => this.cut(), streamStalledMs);
-      }
-    }
-    this.notifyRoom();
-  }
-
-  end(): void {
-    if (this.closed) return;
-    const data = this.takeQueue();
+  protected sendLast(data: StreamChunk): void {
     this.exchange.finish();
     // Never end(data, true) here: once the headers are out, uWS writes its
     // "Connection: close" header into the body.
     this.exchange.res.cork(() => this.exchange.res.end(data));
-    this.markClosed();
   }
 
-  abort(): void {
-    this.cut();
+  protected heldByTransport(): number {
+    return this.heldByUws;
   }
 
-  bufferedBytes(): number {
-    return this.queuedBytes + this.heldByUws;
-  }
-
-  hasRoom(bytes: number): boolean {
-    return !this.closed && !this.backpressured && this.bufferedBytes() < bytes;
-  }
-
-  whenRoom(bytes: number, listener: () => void): void {
-    if (this.closed) return;
-    this.room = { bytes, listener };
-    // The flush at the end of this turn tells it if there is room already.
-    this.flushes.add(this);
-  }
-
-  onClose(listener: () => void): void {
-    if (this.closed) listener();
-    else if (this.listeners) this.listeners.push(listener);
-    else this.listeners = [listener];
-  }
-
-  markClosed(): void {
-    if (this.closed) return;
-    this.closed = true;
-    clearTimeout(this.stalled);
-    this.room = undefined;
-    this.queue = [];
-    this.queuedBytes = 0;
-    const listeners = this.listeners ?? [];
-    this.listeners = undefined;
-    for (const listener of listeners) listener();
-  }
-
-  private cut(): void {
+  protected cut(): void {
     if (this.closed) return;
     this.exchange.res.close();
     this.exchange.aborted(); // a no-op if uWS already ran onAborted
   }
 
-  private notifyRoom(): void {
-    const room = this.room;
-    if (!room || !this.hasRoom(room.bytes)) return;
-    this.room = undefined;
-    room.listener();
-  }
-
   private resume(): boolean {
     if (this.closed) return true;
-    this.backpressured = false;
-    clearTimeout(this.stalled);
-    this.stalled = undefined;
-    if (this.queue.length > 0) {
+    if (this.writable()) {
       this.flush();
-      return !this.backpressured;
+      return !this.backedUp;
     }
     // With an onWritable handler registered uWS drains its buffer only when
     // something is written; an empty cork flushes it without adding bytes.
@@ -203,12 +124,5 @@ export class UwsStreamSink implements StreamSink {
     this.heldByUws = 0;
     this.notifyRoom();
     return true;
-  }
-
-  private takeQueue(): StreamChunk {
-    const data = joinChunks(this.queue);
-    this.queue = [];
-    this.queuedBytes = 0;
-    return data;
   }
 }
