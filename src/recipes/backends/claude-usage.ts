@@ -60,7 +60,14 @@ export class ClaudeUsageCounter {
 
   /** Claude stopped before its result: usage that no price covered stays unknown in dollars. */
   unreconciled(): void {
-    if (this.unpriced) this.ctx.usage({ input_tokens: 0, output_tokens: 0, usd: null, model: this.model });
+    if (this.unpriced)
+      this.ctx.usage({
+        input_tokens: 0,
+        output_tokens: 0,
+        usd: null,
+        model: this.model,
+        unpriced_why: `claude was stopped before it reported its cost, and vigil.yml has no prices entry for model "${this.model ?? '?'}" to price its messages (prices: {${this.model ?? '<model>'}: {input_per_mtok, output_per_mtok}})`,
+      });
   }
 
   private report(report: UsageReport): void {

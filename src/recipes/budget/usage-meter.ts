@@ -119,7 +119,7 @@ export function meterReport(refs: MeterRef[], report: UsageReport, prices: Price
   for (const ref of refs) addToMeter(ref, delta);
   for (const ref of refs) {
     const hit = meterReached(ref);
-    if (hit) return hit.uncounted ? { ...hit, uncounted: unpricedWhy(report.model) } : hit;
+    if (hit) return hit.uncounted ? { ...hit, uncounted: (report.unpriced_why ?? unpricedWhy(report.model)) } : hit;
   }
   return null;
 }

@@ -61,6 +61,8 @@ export interface UsageReport {
   usd_later?: true;
   /** The agent's own final account (claude's result event): counted, but the agent has finished, so a budget it crosses kills nothing. */
   final?: true;
+  /** Why this usage has no price, when the generic reason would mislead (claude stopped before it reported its cost). */
+  unpriced_why?: string;
 }
 
 export type MainMessage = { type: 'cancel' };

@@ -18,7 +18,13 @@ function took(started: string | null, ended: string | null): string {
 function usage(run: RunJson): string {
   const u = run.usage;
   if (!u || (u.usd === 0 && u.input_tokens + u.output_tokens === 0)) return '';
-  return `  usage ${u.input_tokens + u.output_tokens} tokens, $${u.usd}`;
+  const carried = u.carried ? ` (${u.carried.input_tokens + u.carried.output_tokens} tokens, $${u.carried.usd} of them carried from run ${u.carried.run})` : '';
+  return `  usage ${u.input_tokens + u.output_tokens} tokens, ${dollars(u)}${carried}`;
+}
+
+/** Dollars, or what is known of them when some usage had no price. */
+function dollars(u: { usd: number; usd_unknown?: true }): string {
+  return u.usd_unknown ? `${u.usd > 0 ? `$${u.usd} + ` : ''}usd unknown` : `$${u.usd}`;
 }
 
 export function renderRunTree(projectRoot: string, runId: string, cwd: string): string {
@@ -36,7 +42,7 @@ export function renderRunTree(projectRoot: string, runId: string, cwd: string): 
     );
     for (const s of run.steps) {
       const out = s.output_file ? `  output ${relative(cwd, join(dir, s.output_file))}` : '';
-      const cost = s.usage && (s.usage.usd || s.usage.input_tokens) ? `  $${s.usage.usd}` : '';
+      const cost = s.usage && (s.usage.usd || s.usage.input_tokens) ? `  ${dollars(s.usage)}` : '';
       const time = s.started && s.ended ? `  took ${took(s.started, s.ended)}` : '';
       lines.push(`${pad}  ${s.label.padEnd(20)} ${s.status.padEnd(13)} phases ${s.phases}${time}${cost}${s.reason ? `  ${s.reason}` : ''}${out}`);
     }

@@ -59,7 +59,7 @@ function carriedFrom(u: UsageRecord, run: string | null): NonNullable<UsageRecor
 /** Adds a report of usage to a step's line of the run's record (`label` may be "canary"); returns why its usd is unknown, if it is. */
 export function recordStepUsage(rt: TreeRuntime, recorder: RunRecorder, label: string, report: UsageReport): string | undefined {
   const usd = priceOf(report, rt.config.prices);
-  const unpriced = usd === null && !report.usd_later ? unpricedWhy(report.model) : undefined;
+  const unpriced = usd === null && !report.usd_later ? (report.unpriced_why ?? unpricedWhy(report.model)) : undefined;
   const byStep = recorder.run.usage?.by_step;
   if (byStep) {
     const prev = byStep[label] ?? { input_tokens: 0, output_tokens: 0, usd: 0 };
