@@ -12,7 +12,7 @@ import { processAlive } from '../file-lock/process-alive.ts';
 
 /** The recipe runner's modules, loaded when a command runs: `vigil --version` and `--help` start without them. */
 const runner = async () => {
-  const [gate, discovery, describe, root, schema, registry, record, tree, runs] = await Promise.all([
+  const [gate, discovery, describe, root, schema, registry, record, tree, runs, text] = await Promise.all([
     import('../recipes/gates/gate.ts'),
     import('../recipes/loading/discovery.ts'),
     import('../recipes/loading/describe-recipe.ts'),
@@ -22,8 +22,9 @@ const runner = async () => {
     import('../recipes/records/run-record.ts'),
     import('../recipes/records/run-tree.ts'),
     import('../recipes/records/runs-list.ts'),
+    import('../recipes/loading/recipe-text.ts'),
   ]);
-  return { ...gate, ...discovery, ...describe, ...root, ...schema, ...registry, ...record, ...tree, ...runs };
+  return { ...gate, ...discovery, ...describe, ...root, ...schema, ...registry, ...record, ...tree, ...runs, ...text };
 };
 
 function definedOnly<T extends Record<string, string | undefined>>(values: T): { [K in keyof T]?: string } {
@@ -133,7 +134,7 @@ export function registerRecipeCommands(cli: CAC): void {
           const { recipeCheck } = await import('./recipe-check.ts');
           exitWith(recipeCheck(type, { vars: asList(options.var), json: options.json === true }));
         }
-        const { describeRecipe, discoverRecipes, findProjectRoot, findRecipe, recipeSchemaPath, recipeTypeDef, recipeTypeDefs } = await runner();
+        const { describeRecipe, discoverRecipes, findProjectRoot, findRecipe, recipeFileBase, recipeSchemaPath, recipeTypeDef, recipeTypeDefs } = await runner();
         const root = findProjectRoot();
         if (action === 'show') {
           if (type === undefined) throw new RecipeInputError('recipe show: name the recipe to show (see "vigil recipe list")');
@@ -162,7 +163,17 @@ export function registerRecipeCommands(cli: CAC): void {
           const line = (row: string[]) => row.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join('  ');
           process.stdout.write(`${line(['NAME', 'TYPE', 'DESCRIPTION', 'FOUND IN'])}\n${rows.map(line).join('\n')}\n`);
         }
-        for (const b of broken) process.stderr.write(`invalid recipe ${b.file}:\n${b.problems.map((p) => `  - ${p}`).join('\n')}\n`);
+        // The table stays a table: what is wrong is counted here and said by "vigil recipe check <name>".
+        const warned = recipes.filter((r) => (r.recipe.load_warnings?.length ?? 0) > 0);
+        if (warned.length > 0)
+          process.stderr.write(`${warned.length} with warnings (fields with no equivalent here): ${warned.map((r) => `${r.recipe.name} (${r.recipe.load_warnings!.length})`).join(', ')}; see "vigil recipe check <name>"\n`);
+        for (const b of broken)
+          {
+          // A file that does not parse says where in one line; schema problems are counted.
+          const unreadable = b.problems.length === 1 && b.problems[0]!.startsWith(`${b.file}: `) ? b.problems[0]!.slice(b.file.length + 2).split('\n')[0] : null;
+          const what = unreadable ?? `${b.problems.length} problem${b.problems.length === 1 ? '' : 's'}`;
+          process.stderr.write(`invalid recipe ${b.file}: ${what}; see "vigil recipe check ${recipeFileBase(b.file)}"\n`);
+        }
       } catch (error) {
         fail(error);
       }

@@ -6,6 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { authEnv, buildBackendSpec, chooseBackendName, promptModeOf } from './backends/select.ts';
+import { configForRecipe } from './config/recipe-config.ts';
 import { loadWorkspaceConfig, type WorkspaceConfig } from './config/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from './errors.ts';
 import { findRecipe } from './loading/discovery.ts';
@@ -114,8 +115,8 @@ function reusedStep(step: RecipeStep, vars: Record<string, string>, ctx: Paramet
 
 export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const projectRoot = findProjectRoot(req.cwd);
-  const config = over?.config ?? loadWorkspaceConfig(projectRoot);
   let found = over?.found ?? findRecipe(projectRoot, req.name);
+  const config = configForRecipe(over?.config ?? loadWorkspaceConfig(projectRoot), found.recipe);
   if (over?.model && found.recipe.steps) {
     const model = over.model;
     found = { ...found, recipe: { ...found.recipe, steps: found.recipe.steps.map((s) => ({ ...s, model })) } };

@@ -1,5 +1,6 @@
 // Shapes of a recipe as written by a user (see recipe.schema.json) and of a
 // recipe once it has been found on disk.
+import type { RecipeProviders } from './loading/recipe-providers.ts';
 
 export type RecipeType =
   | 'sequence'
@@ -58,7 +59,9 @@ export interface RecipeStep {
   max_output_tokens?: number;
   max_retries?: number;
   expected_changes?: unknown;
-  verify?: { commands: string[] };
+  verify?: { commands?: string[]; git_clean_outside?: unknown };
+  /** mentu: the step's effort. */
+  reasoning?: string;
 }
 
 export interface RecipeRequires {
@@ -97,6 +100,10 @@ export interface Recipe {
   backend?: string;
   model?: string;
   providers?: unknown;
+  cloud?: unknown;
+  reasoning?: string;
+  /** The recipe's own providers in vigil.yml's shape (loading/recipe-providers.ts). */
+  recipe_providers?: RecipeProviders;
   /** Warnings of loading: fields read from another tool's recipes that have no equivalent here. */
   load_warnings?: string[];
   /** parallel: lists expanded to their product, appended to vars. */

@@ -29,7 +29,7 @@ describe('recipes written for mentu run unchanged', () => {
     const r = await runVigil(project, ['sequence', 'mentu-style']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(readFileSync(join(project.root, 'out.txt'), 'utf8')).toBe('built\n');
-    for (const field of ['providers: ignored', 'steps[0] ("make").max_output_tokens: ignored', 'steps[0] ("make").expected_changes: ignored'])
+    for (const field of ['providers.anthropic.api_key_env: ignored', 'steps[0] ("make").max_output_tokens: ignored', 'steps[0] ("make").expected_changes: ignored'])
       expect(r.stderr).toContain(field);
     const run = lastRun(project);
     expect(stepOf(run, 'make').status).toBe('succeeded');
@@ -64,5 +64,84 @@ describe('recipes written for mentu run unchanged', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('destructive intents found');
     expect(existsSync(join(project.root, '.vigil', 'runs'))).toBe(false);
+  });
+});
+
+// Issue 45 point 6: the fields of mentu's recipes that stopped on the schema.
+describe('more recipes written for mentu: warned or mapped, never refused on the schema', () => {
+  it('reasoning is effort; cloud and verify.git_clean_outside are warnings naming the field', async () => {
+    project = makeProject({ codex: true });
+    project.recipe({
+      name: 'reasoned',
+      cloud: { provider: 'mentu-cloud', region: 'eu' },
+      reasoning: 'minimal',
+      steps: [
+        { label: 'deep', backend: 'codex', prompt: 'Think hard', reasoning: 'xhigh', verify: { commands: ['true'], git_clean_outside: ['src'] } },
+        { label: 'light', backend: 'codex', prompt: 'Think less' },
+      ],
+    });
+    const check = await runVigil(project, ['recipe', 'check', 'reasoned']);
+    expect(check.stdout).toMatch(/schema\s+warning\s+valid; 2 fields/);
+    const r = await runVigil(project, ['sequence', 'reasoned']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stderr).toContain('cloud: ignored');
+    expect(r.stderr).toContain('steps[0] ("deep").verify.git_clean_outside: not checked here');
+    const argvOf = (step: string) => (project.logEntries().find((e) => e.agent === 'codex' && e.step === step)!.argv as string[]).join(' ');
+    expect(argvOf('deep')).toContain('model_reasoning_effort="high"'); // xhigh is max, which codex spells high
+    expect(argvOf('light')).toContain('model_reasoning_effort="low"'); // the recipe's reasoning: minimal
+  });
+
+  it("top-level providers serve that recipe's steps as vigil.yml's do: its own custom provider, and mentu's cli entry for claude", async () => {
+    project = makeProject();
+    project.recipe({
+      name: 'own-providers',
+      providers: { mine: { type: 'custom', command: project.agent }, sonnet: { api: 'cli', command: 'claude', model: 'x' } },
+      steps: [
+        { label: 'custom', backend: 'mine', prompt: 'SAY DONE' },
+        { label: 'aliased', backend: 'sonnet', prompt: 'Review' },
+      ],
+    });
+    const plan = await runVigil(project, ['sequence', 'own-providers', '--dry-run']);
+    expect(plan.stdout).toMatch(/custom\s+backend mine/);
+    expect(plan.stdout).toMatch(/aliased\s+backend claude/);
+    const r = await runVigil(project, ['sequence', 'own-providers']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(project.logEntries().some((e) => e.agent === 'custom' && e.step === 'custom')).toBe(true);
+    expect(project.logEntries().some((e) => e.agent === 'claude' && e.step === 'aliased')).toBe(true);
+    project.recipe({ name: 'other', steps: [{ label: 'a', backend: 'mine', prompt: 'SAY DONE' }] });
+    const other = await runVigil(project, ['sequence', 'other']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('unknown backend "mine"');
+  });
+
+  it('api "cli" for an agent with no backend here is refused by check and sequence alike, saying what to configure; vigil.yml can configure it', async () => {
+    project = makeProject();
+    project.recipe({ name: 'gem', providers: { gemini: { api: 'cli', command: 'gemini' } }, steps: [{ label: 'a', backend: 'gemini', prompt: 'SAY DONE' }] });
+    const check = await runVigil(project, ['recipe', 'check', 'gem']);
+    expect(check.code).toBe(2);
+    expect(check.stdout).toMatch(/start\s+REFUSED\s+step "a": no backend "gemini": providers\.gemini: api "cli" runs gemini, an agent CLI Vigil has no backend for; configure it as a custom provider/);
+    const r = await runVigil(project, ['sequence', 'gem']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('{type: custom, command: <a program that reads the prompt on stdin and prints the answer>}');
+    expect(existsSync(join(project.root, '.vigil', 'runs'))).toBe(false);
+    project.yml(`providers:\n  gemini:\n    type: custom\n    command: ${project.agent}\n`);
+    expect((await runVigil(project, ['recipe', 'check', 'gem'])).code).toBe(0);
+    const ran = await runVigil(project, ['sequence', 'gem']);
+    expect(ran.code, ran.stderr).toBe(0);
+  });
+
+  it('recipe list keeps warnings and schema messages out of its table: a count, and where to look', async () => {
+    project = makeProject();
+    project.recipe({ name: 'warned', cloud: true, backend: 'shell', steps: [{ label: 'a', prompt: 'true', reasoning: 'high' }] });
+    project.recipe({ name: 'bad', steps: [{ label: 'a', prompt: 'x', bogus: 1, other: 2 }] });
+    const r = await runVigil(project, ['recipe', 'list']);
+    expect(r.stdout).toMatch(/^warned\s+sequence/m);
+    expect(r.stdout).not.toContain('ignored');
+    expect(r.stdout).not.toContain('bogus');
+    expect(r.stderr).toContain('1 with warnings (fields with no equivalent here): warned (1); see "vigil recipe check <name>"');
+    expect(r.stderr).toContain(`invalid recipe ${join(project.root, '.vigil/recipes/bad.json')}: 2 problems; see "vigil recipe check bad"`);
+    expect(r.stderr).not.toContain('bogus');
+    const check = await runVigil(project, ['recipe', 'check', 'bad']);
+    expect(check.stdout).toContain('unknown field "bogus"');
   });
 });

@@ -2,7 +2,7 @@
 // real CLI in a throwaway project with fake agents on PATH. Both print what a
 // run would decide and do, and nothing runs: no agent is started and no run
 // is recorded.
-import { existsSync } from 'node:fs';
+import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../src/recipes/check/check-recipe.ts';
@@ -174,7 +174,8 @@ describe('vigil sequence --dry-run', () => {
       name: 'plan',
       canary: false,
       transfer_mode: 'mirror',
-      budget: { usd: 5, minutes: 60 },
+      // Not usd: a codex step reports tokens only, and a run refuses a usd budget it cannot count.
+      budget: { tokens: 50000, minutes: 60 },
       steps: [
         { label: 'design', args: ['Design it'], model: 'opus', budget: { tokens: 1000 } },
         { label: 'api', backend: 'codex', args: ['Build the API'], wave: 1, vm: true },
@@ -182,12 +183,14 @@ describe('vigil sequence --dry-run', () => {
         { label: 'ship', args: ['Ship it'], build_command: 'npm test' },
       ],
     });
+    // The plan is what a run would do, and a run of a codex step needs codex on PATH.
+    if (!existsSync(join(project.bin, 'codex'))) symlinkSync(join(project.root, '.fakes', 'fake-codex.mjs'), join(project.bin, 'codex'));
     const r = await runVigil(project, ['sequence', 'plan', '--dry-run']);
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines[0]).toMatch(/^plan of sequence "plan" \(.*plan\.json\)$/);
     expect(r.stdout).toMatch(/isolation\s+mirror\n/);
-    expect(r.stdout).toMatch(/budget\s+5 usd, 60 min\n/);
+    expect(r.stdout).toMatch(/budget\s+50000 tokens, 60 min\n/);
     const wave = (n: number) => lines.findIndex((l) => l.trim().startsWith(`wave ${n}`));
     expect(wave(1)).toBeGreaterThan(0);
     expect(lines[wave(1) + 1]).toMatch(/design\s+backend claude; model opus; isolation mirror; timeout 1800 s; budget 1000 tokens/);

@@ -28,10 +28,12 @@ describe('recipe types', () => {
     project.recipe({ name: 'adv', type: 'adversarial', blue: { recipe: 'x', extra: 1 }, red: { recipe: 'x' }, judge: { recipe: 'x' } });
     project.recipe({ name: 'cir', steps: [{ label: 'a', args: [] }], cir: { write_after_stepp: true } });
     const list = await runVigil(project, ['recipe', 'list']);
-    expect(list.stderr).toContain('sequences[0]: unknown field "when"; allowed: name, workspace, model, on, from, pre, vars');
-    expect(list.stderr).toMatch(/\(top level\): unknown field "fanuot"; allowed: .*fanout/);
-    expect(list.stderr).toContain('blue: unknown field "extra"; allowed: recipe, vars');
-    expect(list.stderr).toContain('cir: unknown field "write_after_stepp"');
+    for (const name of ['p', 'par', 'adv', 'cir']) expect(list.stderr).toContain(`see "vigil recipe check ${name}"`);
+    const said = async (name: string) => (await runVigil(project, ['recipe', 'check', name])).stdout;
+    expect(await said('p')).toContain('sequences[0]: unknown field "when"; allowed: name, workspace, model, on, from, pre, vars');
+    expect(await said('par')).toMatch(/\(top level\): unknown field "fanuot"; allowed: .*fanout/);
+    expect(await said('adv')).toContain('blue: unknown field "extra"; allowed: recipe, vars');
+    expect(await said('cir')).toContain('cir: unknown field "write_after_stepp"');
     const run = await runVigil(project, ['sequence', 'par']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('unknown field "fanuot"');

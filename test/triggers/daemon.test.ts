@@ -163,13 +163,14 @@ describe('vigil daemon', () => {
 
   it('refuses an invalid temporal recipe naming the field', { timeout: 90_000 }, async () => {
     s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x', shedule: 'typo' });
-    const out = vigil(s, ['recipe', 'list']);
-    expect(out.stderr).toContain('shedule');
+    const out = vigil(s, ['recipe', 'check', 'bad']);
+    expect(out.stdout).toContain('shedule');
     s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x', timezone: 'Mars/Olympus' });
-    const out2 = vigil(s, ['recipe', 'list']);
-    expect(out2.stderr).toContain('timezone: "Mars/Olympus" is not an IANA time zone');
+    const out2 = vigil(s, ['recipe', 'check', 'bad']);
+    expect(out2.stdout).toContain('timezone: "Mars/Olympus" is not an IANA time zone');
     s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x' });
-    expect(vigil(s, ['recipe', 'list']).stderr).toContain('schedule: "61 * * * *" is not a cron expression');
+    expect(vigil(s, ['recipe', 'list']).stderr).toContain('invalid recipe');
+    expect(vigil(s, ['recipe', 'check', 'bad']).stdout).toContain('schedule: "61 * * * *" is not a cron expression');
   });
 });
 

@@ -88,6 +88,7 @@ export function buildBackendSpec(input: BackendInput): BackendSpec {
   const provider = config.providers[name];
   // mentu's `shell` backend (unless vigil.yml names a provider "shell"): the prompt is the script, on sh's stdin.
   if (!provider && name === SHELL_BACKEND) return { kind: 'custom', provider: SHELL_BACKEND, command: '/bin/sh', args: ['-s'], shell: true };
+  if (!provider && config.unavailable?.[name]) throw new RecipeInputError(`${where}: no backend "${name}": ${config.unavailable[name]}`);
   if (!provider) {
     const known = [...BUILTIN_BACKENDS, SHELL_BACKEND, ...Object.keys(config.providers)];
     throw new RecipeInputError(`${where}: unknown backend "${name}"; known backends: ${known.join(', ')} (providers come from vigil.yml)`);

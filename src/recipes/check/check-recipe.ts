@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
 import { linkStepRefs } from '../executor/step-refs.ts';
+import { loadWorkspaceConfig } from '../config/workspace-config.ts';
 import { findRecipe } from '../loading/discovery.ts';
+import { prepareRun } from '../prepare-run.ts';
 import { loadRecipeTree, type RecipeTree } from '../loading/recipe-tree.ts';
 import type { Plan } from '../planning/plan.ts';
 import { planRecipe } from '../planning/planners.ts';
@@ -26,7 +28,7 @@ import { findProjectRoot } from '../../workspace/project-root.ts';
 import { childUses } from './child-uses.ts';
 import { resolveWorkspaceOrNull, waves } from './plan-shape.ts';
 
-export type SectionName = 'schema' | 'graph' | 'variables' | 'requires' | 'destructive';
+export type SectionName = 'schema' | 'graph' | 'variables' | 'requires' | 'destructive' | 'start';
 
 export interface CheckSection {
   name: SectionName;
@@ -75,7 +77,7 @@ export function checkRecipe(req: CheckRequest): CheckReport {
     root = findRecipe(projectRoot, req.name);
   } catch (error) {
     // Not found is a usage error; found but invalid is the schema verdict.
-    const file = /^(\/[^:]+\.json): /.exec(firstLine(error))?.[1];
+    const file = /^(\/[^:]+\.(?:json|ya?ml)): /.exec(firstLine(error))?.[1];
     if (!file) throw error;
     const check: RecipeCheck = { name: req.name, type: 'recipe', file, via: null, allowDestructive: false, findings: [], sections: [section('schema', 'refused', firstLine(error).replace(`${file}: `, ''), problemsOf(error))] };
     return { recipe: req.name, ok: false, recipes: [check] };
@@ -116,7 +118,12 @@ function checkOne(found: FoundRecipe, vars: Record<string, string>, via: string 
   const trigger = triggerOf(recipe);
   const lookup = (name: string) => tree?.byName.get(name) ?? findOrNull(projectRoot, name);
   const check: RecipeCheck = { name: recipe.name, type: recipe.type ?? 'sequence', file, via, allowDestructive: recipe.allow_destructive_intents === true, sections: [], findings: [] };
-  check.sections.push(section('schema', 'ok', 'valid'));
+  const loadWarnings = recipe.load_warnings ?? [];
+  check.sections.push(
+    loadWarnings.length === 0
+      ? section('schema', 'ok', 'valid')
+      : section('schema', 'warning', `valid; ${loadWarnings.length} field${loadWarnings.length === 1 ? '' : 's'} with no equivalent here (mentu's), left out of the run`, loadWarnings),
+  );
 
   let plan: Plan | null = null;
   if (def?.planner) {
@@ -185,7 +192,24 @@ function checkOne(found: FoundRecipe, vars: Record<string, string>, via: string 
   if (n === 0) check.sections.push(section('destructive', 'ok', 'no destructive intent found'));
   else if (check.allowDestructive) check.sections.push(section('destructive', 'warning', `${n} found, allowed by "allow_destructive_intents": true`, texts));
   else check.sections.push(section('destructive', 'refused', `${n} found (set "allow_destructive_intents": true to run anyway)`, texts));
+  if (plan && !check.sections.some((s) => s.status === 'refused')) check.sections.push(startSection(found, vars, projectRoot, req));
   return check;
+}
+
+/**
+ * What else would keep the run from starting — backends and their flags, vigil.yml, auth profiles, the
+ * vault, budgets, bubblewrap — found by the very preparation a run makes (prepare-run.ts), so that
+ * check and sequence cannot disagree. Reported once the verdicts above are clean (they stop it first).
+ */
+function startSection(found: FoundRecipe, vars: Record<string, string>, projectRoot: string, req: CheckRequest): CheckSection {
+  try {
+    const prepared = prepareRun({ name: found.recipe.name, vars: [], cwd: req.cwd, env: req.env, vault: req.vault }, { found, vars, config: loadWorkspaceConfig(projectRoot) });
+    const backends = [...new Set([...prepared.steps.values()].map((s) => s.backendName))];
+    return section('start', 'ok', `prepared as a run prepares it (backends: ${backends.join(', ')})`);
+  } catch (error) {
+    const problems = (error as { problems?: string[] }).problems ?? [];
+    return section('start', 'refused', firstLine(error).replace(`${found.file}: `, ''), problems.map((p) => p.replace(`${found.file}: `, '')));
+  }
 }
 
 type Trigger = TriggerFields & ({ schedule: string } | { watch: { monitor: string } });

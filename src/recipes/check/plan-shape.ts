@@ -6,6 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { chooseBackendName } from '../backends/select.ts';
+import { configForRecipe } from '../config/recipe-config.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import type { RecipeTree } from '../loading/recipe-tree.ts';
 import type { Plan, PlannedStep } from '../planning/plan.ts';
@@ -99,7 +100,7 @@ export function planView(input: PlanInput, found: FoundRecipe = input.tree.root,
       wave.map(({ step, needs, exclusiveGroup }) => ({
         label: step.label,
         waitsFor: needs,
-        backend: chooseBackendName(step, input.backend, input.config, input.env),
+        backend: chooseBackendName(step, input.backend, configForRecipe(input.config, recipe), input.env),
         model: model ?? step.model ?? null,
         effort: step.effort ?? null,
         isolation: isolationOf(found, step.vm ?? recipe.vm ?? false),

@@ -35,6 +35,8 @@ export interface WorkspaceConfig {
   /** The cloud API (src/cloud on a vigil serve); clients fall back to server.base. */
   api_url?: string;
   edge_domain?: string;
+  /** Backends a recipe names that have none here: name → what to configure (config/recipe-config.ts). */
+  unavailable?: Record<string, string>;
   /** model → dollars per million input and output tokens (budgets, when a backend reports no cost). */
   prices?: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
 }

@@ -2,26 +2,52 @@
 // when the recipe is loaded (docs/recipes.md, "Recipes written for mentu").
 // A field with no equivalent is kept out of the run with a warning naming
 // it, never a refusal.
-import type { Recipe, RecipeStep } from '../types.ts';
+import type { Effort, Recipe, RecipeStep } from '../types.ts';
+import { mapRecipeProviders } from './recipe-providers.ts';
 
 /** mentu's `shell` backend: the step's prompt is run as a shell script (pool/step-task.ts, select.ts). */
 export const SHELL_BACKEND = 'shell';
 
-export function mapMentuFields(recipe: Recipe): { recipe: Recipe; warnings: string[] } {
+const EFFORTS: Record<string, Effort> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'max', max: 'max' };
+
+/** mentu's `reasoning` as an effort, or a warning naming the field. */
+function effortOf(reasoning: string, where: string, warnings: string[]): Effort | undefined {
+  const effort = EFFORTS[reasoning];
+  if (!effort) warnings.push(`${where}: "${reasoning}" ignored; the efforts are ${Object.keys(EFFORTS).join(', ')} (minimal is low, xhigh is max)`);
+  return effort;
+}
+
+export function mapMentuFields(recipe: Recipe): { recipe: Recipe; warnings: string[]; problems: string[] } {
   const warnings: string[] = [];
-  const { backend, model, providers, ...rest } = recipe;
+  const { backend, model, providers, cloud, reasoning, ...rest } = recipe;
+  const own = providers === undefined ? null : mapRecipeProviders(providers);
+  const alias = (name: string | undefined) => (name !== undefined ? (own?.mapped.builtin[name] ?? name) : undefined);
   let out: Recipe = rest;
-  if (backend !== undefined || model !== undefined)
-    out = { ...out, defaults: { ...(backend ? { backend } : {}), ...(model ? { model } : {}), ...(recipe.defaults ?? {}) } };
-  if (providers !== undefined) warnings.push('providers: ignored; backends come from "providers" in vigil.yml (docs/recipes.md, Backends)');
+  if (own) {
+    warnings.push(...own.warnings);
+    out = { ...out, recipe_providers: own.mapped };
+  }
+  if (cloud !== undefined) warnings.push('cloud: ignored; runs are local here (vigil daemon runs recipes on schedules and observations)');
+  const topEffort = reasoning !== undefined ? effortOf(reasoning, 'reasoning', warnings) : undefined;
+  const defaultBackend = alias(backend);
+  if (defaultBackend !== undefined || model !== undefined || topEffort !== undefined)
+    out = {
+      ...out,
+      defaults: { ...(defaultBackend ? { backend: defaultBackend } : {}), ...(model ? { model } : {}), ...(topEffort ? { effort: topEffort } : {}), ...(recipe.defaults ?? {}) },
+    };
   if (out.steps) {
     out = {
       ...out,
       steps: out.steps.map((s, i) => {
         const where = `steps[${i}] ("${s.label}")`;
-        const { allowed_tools, max_output_tokens, max_retries, expected_changes, verify, ...step } = s;
+        const { allowed_tools, max_output_tokens, max_retries, expected_changes, verify, reasoning: stepReasoning, ...step } = s;
         const mapped: RecipeStep = step;
-        const stepBackend = step.backend ?? backend ?? recipe.defaults?.backend;
+        if (step.backend !== undefined) mapped.backend = alias(step.backend)!;
+        const stepBackend = mapped.backend ?? out.defaults?.backend;
+        if (stepReasoning !== undefined && step.effort === undefined) {
+          const effort = effortOf(stepReasoning, `${where}.reasoning`, warnings);
+          if (effort) mapped.effort = effort;
+        } else if (stepReasoning !== undefined) warnings.push(`${where}.reasoning: ignored; the step has its own effort`);
         if (allowed_tools !== undefined) {
           if (stepBackend === 'claude') mapped.args = ['--allowedTools', allowed_tools.join(','), ...(step.args ?? [])];
           else warnings.push(`${where}.allowed_tools: ignored; only Claude Code takes a tool list (--allowedTools), and this step's backend is ${stepBackend ?? 'not named in the recipe'}`);
@@ -30,11 +56,13 @@ export function mapMentuFields(recipe: Recipe): { recipe: Recipe; warnings: stri
           warnings.push(`${where}.max_output_tokens: ignored; no per-step equivalent (HTTP providers take max_tokens in vigil.yml)`);
         if (max_retries !== undefined && max_retries > 0 && !step.retry) mapped.retry = { attempts: max_retries + 1 };
         if (expected_changes !== undefined) warnings.push(`${where}.expected_changes: ignored; no equivalent (a build check or output_schema can check the result)`);
-        if (verify && !step.build_command) mapped.build_command = verify.commands.map((c) => `( ${c}\n)`).join(' && ');
-        else if (verify) warnings.push(`${where}.verify: ignored; the step has its own build_command`);
+        if (verify?.commands && !step.build_command) mapped.build_command = verify.commands.map((c) => `( ${c}\n)`).join(' && ');
+        else if (verify?.commands) warnings.push(`${where}.verify: ignored; the step has its own build_command`);
+        if (verify?.git_clean_outside !== undefined)
+          warnings.push(`${where}.verify.git_clean_outside: not checked here; a build_command can check it (git status --porcelain -- . ':!<path>')`);
         return mapped;
       }),
     };
   }
-  return { recipe: out, warnings };
+  return { recipe: out, warnings, problems: own?.problems ?? [] };
 }

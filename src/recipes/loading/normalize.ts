@@ -16,8 +16,8 @@ export interface Matrix {
 
 /** Returns the normalised recipe, or the problems that keep it from running (field paths named). */
 export function normalizeRecipe(recipe: Recipe): { recipe: Recipe; problems: string[] } {
-  const problems: string[] = [];
   const mentu = mapMentuFields(recipe);
+  const problems: string[] = [...mentu.problems];
   let out: Recipe = mentu.recipe;
   if (mentu.warnings.length > 0) out = { ...out, load_warnings: mentu.warnings };
   if (out.steps) {
