@@ -40,7 +40,8 @@ describe('YAML recipes', () => {
     project.file('.vigil/recipes/typo.yml', 'name: typo\nsteps:\n  - label: a\n    args: [x]\n    depends: [b]\n');
     const list = await runVigil(project, ['recipe', 'check', 'broken']);
     expect(list.code).toBe(2);
-    expect(list.stderr).toMatch(/broken\.yml: not valid YAML: line \d+, column \d+: /);
+    expect(list.stdout).toMatch(/schema\s+REFUSED[\s\S]*broken\.yml: not valid YAML: line 5, column 3: Flow sequence/);
+    expect((await runVigil(project, ['sequence', 'broken'])).stderr).toMatch(/broken\.yml: not valid YAML: line 5, column 3: /);
     const twice = await runVigil(project, ['sequence', 'twice']);
     expect(twice.stderr).toContain('twice.yaml: not valid YAML: line 2, column 1: Map keys must be unique');
     const typo = await runVigil(project, ['sequence', 'typo']);
