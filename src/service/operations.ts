@@ -1,7 +1,7 @@
 // Every operation of the protocol, by its JSON-RPC method name. Doors map
 // their routes, methods and tools onto this table and call `invoke`.
 import { isClusterConflict } from '../store/cluster-conflict.ts';
-import { asProtocolError, type ProtocolError } from '../protocol/errors.ts';
+import { asProtocolError, ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from './access.ts';
 import { isOwner } from './access.ts';
 import { compact, snapshot } from './admin-operations.ts';
@@ -96,6 +96,7 @@ export function invoke(service: MonitorService, name: OperationName, input: unkn
 
 async function invokeOnce(service: MonitorService, name: OperationName, input: unknown, options: InvokeOptions): Promise<Reply> {
   const operation: Operation = operations[name];
+  if (options.signal && (operation.target || name === 'monitors/create')) await unlessClientGone(options.signal);
   let reply: Awaited<ReturnType<Operation['run']>>;
   try {
     reply = await operation.run(service, input, options);
@@ -117,6 +118,22 @@ async function invokeOnce(service: MonitorService, name: OperationName, input: u
   // operation again would store it twice (a later batch's lost race, caught here once, did that).
   await service.settle();
   return renderReply(reply);
+}
+
+/**
+ * A write whose client has gone is not run (issue 43). A node paused (SIGSTOP, a long GC) with a
+ * request in its socket reads, when it resumes, the request and the client's close together: the
+ * client gave up long ago and may have retried elsewhere, and this write would act on what came
+ * after (a release ending a newer grant). The close is read in the same or the next poll of the
+ * event loop, so the write waits that long (two turns) and is dropped if the signal fired; the
+ * reply goes nowhere. A cluster node checks again before each attempt after a lost race.
+ */
+async function unlessClientGone(signal: AbortSignal): Promise<void> {
+  if (!signal.aborted) {
+    await new Promise((turn) => setImmediate(turn));
+    await new Promise((turn) => setImmediate(turn));
+  }
+  if (signal.aborted) throw new ProtocolError('STORE_UNAVAILABLE', 'The client closed its connection before this change ran; nothing was changed.');
 }
 
 /**

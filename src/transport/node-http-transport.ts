@@ -200,7 +200,14 @@ export class NodeHttpTransport implements HttpTransport {
 
   private accept(req: IncomingMessage, res: ServerResponse, handler: HttpHandler, options: ListenOptions): void {
     const controller = new AbortController();
+    // A client that closed its side (FIN: it gave up) is gone as well: node:http does not half-open, and a
+    // write it sent must not run (src/service/operations.ts). Seen at once, not when the socket closes later.
+    const socket = req.socket;
+    const clientClosed = () => controller.abort();
+    socket.once('end', clientClosed);
+    res.once('finish', () => socket.off('end', clientClosed));
     res.once('close', () => {
+      socket.off('end', clientClosed);
       if (!res.writableFinished) controller.abort();
     });
     const [path = '', query = ''] = splitUrl(req.url ?? '/');
