@@ -96,7 +96,8 @@ export function invoke(service: MonitorService, name: OperationName, input: unkn
 
 async function invokeOnce(service: MonitorService, name: OperationName, input: unknown, options: InvokeOptions): Promise<Reply> {
   const operation: Operation = operations[name];
-  if (options.signal && (operation.target || name === 'monitors/create')) await unlessClientGone(options.signal);
+  // Not a create: a cluster node reserves its key just before it runs, with no await between (ClusterNode.run).
+  if (options.signal && recordsRefusal(name)) await unlessClientGone(options.signal);
   let reply: Awaited<ReturnType<Operation['run']>>;
   try {
     reply = await operation.run(service, input, options);
