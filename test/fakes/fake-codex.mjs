@@ -4,7 +4,7 @@
 // item.started/item.completed…, turn.completed). TURNS sets how many items it
 // completes (all but the last are commands); SAY puts a word in the last
 // message. `codex login status` answers "Not logged in" when FAKE_LOGGED_IN=0.
-import { log, parseDirectives, readStdin } from './directives.mjs';
+import { log, parseDirectives, readStdin, sleep } from './directives.mjs';
 
 const argv = process.argv.slice(2);
 if (argv[0] === 'login' && argv[1] === 'status') {
@@ -40,10 +40,17 @@ if (d.NO_PROMPT) {
   process.exit(1);
 }
 emit({ type: 'thread.started', thread_id: 'fake' });
-// ROUNDS turns of TURNS completed items each; TRANSIENT adds a retried stream error.
+// ROUNDS turns of TURNS completed items each; TRANSIENT adds a retried stream error. SLEEP_MS spreads
+// the turns over that time; FAKE_TURN_TOKENS="input,cached,output" is each turn's usage; FAKE_MSG_LOG
+// gets a line for the start, each turn's usage (before it is written) and the exit, with times.
 const rounds = Number(d.ROUNDS ?? '1');
 const items = Number(d.TURNS ?? '1');
+const [inTok, cachedTok, outTok] = (process.env.FAKE_TURN_TOKENS ?? '1,0,1').split(',').map(Number);
+const msgLog = (entry) => log(process.env.FAKE_MSG_LOG, { pid: process.pid, step: process.env.VIGIL_STEP ?? null, time: Date.now(), ...entry });
+msgLog({ event: 'start' });
+process.on('exit', (code) => msgLog({ event: 'exit', code }));
 for (let round = 1; round <= rounds; round += 1) {
+  await sleep(Number(d.SLEEP_MS ?? '0') / rounds);
   emit({ type: 'turn.started' });
   if (d.TRANSIENT && round === 1) emit({ type: 'error', message: 'stream disconnected before completion; retrying 1/5 in 200ms' });
   for (let i = 1; i <= items; i += 1) {
@@ -59,5 +66,7 @@ for (let round = 1; round <= rounds; round += 1) {
     emit({ type: 'turn.failed', error: { message: 'fake codex failure' } });
     process.exit(1);
   }
-  emit({ type: 'turn.completed', usage: { input_tokens: 1, output_tokens: 1 } });
+  // codex 0.171 counts cached input inside input_tokens.
+  msgLog({ event: 'message', n: round, tokens: inTok + outTok });
+  emit({ type: 'turn.completed', usage: { input_tokens: inTok, cached_input_tokens: cachedTok, output_tokens: outTok } });
 }

@@ -87,6 +87,17 @@ describe('a budget stops claude within one message', () => {
     expect(run.steps[0]!.reason).toContain('(usd)');
   });
 
+  it('codex: a tokens budget stops it within one turn (its turn.completed is the grain)', async () => {
+    project = makeProject({ claude: false, codex: true });
+    project.recipe({ name: 'cx', canary: false, budget: { tokens: 5000 }, steps: [{ label: 'work', args: ['ROUNDS=20 SLEEP_MS=8000'], backend: 'codex', max_phases: 50 }] });
+    const r = await runVigil(project, ['sequence', 'cx'], { FAKE_MSG_LOG: msgLogOf(project), FAKE_TURN_TOKENS: '1000,800,100' });
+    expect(r.code).toBe(1);
+    const printed = messages(project);
+    expect(tokensIn(printed)).toBeGreaterThanOrEqual(5000);
+    expect(tokensIn(printed) - PER_MESSAGE).toBeLessThan(5000);
+    expect(rootRun(project).steps[0]).toMatchObject({ status: 'killed', killed_by: 'budget' });
+  });
+
   it('parallel children share one budget: together they stop within one message each of crossing it', async () => {
     project = makeProject();
     project.recipe({ name: 'one', canary: false, steps: [{ label: 'work', args: [TWENTY_TURNS], backend: 'claude' }] });
