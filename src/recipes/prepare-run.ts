@@ -3,8 +3,8 @@
 // intents, backends and isolation. Any problem here stops the run before it
 // starts, naming the file and the field.
 import { existsSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { expandPath } from '../paths/expand-path.ts';
 import { authEnv, buildBackendSpec, chooseBackendName, promptModeOf } from './backends/select.ts';
 import { configForRecipe } from './config/recipe-config.ts';
 import { loadWorkspaceConfig, type WorkspaceConfig } from './config/workspace-config.ts';
@@ -97,7 +97,7 @@ export interface PreparedRun {
 export function resolveWorkspace(found: FoundRecipe, projectRoot: string): string {
   const w = found.recipe.workspace;
   if (!w) return projectRoot;
-  const path = w === '~' ? homedir() : w.startsWith('~/') ? join(homedir(), w.slice(2)) : isAbsolute(w) ? w : resolve(projectRoot, w);
+  const path = expandPath(w, projectRoot);
   if (!existsSync(path) || !statSync(path).isDirectory())
     throw new RecipeInputError(`${found.file}: workspace: ${path} is not a directory`);
   return path;

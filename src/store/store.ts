@@ -2,8 +2,8 @@
 // kysely, writes applied by group commit. Reads are synchronous and see only
 // committed data; writes are queued and land together at the end of the turn.
 import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import { expandPath } from '../paths/expand-path.ts';
 import type { Filter } from '../protocol/filter.ts';
 import { whereFilters } from './filter-sql.ts';
 import { GroupCommit } from './group-commit.ts';
@@ -48,8 +48,7 @@ export type RowCapture = (kind: CapturedKind, mkey: number, params: readonly unk
 
 export function resolveStatePath(path: string): string {
   if (path === memoryPath) return path;
-  if (path === '~' || path.startsWith('~/')) return resolve(homedir(), path.slice(2));
-  return resolve(path);
+  return resolve(expandPath(path, process.cwd()));
 }
 
 export class Store {

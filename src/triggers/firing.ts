@@ -3,8 +3,8 @@
 // a row in vigil.db, and, when a server is configured, observations that
 // show it in `vigil watch`.
 import { readdirSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { expandPath } from '../paths/expand-path.ts';
 import { actorOfTrigger } from '../protocol/client-actor.ts';
 import { newRunId, type RunJson, RunRecorder, readRunJson, runsDir } from '../recipes/records/run-record.ts';
 import { runOutput } from '../recipes/run-recipe.ts';
@@ -59,10 +59,7 @@ function childRun(projectRoot: string, parent: string): { run: RunJson; dir: str
 }
 
 export function workspaceOf(workspace: string | undefined, projectRoot: string): string {
-  if (!workspace) return projectRoot;
-  if (workspace === '~') return homedir();
-  if (workspace.startsWith('~/')) return join(homedir(), workspace.slice(2));
-  return isAbsolute(workspace) ? workspace : resolve(projectRoot, workspace);
+  return workspace ? expandPath(workspace, projectRoot) : projectRoot;
 }
 
 export async function fire(req: FiringRequest): Promise<FiringResult> {

@@ -3,8 +3,7 @@
 // latest of the steps it waits for), each step's backend, model, isolation
 // and budget, and for a composite recipe the child runs it starts.
 import { existsSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { expandPath } from '../../paths/expand-path.ts';
 import { chooseBackendName } from '../backends/select.ts';
 import { configForRecipe } from '../config/recipe-config.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
@@ -31,7 +30,7 @@ export function waves(plan: Plan): PlannedStep[][] {
 export function resolveWorkspaceOrNull(found: FoundRecipe, projectRoot: string): string | null {
   const w = found.recipe.workspace;
   if (!w) return projectRoot;
-  const path = w === '~' ? homedir() : w.startsWith('~/') ? join(homedir(), w.slice(2)) : isAbsolute(w) ? w : resolve(projectRoot, w);
+  const path = expandPath(w, projectRoot);
   return existsSync(path) && statSync(path).isDirectory() ? path : null;
 }
 

@@ -3,15 +3,11 @@
 // only after one failed, `always` always; the others are recorded skipped.
 // The pipeline fails when any entry that ran failed. Output: the last
 // entry's that ran.
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { expandPath } from '../../../paths/expand-path.ts';
 import type { CompositeContext, CompositeOutcome } from '../composite.ts';
 
 function entryWorkspace(w: string | undefined, projectRoot: string): string | undefined {
-  if (!w) return undefined;
-  if (w === '~') return homedir();
-  if (w.startsWith('~/')) return join(homedir(), w.slice(2));
-  return isAbsolute(w) ? w : resolve(projectRoot, w);
+  return w ? expandPath(w, projectRoot) : undefined;
 }
 
 export async function runPipeline(ctx: CompositeContext): Promise<CompositeOutcome> {
