@@ -1,0 +1,48 @@
+// The tutorials and how-to guides, run as a reader runs them (test/support/doc-page.ts):
+// each page's ```sh blocks in order, in a fresh folder; the pages check what
+// they promise themselves, so a page that stops working fails here.
+import { describe, expect, it } from 'vitest';
+import { runDocPage } from '../support/doc-page.ts';
+import { postgresFor } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
+
+const limit = scaled(180_000);
+
+async function expectPageRuns(page: string): Promise<string> {
+  const run = await runDocPage(page, { limitMs: limit });
+  expect(run.code, `${page} failed (exit ${run.code}):\n${run.output}`).toBe(0);
+  return run.output;
+}
+
+describe('tutorials', { timeout: limit + 10_000 }, () => {
+  it('the monitor server in five minutes', async () => {
+    const output = await expectPageRuns('tutorials/monitors.md');
+    expect(output).toMatch(/"action":"complete"/);
+  });
+
+  it('recipes in five minutes', async () => {
+    const output = await expectPageRuns('tutorials/recipes.md');
+    expect(output).toMatch(/reacted to ci\.build\.failed on job-42/);
+  });
+});
+
+describe('how-to guides', { timeout: limit + 10_000 }, () => {
+  it.each([
+    ['alert on failed agent runs', 'how-to/alert-on-failed-runs.md'],
+    ['cap spend and concurrency', 'how-to/cap-spend-and-concurrency.md'],
+    ['agents in parallel on one repository', 'how-to/parallel-agents.md'],
+    ['write a stand-in for an agent CLI', 'how-to/agent-cli-stand-in.md'],
+    ['what to commit in .vigil/', 'how-to/what-to-commit.md'],
+    ['behind a proxy', 'how-to/behind-a-proxy.md'],
+    ['benchmark your server', 'how-to/benchmark-your-server.md'],
+  ])('%s', async (_what, page) => {
+    await expectPageRuns(page);
+  });
+});
+
+describe('how-to guides that need PostgreSQL', { timeout: limit + 10_000 }, async () => {
+  const missing = await postgresFor('the PostgreSQL how-to');
+  it.skipIf(missing !== undefined)('several nodes on PostgreSQL', async () => {
+    await expectPageRuns('how-to/postgres-nodes.md');
+  });
+});

@@ -1,0 +1,108 @@
+// Runs a documentation page the way a reader does: every ```sh block of the
+// page, in order, in one bash with `set -euo pipefail`, in a fresh folder,
+// with `vigil` on PATH as this checkout's bin/vigil.js and a HOME of its own.
+// Blocks fenced as ```console (or any other language) are illustrations and
+// are not run. The pages check themselves: a command whose result the page
+// promises is followed by a check (grep, test) that fails the script.
+//
+// The one liberty taken: the ports a page uses (8130 and the ones after it,
+// 8787 for the edge) are moved to free ones, so that pages run beside other
+// tests; the page's text is otherwise run as written.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { spawnChild } from './children.ts';
+import { repoRoot, tempDir } from './server-process.ts';
+import { scaled } from './time-scale.ts';
+
+export interface PageRun {
+  readonly code: number | null;
+  readonly output: string;
+  readonly script: string;
+}
+
+/** The ```sh blocks of a markdown page, in order. */
+export function shellBlocks(markdown: string): string[] {
+  const blocks: string[] = [];
+  const fence = /^```sh\n([\s\S]*?)^```$/gm;
+  for (let match = fence.exec(markdown); match; match = fence.exec(markdown)) blocks.push(match[1]!);
+  return blocks;
+}
+
+async function freePort(): Promise<number> {
+  return await new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+const pagePorts = [8130, 8131, 8132, 8133, 8787];
+
+/**
+ * Runs the page at `docs/<page>`; resolves when its script exits or `limitMs`
+ * passes (then the script and everything it started are killed).
+ */
+export async function runDocPage(page: string, options: { limitMs?: number; env?: Record<string, string> } = {}): Promise<PageRun> {
+  let script = shellBlocks(readFileSync(join(repoRoot, 'docs', page), 'utf8')).join('\n');
+  for (const port of pagePorts) script = script.replaceAll(String(port), String(await freePort()));
+  const work = tempDir('vigil-doc-');
+  const home = join(work, 'home');
+  const project = join(work, 'project');
+  const bin = join(work, 'bin');
+  const prelude = [
+    'set -euo pipefail',
+    `mkdir -p ${home} ${project} ${bin}`,
+    `printf '#!/bin/sh\\nexec "%s" "%s" "$@"\\n' '${process.execPath}' '${join(repoRoot, 'bin/vigil.js')}' > ${bin}/vigil`,
+    `chmod +x ${bin}/vigil`,
+    `cd ${project}`,
+  ].join('\n');
+  const full = `${prelude}\n${script}`;
+  const child = spawnChild('bash', ['-c', full], {
+    cwd: work,
+    detached: true,
+    env: {
+      ...process.env,
+      HOME: home,
+      VIGIL_HOME: join(home, '.vigil'),
+      PATH: `${bin}:${process.env.PATH}`,
+      GIT_AUTHOR_NAME: 'Doc Reader',
+      GIT_AUTHOR_EMAIL: 'reader@example.com',
+      GIT_COMMITTER_NAME: 'Doc Reader',
+      GIT_COMMITTER_EMAIL: 'reader@example.com',
+      VIGIL_BASE: '',
+      CI: '',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const limit = options.limitMs ?? scaled(120_000);
+  const code = await new Promise<number | null>((done) => {
+    const timer = setTimeout(() => {
+      output += `\n[doc-page] ${page} still running after ${limit / 1000} s: killed\n`;
+      killGroup(child.pid);
+    }, limit);
+    child.once('exit', (exitCode) => {
+      clearTimeout(timer);
+      done(exitCode);
+    });
+  });
+  // What the page left in the background (a server, a daemon) goes with it.
+  killGroup(child.pid);
+  return { code, output, script: full };
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // The group is gone.
+  }
+}
