@@ -3,7 +3,7 @@
 # but down, then checks what the tests need (README, "What the tests need").
 # A missing requirement the run requires fails here, naming it, instead of
 # after minutes of tests: under CI=true every one is required, and
-# VIGIL_TEST_REQUIRE (postgresql,chromium,bubblewrap,agent-clis, all or none)
+# VIGIL_TEST_REQUIRE (postgresql,chromium,bubblewrap,agent-clis,proxies, all or none)
 # overrides that, as in test/support/requirements.ts. Otherwise it only warns:
 # those tests will skip.
 set -u
@@ -30,8 +30,9 @@ pg_answers || missing[postgresql]="PostgreSQL: nothing answers at ${VIGIL_TEST_P
 command -v bwrap >/dev/null 2>&1 || missing[bubblewrap]="bubblewrap: bwrap is not on PATH (sudo bash scripts/install-bubblewrap.sh)"
 bin=${REAL_AGENT_BIN:-/opt/agent-clis/bin}
 [ -x "$bin/claude" ] && [ -x "$bin/codex" ] || missing[agent-clis]="the real agent CLIs: claude and codex are not both in $bin (sudo bash scripts/install-agent-clis.sh, or set REAL_AGENT_BIN)"
+{ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; } && command -v caddy >/dev/null 2>&1 || missing[proxies]="nginx and Caddy: not both installed (sudo bash scripts/install-proxies.sh)"
 
-all="postgresql chromium bubblewrap agent-clis"
+all="postgresql chromium bubblewrap agent-clis proxies"
 required=${VIGIL_TEST_REQUIRE:-}
 if [ -z "$required" ]; then
   if [ "${CI:-}" = true ]; then required=all; else required=none; fi

@@ -1,6 +1,7 @@
 // Composes a running monitor server: store, service, doors and transport.
 import type { Kysely } from 'kysely';
 import { Draining } from './transport/draining.ts';
+import { trustProxies } from './transport/forwarded-for.ts';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { type Clock, systemClock } from './actors/clock.ts';
@@ -38,6 +39,8 @@ export interface ServerOptions {
   readonly allowAdmin?: boolean | string;
   readonly allowOrigins?: readonly string[];
   readonly allowHosts?: readonly string[];
+  /** Reverse proxies whose X-Forwarded-For names the client (transport/forwarded-for.ts). */
+  readonly trustProxies?: readonly string[];
   readonly maxBodyBytes?: number;
   readonly heartbeatMs?: number;
   /** Per-client-address limits for anonymous use (service/client-limits.ts). */
@@ -173,7 +176,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       allowHosts: options.allowHosts ?? [],
       extensions: withDashboard(dashboard, { ...options.extensions?.(service), ...cloud?.mounts }),
     });
-    ({ port } = await transport.listen(draining.wrap(handler), {
+    ({ port } = await transport.listen(draining.wrap(trustProxies(handler, options.trustProxies ?? [])), {
       host,
       port: options.port ?? 8130,
       maxBodyBytes: service.options.maxBodyBytes,

@@ -12,6 +12,15 @@ import { defaultWebhookLimits } from '../cloud/webhook-limits.ts';
 import { defaultViewerLimits, viewerCapsOf } from '../ui/viewer-limits.ts';
 import { limitPairsFlag, limitPairsHelp, listFlag, oneOfFlag, stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { type SourceFlags, sourceFlagHelp, sourceOptions } from './source-flags.ts';
+import { parseTrustedProxies } from '../transport/forwarded-for.ts';
+
+function trustedProxiesFlag(value: unknown): string[] {
+  try {
+    return parseTrustedProxies(listFlag(value));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
 
 interface ServeFlags extends SourceFlags {
   port?: unknown;
@@ -26,6 +35,7 @@ interface ServeFlags extends SourceFlags {
   allowAdmin?: unknown;
   allowOrigin?: unknown;
   allowHost?: unknown;
+  trustProxy?: unknown;
   maxBody?: unknown;
   transport?: unknown;
   heartbeat?: unknown;
@@ -114,6 +124,9 @@ export function registerServeCommands(cli: CAC): void {
     .option('--allow-admin [token]', 'Enable the admin endpoints (a token is generated and printed when none is given)')
     .option('--allow-origin <origins>', 'Browser origins allowed to call the server (comma-separated)', { type: [String] })
     .option('--allow-host <names>', 'Extra host names accepted on loopback connections (comma-separated)', { type: [String] })
+    .option('--trust-proxy <addresses>', "Reverse proxies whose X-Forwarded-For names the client (comma-separated IP addresses); per-client limits then count the forwarded client, not the proxy", {
+      type: [String],
+    })
     .option('--max-body <bytes>', 'Largest request body read', { default: defaults.maxBodyBytes })
     .option('--heartbeat <seconds>', 'Idle time before an event stream sends a heartbeat', { default: 15 })
     .option('--allow-insecure-webhooks', 'Let webhooks target plain http on loopback and private addresses (local testing only)')
@@ -164,6 +177,7 @@ export function registerServeCommands(cli: CAC): void {
         allowAdmin,
         allowOrigins: listFlag(flags.allowOrigin),
         allowHosts: listFlag(flags.allowHost),
+        trustProxies: trustedProxiesFlag(flags.trustProxy),
         maxBodyBytes: wholeNumberFlag('--max-body', flags.maxBody, 1, 1 << 30),
         heartbeatMs: wholeNumberFlag('--heartbeat', flags.heartbeat, 1, 3600) * 1000,
         dashboardViewers: {

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { runDocPage } from '../support/doc-page.ts';
 import { postgresFor } from '../support/postgres.ts';
+import { proxiesFor } from '../support/requirements.ts';
 import { scaled } from '../support/time-scale.ts';
 
 const limit = scaled(180_000);
@@ -33,10 +34,15 @@ describe('how-to guides', { timeout: limit + 10_000 }, () => {
     ['agents in parallel on one repository', 'how-to/parallel-agents.md'],
     ['write a stand-in for an agent CLI', 'how-to/agent-cli-stand-in.md'],
     ['what to commit in .vigil/', 'how-to/what-to-commit.md'],
-    ['behind a proxy', 'how-to/behind-a-proxy.md'],
     ['benchmark your server', 'how-to/benchmark-your-server.md'],
   ])('%s', async (_what, page) => {
     await expectPageRuns(page);
+  });
+});
+
+describe('the proxy how-to', { timeout: limit + 10_000 }, () => {
+  it.skipIf(!proxiesFor('the proxy how-to'))('behind nginx and Caddy', async () => {
+    await expectPageRuns('how-to/behind-a-proxy.md');
   });
 });
 

@@ -4,11 +4,11 @@
 // CI=true they fail instead: a green CI run has run the multi-node, browser,
 // sandbox and real-CLI tests, not skipped them. VIGIL_TEST_REQUIRE overrides
 // the choice: a comma-separated list of requirements (postgresql, chromium,
-// bubblewrap, agent-clis), or "all", or "none".
+// bubblewrap, agent-clis, proxies), or "all", or "none".
 import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
-export const requirementNames = ['postgresql', 'chromium', 'bubblewrap', 'agent-clis'] as const;
+export const requirementNames = ['postgresql', 'chromium', 'bubblewrap', 'agent-clis', 'proxies'] as const;
 export type Requirement = (typeof requirementNames)[number];
 
 const what: Record<Requirement, string> = {
@@ -16,6 +16,7 @@ const what: Record<Requirement, string> = {
   chromium: 'Chromium',
   bubblewrap: 'bubblewrap (bwrap)',
   'agent-clis': 'the real claude and codex CLIs',
+  proxies: 'nginx and Caddy',
 };
 
 const how: Record<Requirement, string> = {
@@ -23,6 +24,7 @@ const how: Record<Requirement, string> = {
   chromium: 'sudo bash scripts/install-chromium.sh',
   bubblewrap: 'sudo bash scripts/install-bubblewrap.sh',
   'agent-clis': 'sudo bash scripts/install-agent-clis.sh, or set REAL_AGENT_BIN',
+  proxies: 'sudo bash scripts/install-proxies.sh',
 };
 
 /** The requirements a missing one of fails the run instead of skipping, and why. */
@@ -83,4 +85,10 @@ export const agentCliBin = process.env.REAL_AGENT_BIN ?? '/opt/agent-clis/bin';
 export function agentClisFor(tests: string): boolean {
   const absent = ['claude', 'codex'].filter((name) => !existsSync(join(agentCliBin, name)));
   return requirement('agent-clis', absent.length > 0 ? `${absent.join(' and ')} not in ${agentCliBin}` : undefined, tests) === undefined;
+}
+
+/** Whether nginx and caddy are on PATH (the proxy how-to runs both); warns (or, in CI, throws) when not. */
+export function proxiesFor(tests: string): boolean {
+  const absent = ['nginx', 'caddy'].filter((name) => !onPath(name) && !existsSync(`/usr/sbin/${name}`));
+  return requirement('proxies', absent.length > 0 ? `${absent.join(' and ')} not installed` : undefined, tests) === undefined;
 }
