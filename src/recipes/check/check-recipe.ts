@@ -23,6 +23,7 @@ import { recipeTypeDef } from '../types/registry.ts';
 import type { FoundRecipe, Recipe } from '../types.ts';
 import { resolveVariables } from '../variables.ts';
 import type { TriggerFields } from '../types/trigger-fields.ts';
+import { SENTINEL_TRIGGER_VARIABLES } from '../types/sentinel/index.ts';
 import type { VaultReader } from '../../vault/vault-reader.ts';
 import { findProjectRoot } from '../../workspace/project-root.ts';
 import { childUses } from './child-uses.ts';
@@ -220,7 +221,10 @@ function triggerOf(recipe: Recipe): Trigger | null {
 
 function triggerUse(recipe: Recipe): Array<{ name: string; where: string; vars: Record<string, string> }> {
   const trigger = triggerOf(recipe);
-  return trigger && (trigger.mode ?? 'recipe') === 'recipe' ? [{ name: trigger.target, where: 'target', vars: trigger.vars ?? {} }] : [];
+  if (!trigger || (trigger.mode ?? 'recipe') !== 'recipe') return [];
+  // A sentinel's target runs with its observation's variables: set at run time, never missing.
+  const fromObservation = recipe.type === 'sentinel' ? Object.fromEntries(SENTINEL_TRIGGER_VARIABLES.map((name) => [name, `<${name} of the observation>`])) : {};
+  return [{ name: trigger.target, where: 'target', vars: { ...fromObservation, ...(trigger.vars ?? {}) } }];
 }
 
 function findOrNull(projectRoot: string, name: string): FoundRecipe | null {

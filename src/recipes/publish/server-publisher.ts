@@ -56,6 +56,8 @@ async function createMonitor(base: string, wanted: string, token: string | undef
         description: `recipe runs of ${projectRoot}`,
         source: { kind: 'log' },
         types: [RUN_TYPE, STEP_TYPE],
+        // A sentinel (watch.monitor "@runs") leases the runs it reacts to.
+        capabilities: ['observe', 'act'],
         reason: 'vigil sequence publishes its runs here',
       }),
       signal: AbortSignal.timeout(5000),
@@ -176,6 +178,26 @@ export class ServerPublisher {
       warn(`vigil: cannot publish this run to ${base}: ${(error as Error).message}; the run goes on without it`);
       return null;
     }
+  }
+
+  /**
+   * The monitor and its owner token, for a sentinel of this project that
+   * watches its runs (watch.monitor "@runs"). A monitor made before run
+   * monitors offered "act" gets it here, with the owner token.
+   */
+  async ownMonitor(): Promise<{ monitor: string; token: string }> {
+    const res = await fetch(`${this.base}/mp/v0/monitors/${this.monitorId}`, { headers: { authorization: `Bearer ${this.ownerToken}` }, signal: AbortSignal.timeout(5000) });
+    const body = (await res.json().catch(() => ({}))) as { capabilities?: string[]; monitor?: { capabilities?: string[] } };
+    const capabilities = body.monitor?.capabilities ?? body.capabilities ?? [];
+    if (!capabilities.includes('act')) {
+      await fetch(`${this.base}/mp/v0/monitors/${this.monitorId}/update`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.ownerToken}` },
+        body: JSON.stringify({ reason: 'a sentinel of this project watches its runs', patch: { capabilities: [...new Set([...capabilities, 'observe', 'act'])] } }),
+        signal: AbortSignal.timeout(5000),
+      });
+    }
+    return { monitor: this.monitorId, token: this.ownerToken };
   }
 
   /** How to follow the runs with `vigil watch` (the token stays in the cache file). */

@@ -8,6 +8,10 @@ import { resolveSecret, systemVault } from '../../vault/vault-reader.ts';
 import { SENTINEL_DEFAULTS, type SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
 import { admit } from '../temporal/schedule.ts';
+import { RUN_TYPE, ServerPublisher } from '../../recipes/publish/server-publisher.ts';
+
+/** watch.monitor naming this project's run monitor (docs/triggers.md). */
+const PROJECT_RUNS = '@runs';
 import { DoneLog } from './done-log.ts';
 import { codeOf, MonitorClient, type Observation, type SubscriptionRef } from './monitor-client.ts';
 import { reactTurn } from './react.ts';
@@ -47,8 +51,7 @@ export class SentinelWorker {
 
   private async subscribe(kind: 'watch' | 'done'): Promise<SubscriptionRef> {
     const { store } = this.ctx;
-    const monitor = this.recipe.watch.monitor;
-    const token = resolveSecret(this.recipe.watch.token ?? this.server?.token, systemVault, `${this.file}: watch.token`);
+    const { monitor, token } = await this.watched();
     const stored = store.subscription(this.name, kind);
     const same = stored && stored.base === this.client.base && stored.monitor === monitor;
     const bearers = [...(same ? [stored.token] : []), ...(token ? [token] : [])];
@@ -66,6 +69,15 @@ export class SentinelWorker {
     });
     store.saveSubscription({ recipe: this.name, kind, base: this.client.base, monitor, subscription: ref.id, token: ref.token });
     return ref;
+  }
+
+  /** The monitor to watch and the bearer to subscribe with: `@runs` is this project's run monitor, with its owner token. */
+  private async watched(): Promise<{ monitor: string; token: string | undefined }> {
+    const { monitor } = this.recipe.watch;
+    if (monitor !== PROJECT_RUNS) return { monitor, token: resolveSecret(this.recipe.watch.token ?? this.server?.token, systemVault, `${this.file}: watch.token`) };
+    const publisher = await ServerPublisher.connect({ ...this.server, base: this.client.base }, this.ctx.projectRoot, this.ctx.log, `agent:sentinel/${this.name}`);
+    if (!publisher) throw new Error(`${this.file}: watch.monitor "@runs": this project's run monitor on ${this.client.base} cannot be reached or made`);
+    return publisher.ownMonitor();
   }
 
   /**
@@ -146,9 +158,20 @@ export class SentinelWorker {
     return n;
   }
 
+  /**
+   * On `@runs`, a sentinel reacts to runs that ended, never to those of its own target: its
+   * reactions are runs of this project too, and reacting to them would feed on itself.
+   */
+  private isEndedForeignRun(o: Observation): boolean {
+    const data = (o.data ?? {}) as { recipe?: unknown; status?: unknown };
+    if (o.type !== RUN_TYPE || data.status === 'running' || data.status === 'pending') return false;
+    return !(this.recipe.mode !== 'command' && this.recipe.mode !== 'script' && data.recipe === this.recipe.target);
+  }
+
   private enqueue(o: Observation): void {
     // The server's own bookkeeping (leases, subscriptions, …): reacting to it would feed on the sentinel's own leases.
     if (serverOnlyTypes.has(o.type) || !this.typeMatches(o.type)) return;
+    if (this.recipe.watch.monitor === PROJECT_RUNS && !this.isEndedForeignRun(o)) return;
     if (o.subject === null || o.subject === undefined) {
       this.ctx.log(`sentinel ${this.name}: observation ${o.id} has no subject; a sentinel leases subjects, so it is not acted on`);
       return;
