@@ -45,8 +45,9 @@ export function runBudget(rt: TreeRuntime, recorder: RunRecorder, parent: Budget
       limitReached(rt, recorder, null, reached);
       controller.abort();
     },
-    // At once: a runner killed with -9 leaves what it spent on disk, for --resume to count.
-    (usage: Usage) => recorder.updateRun({ usage: { ...record, ...usage, by_step: record.by_step } }),
+    // The root's at once: a runner killed with -9 leaves what the run spent on disk, for --resume to count
+    // (a child's within a moment: a wide composite's children report often, and the root holds their sum).
+    (usage: Usage) => recorder.updateRun({ usage: { ...record, ...usage, by_step: record.by_step } }, parent !== null),
   );
   if (carried) scope.carry(carried);
   return scope;
