@@ -2,7 +2,7 @@
 // completions API (POST /v1/chat/completions) and the Anthropic messages
 // API (POST /v1/messages). Replies follow directives in the first user
 // message: SAY=<word> is said from call DONE_AT=<n> on (default 1),
-// SLEEP_MS delays each reply, HANG never replies.
+// SLEEP_MS delays each reply, HANG never replies, USAGE=<input>,<output> reports that usage with each reply.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -46,10 +46,19 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       const json = body.response_format || body.output_config ? directive(first, 'JSON') : undefined;
       const text = json ? json : say && call >= Number(directive(first, 'DONE_AT') ?? '1') ? `call ${call}: finished. ${say}` : `call ${call}: still working`;
       res.setHeader('content-type', 'application/json');
+      const [input, output] = (directive(first, 'USAGE') ?? '').split(',').map(Number);
+      const reported = input !== undefined && output !== undefined && !Number.isNaN(input) && !Number.isNaN(output);
       if (req.url === '/v1/messages') {
-        res.end(JSON.stringify({ id: `msg_${call}`, type: 'message', role: 'assistant', content: [{ type: 'text', text }] }));
+        res.end(JSON.stringify({ id: `msg_${call}`, type: 'message', role: 'assistant', content: [{ type: 'text', text }], ...(reported ? { usage: { input_tokens: input, output_tokens: output } } : {}) }));
       } else if (req.url === '/v1/chat/completions') {
-        res.end(JSON.stringify({ id: `cmpl_${call}`, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text } }] }));
+        res.end(
+          JSON.stringify({
+            id: `cmpl_${call}`,
+            object: 'chat.completion',
+            choices: [{ index: 0, message: { role: 'assistant', content: text } }],
+            ...(reported ? { usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } } : {}),
+          }),
+        );
       } else {
         res.statusCode = 404;
         res.end(JSON.stringify({ error: 'not found' }));

@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { startFakeModelServer } from '../fakes/fake-openai-server.ts';
 import { childRuns, rootRun } from './composite-helpers.ts';
 import { makeProject, type Project, runVigil } from './helpers.ts';
 
@@ -96,6 +97,27 @@ describe('a budget stops claude within one message', () => {
     expect(tokensIn(printed)).toBeGreaterThanOrEqual(5000);
     expect(tokensIn(printed) - PER_MESSAGE).toBeLessThan(5000);
     expect(rootRun(project).steps[0]).toMatchObject({ status: 'killed', killed_by: 'budget' });
+  });
+
+  it('an HTTP provider: a tokens budget stops the phase loop at the response that crossed it', async () => {
+    const server = await startFakeModelServer();
+    try {
+      project = makeProject();
+      project.yml(`providers:\n  local:\n    type: openai\n    base_url: ${server.url}/v1\n    models: [fake-7b]\n`);
+      project.recipe({
+        name: 'chatty',
+        canary: false,
+        budget: { tokens: 5000 },
+        steps: [{ label: 'ask', backend: 'local', args: ['Go on. USAGE=1000,100'], completion_keyword: 'NEVER', max_phases: 20 }],
+      });
+      const r = await runVigil(project, ['sequence', 'chatty']);
+      expect(r.code).toBe(1);
+      // The server's own count: five responses reach 5,500 tokens; no sixth call was made.
+      expect(server.requests).toHaveLength(5);
+      expect(rootRun(project).steps[0]).toMatchObject({ status: 'killed', killed_by: 'budget' });
+    } finally {
+      await server.close();
+    }
   });
 
   it('parallel children share one budget: together they stop within one message each of crossing it', async () => {
