@@ -11,10 +11,9 @@ import { Listeners } from '../events/listeners.ts';
 import type { CommitListener } from '../store/group-commit.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import { CapturedBatch } from '../store/postgres/captured-batch.ts';
+import { QueuedWrites, type Settle, type Write } from '../store/queued-writes.ts';
 import type { CommitQueue, Store } from '../store/store.ts';
 import { ClusterConflictError, isClusterConflict } from '../store/cluster-conflict.ts';
-
-type Write = () => void;
 
 export interface ClusterCommitHooks {
   /** Writes the batch to PostgreSQL (rejects with ClusterConflictError when a monitor moved). */
@@ -25,10 +24,7 @@ export interface ClusterCommitHooks {
 }
 
 export class ClusterCommit implements CommitQueue {
-  private ordered: Write[] = [];
-  private latest = new Map<string, Write>();
-  private pending: Promise<void> | undefined;
-  private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+  private readonly queue = new QueuedWrites(() => this.flush());
   private inFlight: Promise<void> | undefined;
   /** The batch being written to PostgreSQL, until it settles. */
   private writingBatch: CapturedBatch | undefined;
@@ -36,7 +32,6 @@ export class ClusterCommit implements CommitQueue {
   /** Monitors whose memory changed after the queued writes were computed: the next batch touching them is refused. */
   private refused = new Set<number>();
   private closed = false;
-  /** Called with the highest seq each monitor of the batch committed. */
   private readonly listeners = new Listeners<CommitListener>();
 
   constructor(
@@ -46,22 +41,19 @@ export class ClusterCommit implements CommitQueue {
   ) {}
 
   append(write: Write): void {
-    this.ordered.push(write);
-    this.schedule();
+    this.queue.append(write);
   }
 
   put(key: string, write: Write): void {
-    this.latest.delete(key);
-    this.latest.set(key, write);
-    this.schedule();
+    this.queue.put(key, write);
   }
 
   settled(): Promise<void> {
-    return this.pending ?? this.inFlight ?? Promise.resolve();
+    return this.queue.pending ?? this.inFlight ?? Promise.resolve();
   }
 
   get hasPending(): boolean {
-    return this.pending !== undefined;
+    return this.queue.pending !== undefined;
   }
 
   /** A cluster node never stops writing for good: a failed batch is refused and its monitors reloaded. */
@@ -96,7 +88,7 @@ export class ClusterCommit implements CommitQueue {
 
   /** Memory of this monitor was replaced: writes queued before now were computed on the old state. */
   invalidate(mkey: number): void {
-    if (this.pending) this.refused.add(mkey);
+    if (this.queue.pending) this.refused.add(mkey);
   }
 
   /**
@@ -110,21 +102,15 @@ export class ClusterCommit implements CommitQueue {
   }
 
   flush(): void {
-    const settle = this.settle;
-    if (!settle || this.inFlight) return;
+    if (this.inFlight) return;
+    const taken = this.queue.take();
+    if (!taken) return;
+    const { settle } = taken;
     if (this.closed) {
-      this.ordered = [];
-      this.latest = new Map();
-      this.pending = undefined;
-      this.settle = undefined;
       settle.reject(new Error('the server is stopping'));
       return;
     }
-    const writes = [...this.ordered, ...this.latest.values()];
-    this.ordered = [];
-    this.latest = new Map();
-    this.pending = undefined;
-    this.settle = undefined;
+    const writes = [...taken.ordered, ...taken.latest.values()];
     const refused = this.refused;
     this.refused = new Set();
     const batch = new CapturedBatch();
@@ -173,7 +159,7 @@ export class ClusterCommit implements CommitQueue {
       this.writingBatch = undefined;
       const waiters = this.idleWaiters.splice(0);
       for (const waiter of waiters) waiter();
-      if (!this.settle) return;
+      if (!this.queue.pending) return;
       // A catch-up waiting for the replica to be free runs first: flushing the next batch at once
       // would keep it waiting for as long as writes keep coming (requests hung for 20 s and more).
       if (waiters.length > 0) setImmediate(() => this.flush());
@@ -181,7 +167,7 @@ export class ClusterCommit implements CommitQueue {
     });
   }
 
-  private async finish(settle: NonNullable<ClusterCommit['settle']>, error: unknown, touched: ReadonlySet<number>, batch?: CapturedBatch): Promise<void> {
+  private async finish(settle: Settle, error: unknown, touched: ReadonlySet<number>, batch?: CapturedBatch): Promise<void> {
     if (error === undefined) {
       settle.resolve();
       const heads = new Map([...(batch?.seqs ?? [])].map(([mkey, range]) => [mkey, range.last]));
@@ -197,17 +183,8 @@ export class ClusterCommit implements CommitQueue {
         this.hooks.log(`vigil: cannot reload monitors from PostgreSQL (${(reloadError as Error).message}); they are reloaded before their next use`);
       }
       settle.reject(error);
-      // Not a failure for good (onFailed): the next batch tries PostgreSQL again.
+      // Not a failure for good ('failed' is not told): the next batch tries PostgreSQL again.
       if (!isClusterConflict(error)) this.hooks.log(`vigil: a batch was not stored in PostgreSQL: ${(error as Error).message}`);
     }
-  }
-
-  private schedule(): void {
-    if (this.pending) return;
-    this.pending = new Promise<void>((resolve, reject) => {
-      this.settle = { resolve, reject };
-    });
-    this.pending.catch(() => {});
-    setImmediate(() => this.flush());
   }
 }

@@ -3,9 +3,8 @@
 // read) something waits for that transaction before it is answered. Under
 // load that is one commit for many requests, never one per request.
 import { Listeners } from '../events/listeners.ts';
+import { QueuedWrites, type Write } from './queued-writes.ts';
 import type { SqlDriver, SqlStatement } from './sql-driver.ts';
-
-type Write = () => void;
 
 /** What a commit batcher (this one, or a cluster node's src/cluster/cluster-commit.ts) tells its listeners. */
 export interface CommitListener {
@@ -18,11 +17,7 @@ export interface CommitListener {
 const noParams: readonly unknown[] = [];
 
 export class GroupCommit {
-  private ordered: Write[] = [];
-  /** Row upserts: only the last write of a key in a batch matters. */
-  private latest = new Map<string, Write>();
-  private pending: Promise<void> | undefined;
-  private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+  private readonly queue = new QueuedWrites(() => this.flush());
   private failure: unknown;
   private readonly listeners = new Listeners<CommitListener>();
 
@@ -37,25 +32,22 @@ export class GroupCommit {
 
   /** Queues a write that must run in order with other ordered writes. */
   append(write: Write): void {
-    this.ordered.push(write);
-    this.schedule();
+    this.queue.append(write);
   }
 
   /** Queues a row upsert; a later put of the same key in this batch replaces it. */
   put(key: string, write: Write): void {
-    this.latest.delete(key);
-    this.latest.set(key, write);
-    this.schedule();
+    this.queue.put(key, write);
   }
 
   /** Resolves when everything queued so far is committed (at once when nothing is queued). */
   settled(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    return this.pending ?? Promise.resolve();
+    return this.queue.pending ?? Promise.resolve();
   }
 
   get hasPending(): boolean {
-    return this.pending !== undefined;
+    return this.queue.pending !== undefined;
   }
 
   /** The store failed to commit earlier: the reason, so that writes can be refused. */
@@ -73,14 +65,9 @@ export class GroupCommit {
 
   /** Applies the queued writes now (also used on shutdown). */
   flush(): void {
-    const settle = this.settle;
-    if (!settle) return;
-    const ordered = this.ordered;
-    const latest = this.latest;
-    this.ordered = [];
-    this.latest = new Map();
-    this.pending = undefined;
-    this.settle = undefined;
+    const taken = this.queue.take();
+    if (!taken) return;
+    const { ordered, latest, settle } = taken;
     // After a failed commit the service's memory is ahead of the file: storing
     // later batches would leave gaps (seqs that were never stored), so nothing
     // more is written until the server restarts from the file.
@@ -110,15 +97,5 @@ export class GroupCommit {
     }
     settle.resolve();
     this.listeners.emit('committed');
-  }
-
-  private schedule(): void {
-    if (this.pending) return;
-    this.pending = new Promise<void>((resolve, reject) => {
-      this.settle = { resolve, reject };
-    });
-    // A rejected batch must not surface as an unhandled rejection when no request waits on it.
-    this.pending.catch(() => {});
-    setImmediate(() => this.flush());
   }
 }
