@@ -5,7 +5,6 @@
 // at most the message that crossed it, and a resumed run never spends more
 // than its cap in total (plus that one message).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startFakeModelServer } from '../fakes/fake-openai-server.ts';
 import { childRuns, rootRun } from './composite-helpers.ts';
