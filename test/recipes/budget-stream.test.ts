@@ -163,6 +163,39 @@ describe('a budget stops claude within one message', () => {
   });
 });
 
+describe('the limit that stopped a step, by name', () => {
+  it("claude's own turn limit (error_max_turns) is named as such, not as vigil's max_phases; vigil's is killed_by max_phases", async () => {
+    project = makeProject();
+    project.recipe({
+      name: 'turns',
+      canary: false,
+      steps: [
+        // The stand-in stops itself after 10 turns, as claude does at a turn limit of its own.
+        { label: 'own', args: ['TURNS=12'], backend: 'claude', max_phases: 20, depends_on: [] },
+        { label: 'ours', args: ['TURNS=5'], backend: 'claude', max_phases: 2, depends_on: [] },
+      ],
+    });
+    const r = await runVigil(project, ['sequence', 'turns'], env(project));
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    const own = run.steps.find((s) => s.label === 'own')!;
+    expect(own).toMatchObject({ status: 'failed', killed_by: 'error_max_turns' });
+    expect(own.reason).toContain('claude stopped itself at its own turn limit after 10 turns');
+    expect(run.steps.find((s) => s.label === 'ours')).toMatchObject({ status: 'killed', killed_by: 'max_phases', reason: 'max_phases (2) reached before the agent finished' });
+  });
+
+  it("claude's result reconciles the dollars priced from vigil.yml with its own total_cost_usd", async () => {
+    project = makeProject();
+    project.yml('prices:\n  claude-test-1: { input_per_mtok: 1000, output_per_mtok: 1000 }\n');
+    project.recipe({ name: 'exact', canary: false, env: { FAKE_COST: '0.0123' }, steps: [{ label: 'a', args: ['TURNS=3'], backend: 'claude', model: 'claude-test-1' }] });
+    const r = await runVigil(project, ['sequence', 'exact'], env(project));
+    expect(r.code, r.stderr).toBe(0);
+    // Priced from vigil.yml the three messages came to $3.30; claude said $0.0123, and claude's figure stands.
+    expect(rootRun(project).usage).toMatchObject({ input_tokens: 3000, output_tokens: 300, usd: 0.0123 });
+    expect(rootRun(project).usage!.usd_unknown).toBeUndefined();
+  });
+});
+
 describe('a budget is run-wide and survives --resume', () => {
   it('the resumed run spends only what is left; with nothing left, --resume exits 2 saying what was spent and the cap', async () => {
     project = makeProject();
