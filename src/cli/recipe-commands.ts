@@ -12,7 +12,7 @@ import { processAlive } from '../file-lock/process-alive.ts';
 
 /** The recipe runner's modules, loaded when a command runs: `vigil --version` and `--help` start without them. */
 const runner = async () => {
-  const [gate, discovery, describe, root, schema, registry, record, tree, runs, text] = await Promise.all([
+  const [gate, discovery, describe, root, schema, registry, record, tree, runs, text, progress] = await Promise.all([
     import('../recipes/gates/gate.ts'),
     import('../recipes/loading/discovery.ts'),
     import('../recipes/loading/describe-recipe.ts'),
@@ -23,8 +23,9 @@ const runner = async () => {
     import('../recipes/records/run-tree.ts'),
     import('../recipes/records/runs-list.ts'),
     import('../recipes/loading/recipe-text.ts'),
+    import('../recipes/loop/progress-text.ts'),
   ]);
-  return { ...gate, ...discovery, ...describe, ...root, ...schema, ...registry, ...record, ...tree, ...runs, ...text };
+  return { ...gate, ...discovery, ...describe, ...root, ...schema, ...registry, ...record, ...tree, ...runs, ...text, ...progress };
 };
 
 function definedOnly<T extends Record<string, string | undefined>>(values: T): { [K in keyof T]?: string } {
@@ -185,7 +186,7 @@ export function registerRecipeCommands(cli: CAC): void {
     .example('vigil runs prune --dry-run')
     .action(async (runId: string | undefined, options: { json?: boolean; dryRun?: boolean }) => {
       try {
-        const { findProjectRoot, listRuns, readRunJson, renderRunTree, runsDir } = await runner();
+        const { findProjectRoot, listRuns, readRunJson, renderRunTree, runsDir, waitingText } = await runner();
         const root = findProjectRoot();
         if (runId === 'prune') {
           const { pruneProjectRuns } = await import('../recipes/records/prune-runs.ts');
@@ -209,7 +210,8 @@ export function registerRecipeCommands(cli: CAC): void {
           const ok = r.steps.filter((s) => s.status === 'succeeded' || s.status === 'reused').length;
           const kids = r.children ?? [];
           const summary = r.children ? childrenSummary(kids) : `${ok}/${r.steps.length} steps ok`;
-          process.stdout.write(`${r.id}  ${r.recipe.padEnd(20)} ${r.shownStatus.padEnd(11)} ${summary}  started ${r.started}\n`);
+          const waiting = r.shownStatus === 'running' ? r.steps.map((s) => waitingText(s)).find(Boolean) : undefined;
+          process.stdout.write(`${r.id}  ${r.recipe.padEnd(20)} ${r.shownStatus.padEnd(11)} ${summary}  started ${r.started}${waiting ? `  ${waiting}` : ''}\n`);
         }
       } catch (error) {
         fail(error);

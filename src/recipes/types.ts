@@ -52,6 +52,12 @@ export interface RecipeStep {
   if?: string;
   /** A failure of this step does not skip its dependents nor fail the run. */
   continue_on_error?: boolean;
+  /** Run the agent again, continuing its session, until a condition holds (loop/loop-spec.ts). */
+  loop?: { until: { build?: true; line?: string; if?: string }; max_iterations: number };
+  /** Retries and loop iterations start a new agent session. */
+  fresh_session?: boolean;
+  /** Longest wait for a provider's usage limit to reset ("6h", "30m", seconds). */
+  usage_limit_wait?: string | number;
   /** A JSON Schema the step's output (its last JSON object) must match; readable as ${steps.<label>.json.<field>}. */
   output_schema?: Record<string, unknown>;
   // Fields of recipes written for mentu, mapped by loading/mentu.ts.

@@ -1,18 +1,20 @@
 // Shared by the fake agents: a prompt carries directives that tell the fake
 // how to behave, one per line or inline, e.g. "SLEEP_MS=200", "HANG",
 // "SAY=DONE", "DONE_AT=3", "WRITE=notes.txt:hello", "FAIL", "PIDFILE=/tmp/x",
-// "JSON={"a":1}" (the answer a structured-output run gives; no spaces).
+// "JSON={"a":1}" (the answer a structured-output run gives; no spaces),
+// "COUNT=<file>" (counts the runs in that file), "LINE=<text>" with
+// "LINE_AT=<n>", "FAIL_BEFORE=<n>", "ECHO", "USAGE_LIMIT=<seconds>".
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 export function parseDirectives(text) {
   const d = {};
   for (const m of text.matchAll(/\b([A-Z_]+)(?:=(\S+))?/g)) {
-    if (['SLEEP_MS', 'TURNS', 'ROUNDS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT', 'JSON'].includes(m[1]) && m[2] !== undefined) {
+    if (['SLEEP_MS', 'TURNS', 'ROUNDS', 'SAY', 'DONE_AT', 'WRITE', 'PIDFILE', 'EXIT', 'FAIL_AT', 'JSON', 'COUNT', 'LINE', 'LINE_AT', 'USAGE_LIMIT', 'FAIL_BEFORE'].includes(m[1]) && m[2] !== undefined) {
       if (m[1] === 'WRITE') d.WRITE = [...(d.WRITE ?? []), m[2]];
       else d[m[1]] = m[2];
-    } else if (['HANG', 'SILENT_HANG', 'FAIL', 'TRANSIENT', 'ESCAPE', 'NO_PROMPT'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
+    } else if (['HANG', 'SILENT_HANG', 'FAIL', 'TRANSIENT', 'ESCAPE', 'NO_PROMPT', 'ECHO'].includes(m[1]) && m[2] === undefined) d[m[1]] = true;
   }
   return d;
 }
@@ -55,6 +57,20 @@ export async function hang(d, printFirst) {
   // Ignore SIGTERM like a stuck program would; only SIGKILL ends us.
   process.on('SIGTERM', () => {});
   await new Promise(() => setInterval(() => {}, 1 << 30));
+}
+
+/** COUNT=<file>: adds one to the number in that file (in the working directory) and returns it; 1 without COUNT. */
+export function bumpCount(d) {
+  if (!d.COUNT) return 1;
+  const file = resolve(process.cwd(), d.COUNT);
+  let n = 0;
+  try {
+    n = Number(readFileSync(file, 'utf8').trim()) || 0;
+  } catch {
+    // first run
+  }
+  writeFileSync(file, `${n + 1}\n`);
+  return n + 1;
 }
 
 export function log(file, entry) {

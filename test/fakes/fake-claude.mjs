@@ -4,8 +4,9 @@
 // speaks stream-json (system init, one assistant event per turn, a result
 // event) and obeys directives in the prompt (see directives.mjs). Every
 // invocation is logged to $FAKE_LOG when set.
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { applyWrites, hang, log, parseDirectives, readStdin, sleep } from './directives.mjs';
+import { applyWrites, bumpCount, hang, log, parseDirectives, readStdin, sleep } from './directives.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => {
@@ -64,7 +65,17 @@ if (process.env.FAKE_LOGGED_IN === '0' && !process.env.ANTHROPIC_API_KEY) {
   process.exit(1);
 }
 const d = parseDirectives(canary ? '' : prompt);
-emit({ type: 'system', subtype: 'init', session_id: 'fake', model: flag('--model') ?? 'fake-model' });
+// A session of its own, or the one --resume names (as Claude Code continues it).
+const sessionId = flag('--resume') ?? randomUUID();
+emit({ type: 'system', subtype: 'init', session_id: sessionId, model: flag('--model') ?? 'fake-model' });
+// USAGE_LIMIT=<s>: a new session stops on the usage limit, resetting s seconds from now (as Claude Code prints it); a resumed one goes on.
+if (d.USAGE_LIMIT && !flag('--resume')) {
+  const message = `Claude AI usage limit reached|${Math.ceil(Date.now() / 1000 + Number(d.USAGE_LIMIT))}`;
+  emit({ type: 'assistant', message: { id: 'msg_limit', content: [{ type: 'text', text: message }], usage: { input_tokens: 3, output_tokens: 1 } } });
+  emit({ type: 'result', subtype: 'success', is_error: true, num_turns: 1, result: message, session_id: sessionId, total_cost_usd: 0, usage: { input_tokens: 3, output_tokens: 1 } });
+  process.exit(1);
+}
+const count = bumpCount(d);
 if (d.SILENT_HANG) await hang(d, '');
 if (d.HANG) await hang(d, `${JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text: 'working…' }] } })}\n`);
 
@@ -103,7 +114,8 @@ if (turns > maxTurns) {
   emit({ type: 'result', subtype: 'error_max_turns', is_error: true, num_turns: maxTurns, result: '' });
   process.exit(1);
 }
-if (d.FAIL) {
+// FAIL_BEFORE=<n>: runs before the n-th (counted with COUNT) fail.
+if (d.FAIL || (d.FAIL_BEFORE && count < Number(d.FAIL_BEFORE))) {
   emit({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: turns, result: 'fake failure' });
   process.exit(1);
 }
@@ -113,7 +125,9 @@ emit({
   subtype: 'success',
   is_error: false,
   num_turns: turns,
-  result: d.SAY ? `all done ${d.SAY}` : 'all done',
+  // ECHO repeats the prompt; LINE is a line of its own from run LINE_AT on (counted with COUNT).
+  result: [d.ECHO ? prompt.trim() : null, d.SAY ? `all done ${d.SAY}` : 'all done', d.LINE && count >= Number(d.LINE_AT ?? '1') ? d.LINE : null].filter((l) => l !== null).join('\n'),
+  session_id: sessionId,
   // With --json-schema, Claude Code returns the answer as structured_output.
   ...(flag('--json-schema') && d.JSON ? { structured_output: JSON.parse(d.JSON) } : {}),
   total_cost_usd: Number(process.env.FAKE_COST ?? '0'),

@@ -39,7 +39,9 @@ if (d.NO_PROMPT) {
   process.stderr.write('No prompt provided via stdin.\n');
   process.exit(1);
 }
-emit({ type: 'thread.started', thread_id: 'fake' });
+// `codex exec resume … <thread> -` continues that thread; otherwise a new one.
+const threadId = argv[1] === 'resume' ? argv[argv.length - 2] : `thread-${process.pid}-${Date.now()}`;
+emit({ type: 'thread.started', thread_id: threadId });
 // ROUNDS turns of TURNS completed items each; TRANSIENT adds a retried stream error. SLEEP_MS spreads
 // the turns over that time; FAKE_TURN_TOKENS="input,cached,output" is each turn's usage; FAKE_MSG_LOG
 // gets a line for the start, each turn's usage (before it is written) and the exit, with times.

@@ -3,6 +3,7 @@
 // step asks for a VM) and to report phases and output.
 import type { StepTask, UsageReport } from '../pool/step-task.ts';
 import type { SupervisedResult, Watchdog } from '../process/process-group.ts';
+import type { FactsSink } from '../sessions/agent-session.ts';
 
 export interface SpawnRequest {
   command: string;
@@ -28,6 +29,8 @@ export interface AgentContext {
   /** Why a budget stopped the step (its limit crossed by a report), or null. */
   budgetStop(): string | null;
   spawn(request: SpawnRequest): Promise<SupervisedResult>;
+  /** What the agent's stream says of its session: id, final message, usage limit. */
+  facts: FactsSink;
 }
 
 export type AgentResult =

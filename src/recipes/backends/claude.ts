@@ -10,6 +10,7 @@ import { CLAUDE_LOGIN_HELP } from '../preflight/agent-auth.ts';
 import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
 import { type ClaudeUsage, ClaudeUsageCounter } from './claude-usage.ts';
 import { StreamLines } from './stream-lines.ts';
+import { ClaudeSessionWatch, claudeResumeArgs } from '../sessions/agent-session.ts';
 
 const effortSupport = new Map<string, boolean>();
 
@@ -57,6 +58,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   const controller = new AbortController();
   const counter = new ClaudeUsageCounter(ctx, spec.model ?? null);
   const turns = new Set<string>();
+  const session = new ClaudeSessionWatch(ctx.facts);
   const lines = new StreamLines((line) => {
     let event: StreamEvent;
     try {
@@ -65,6 +67,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
       ctx.write(`${line}\n`);
       return;
     }
+    session.observe(event);
     if (event.type === 'assistant') {
       // Counted as each message comes, so that a budget stops the agent within one message.
       if (event.message?.usage) counter.message(event.message.id, event.message.model, event.message.usage);
@@ -101,7 +104,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   const stderr = new StderrTail();
   const r = await ctx.spawn({
     command: spec.command,
-    args: [...claudeArgs(spec, effortFlag), ...(ctx.task.outputSchema ? ['--json-schema', ctx.task.outputSchema.text] : [])],
+    args: [...claudeArgs(spec, effortFlag), ...claudeResumeArgs(ctx.task.resumeSession), ...(ctx.task.outputSchema ? ['--json-schema', ctx.task.outputSchema.text] : [])],
     stdin: ctx.task.prompt,
     env,
     quiet: true,
@@ -116,6 +119,8 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   if (overLimit)
     return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished`, killedBy: 'max_phases' };
   const final = result as StreamEvent | null;
+  const limited = session.stoppedOnLimit(r, !final || final.is_error === true || final.subtype !== 'success', phases, stderr.all);
+  if (limited) return limited;
   const failure = processFailure(r, 'claude', phases, whyClaudeExited(stderr, spec.permissionMode, ctx.task.vm !== null));
   // A killed or unstartable agent is reported as such; otherwise the result event says most.
   // Once claude has given its result it has finished: a kill on its way out (the budget its result crossed) changes nothing.

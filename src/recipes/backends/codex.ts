@@ -11,6 +11,7 @@
 import { CODEX_LOGIN_HELP } from '../preflight/agent-auth.ts';
 import { type AgentContext, type AgentResult, num, processFailure, StderrTail } from './agent-context.ts';
 import { StreamLines } from './stream-lines.ts';
+import { CodexSessionWatch, codexResumeArgs } from '../sessions/agent-session.ts';
 
 const ACTIONS = new Set(['command_execution', 'file_change', 'mcp_tool_call', 'collab_tool_call', 'web_search']);
 
@@ -54,6 +55,7 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
   const actions = new Set<string>();
   const controller = new AbortController();
   const stderr = new StderrTail();
+  const session = new CodexSessionWatch(ctx.facts);
   const lines = new StreamLines((line) => {
     let event: CodexEvent;
     try {
@@ -62,6 +64,7 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
       ctx.write(`${line}\n`);
       return;
     }
+    session.observe(event);
     if (event.type === 'turn.started') {
       if (phases === 0) {
         phases = 1;
@@ -100,7 +103,7 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
   if (ctx.task.outputSchema) args.splice(args.length - 1, 0, '--output-schema', ctx.task.outputSchema.file);
   const r = await ctx.spawn({
     command: spec.command,
-    args,
+    args: codexResumeArgs(args, ctx.task.resumeSession),
     stdin: ctx.task.prompt,
     quiet: true,
     abort: controller.signal,
@@ -111,6 +114,8 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
   const done = Math.min(phases, ctx.task.maxPhases);
   if (overLimit)
     return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished`, killedBy: 'max_phases' };
+  const limited = session.stoppedOnLimit(r, failed !== null, done, stderr.all);
+  if (limited) return limited;
   const failure = processFailure(r, 'codex', done, withLoginHelp(failed ?? (lastError || codexStderrReason(stderr))));
   if (failure) return failure;
   if (failed) return { ok: false, phases: done, exitCode: r.exitCode, reason: withLoginHelp(failed) };

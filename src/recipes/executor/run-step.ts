@@ -14,6 +14,8 @@ import type { StepOutcome, UsageReport } from '../pool/step-task.ts';
 import type { PreparedRun } from '../prepare-run.ts';
 import type { StepRecord } from '../records/run-record.ts';
 import { type RecipeStep, STEP_DEFAULTS } from '../types.ts';
+import { runAgent } from '../loop/iterations.ts';
+import { agentRunDeps, initialAgentState } from './agent-run-deps.ts';
 import { conditionHolds } from './conditions.ts';
 import type { FinalStatus } from './step-executor.ts';
 import { lastAttempt } from './step-outputs.ts';
@@ -81,8 +83,12 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
       const input = stepInput(ctx, planned);
       const attempts = step.retry?.attempts ?? 1;
       let attempt = 1;
+      // The agent's session and a loop's iterations carry over retries and gate retries.
+      const agent = initialAgentState(ctx, planned);
+      const workspace = ws;
+      const run = (resume: string | undefined, usage: (r: UsageReport) => void) => runOnPool(ctx, planned, workspace, signal, extraEnv, budget, input, { resume, usage });
       for (;;) {
-        let outcome = await runOnPool(ctx, planned, ws, signal, extraEnv, budget, input);
+        let outcome = await runAgent(agentRunDeps(ctx, planned, signal, () => budget?.reached()?.reason ?? null, run), agent);
         if (outcome.status === 'succeeded' && step.output_schema) {
           const structured = readStructuredOutput(readOutput(join(ctx.runDir, outputRel), ctx.step(label).attempt_offset), step.output_schema);
           if ('error' in structured) outcome = { status: 'failed', phases: outcome.phases, exitCode: outcome.exitCode, reason: structured.error };
@@ -202,6 +208,7 @@ function runOnPool(
   extraEnv: Record<string, string>,
   budget: StepBudget | undefined,
   input: StepInput,
+  agent: { resume: string | undefined; usage(r: UsageReport): void },
 ): Promise<StepOutcome> {
   const { prep } = ctx;
   const { label, step } = planned;
@@ -224,11 +231,15 @@ function runOnPool(
       outputFile: join(ctx.runDir, 'steps', `${label}.log`),
       ...(budget ? { meters: budget.meters() } : {}),
       ...(prep.config.prices ? { prices: prep.config.prices } : {}),
+      ...(agent.resume ? { resumeSession: agent.resume } : {}),
     },
     (m) => {
       if (m.type === 'phase' && ctx.step(label).status === 'running') ctx.setStep(label, { phase: m.phase });
       else if (m.type === 'building') ctx.note(label, 'build_command');
-      else if (m.type === 'usage') budget?.usage(m.usage);
+      else if (m.type === 'usage') {
+        budget?.usage(m.usage);
+        agent.usage(m.usage);
+      } else if (m.type === 'session') ctx.setStep(label, { session_id: m.session });
     },
     signal,
   );

@@ -8,6 +8,7 @@ import { isAbsolute, normalize } from 'node:path';
 import { RecipeInputError } from '../errors.ts';
 import { type Condition, parseCondition } from '../executor/conditions.ts';
 import { compileOutputSchema } from '../executor/structured-output.ts';
+import { loopProblems } from '../loop/loop-spec.ts';
 import type { Recipe } from '../types.ts';
 import { type Plan, type PlannedStep, type Planner, topologicalOrder } from './plan.ts';
 
@@ -36,6 +37,7 @@ export const sequencePlanner: Planner<Recipe> = {
           problems.push(`steps[${i}] ("${s.label}").if: ${(error as Error).message} in ${JSON.stringify(s.if)} (allowed: vars.NAME, steps.<label>.status|output|json.<field>, 'text', numbers, == != < <= > >=, && || !, always() success() failure() contains() startsWith())`);
         }
       }
+      problems.push(...loopProblems(s, i, new Set(seen.keys())));
       if (s.output_schema !== undefined) {
         try {
           compileOutputSchema(s.output_schema);

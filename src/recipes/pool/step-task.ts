@@ -2,6 +2,7 @@
 // canary), and what comes back. Everything here is structured-clone safe.
 import type { MessagePort } from 'node:worker_threads';
 import type { KillReason } from '../process/process-group.ts';
+import type { AgentSessionFacts } from '../sessions/agent-session.ts';
 
 export type BackendSpec =
   | { kind: 'claude'; command: string; model?: string; effort?: string; permissionMode?: string; extraArgs: string[] }
@@ -41,6 +42,8 @@ export interface StepTask {
   meters?: Array<{ buffer: SharedArrayBuffer; scope: string }>;
   /** vigil.yml `prices`, to price usage the backend reports no cost for. */
   prices?: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
+  /** The agent session to continue (claude --resume, codex exec resume); absent: a new one. */
+  resumeSession?: string;
   port: MessagePort;
 }
 
@@ -49,7 +52,8 @@ export type WorkerMessage =
   | { type: 'exited'; pid: number }
   | { type: 'phase'; phase: number }
   | { type: 'building' }
-  | { type: 'usage'; usage: UsageReport };
+  | { type: 'usage'; usage: UsageReport }
+  | { type: 'session'; session: string };
 
 /** Usage a backend reported for one call: tokens, and dollars when the backend knows them (else priced from vigil.yml). */
 export interface UsageReport {
@@ -79,4 +83,6 @@ export type StepOutcome = (
    * ones not yet seen from here, so none is lost.
    */
   usage?: UsageReport[];
-};
+  /** Whether the step's build_command passed (absent: it did not run). */
+  build?: 'passed' | 'failed';
+} & AgentSessionFacts;

@@ -11,6 +11,7 @@ import { runHttpChat } from '../backends/http-chat.ts';
 import { describeReached, meterReport } from '../budget/usage-meter.ts';
 import { sandboxCommand } from '../isolation/vm.ts';
 import { createWatchdog, runSupervised } from '../process/process-group.ts';
+import type { AgentSessionFacts } from '../sessions/agent-session.ts';
 import type { MainMessage, StepOutcome, StepTask, UsageReport, WorkerMessage } from './step-task.ts';
 
 const backends: Record<StepTask['backend']['kind'], Backend> = {
@@ -31,6 +32,7 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
   // A budget crossed by a report kills the agent's group at once, from this thread.
   const budget = new AbortController();
   let budgetStop: string | null = null;
+  const facts: AgentSessionFacts = {};
   const watchdog = createWatchdog(task.timeoutMs, task.inactivityMs, cancel.signal);
   // A thread runs many steps: once this step's file is closed its descriptor
   // may already belong to another step's file, so late output is dropped.
@@ -78,10 +80,15 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
     },
     budgetStop: () => budgetStop,
     spawn,
+    facts: (f) => {
+      if (f.session && f.session !== facts.session) post({ type: 'session', session: f.session });
+      Object.assign(facts, f);
+    },
   };
   try {
     let result: AgentResult = await backends[task.backend.kind](ctx);
     if (!result.ok && budgetStop && result.killedBy !== 'timeout' && result.killedBy !== 'inactivity') result = { ...result, killedBy: 'budget', reason: budgetStop };
+    let build: StepOutcome['build'];
     if (result.ok && task.buildCommand && task.kind === 'step') {
       post({ type: 'building' });
       write(`\n$ ${task.buildCommand}\n`);
@@ -94,10 +101,11 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
           exitCode: r.exitCode,
           reason: r.spawnError ?? `build_command exited with ${r.exitCode === null ? `signal ${r.signal}` : `code ${r.exitCode}`}`,
         };
+      build = r.killedBy ? undefined : result.ok ? 'passed' : 'failed';
     }
-    return { ...toOutcome(result, task), usage: reports };
+    return { ...toOutcome(result, task), usage: reports, ...facts, ...(build ? { build } : {}) };
   } catch (error) {
-    return { status: 'failed', phases: 0, exitCode: null, reason: `internal error: ${(error as Error).message}`, usage: reports };
+    return { status: 'failed', phases: 0, exitCode: null, reason: `internal error: ${(error as Error).message}`, usage: reports, ...facts };
   } finally {
     closed = true;
     closeSync(fd);

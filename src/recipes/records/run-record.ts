@@ -89,6 +89,29 @@ export interface StepRecord {
   continued?: boolean;
   /** The step's structured output (output_schema), validated. */
   json?: unknown;
+  /** The agent's session (claude) or thread (codex) id: retries, loop iterations and resumed runs continue it. */
+  session_id?: string;
+  /** A step with `loop`: its iterations so far and why it stopped (loop/iterations.ts). */
+  loop?: LoopRecord;
+  /** Set while the step waits for its provider's usage limit to reset. */
+  waiting?: { for: 'usage_limit'; provider: string; until: string; message: string } | null;
+}
+
+export interface LoopRecord {
+  iteration: number;
+  max_iterations: number;
+  /** What the loop waits for, in words. */
+  until: string;
+  /** Why the loop stopped; absent while it runs. */
+  stopped?: string;
+  iterations: Array<{
+    n: number;
+    status: string;
+    reason?: string;
+    build?: 'passed' | 'failed';
+    usage: { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
+    ended: string;
+  }>;
 }
 
 export interface RunJson {

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { processAlive } from '../../file-lock/process-alive.ts';
+import { loopLines, stepProgress } from '../loop/progress-text.ts';
 import { type RunJson, readRunJson, runsDir } from './run-record.ts';
 
 function shown(run: RunJson): string {
@@ -44,7 +45,9 @@ export function renderRunTree(projectRoot: string, runId: string, cwd: string): 
       const out = s.output_file ? `  output ${relative(cwd, join(dir, s.output_file))}` : '';
       const cost = s.usage && (s.usage.usd || s.usage.input_tokens) ? `  ${dollars(s.usage)}` : '';
       const time = s.started && s.ended ? `  took ${took(s.started, s.ended)}` : '';
-      lines.push(`${pad}  ${s.label.padEnd(20)} ${s.status.padEnd(13)} phases ${s.phases}${time}${cost}${s.reason ? `  ${s.reason}` : ''}${out}`);
+      const progress = stepProgress(s);
+      lines.push(`${pad}  ${s.label.padEnd(20)} ${s.status.padEnd(13)} phases ${s.phases}${progress ? `  ${progress}` : ''}${time}${cost}${s.reason ? `  ${s.reason}` : ''}${out}`);
+      for (const l of loopLines(s)) lines.push(`${pad}    ${l}`);
     }
     for (const c of run.children ?? []) {
       if (c.run_id) visit(c.run_id, depth + 1, c.role);

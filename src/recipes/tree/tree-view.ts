@@ -4,6 +4,7 @@
 // - plain: one line per state change (CI logs, tests); steps of child runs
 //   are prefixed with the child's role, `child 2 › build: succeeded`;
 // - json: every event of every run record as one JSON line on stdout.
+import { stepProgress } from '../loop/progress-text.ts';
 import type { RunRecorder } from '../records/run-record.ts';
 
 export type ViewMode = 'tty' | 'plain' | 'json';
@@ -178,7 +179,7 @@ export class TreeView {
       // A finished child collapses to its own line; a running one shows its steps.
       if (n.parent && run.status !== 'running') continue;
       for (const s of run.steps) {
-        const phase = s.phase > 0 ? `phase ${s.phase}` : '';
+        const phase = [s.phase > 0 ? `phase ${s.phase}` : '', stepProgress(s, now)].filter(Boolean).join('  ');
         lines.push(
           `${pad}  ${ICON[s.status] ?? ' '} ${s.label.padEnd(16)} ${s.status.padEnd(13)} ${phase.padEnd(9)} ${elapsed(s.started, s.ended, now).padStart(7)} ${cost(s.usage).padStart(8)}${s.reason && s.status !== 'succeeded' ? `  ${s.reason}` : ''}`,
         );

@@ -1,0 +1,183 @@
+// `loop: {until, max_iterations}` and continued sessions, end to end: the
+// real `vigil sequence` runs the fake claude (test/fakes/fake-claude.mjs),
+// which logs its argv, counts its runs in a file and says what its prompt
+// tells it to; the run record and the argv show what happened.
+import { afterEach, describe, expect, it } from 'vitest';
+import { lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
+
+let project: Project;
+afterEach(() => project?.cleanup());
+
+/** The argv of each claude run of a step (the fake logs one entry per run). */
+function claudeRuns(p: Project, step: string): string[][] {
+  return p.logEntries()
+    .filter((e) => e.agent === 'claude' && e.step === step && !String(e.prompt).includes('connectivity check'))
+    .map((e) => e.argv as string[]);
+}
+
+function resumeOf(argv: string[]): string | null {
+  const i = argv.indexOf('--resume');
+  return i >= 0 ? argv[i + 1]! : null;
+}
+
+describe('loop until', () => {
+  it('runs the agent again, continuing its session, until the build passes on iteration 3', async () => {
+    project = makeProject();
+    project.recipe({
+      name: 'fix',
+      canary: false,
+      steps: [{ label: 'fix', prompt: 'Make the build pass. COUNT=count.txt', build_command: 'test "$(cat count.txt)" -ge 3', loop: { until: { build: true }, max_iterations: 5 } }],
+    });
+    const r = await runVigil(project, ['sequence', 'fix']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const step = stepOf(lastRun(project), 'fix');
+    expect(step.status).toBe('succeeded');
+    expect(step.loop?.iteration).toBe(3);
+    expect(step.loop?.iterations.map((i) => i.build)).toEqual(['failed', 'failed', 'passed']);
+    expect(step.loop?.stopped).toBe('build_command passing held after 3 iterations');
+    // Each iteration's usage is its own (the fake reports 10 + 5 tokens a turn).
+    for (const i of step.loop?.iterations ?? []) expect(i.usage.input_tokens + i.usage.output_tokens).toBe(15);
+    const runs = claudeRuns(project, 'fix');
+    expect(runs).toHaveLength(3);
+    expect(resumeOf(runs[0]!)).toBeNull();
+    expect(step.session_id).toBeTruthy();
+    expect(resumeOf(runs[1]!)).toBe(step.session_id);
+    expect(resumeOf(runs[2]!)).toBe(step.session_id);
+    expect(r.stdout + r.stderr).toContain('iteration 2 of 5');
+    const shown = await runVigil(project, ['runs', lastRun(project).id]);
+    expect(shown.stdout).toContain('loop until build_command passing: 3 of at most 5 iterations, stopped: build_command passing held after 3 iterations');
+    expect(shown.stdout).toMatch(/ {2}3\. succeeded\s+build passed\s+15 tokens/);
+  });
+
+  it('stops at max_iterations and fails the step, saying so', async () => {
+    project = makeProject();
+    project.recipe({
+      name: 'never',
+      canary: false,
+      steps: [{ label: 'fix', prompt: 'Make the build pass.', build_command: 'exit 1', loop: { until: { build: true }, max_iterations: 2 } }],
+    });
+    const r = await runVigil(project, ['sequence', 'never']);
+    expect(r.code).toBe(1);
+    const run = lastRun(project);
+    const step = stepOf(run, 'fix');
+    expect(run.status).toBe('failed');
+    expect(step.status).toBe('failed');
+    expect(step.reason).toBe('loop: max_iterations (2) reached without build_command passing');
+    expect(step.loop?.stopped).toBe('max_iterations (2)');
+    expect(step.loop?.iterations).toHaveLength(2);
+    expect(claudeRuns(project, 'fix')).toHaveLength(2);
+  });
+
+  it('ends on the completion line only when the agent says it as a whole line, not when it echoes the prompt holding it', async () => {
+    project = makeProject();
+    project.recipe({
+      name: 'line',
+      canary: false,
+      steps: [
+        {
+          label: 'work',
+          // The agent repeats this prompt in its answer each time (ECHO), and says ALL-DONE on a line of its own from its 3rd run.
+          prompt: 'When everything is finished, print ALL-DONE on a line of its own. COUNT=count.txt ECHO LINE=ALL-DONE LINE_AT=3',
+          loop: { until: { line: 'ALL-DONE' }, max_iterations: 6 },
+        },
+      ],
+    });
+    const r = await runVigil(project, ['sequence', 'line']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const step = stepOf(lastRun(project), 'work');
+    expect(step.loop?.iteration).toBe(3);
+    expect(step.loop?.stopped).toBe('the line "ALL-DONE" held after 3 iterations');
+  });
+
+  it('loops until an if: over this iteration\'s output holds', async () => {
+    project = makeProject();
+    project.recipe({
+      name: 'cond',
+      canary: false,
+      steps: [{ label: 'work', prompt: 'Go. COUNT=count.txt LINE=tests-green LINE_AT=2', loop: { until: { if: "contains(steps.work.output, 'tests-green')" }, max_iterations: 4 } }],
+    });
+    const r = await runVigil(project, ['sequence', 'cond']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(stepOf(lastRun(project), 'work').loop?.iteration).toBe(2);
+  });
+
+  it('is refused before the run when until.build has no build_command, by sequence and recipe check alike', async () => {
+    project = makeProject();
+    project.recipe({ name: 'bad', canary: false, steps: [{ label: 'fix', prompt: 'x', loop: { until: { build: true }, max_iterations: 3 } }] });
+    const check = await runVigil(project, ['recipe', 'check', 'bad']);
+    expect(check.code).toBe(2);
+    expect(check.stdout + check.stderr).toContain('steps[0] ("fix").loop.until.build: the step has no build_command');
+    const r = await runVigil(project, ['sequence', 'bad']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('loop.until.build: the step has no build_command');
+    expect(claudeRuns(project, 'fix')).toHaveLength(0);
+  });
+});
+
+describe('sessions', () => {
+  it('a retry continues the agent session', async () => {
+    project = makeProject();
+    project.recipe({ name: 'retry', canary: false, steps: [{ label: 'work', prompt: 'Go. COUNT=count.txt FAIL_BEFORE=2', retry: { attempts: 2 } }] });
+    const r = await runVigil(project, ['sequence', 'retry']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const step = stepOf(lastRun(project), 'work');
+    const runs = claudeRuns(project, 'work');
+    expect(runs).toHaveLength(2);
+    expect(resumeOf(runs[0]!)).toBeNull();
+    expect(resumeOf(runs[1]!)).toBe(step.session_id);
+  });
+
+  it('fresh_session: true starts a new session for the retry', async () => {
+    project = makeProject();
+    project.recipe({ name: 'fresh', canary: false, steps: [{ label: 'work', prompt: 'Go. COUNT=count.txt FAIL_BEFORE=2', retry: { attempts: 2 }, fresh_session: true }] });
+    const r = await runVigil(project, ['sequence', 'fresh']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const runs = claudeRuns(project, 'work');
+    expect(runs).toHaveLength(2);
+    expect(runs.map(resumeOf)).toEqual([null, null]);
+  });
+
+  it('a step run again by --resume continues the session it had in the earlier run', async () => {
+    project = makeProject();
+    project.recipe({ name: 'again', canary: false, steps: [{ label: 'work', prompt: 'Go. COUNT=count.txt FAIL_BEFORE=2' }] });
+    expect((await runVigil(project, ['sequence', 'again'])).code).toBe(1);
+    const first = lastRun(project);
+    const session = stepOf(first, 'work').session_id;
+    expect(session).toBeTruthy();
+    const r = await runVigil(project, ['sequence', 'again', '--resume', first.id]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const runs = claudeRuns(project, 'work');
+    expect(runs).toHaveLength(2);
+    expect(resumeOf(runs[1]!)).toBe(session);
+  });
+
+  it('waits for the claude usage limit to reset, shows the countdown, then continues the same session', async () => {
+    project = makeProject();
+    project.recipe({ name: 'limited', canary: false, steps: [{ label: 'work', prompt: 'Go. USAGE_LIMIT=2' }] });
+    const vigil = startVigil(project, ['sequence', 'limited']);
+    vigil.child.stdin!.end();
+    await vigil.waitFor(/waiting for claude usage limit reset at \d\d:\d\d \(\d+s left\)/);
+    const runs = await runVigil(project, ['runs']);
+    expect(runs.stdout).toMatch(/running .*waiting for claude usage limit reset at \d\d:\d\d/);
+    const r = await vigil.done;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const step = stepOf(lastRun(project), 'work');
+    expect(step.status).toBe('succeeded');
+    expect(step.waiting ?? null).toBeNull();
+    const argv = claudeRuns(project, 'work');
+    expect(argv).toHaveLength(2);
+    expect(resumeOf(argv[0]!)).toBeNull();
+    expect(resumeOf(argv[1]!)).toBe(step.session_id);
+  });
+
+  it('fails at once when the limit resets later than usage_limit_wait allows', async () => {
+    project = makeProject();
+    project.recipe({ name: 'toolate', canary: false, steps: [{ label: 'work', prompt: 'Go. USAGE_LIMIT=7200', usage_limit_wait: '30m' }] });
+    const r = await runVigil(project, ['sequence', 'toolate']);
+    expect(r.code).toBe(1);
+    const step = stepOf(lastRun(project), 'work');
+    expect(step.status).toBe('failed');
+    expect(step.reason).toMatch(/^claude usage limit resets at .*, later than usage_limit_wait allows \(30m/);
+    expect(claudeRuns(project, 'work')).toHaveLength(1);
+  });
+});
