@@ -2,6 +2,8 @@
 // real `vigil sequence` runs the fake claude (test/fakes/fake-claude.mjs),
 // which logs its argv, counts its runs in a file and says what its prompt
 // tells it to; the run record and the argv show what happened.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
 
@@ -156,9 +158,7 @@ describe('sessions', () => {
     project.recipe({ name: 'limited', canary: false, steps: [{ label: 'work', prompt: 'Go. USAGE_LIMIT=2' }] });
     const vigil = startVigil(project, ['sequence', 'limited']);
     vigil.child.stdin!.end();
-    await vigil.waitFor(/waiting for claude usage limit reset at \d\d:\d\d \(\d+s left\)/);
-    const runs = await runVigil(project, ['runs']);
-    expect(runs.stdout).toMatch(/running .*waiting for claude usage limit reset at \d\d:\d\d/);
+    await vigil.waitFor(/waiting for claude usage limit reset at \d\d:\d\d \(\d+s left\), then continuing its session/);
     const r = await vigil.done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const step = stepOf(lastRun(project), 'work');
@@ -168,6 +168,30 @@ describe('sessions', () => {
     expect(argv).toHaveLength(2);
     expect(resumeOf(argv[0]!)).toBeNull();
     expect(resumeOf(argv[1]!)).toBe(step.session_id);
+  });
+
+  it('vigil runs shows the countdown of a step waiting for its usage limit, and the loop of a step', async () => {
+    project = makeProject();
+    const id = '20261206-150000-abcd';
+    const dir = join(project.root, '.vigil', 'runs', id);
+    mkdirSync(join(dir, 'steps'), { recursive: true });
+    const until = new Date(Date.now() + 42 * 60_000 + 20_000);
+    const step = {
+      label: 'fix', status: 'running', backend: 'claude', needs: [], wave: null, phase: 1, phases: 0, exit_code: null,
+      started: new Date().toISOString(), ended: null, output_file: 'steps/fix.log', output_bytes: 0, prompt_files: [],
+      waiting: { for: 'usage_limit', provider: 'claude', until: until.toISOString(), message: 'Claude AI usage limit reached|1' },
+      loop: { iteration: 2, max_iterations: 5, until: 'build_command passing', iterations: [{ n: 1, status: 'failed', build: 'failed', usage: { input_tokens: 10, output_tokens: 5, usd: 0.01 }, ended: new Date().toISOString() }] },
+    };
+    // A run whose runner is alive (this test's process), as `vigil runs` sees one that is waiting.
+    const run = { id, recipe: 'fix', recipe_file: 'x', type: 'sequence', status: 'running', pid: process.pid, started: new Date().toISOString(), ended: null, project_root: project.root, workspace: project.root, transfer_mode: 'none', vars: [], resumed_from: null, from_label: null, steps: [step] };
+    writeFileSync(join(dir, 'run.json'), JSON.stringify(run));
+    const hm = `${String(until.getHours()).padStart(2, '0')}:${String(until.getMinutes()).padStart(2, '0')}`;
+    const list = await runVigil(project, ['runs']);
+    expect(list.stdout).toContain(`running     0/1 steps ok  started ${run.started}  waiting for claude usage limit reset at ${hm} (42m left)`);
+    const shown = await runVigil(project, ['runs', id]);
+    expect(shown.stdout).toContain(`iteration 2/5  waiting for claude usage limit reset at ${hm} (42m left)`);
+    expect(shown.stdout).toContain('loop until build_command passing: 1 of at most 5 iterations');
+    expect(shown.stdout).toMatch(/1\. failed\s+build failed\s+15 tokens \$0\.01/);
   });
 
   it('fails at once when the limit resets later than usage_limit_wait allows', async () => {
