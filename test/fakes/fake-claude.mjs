@@ -103,7 +103,9 @@ for (let t = 1; t <= Math.min(turns, maxTurns); t += 1) {
   emit({ type: 'assistant', message: { id: `msg_${t}`, model, content: [{ type: 'text', text }], usage: messageUsage } });
   if (!last) emit({ type: 'assistant', message: { id: `msg_${t}`, model, content: [{ type: 'tool_use', name: 'Bash' }], usage: messageUsage } });
   // FAKE_FAIL_FILE: while that file exists, the agent (of step FAKE_FAIL_STEP, if set) fails after its first message (an API error).
-  const failing = !process.env.FAKE_FAIL_STEP || process.env.FAKE_FAIL_STEP === process.env.VIGIL_STEP;
+  // (or whose prompt says FAIL_IF_FILE, when FAKE_FAIL_STEP is "prompt")
+  const failing =
+    !process.env.FAKE_FAIL_STEP || process.env.FAKE_FAIL_STEP === process.env.VIGIL_STEP || (process.env.FAKE_FAIL_STEP === 'prompt' && prompt.includes('FAIL_IF_FILE'));
   if (!canary && failing && process.env.FAKE_FAIL_FILE && existsSync(process.env.FAKE_FAIL_FILE)) {
     emit({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: t, result: 'API Error: 500', total_cost_usd: Number(process.env.FAKE_COST ?? '0'), usage: { input_tokens: inTok * t, output_tokens: outTok * t, cache_creation_input_tokens: (ccTok ?? 0) * t, cache_read_input_tokens: (crTok ?? 0) * t } });
     process.exit(1);

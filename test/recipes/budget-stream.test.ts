@@ -235,4 +235,28 @@ describe('a budget is run-wide and survives --resume', () => {
     expect(third.stderr).toMatch(new RegExp(`--resume ${secondRun.id}: nothing is left of the budget: run ${secondRun.id} of "two" spent \\d+ tokens of its 8000 tokens`));
     expect(rootRun(project).id).toBe(secondRun.id);
   });
+
+  it('a parallel run resumed carries what all its children spent: the cap holds over both runs', async () => {
+    project = makeProject();
+    const failFile = `${project.root}.fail`;
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: vigil's own variable, rendered by the runner
+    project.recipe({ name: 'one', steps: [{ label: 'work', args: ['TURNS=3 ${WHICH}'], backend: 'claude' }] });
+    project.recipe({ name: 'pair', type: 'parallel', recipe: 'one', transfer_mode: 'none', budget: { tokens: 8000 }, vars: [{ WHICH: 'fine' }, { WHICH: 'FAIL_IF_FILE' }] });
+    const e = env(project, { FAKE_FAIL_FILE: failFile, FAKE_FAIL_STEP: 'prompt' });
+    writeFileSync(failFile, '');
+    const first = await runVigil(project, ['sequence', 'pair'], e);
+    expect(first.code).toBe(1);
+    const firstRun = rootRun(project);
+    expect(tokensIn(messages(project))).toBe(firstRun.usage!.input_tokens + firstRun.usage!.output_tokens);
+    rmSync(failFile);
+    const second = await runVigil(project, ['sequence', 'pair', '--resume', firstRun.id], e);
+    expect(second.code).toBe(1);
+    const secondRun = rootRun(project);
+    expect(secondRun.id).not.toBe(firstRun.id);
+    expect(secondRun.status).toBe('over_budget');
+    expect(tokensIn(messages(project)) - PER_MESSAGE).toBeLessThan(8000);
+    const third = await runVigil(project, ['sequence', 'pair', '--resume', secondRun.id], e);
+    expect(third.code).toBe(2);
+    expect(third.stderr).toContain('nothing is left of the budget');
+  });
 });
