@@ -52,15 +52,10 @@ describe('vigil bench leases against a Vigil node', () => {
     expect(html).not.toContain('<script');
   });
 
-  it('--mode next takes jobs with take-next and completes each with complete-and-take-next, once each (or is refused where the server lacks leases.next)', async () => {
+  it('--mode next takes jobs with take-next and completes each with complete-and-take-next, once each', async () => {
     const discover = await (await fetch(`${server.base}/discover`)).json();
+    expect(discover.extensions).toContain('leases.next');
     const run = await runBench(['leases', '--base', server.url, '--mode', 'next', '--clients', '8', '--subjects', '300', '--lease-seconds', '1', '--crash', '0.05', '--duration', '20s', '--json']);
-    if (!(discover.extensions ?? []).includes('leases.next')) {
-      // Until take-next (issue 46) is in the server this runs, the bench must say why it cannot run.
-      expect(run.code, said(run)).toBe(3);
-      expect(run.stderr).toContain('leases.next');
-      return;
-    }
     expect(run.code, said(run)).toBe(0);
     const f = run.figures;
     expect(f.mode).toBe('next');
