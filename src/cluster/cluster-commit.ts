@@ -5,15 +5,24 @@
 // time; writes queued meanwhile form the next batch.
 //
 // A batch that lost a race (ClusterConflictError) is rolled back locally and
-// its monitors are reloaded from the database; a queued batch computed on the
-// same stale memory is refused as well, and the requests in both run again.
+// the monitors whose memory it left changed are reloaded from the database; a
+// queued write computed on memory that a reload replaced since is refused as
+// well (stale-writes.ts), and the requests of a refused batch run again.
 import { Listeners } from '../events/listeners.ts';
 import type { CommitListener } from '../store/group-commit.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import { CapturedBatch } from '../store/postgres/captured-batch.ts';
-import { QueuedWrites, type Settle, type Write } from '../store/queued-writes.ts';
+import { QueuedWrites, type Settle, type TakenBatch, type Write } from '../store/queued-writes.ts';
 import type { CommitQueue, Store } from '../store/store.ts';
 import { ClusterConflictError, isClusterConflict } from '../store/cluster-conflict.ts';
+import { runJudged, StaleWrites } from './stale-writes.ts';
+
+/** Writes queued before a monitor's memory was replaced, cut off from those queued after (see invalidate). */
+interface Sealed {
+  readonly batches: TakenBatch[];
+  /** Settles with the first batch sealed. */
+  readonly settled: Promise<void>;
+}
 
 export interface ClusterCommitHooks {
   /** Writes the batch to PostgreSQL (rejects with ClusterConflictError when a monitor moved). */
@@ -25,12 +34,12 @@ export interface ClusterCommitHooks {
 
 export class ClusterCommit implements CommitQueue {
   private readonly queue = new QueuedWrites(() => this.flush());
+  private sealed: Sealed | undefined;
+  private readonly stale = new StaleWrites();
   private inFlight: Promise<void> | undefined;
   /** The batch being written to PostgreSQL, until it settles. */
   private writingBatch: CapturedBatch | undefined;
   private readonly idleWaiters: Array<() => void> = [];
-  /** Monitors whose memory changed after the queued writes were computed: the next batch touching them is refused. */
-  private refused = new Set<number>();
   private closed = false;
   private readonly listeners = new Listeners<CommitListener>();
 
@@ -41,19 +50,21 @@ export class ClusterCommit implements CommitQueue {
   ) {}
 
   append(write: Write): void {
+    this.stale.stamp(write);
     this.queue.append(write);
   }
 
   put(key: string, write: Write): void {
+    this.stale.stamp(write);
     this.queue.put(key, write);
   }
 
   settled(): Promise<void> {
-    return this.queue.pending ?? this.inFlight ?? Promise.resolve();
+    return this.queue.pending ?? this.sealed?.settled ?? this.inFlight ?? Promise.resolve();
   }
 
   get hasPending(): boolean {
-    return this.queue.pending !== undefined;
+    return this.queue.pending !== undefined || this.sealed !== undefined;
   }
 
   /** A cluster node never stops writing for good: a failed batch is refused and its monitors reloaded. */
@@ -86,9 +97,22 @@ export class ClusterCommit implements CommitQueue {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Memory of this monitor was replaced: writes queued before now were computed on the old state. */
-  invalidate(mkey: number): void {
-    if (this.queue.pending) this.refused.add(mkey);
+  /**
+   * Memory of this monitor changed under the queued writes (`whole`: it was replaced whole, by a
+   * reload or a drop): those touching it were computed on the old state and their batch is refused.
+   * After a whole replacement the writes queued so far are sealed into a batch of their own, so that
+   * writes made on the new state (the expiries of the leases the reload re-arms, the requests that
+   * waited for it) go into the next batch instead of being refused with the stale ones.
+   */
+  invalidate(mkey: number, whole = false): void {
+    this.stale.invalidate(mkey, whole);
+    const pending = this.queue.pending;
+    if (whole && pending) {
+      const taken = this.queue.take()!;
+      if (this.sealed) this.sealed.batches.push(taken);
+      else this.sealed = { batches: [taken], settled: pending };
+    }
+    if (!this.hasPending) this.stale.prune();
   }
 
   /**
@@ -103,35 +127,47 @@ export class ClusterCommit implements CommitQueue {
 
   flush(): void {
     if (this.inFlight) return;
-    const taken = this.queue.take();
+    const taken = this.takeNext();
     if (!taken) return;
-    const { settle } = taken;
+    const settles = [...taken.batches.map((b) => b.settle)];
+    const settle: Settle = {
+      resolve: () => {
+        for (const s of settles) s.resolve();
+      },
+      reject: (error) => {
+        for (const s of settles) s.reject(error);
+      },
+    };
     if (this.closed) {
       settle.reject(new Error('the server is stopping'));
+      this.flush();
       return;
     }
-    const writes = [...taken.ordered, ...taken.latest.values()];
-    const refused = this.refused;
-    this.refused = new Set();
+    const horizon = this.stale.current;
     const batch = new CapturedBatch();
     this.driver.exec('BEGIN IMMEDIATE');
-    try {
-      this.store.capture = (kind, mkey, params) => batch.add(kind, mkey, params);
-      for (const write of writes) write();
-    } catch (error) {
-      this.driver.exec('ROLLBACK');
-      // A row read from memory that a reload replaced under the queued write (a subscription created in a
-      // refused batch): the same lost race, so the requests run again on the reloaded state.
-      const lost = new Set([...batch.touched, ...refused]);
-      this.track(this.finish(settle, refused.size > 0 ? new ClusterConflictError(lost, (error as Error).message, { cause: error }) : error, lost));
-      return;
-    } finally {
-      this.store.capture = undefined;
+    let { failure, stale, leftInMemory } = runJudged(writesOf(taken.batches), this.store, batch, this.stale);
+    // Sealed writes that stand take the writes queued after them along: a row they put is read now, with
+    // what the later writes changed, and must not be stored without those writes' observations.
+    const after = taken.sealed && !stale && failure === undefined ? this.queue.take() : undefined;
+    if (after) {
+      settles.push(after.settle);
+      const judged = runJudged(writesOf([after]), this.store, batch, this.stale);
+      ({ failure, stale } = judged);
+      for (const mkey of judged.leftInMemory) leftInMemory.add(mkey);
     }
-    const stale = [...batch.touched].filter((mkey) => refused.has(mkey));
-    if (stale.length > 0) {
+    // Invalidations older than every write still queued are forgotten.
+    if (!this.hasPending) this.stale.prune(horizon);
+    if (stale) {
       this.driver.exec('ROLLBACK');
-      this.track(this.finish(settle, new ClusterConflictError(batch.touched, 'the monitor was reloaded while this batch was queued'), batch.touched));
+      const message = failure === undefined ? 'the monitor was reloaded while this batch was queued' : (failure as Error).message;
+      const error = new ClusterConflictError(new Set([...batch.touched, ...leftInMemory]), message, { cause: failure });
+      this.track(this.finish(settle, error, leftInMemory));
+      return;
+    }
+    if (failure !== undefined) {
+      this.driver.exec('ROLLBACK');
+      this.track(this.finish(settle, failure, batch.touched));
       return;
     }
     if (batch.empty) {
@@ -159,7 +195,7 @@ export class ClusterCommit implements CommitQueue {
       this.writingBatch = undefined;
       const waiters = this.idleWaiters.splice(0);
       for (const waiter of waiters) waiter();
-      if (!this.queue.pending) return;
+      if (!this.hasPending) return;
       // A catch-up waiting for the replica to be free runs first: flushing the next batch at once
       // would keep it waiting for as long as writes keep coming (requests hung for 20 s and more).
       if (waiters.length > 0) setImmediate(() => this.flush());
@@ -177,9 +213,9 @@ export class ClusterCommit implements CommitQueue {
       // on it) before the requests hear of the refusal, so that their next attempt runs on what the
       // database holds and not on what the refused attempt left in memory (a lease it set to held).
       try {
-        await this.hooks.reload(touched);
+        if (touched.size > 0) await this.hooks.reload(touched);
       } catch (reloadError) {
-        for (const mkey of touched) this.refused.add(mkey);
+        for (const mkey of touched) this.stale.refuseUntilReplaced(mkey);
         this.hooks.log(`vigil: cannot reload monitors from PostgreSQL (${(reloadError as Error).message}); they are reloaded before their next use`);
       }
       settle.reject(error);
@@ -187,4 +223,20 @@ export class ClusterCommit implements CommitQueue {
       if (!isClusterConflict(error)) this.hooks.log(`vigil: a batch was not stored in PostgreSQL: ${(error as Error).message}`);
     }
   }
+
+  /** The sealed writes first (they were queued before the others), else the queued batch. */
+  private takeNext(): { batches: TakenBatch[]; sealed: boolean } | undefined {
+    const sealed = this.sealed;
+    if (sealed) {
+      this.sealed = undefined;
+      return { batches: sealed.batches, sealed: true };
+    }
+    const taken = this.queue.take();
+    return taken && { batches: [taken], sealed: false };
+  }
+}
+
+/** A batch's writes in the order they run: each taken batch's ordered writes, then its upserts. */
+function writesOf(batches: readonly TakenBatch[]): Write[] {
+  return batches.flatMap((b) => [...b.ordered, ...b.latest.values()]);
 }

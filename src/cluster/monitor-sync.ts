@@ -227,7 +227,7 @@ export class MonitorSync {
     if (this.stopping || waited || !this.budget.isCold(mkey) || this.stale.has(mkey) || this.runsTimersOf(mkey)) return 'kept';
     // From here the node holds nothing of the monitor: its next use catches up from PostgreSQL.
     // A write still queued for it would read its actors back from rows about to go: it runs again instead.
-    this.queue.invalidate(mkey);
+    this.queue.invalidate(mkey, true);
     this.known.delete(mkey);
     this.heard.delete(mkey);
     this.service.forgetMonitor(mkey);
@@ -241,7 +241,8 @@ export class MonitorSync {
     const m = delta.monitor;
     const stats = JSON.parse(m.stats) as FeedStats;
     this.replica.apply(delta, stats.retention_floor);
-    this.queue.invalidate(mkey);
+    // Anything but a delta replaces memory of the monitor whole (reloadMonitor below, changed 'all').
+    this.queue.invalidate(mkey, mode !== 'delta');
     this.known.set(mkey, m.rev);
     this.stale.delete(mkey);
     for (const s of delta.subscriptions) this.parts.noteSubscription(s.id, mkey);

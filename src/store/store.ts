@@ -43,7 +43,10 @@ export interface StoreOptions {
 export type CommitQueue = Pick<GroupCommit, 'append' | 'put' | 'settled' | 'hasPending' | 'failed' | 'on' | 'off' | 'flush'>;
 
 export type CapturedKind = 'monitor' | 'observation' | 'subject' | 'contradiction' | 'subscription' | 'lease' | 'compact' | 'confirm' | 'fence';
-/** Sees every row a commit writes, with the statement's parameters (a cluster writes the same rows to PostgreSQL). */
+/**
+ * Sees every row a commit writes, with the statement's parameters (a cluster writes the same rows to
+ * PostgreSQL). Called before the statement runs, so that a statement that fails is known by its monitor.
+ */
 export type RowCapture = (kind: CapturedKind, mkey: number, params: readonly unknown[]) => void;
 
 export function resolveStatePath(path: string): string {
@@ -201,45 +204,45 @@ export class Store {
         row.subscribeTokenHash,
         JSON.stringify(row.stats),
       ];
-      this.q.upsertMonitor.run(params);
       this.capture?.('monitor', row.key, params);
+      this.q.upsertMonitor.run(params);
     });
   }
 
   appendObservation(row: ObservationRow): void {
     this.commits.append(() => {
       const params = observationColumns.map((c) => row[c]);
-      this.q.insertObservation.run(params);
       this.capture?.('observation', row.mkey, params);
+      this.q.insertObservation.run(params);
     });
   }
 
   addSubject(mkey: number, subject: string): void {
     this.commits.append(() => {
-      this.q.addSubject.run([mkey, subject]);
       this.capture?.('subject', mkey, [mkey, subject]);
+      this.q.addSubject.run([mkey, subject]);
     });
   }
 
   addContradiction(mkey: number, seq: number, subject: string | null): void {
     this.commits.append(() => {
-      this.q.addContradiction.run([mkey, seq, subject]);
       this.capture?.('contradiction', mkey, []);
+      this.q.addContradiction.run([mkey, seq, subject]);
     });
   }
 
   /** Closes the contradictions on `subject` recorded before `beforeSeq`. */
   resolveContradictionsOf(mkey: number, subject: string, beforeSeq: number): void {
     this.commits.append(() => {
-      this.q.resolveContradictionsOf.run([mkey, subject, beforeSeq]);
       this.capture?.('contradiction', mkey, []);
+      this.q.resolveContradictionsOf.run([mkey, subject, beforeSeq]);
     });
   }
 
   resolveContradiction(mkey: number, seq: number): void {
     this.commits.append(() => {
-      this.q.resolveContradiction.run([mkey, seq]);
       this.capture?.('contradiction', mkey, []);
+      this.q.resolveContradiction.run([mkey, seq]);
     });
   }
 
@@ -275,8 +278,8 @@ export class Store {
         state === 'live' ? record.lastActivityMs + record.muteMs : null,
         JSON.stringify(record),
       ];
-      this.q.upsertSubscription.run(params);
       this.capture?.('subscription', record.mkey, params);
+      this.q.upsertSubscription.run(params);
     });
   }
 
@@ -284,15 +287,15 @@ export class Store {
     this.commits.put(`l:${mkey}:${subject}`, () => {
       const { state, record } = read();
       const params = [mkey, subject, state, state === 'held' ? record.expiresMs : null, JSON.stringify(record)];
-      this.q.upsertLease.run(params);
       this.capture?.('lease', mkey, params);
+      this.q.upsertLease.run(params);
     });
   }
 
   compact(mkey: number, uptoSeq: number): void {
     this.commits.append(() => {
-      this.q.compact.run([mkey, uptoSeq]);
       this.capture?.('compact', mkey, [mkey, uptoSeq]);
+      this.q.compact.run([mkey, uptoSeq]);
     });
   }
 
