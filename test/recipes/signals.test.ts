@@ -56,7 +56,7 @@ describe('signals and escaped children', () => {
     project.recipe({ name: 'escape', canary: false, steps: [{ label: 'a', args: [`HANG ESCAPE PIDFILE=${pidfile}`], timeout: 3 }] });
     const r = await runVigil(project, ['sequence', 'escape']);
     expect(r.code).toBe(1);
-    expect(stepOf(lastRun(project), 'a').killed_by).toBe('watchdog:timeout');
+    expect(stepOf(lastRun(project), 'a').killed_by).toBe('timeout');
     const pids = readPids(pidfile);
     await untilTrue('the escaped grandchild to die', () => allDead(pids));
   }, scaled(60_000));

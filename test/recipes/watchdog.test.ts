@@ -23,7 +23,7 @@ describe('watchdogs', () => {
     const run = lastRun(project);
     const stuck = stepOf(run, 'stuck');
     expect(stuck.status).toBe('killed');
-    expect(stuck.killed_by).toBe('watchdog:timeout');
+    expect(stuck.killed_by).toBe('timeout');
     expect(stuck.reason).toContain('timeout');
     expect(stepOf(run, 'next').status).toBe('skipped');
     // The partial output (the one line it printed before hanging) is kept.
@@ -47,7 +47,7 @@ describe('watchdogs', () => {
     expect(r.code).toBe(1);
     const mute = stepOf(lastRun(project), 'mute');
     expect(mute.status).toBe('killed');
-    expect(mute.killed_by).toBe('watchdog:inactivity');
+    expect(mute.killed_by).toBe('inactivity');
     const pids = JSON.parse(readFileSync(pidfile, 'utf8')) as { agent: number; grandchild: number };
     expect(isAlive(pids.grandchild)).toBe(false);
   });
@@ -63,7 +63,7 @@ describe('watchdogs', () => {
       expect(r.code).toBe(1);
       const ask = stepOf(lastRun(project), 'ask');
       expect(ask.status).toBe('killed');
-      expect(ask.killed_by).toBe('watchdog:inactivity');
+      expect(ask.killed_by).toBe('inactivity');
     } finally {
       await server.close();
     }

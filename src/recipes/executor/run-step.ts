@@ -113,7 +113,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
           continue;
         }
         if (outcome.status !== 'succeeded') {
-          const killed = outcome.status === 'killed' ? { killed_by: killedBy(outcome.killedBy) } : outcome.status === 'failed' && outcome.limit ? { killed_by: outcome.limit } : {};
+          const killed = outcome.status === 'killed' ? { killed_by: outcome.killedBy } : outcome.status === 'failed' && outcome.limit ? { killed_by: outcome.limit } : {};
           final = { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed };
           break;
         }
@@ -180,9 +180,6 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
   };
 }
 
-function killedBy(k: 'timeout' | 'inactivity' | 'budget' | 'max_phases'): NonNullable<StepRecord['killed_by']> {
-  return k === 'budget' || k === 'max_phases' ? k : `watchdog:${k}`;
-}
 
 /** Starts a retry's part of the step's log with a line of its own; returns where its output starts (every attempt stays in the log). */
 function markAttempt(path: string, attempt: number, attempts: number): number {

@@ -77,7 +77,7 @@ export interface StepRecord {
   prompt_files: string[];
   reason?: string;
   /** The limit that stopped the step: a budget's tokens or usd, its minutes, vigil's max_phases, a watchdog, or the agent's own turn limit (a failed step). */
-  killed_by?: 'watchdog:timeout' | 'watchdog:inactivity' | 'budget' | 'minutes' | 'max_phases' | 'error_max_turns';
+  killed_by?: 'timeout' | 'inactivity' | 'budget' | 'minutes' | 'max_phases' | 'error_max_turns';
   /** Where the last attempt's output starts in the step's log (a retried step keeps every attempt's). */
   attempt_offset?: number;
   usage?: { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
