@@ -31,8 +31,7 @@ export interface StepRunnerContext {
   gates: GateKeeper;
   step(label: string): StepRecord;
   /** Records a change of the step (run.json, events, view, server). */
-  setStep(label: string, patch: Partial<StepRecord>, note?: string): void;
-  note(label: string, note: string): void;
+  setStep(label: string, patch: Partial<StepRecord>): void;
   say(line: string): void;
   /** Budgets of steps (and the runs around them); absent: no budget is kept. */
   budgets?: StepBudgets;
@@ -117,7 +116,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
           final = { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed };
           break;
         }
-        setStep(label, { phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode }, '');
+        setStep(label, { phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode });
         if (step.gate === 'review') {
           const options = step.gate_options ?? [...STEP_DEFAULTS.gate_options];
           const defaultAction = step.gate_action ?? null;
@@ -130,7 +129,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
           const gate = { options, default_action: defaultAction, choice: choice.choice, chosen_by: choice.by };
           const verdict = gateVerdict(choice.choice);
           if (verdict === 'retry') {
-            setStep(label, { status: 'running', gate, phase: 0 }, `gate: ${choice.choice}`);
+            setStep(label, { status: 'running', gate, phase: 0 });
             continue;
           }
           if (verdict === 'reject') {
@@ -156,16 +155,12 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
       if (step.continue_on_error && (final.status === 'failed' || final.status === 'killed')) final = { ...final, continued: true };
       if (ws) await ws.dispose(final.status === 'conflict').catch((e: Error) => ctx.say(`could not remove the isolated copy of "${label}": ${e.message}`));
       const usage = budget?.end();
-      setStep(
-        label,
-        {
-          ...final,
-          ended: new Date().toISOString(),
-          ...(usage ? { usage } : {}),
-          ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold),
-        },
-        final.status === 'succeeded' ? '' : final.reason,
-      );
+      setStep(label, {
+        ...final,
+        ended: new Date().toISOString(),
+        ...(usage ? { usage } : {}),
+        ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold),
+      });
     }
     if (ctx.hooks) {
       const record = ctx.step(label);
@@ -232,7 +227,6 @@ function runOnPool(
     },
     (m) => {
       if (m.type === 'phase' && ctx.step(label).status === 'running') ctx.setStep(label, { phase: m.phase });
-      else if (m.type === 'building') ctx.note(label, 'build_command');
       else if (m.type === 'usage') {
         budget?.usage(m.usage);
         agent.usage(m.usage);

@@ -51,7 +51,6 @@ export type WorkerMessage =
   | { type: 'spawned'; pid: number }
   | { type: 'exited'; pid: number }
   | { type: 'phase'; phase: number }
-  | { type: 'building' }
   | { type: 'usage'; usage: UsageReport }
   | { type: 'session'; session: string };
 

@@ -90,7 +90,6 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
     if (!result.ok && budgetStop && result.killedBy !== 'timeout' && result.killedBy !== 'inactivity') result = { ...result, killedBy: 'budget', reason: budgetStop };
     let build: StepOutcome['build'];
     if (result.ok && task.buildCommand && task.kind === 'step') {
-      post({ type: 'building' });
       write(`\n$ ${task.buildCommand}\n`);
       const r = await spawn({ command: '/bin/sh', args: ['-c', task.buildCommand] });
       if (r.killedBy) result = { ok: false, phases: result.phases, exitCode: r.exitCode, reason: 'build_command killed', killedBy: r.killedBy };

@@ -116,7 +116,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   // Ledger entries and plugin hooks (src/run-events/run-events.ts).
   const events = runEventSink(prep.projectRoot, rt.req.env, (l) => rt.stderr.write(`${l}\n`));
   events('run.start', { run: prep.runId, recipe: recipe.name, type: prep.plan.type, ...(node.parent ? { parent: node.parent.id } : {}) });
-  const setStep = (label: string, patch: Partial<StepRecord>, _note?: string): void => {
+  const setStep = (label: string, patch: Partial<StepRecord>): void => {
     recorder.updateStep(label, patch);
     for (const [event, data] of stepEvents(prep.runId, recorder.step(label), patch)) events(event, data);
     if (patch.status) {
@@ -195,14 +195,13 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
       gates: rt.gates,
       step: (label) => recorder.step(label),
       setStep,
-      note: () => {},
       say: (line) => rt.view.note(line),
       budgets: stepBudgets(rt, recorder, budget),
       ...(cirHooks ? { hooks: cirHooks } : {}),
     });
     const result = await executePlan(
       prep.plan,
-      { runStep, notRun: (s, status, reason) => setStep(s.label, { status, reason }, reason), runsRegardless: (s) => s.condition?.checksStatus === true },
+      { runStep, notRun: (s, status, reason) => setStep(s.label, { status, reason }), runsRegardless: (s) => s.condition?.checksStatus === true },
       signal,
       prep.resume?.preset,
     );

@@ -4,7 +4,7 @@
 // `vigil sequence` runs it — planned onto the step executor (`planner`), or
 // composed of child runs (`composite`). A type with neither is known (listed,
 // validated) but refused by `vigil sequence` with its `refusal`.
-import type { Plan, Planner } from '../planning/plan.ts';
+import type { Planner } from '../planning/plan.ts';
 import type { FoundRecipe, Recipe, RecipeType } from '../types.ts';
 import type { CompositeRunner } from './composite.ts';
 
@@ -46,9 +46,4 @@ export function recipeTypeDef(type: string | undefined): RecipeTypeDef | undefin
 
 export function recipeTypeDefs(): RecipeTypeDef[] {
   return [...defs.values()];
-}
-
-export function planWith(def: RecipeTypeDef, recipe: Recipe, file: string): Plan {
-  if (!def.planner) throw new Error(`recipe type "${def.type}" has no planner`);
-  return def.planner.plan(recipe, file);
 }

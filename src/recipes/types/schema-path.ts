@@ -7,5 +7,4 @@ export function typeSchemaFile(type: string): string {
   return require.resolve(`./${type}/schema.json`);
 }
 
-export const pendingSchemaFile: string = require.resolve('./pending.schema.json');
 export const commonSchemaFile: string = require.resolve('./common.schema.json');
