@@ -98,6 +98,25 @@ describe('a budget stops claude within one message', () => {
     expect(rootRun(project).steps[0]).toMatchObject({ status: 'killed', killed_by: 'budget' });
   });
 
+  it("codex exec's one turn crossing the budget at its turn.completed has finished: the step stands, not killed", async () => {
+    project = makeProject({ claude: false, codex: true });
+    project.recipe({
+      name: 'cx1',
+      canary: false,
+      budget: { tokens: 500 },
+      steps: [
+        { label: 'a', args: ['TURNS=3'], backend: 'codex' },
+        { label: 'b', args: ['TURNS=3'], backend: 'codex', depends_on: ['a'] },
+      ],
+    });
+    const r = await runVigil(project, ['sequence', 'cx1'], { FAKE_MSG_LOG: msgLogOf(project), FAKE_TURN_TOKENS: '1000,800,100' });
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.steps.find((s) => s.label === 'a')).toMatchObject({ status: 'succeeded' });
+    expect(run.steps.find((s) => s.label === 'b')!.status).toBe('cancelled');
+    expect(run.status).toBe('over_budget');
+  });
+
   it('an HTTP provider: a tokens budget stops the phase loop at the response that crossed it', async () => {
     const server = await startFakeModelServer();
     try {

@@ -52,6 +52,8 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
   let failed: string | null = null;
   let lastError = '';
   let overLimit = false;
+  let turnEnded = false;
+  let replied = false;
   const actions = new Set<string>();
   const controller = new AbortController();
   const stderr = new StderrTail();
@@ -65,6 +67,9 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
       return;
     }
     session.observe(event);
+    if (event.type === 'turn.started') turnEnded = replied = false;
+    else if (event.type === 'turn.completed') turnEnded = true;
+    else if (event.type === 'item.completed' && event.item?.type === 'agent_message') replied = true;
     if (event.type === 'turn.started') {
       if (phases === 0) {
         phases = 1;
@@ -116,7 +121,10 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
     return { ok: false, phases: done, exitCode: r.exitCode, reason: `max_phases (${ctx.task.maxPhases}) reached before the agent finished`, killedBy: 'max_phases' };
   const limited = session.stoppedOnLimit(r, failed !== null, done, stderr.all);
   if (limited) return limited;
-  const failure = processFailure(r, 'codex', done, withLoginHelp(failed ?? (lastError || codexStderrReason(stderr))));
+  // A turn that completed with the agent's reply is codex's end (exec runs one turn): a kill on its way
+  // out (the budget its turn.completed crossed, the run stopping after it) changes nothing.
+  const finishedFirst = turnEnded && replied && failed === null && (r.killedBy === 'budget' || r.killedBy === 'cancel');
+  const failure = finishedFirst ? null : processFailure(r, 'codex', done, withLoginHelp(failed ?? (lastError || codexStderrReason(stderr))));
   if (failure) return failure;
   if (failed) return { ok: false, phases: done, exitCode: r.exitCode, reason: withLoginHelp(failed) };
   const keyword = ctx.task.completionKeyword;
