@@ -29,7 +29,7 @@ describe('retry, if:, continue_on_error and cleanup steps', () => {
     expect(r.stdout + r.stderr).toContain('attempt 1 of 3 failed');
   });
 
-  it('${steps.x.output} of a retried step is its last attempt\'s output; the log keeps every attempt', async () => {
+  it('steps.<label>.output of a retried step is its last attempt\'s output; the log keeps every attempt', async () => {
     project = makeShProject({ git: false });
     project.recipe({
       name: 'retry-output',
