@@ -4,7 +4,7 @@
 // item.started/item.completed…, turn.completed). TURNS sets how many items it
 // completes (all but the last are commands); SAY puts a word in the last
 // message. `codex login status` answers "Not logged in" when FAKE_LOGGED_IN=0.
-import { log, parseDirectives, readStdin, sleep } from './directives.mjs';
+import { bumpCount, log, parseDirectives, readStdin, sleep } from './directives.mjs';
 
 const argv = process.argv.slice(2);
 if (argv[0] === 'login' && argv[1] === 'status') {
@@ -33,6 +33,8 @@ if (prompt.includes('connectivity check') && process.env.FAKE_CODEX_CANARY === '
   process.exit(1);
 }
 const d = parseDirectives(prompt.includes('connectivity check') ? '' : prompt);
+// COUNT=<file> counts the runs; FAIL_BEFORE=<n> fails the runs before the n-th.
+const count = bumpCount(d);
 // NO_PROMPT plays codex 0.171 given no prompt: its warning first, then the error, exit 1.
 if (d.NO_PROMPT) {
   process.stderr.write('WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper binaries under temporary dir "/tmp"\n');
@@ -64,7 +66,7 @@ for (let round = 1; round <= rounds; round += 1) {
       emit({ type: 'item.completed', item: { ...item, status: 'completed', exit_code: 0 } });
     }
   }
-  if (d.FAIL) {
+  if (d.FAIL || (d.FAIL_BEFORE && count < Number(d.FAIL_BEFORE))) {
     emit({ type: 'turn.failed', error: { message: 'fake codex failure' } });
     process.exit(1);
   }

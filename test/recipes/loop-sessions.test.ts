@@ -30,6 +30,8 @@ describe('loop until', () => {
       canary: false,
       steps: [{ label: 'fix', prompt: 'Make the build pass. COUNT=count.txt', build_command: 'test "$(cat count.txt)" -ge 3', loop: { until: { build: true }, max_iterations: 5 } }],
     });
+    const plan = await runVigil(project, ['sequence', 'fix', '--dry-run']);
+    expect(plan.stdout).toContain('build command; loop until build_command passing, at most 5 iterations');
     const r = await runVigil(project, ['sequence', 'fix']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const step = stepOf(lastRun(project), 'fix');
@@ -127,6 +129,21 @@ describe('sessions', () => {
     expect(runs).toHaveLength(2);
     expect(resumeOf(runs[0]!)).toBeNull();
     expect(resumeOf(runs[1]!)).toBe(step.session_id);
+  });
+
+  it('codex: a retry continues the thread with codex exec resume <thread_id>', async () => {
+    project = makeProject({ codex: true });
+    project.recipe({ name: 'cx', canary: false, steps: [{ label: 'work', backend: 'codex', permission_mode: 'acceptEdits', prompt: 'Go. COUNT=count.txt FAIL_BEFORE=2', retry: { attempts: 2 } }] });
+    const r = await runVigil(project, ['sequence', 'cx']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const step = stepOf(lastRun(project), 'work');
+    const runs = project.logEntries().filter((e) => e.agent === 'codex' && e.step === 'work').map((e) => e.argv as string[]);
+    expect(runs).toHaveLength(2);
+    expect(runs[0]!.slice(0, 2)).toEqual(['exec', '--json']);
+    expect(step.session_id).toMatch(/^thread-/);
+    expect(runs[1]!.slice(0, 2)).toEqual(['exec', 'resume']);
+    expect(runs[1]!.slice(-2)).toEqual([step.session_id, '-']);
+    expect(runs[1]!).toContain('sandbox_mode="workspace-write"');
   });
 
   it('fresh_session: true starts a new session for the retry', async () => {

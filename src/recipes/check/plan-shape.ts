@@ -14,6 +14,7 @@ import { recipeTypeDef } from '../types/registry.ts';
 import type { Budget, FoundRecipe, PipelineEntry } from '../types.ts';
 import { STEP_DEFAULTS } from '../types.ts';
 import { childUses } from './child-uses.ts';
+import { loopText } from '../loop/loop-spec.ts';
 
 /** Steps grouped by wave: wave 1 waits for nothing, wave n for something in wave n-1. */
 export function waves(plan: Plan): PlannedStep[][] {
@@ -45,6 +46,8 @@ export interface StepView {
   budget: Budget | null;
   gate: boolean;
   buildCommand: boolean;
+  /** "loop until build_command passing, at most 5 iterations", or null. */
+  loop: string | null;
   /** Set when it runs one at a time with the other steps of its `wave` (not concurrencySafe). */
   oneAtATime: string | null;
 }
@@ -107,6 +110,7 @@ export function planView(input: PlanInput, found: FoundRecipe = input.tree.root,
         budget: step.budget ?? null,
         gate: step.gate === 'review',
         buildCommand: step.build_command !== undefined,
+        loop: loopText(step),
         oneAtATime: exclusiveGroup && !step.concurrencySafe ? exclusiveGroup : null,
       })),
     );
@@ -154,6 +158,7 @@ export function renderPlanView(view: PlanView, indent = ''): string {
         `budget ${budgetText(s.budget)}`,
         ...(s.gate ? ['review gate'] : []),
         ...(s.buildCommand ? ['build command'] : []),
+        ...(s.loop ? [s.loop] : []),
         ...(s.oneAtATime && wave.filter((o) => o.oneAtATime === s.oneAtATime).length > 1 ? [`one at a time with the other steps of "wave": ${s.oneAtATime.replace(/^wave /, '')} (not concurrencySafe)`] : []),
         ...(s.waitsFor.length ? [`after ${s.waitsFor.join(', ')}`] : []),
       ];

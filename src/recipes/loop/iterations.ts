@@ -157,7 +157,8 @@ function addUsage(acc: UsageAcc, r: UsageReport, prices: PriceTable | undefined)
   acc.input_tokens += r.input_tokens;
   acc.output_tokens += r.output_tokens;
   const usd = priceOf(r, prices);
-  if (usd === null) acc.unknown = true;
+  // As the budget meters count it: a cost the backend reports at its end (usd_later) is not unknown before then.
+  if (usd === null) acc.unknown ||= !r.usd_later;
   else acc.usd += usd;
 }
 

@@ -63,6 +63,12 @@ export function describeUntil(until: LoopUntil): string {
   return `if: ${until.condition.source}`;
 }
 
+/** How the plan (--dry-run) shows a step's loop, or null. */
+export function loopText(step: RecipeStep): string | null {
+  const loop = loopOf(step);
+  return loop ? `loop until ${describeUntil(loop.until)}, at most ${loop.maxIterations} iterations${step.fresh_session ? ' (fresh sessions)' : ''}` : null;
+}
+
 /** Whether `text` has `line` as a whole line (surrounding spaces aside): a line quoted inside a sentence never counts. */
 export function hasWholeLine(text: string, line: string): boolean {
   return text.split(/\r?\n/).some((l) => l.trim() === line);

@@ -25,7 +25,7 @@ export function loopLines(s: StepRecord): string[] {
   if (!loop) return [];
   const head = `loop until ${loop.until}: ${loop.iterations.length} of at most ${loop.max_iterations} iterations${loop.stopped ? `, stopped: ${loop.stopped}` : ''}`;
   const each = loop.iterations.map((i) => {
-    const usd = i.usage.usd_unknown ? '$?' : `$${i.usage.usd}`;
+    const usd = i.usage.usd_unknown ? 'usd unknown' : `$${i.usage.usd}`;
     const build = i.build ? `  build ${i.build}` : '';
     return `  ${String(i.n).padStart(3)}. ${i.status.padEnd(9)}${build}  ${i.usage.input_tokens + i.usage.output_tokens} tokens ${usd}${i.reason ? `  ${i.reason}` : ''}`;
   });
