@@ -42,6 +42,8 @@ export interface RunRequest {
   run?: string;
   /** An earlier run of this recipe: keep what succeeded in it, run the rest (--resume). */
   resume?: string;
+  /** --merge: a composite's results (branch vigil/<run>) are merged into the checked-out branch at the end. */
+  merge?: boolean;
   cwd: string;
   env: NodeJS.ProcessEnv;
   vault: VaultReader;

@@ -47,8 +47,6 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
   if (def.composite && req.from)
     throw new RecipeInputError(`--from ${req.from}: recipe "${req.name}" is a ${def.type} recipe; set "from" on an entry of a pipeline instead`);
   if (req.resume && (req.from || req.run)) throw new RecipeInputError('--resume <run> re-runs what failed in that run; it does not take --from or --run');
-  if (req.resume && (def.type === 'adversarial' || def.type === 'convergent'))
-    throw new RecipeInputError(`--resume ${req.resume}: recipe "${req.name}" is ${def.type}: its rounds and candidates depend on each other; run it again instead`);
   if (req.resume) refuseSpentResume(previousRun(projectRoot, req.name, req.resume), tree.root.recipe.budget, tree.root.file);
   // Variables from outside (--data-var) are variables like the others; outside-vars.ts keeps them data.
   const vars = { ...parseVarFlags(req.dataVars ?? [], '--data-var'), ...parseVarFlags(req.vars) };

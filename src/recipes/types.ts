@@ -128,6 +128,8 @@ export interface Recipe {
   strategies?: number;
   scorer?: string;
   keep_candidates?: boolean;
+  /** parallel, adversarial, convergent: merge the run's branch vigil/<run> into the checked-out branch at the end. */
+  merge?: boolean;
 }
 
 export interface RecipeCir {

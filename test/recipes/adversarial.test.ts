@@ -33,8 +33,17 @@ describe('adversarial', () => {
     expect(run.children!.map((c) => c.role)).toEqual(['blue round 1', 'red round 1', 'judge round 1', 'blue round 2', 'red round 2', 'judge round 2']);
     expect(run.children![2]!.result).toMatchObject({ verdict: { winner: 'red', reason: 'v1 breaks' } });
     expect(outputOf(project, run)).toContain('round 1: red — v1 breaks\nround 2: blue (score 9) — v2 holds');
+    // Not asked to merge: the results are on the run's branch, the command that merges them printed.
+    expect(r.stdout).toContain(`the results are on branch vigil/${run.id}; merge it with: git merge --no-ff vigil/${run.id}`);
+    expect(existsSync(join(project.root, 'impl.txt'))).toBe(false);
+    expect(git(project.root, 'log', '--format=%s', 'main')).toBe('init\n');
+    expect(git(project.root, 'status', '--porcelain')).toBe('');
+    expect(git(project.root, 'show', `vigil/${run.id}:impl.txt`)).toBe('v2\n');
+    expect(git(project.root, 'log', '-1', '--format=%s', `vigil/${run.id}`)).toBe(
+      `vigil ${run.id}: adversarial recipe "duel": merge the contest of blue "builder", red "attacker" and judge "judge"\n`,
+    );
+    git(project.root, 'merge', '--no-ff', '-q', `vigil/${run.id}`);
     expect(readFileSync(join(project.root, 'impl.txt'), 'utf8')).toBe('v2\n');
-    expect(git(project.root, 'log', '-1', '--format=%s')).toContain(`vigil ${run.id}: merge step contest`);
   });
 
   it('passes the other sides\' latest outputs as BLUE_OUTPUT, RED_OUTPUT and JUDGE_OUTPUT', async () => {

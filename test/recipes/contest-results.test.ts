@@ -21,7 +21,7 @@ describe('contest results on the screen', () => {
     // As agents write: the score, then more words after it.
     shRecipe(project, 'score', 'echo "Reviewed the candidate."; echo "**SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)**"; echo ""; echo "Let me know if you want details."');
     project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 3 });
-    const r = await runVigil(project, ['sequence', 'race']);
+    const r = await runVigil(project, ['sequence', 'race', '--merge']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const run = rootRun(project);
     const lines = r.stdout.split('\n');

@@ -18,10 +18,11 @@ describe('parallel', () => {
     project = makeShProject();
     shRecipe(project, 'one', 'echo "${NAME} ${PARALLEL_INDEX}/${PARALLEL_COUNT} $$(git branch --show-current)" > out-${NAME}.txt; echo made ${NAME}');
     project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', fanout: 2, vars: [{ NAME: 'a' }, { NAME: 'b' }, { NAME: 'c' }] });
-    const r = await runVigil(project, ['sequence', 'fan']);
+    const r = await runVigil(project, ['sequence', 'fan', '--merge']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const run = rootRun(project);
     expect(run.status).toBe('succeeded');
+    expect(r.stdout).toContain(`merged the results (branch vigil/${run.id}) into main as one merge commit`);
     expect(run.children!.map((c) => [c.role, c.status, c.vars.NAME])).toEqual([
       ['child 0', 'succeeded', 'a'],
       ['child 1', 'succeeded', 'b'],
@@ -29,16 +30,37 @@ describe('parallel', () => {
     ]);
     for (const [i, name] of ['a', 'b', 'c'].entries()) {
       const text = readFileSync(join(project.root, `out-${name}.txt`), 'utf8');
-      expect(text).toBe(`${name} ${i}/3 vigil/${run.id}/${i}\n`);
+      expect(text).toBe(`${name} ${i}/3 vigil/${run.id}-${i}\n`);
     }
     for (const child of childRuns(project, run)) expect(child.parent).toBe(run.id);
-    // Merged one at a time, in index order.
-    const merges = git(project.root, 'log', '--format=%s', '--merges').trim().split('\n').reverse();
-    expect(merges).toEqual([0, 1, 2].map((i) => `vigil ${run.id}: merge step ${i}`));
+    // On the checked-out branch: one merge commit of the run's branch, on which the children were
+    // merged one at a time, in index order, each commit saying which recipe, child and variables made it.
+    expect(git(project.root, 'log', '--first-parent', '--format=%s').trim().split('\n')).toEqual([`vigil ${run.id}: parallel recipe "fan"`, 'init']);
+    const merges = git(project.root, 'log', '--format=%s', '--merges', 'HEAD^2').trim().split('\n').reverse();
+    expect(merges).toEqual(['a', 'b', 'c'].map((n, i) => `vigil ${run.id}: parallel recipe "fan": merge child ${i}: recipe "one" with NAME=${n}`));
+    expect(git(project.root, 'log', '--format=%s', '--no-merges', '-1', 'HEAD^2^2')).toBe(`vigil ${run.id}: parallel recipe "fan", child 2: recipe "one" with NAME=c\n`);
+    expect(git(project.root, 'status', '--porcelain')).toBe('');
+    expect(git(project.root, 'branch', '--list', 'vigil/*')).toBe('');
     expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
     expect(outputOf(project, run)).toMatch(/^child 0\tsucceeded\tNAME=a/m);
     const tree = await runVigil(project, ['runs', run.id]);
     expect(tree.stdout).toMatch(/child 2: run \S+ {2}sequence "one" {2}succeeded/);
+  });
+
+  it('does not merge into a working tree that had uncommitted changes at the start, even with --merge', async () => {
+    project = makeShProject();
+    shRecipe(project, 'one', 'echo ${NAME} > out-${NAME}.txt');
+    project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', merge: true, vars: [{ NAME: 'a' }] });
+    project.file('README.md', 'my own edit\n');
+    const r = await runVigil(project, ['sequence', 'fan', '--merge']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const run = rootRun(project);
+    expect(r.stdout).toContain(
+      `the results are on branch vigil/${run.id}, not merged: the working tree had uncommitted changes when the run started; merge it with: git merge --no-ff vigil/${run.id}`,
+    );
+    expect(git(project.root, 'log', '--format=%s', 'main')).toBe('init\n');
+    expect(git(project.root, 'status', '--porcelain')).toBe(' M README.md\n');
+    expect(git(project.root, 'show', `vigil/${run.id}:out-a.txt`)).toBe('a\n');
   });
 
   it('aborts a conflicting merge, marks that child conflict, keeps its branch and fails the run', async () => {
@@ -51,9 +73,14 @@ describe('parallel', () => {
     expect(run.status).toBe('failed');
     expect(run.children![0]!.status).toBe('succeeded');
     expect(run.children![1]!.status).toBe('conflict');
-    expect(run.children![1]!.result).toMatchObject({ merge: 'conflict', branch: `vigil/${run.id}/1` });
-    expect(readFileSync(join(project.root, 'README.md'), 'utf8')).toBe('first\n');
-    expect(git(project.root, 'branch', '--list', `vigil/${run.id}/1`)).toContain(`vigil/${run.id}/1`);
+    expect(run.children![1]!.result).toMatchObject({ merge: 'conflict', branch: `vigil/${run.id}-1` });
+    // The conflict names its branch on the console; what merged is on the run's branch, the checked-out one untouched.
+    expect(r.stdout).toContain(`child 1: merging its work conflicts: conflicts in README.md; the step's work is kept on branch vigil/${run.id}-1`);
+    expect(r.stdout).toContain(`what the run brought together before it ended is on branch vigil/${run.id}`);
+    expect(readFileSync(join(project.root, 'README.md'), 'utf8')).toBe('base\n');
+    expect(git(project.root, 'show', `vigil/${run.id}:README.md`)).toBe('first\n');
+    expect(git(project.root, 'branch', '--list', `vigil/${run.id}-1`)).toContain(`vigil/${run.id}-1`);
+    expect(git(project.root, 'log', '--format=%s', 'main')).toBe('init\n');
     expect(git(project.root, 'status', '--porcelain').trim()).toBe('');
     expect(run.reason).toContain('child 1 conflict');
   });
@@ -86,11 +113,12 @@ describe('convergent', () => {
     // Strategy 2 writes the best answer; the scorer reads it from CANDIDATE_DIR.
     shRecipe(project, 'solve', 'echo $$(( ${STRATEGY} * (4 - ${STRATEGY}) )) > answer.txt');
     shRecipe(project, 'score', 'echo "looked at ${CANDIDATE_DIR}"; echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"');
-    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 3 });
+    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 3, merge: true });
     const r = await runVigil(project, ['sequence', 'race']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const run = rootRun(project);
     expect(readFileSync(join(project.root, 'answer.txt'), 'utf8')).toBe('4\n');
+    expect(git(project.root, 'log', '-1', '--format=%s')).toBe(`vigil ${run.id}: convergent recipe "race"\n`);
     expect(outputOf(project, run)).toContain('winner: strategy 2 (score 4)');
     const s2 = run.children!.find((c) => c.role === 'strategy 2')!;
     expect(s2.result).toMatchObject({ score: 4, winner: true, merge: 'merged' });

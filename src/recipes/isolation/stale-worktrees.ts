@@ -94,7 +94,7 @@ export async function recoverStaleWorktrees(dir: string, isLive: (runId: string)
       const label = wt.path.slice(folder.length + 1);
       let saved = false;
       if (existsSync(wt.path) && wt.branch) saved = await commitLeftovers(wt.path, `vigil ${run}: work left in ${label} when the run was interrupted`, env).catch(() => false);
-      await git(main, ['worktree', 'remove', '--force', wt.path]);
+      await git(main, ['worktree', 'remove', '--force', '--force', wt.path]);
       rmSync(wt.path, { recursive: true, force: true });
       if (!wt.branch) lines.push(`removed worktree ${wt.path}, left by interrupted run ${run}`);
       else if (await recordedElsewhere(main, wt.branch)) {
@@ -125,7 +125,7 @@ export async function pruneRuns(dir: string, isLive: (runId: string) => boolean,
   for (const wt of (await worktreesOf(main)).filter((w) => runs.some((run) => w.path.startsWith(`${join(worktreesDir(main), run)}/`))).sort((a, b) => b.path.length - a.path.length)) {
     const dirty = existsSync(wt.path) && (await git(wt.path, ['status', '--porcelain'])).stdout.trim() !== '';
     if (!dryRun) {
-      await git(main, ['worktree', 'remove', '--force', wt.path]);
+      await git(main, ['worktree', 'remove', '--force', '--force', wt.path]);
       rmSync(wt.path, { recursive: true, force: true });
     }
     lines.push(`${verb} worktree ${wt.path}${dirty ? ' (with uncommitted changes)' : ''}`);
@@ -148,4 +148,11 @@ export async function pruneRuns(dir: string, isLive: (runId: string) => boolean,
   }
   if (!dryRun) await git(main, ['worktree', 'prune']);
   return lines;
+}
+
+/** After a run that resumed `runId`: its branches (`vigil/<run>`, `vigil/<run>-<label>`) whose work another branch now holds go. */
+export async function dropBranchesOf(dir: string, runId: string): Promise<void> {
+  const main = await mainCheckout(dir);
+  const branches = (await gitOk(main, ['for-each-ref', '--format=%(refname:short)', `refs/heads/vigil/${runId}`, `refs/heads/vigil/${runId}-*`])).split('\n').filter(Boolean);
+  for (const branch of branches) if (await recordedElsewhere(main, branch)) await git(main, ['branch', '-D', branch]);
 }

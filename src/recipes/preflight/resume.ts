@@ -7,6 +7,7 @@ import type { RunJson, StepStatus } from '../records/run-record.ts';
 import { readRunJson, runsDir } from '../records/run-record.ts';
 import { listRuns } from '../records/runs-list.ts';
 import { join } from 'node:path';
+import { processAlive } from '../../file-lock/process-alive.ts';
 
 export interface ResumePoint {
   previous: RunJson;
@@ -58,7 +59,8 @@ export function previousRun(projectRoot: string, recipeName: string, runId: stri
     throw new RecipeInputError(`--resume ${runId}: no run with that id in ${runsDir(projectRoot)} (see "vigil runs")`);
   }
   if (run.recipe !== recipeName) throw new RecipeInputError(`--resume ${runId}: that run is of recipe "${run.recipe}", not "${recipeName}"`);
-  if (run.status === 'running') throw new RecipeInputError(`--resume ${runId}: that run is still running`);
+  // A run whose runner died still says "running" until the reaper marks it interrupted: that one can be resumed.
+  if (run.status === 'running' && processAlive(run.pid)) throw new RecipeInputError(`--resume ${runId}: that run is still running`);
   return run;
 }
 

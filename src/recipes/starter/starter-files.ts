@@ -39,13 +39,13 @@ const vigilGitignore = `# Written by vigil init: what Vigil keeps here for this 
 # Run records and logs, the worktrees of running steps:
 runs/
 worktrees/
-# State: triggers and dispatch jobs, the CIR store, the daemon's lock, the ledger:
+# State: triggers and dispatch jobs, the CIR store, the ledger, and locks:
 vigil.db
 vigil.db-*
 cir.db
 cir.db-*
-daemon.lock
 ledger.jsonl
+*.lock
 # Tokens are never written in the project (they live under ~/.vigil); an older
 # Vigil wrote this one here, and the next run moves it out:
 server-monitors.json

@@ -9,8 +9,9 @@ import { RecipeInputError } from '../errors.ts';
 import { createCopyIsolation } from '../isolation/copy-modes.ts';
 import { git } from '../isolation/git.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
-import { recoverStaleWorktrees } from '../isolation/stale-worktrees.ts';
+import { dropBranchesOf, recoverStaleWorktrees } from '../isolation/stale-worktrees.ts';
 import { createWorktreeIsolation } from '../isolation/worktree.ts';
+import { copyNaming, openResultsBranch, varsText } from './results-branch.ts';
 import { declaredBy } from '../outside-vars.ts';
 import { previousRun } from '../preflight/resume.ts';
 import { resolveWorkspace } from '../prepare-run.ts';
@@ -75,11 +76,16 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   const budget = runBudget(rt, recorder, node.parent?.budget ?? null, controller, previous?.usage);
   const self = { id: runId, recorder, budget };
 
+  // The results of a run that copies its workspace land on a branch of their own (run-branch.ts).
+  const branch = await openResultsBranch(recipe, workspace, runId, previous?.id ?? null);
+  const base = branch?.workspace ?? workspace;
+  const whatOf = new Map<string, string>();
   let isolation: Promise<Isolation> | null = null;
-  const isolate = async (label: string): Promise<StepWorkspace> => {
+  const isolate = async (label: string, what: string): Promise<StepWorkspace> => {
+    whatOf.set(label, what);
     isolation ??= (async () => {
       if (recipe.transfer_mode === 'none') return { mode: 'none', recover: async () => [], prepare: async () => sharedCopy(workspace) } as Isolation;
-      if (await isGitRepo(workspace)) return createWorktreeIsolation(workspace, runId, file);
+      if (await isGitRepo(base)) return createWorktreeIsolation(base, runId, file, copyNaming(recipe, runId, previous?.id ?? null, base, (l) => whatOf.get(l) ?? l));
       return createCopyIsolation(recipe.transfer_mode === 'rsync' ? 'rsync' : 'mirror', workspace, rt.projectRoot, runId, file);
     })();
     return (await isolation).prepare(label, '.');
@@ -165,6 +171,13 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   }
   abort.detach();
   budget.dispose();
+  if (branch) {
+    const merge = rt.req.merge === true || recipe.merge === true;
+    const ended = await branch.finish({ succeeded: outcome.status === 'succeeded', merge, title: `vigil ${runId}: ${recipe.type} recipe "${recipe.name}"${varsText(node.vars)}` });
+    for (const line of ended.lines) rt.view.note(line);
+    if (ended.conflict) outcome = { ...outcome, status: 'failed', reason: ended.conflict };
+    if (previous) await dropBranchesOf(workspace, previous.id);
+  }
   showResult(rt, recorder.run.id, recipe.name, recipe.type, outcome.output);
   for (const c of recorder.run.children ?? [])
     if (c.status === 'pending' || c.status === 'running') recorder.updateChild(c.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });

@@ -52,8 +52,11 @@ export interface CompositeContext {
   skipChild(role: string, name: string, reason: string, status?: 'skipped' | 'cancelled'): void;
   /** Records extra facts about a child already run (merge result, score, verdict), and a status that overrides its run's (conflict). */
   annotateChild(role: string, patch: Record<string, unknown>, status?: 'conflict' | 'failed'): void;
-  /** A copy of this run's workspace: a git worktree on branch vigil/<run id>/<label>, else a mirror copy. */
-  isolate(label: string): Promise<StepWorkspace>;
+  /**
+   * A copy of this run's workspace: a git worktree on branch vigil/<run id>-<label>, else a mirror
+   * copy. `what` says whose work it holds (`child 2: recipe "one" with NAME=c`), for its commits.
+   */
+  isolate(label: string, what: string): Promise<StepWorkspace>;
   say(line: string): void;
 }
 

@@ -18,7 +18,7 @@ export async function runAdversarial(ctx: CompositeContext): Promise<CompositeOu
   const lines = (): string => verdicts.map((v) => `round ${v.round}: ${v.winner}${v.score !== undefined ? ` (score ${v.score})` : ''} — ${v.reason}`).join('\n');
   let ws: StepWorkspace;
   try {
-    ws = await ctx.isolate('contest');
+    ws = await ctx.isolate('contest', `the contest of blue "${sides.blue.recipe}", red "${sides.red.recipe}" and judge "${sides.judge.recipe}"`);
   } catch (error) {
     return { status: 'failed', output: '', reason: `could not make the contest's copy of the workspace: ${(error as Error).message}` };
   }
@@ -56,7 +56,10 @@ export async function runAdversarial(ctx: CompositeContext): Promise<CompositeOu
     const last = verdicts.at(-1)!;
     if (last.winner !== 'blue') return { status: 'failed', output: lines(), reason: `the last verdict (round ${last.round}) went to ${last.winner}: ${last.reason}` };
     const m = await ws.bringBack();
-    if (m.result === 'conflict') return { status: 'failed', output: lines(), reason: `blue won, but merging its work back conflicts: ${m.detail ?? ''}`.trim() };
+    if (m.result === 'conflict') {
+      ctx.say(`blue won, but merging its work back conflicts: ${m.detail ?? ''}`.trim());
+      return { status: 'failed', output: lines(), reason: `blue won, but merging its work back conflicts: ${m.detail ?? ''}`.trim() };
+    }
     merged = m.result === 'merged';
     return { status: 'succeeded', output: `${lines()}\nblue won${merged ? '; its work was merged back' : ''}\n` };
   } finally {

@@ -28,7 +28,7 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
   await forEachLimited(n, fanout, stop, async (i) => {
     const c = candidates[i]!;
     try {
-      c.ws = await ctx.isolate(`strategy-${c.strategy}`);
+      c.ws = await ctx.isolate(`strategy-${c.strategy}`, `strategy ${c.strategy}: recipe "${recipe.recipe}" with STRATEGY=${c.strategy}`);
     } catch (error) {
       c.status = 'failed';
       c.note = (error as Error).message;
@@ -81,6 +81,7 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
   else {
     const m = await winner.ws!.bringBack();
     conflict = m.result === 'conflict';
+    if (conflict) ctx.say(`strategy ${winner.strategy} won, but merging it back conflicts: ${m.detail ?? ''}`.trim());
     ctx.annotateChild(`strategy ${winner.strategy}`, { winner: true, merge: m.result, ...(m.branch ? { branch: m.branch } : {}) }, conflict ? 'conflict' : undefined);
     outcome = conflict
       ? { status: 'failed', output: `${board}\nwinner: strategy ${winner.strategy}\n`, reason: `strategy ${winner.strategy} won, but merging it back conflicts: ${m.detail ?? ''}`.trim() }

@@ -32,7 +32,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
       const role = `child ${i}`;
       let ws: StepWorkspace | null = null;
       try {
-        ws = await ctx.isolate(String(i));
+        ws = await ctx.isolate(String(i), `child ${i}: recipe "${name}"${Object.entries(sets[i] ?? {}).map(([k, v], j) => `${j === 0 ? ' with ' : ' '}${k}=${v}`).join('')}`);
       } catch (error) {
         ctx.skipChild(role, name, `could not make its copy of the workspace: ${(error as Error).message}`, 'cancelled');
         runs[i] = { role, ws: null, result: { runId: null, status: 'failed', output: '', outputFile: '', reason: (error as Error).message } };
@@ -66,6 +66,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
       try {
         const m = await run.ws.bringBack();
         conflict = m.result === 'conflict';
+        if (conflict) ctx.say(`child ${i}: merging its work conflicts: ${m.detail ?? ''}`.trim());
         run.merge = m.result;
         ctx.annotateChild(run.role, { merge: m.result, ...(m.branch ? { branch: m.branch } : {}), ...(m.detail ? { detail: m.detail } : {}) }, conflict ? 'conflict' : undefined);
       } catch (error) {
@@ -75,7 +76,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
     }
     // Work done before a cancel is not merged, but kept on its branch.
     const unmerged = run.result.status === 'succeeded' && ctx.signal.aborted;
-    if (unmerged) ctx.annotateChild(run.role, { merge: 'not merged: the run was cancelled', branch: `vigil/${ctx.runId}/${i}` });
+    if (unmerged) ctx.annotateChild(run.role, { merge: 'not merged: the run was cancelled', branch: `vigil/${ctx.runId}-${i}` });
     await run.ws.dispose(conflict || unmerged).catch((e: Error) => ctx.say(`could not remove the copy of child ${i}: ${e.message}`));
   }
 
