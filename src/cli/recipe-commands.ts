@@ -55,7 +55,6 @@ function givenEmpty(flag: string, argv: readonly string[] = process.argv): boole
 
 /** "Run a recipe of any runnable type: …", the types read from their registry. */
 async function sequenceSummary(): Promise<string> {
-  await import('../recipes/types/index.ts');
   const { recipeTypeDefs } = await import('../recipes/types/registry.ts');
   const runnable = recipeTypeDefs().filter((d) => d.planner || d.composite).map((d) => d.type);
   return `Run a recipe of any runnable type: ${runnable.join(', ')}`;

@@ -13,7 +13,6 @@ import { UsageError } from '../../src/cli/options.ts';
 import { vigilProgram } from '../../src/cli/program.ts';
 import { RecipeInputError, RunRefusedError } from '../../src/recipes/errors.ts';
 import { recipeTypeDefs } from '../../src/recipes/types/registry.ts';
-import '../../src/recipes/types/index.ts';
 import { UnreachableError } from '../../src/server-client/server-client.ts';
 import { TemporalTimeoutError } from '../../src/triggers/temporal-api.ts';
 import { makeSdkProject, repoRoot, type SdkProject, vigil } from '../sdk/helpers.ts';

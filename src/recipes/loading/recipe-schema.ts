@@ -5,7 +5,6 @@
 // compiled with the build (compile-schema.ts).
 import { createRequire } from 'node:module';
 import type { Ajv as AjvType, ValidateFunction } from 'ajv';
-import '../types/index.ts';
 import { recipeTypeDef, recipeTypeDefs } from '../types/registry.ts';
 import { commonSchemaFile } from '../types/schema-path.ts';
 import { newAjv, precompiled } from './compile-schema.ts';

@@ -3,7 +3,6 @@
 // a depth over 8 are refused with the chain that leads there, e.g.
 // `pipeline "release" → "qa" → "release": cycle`.
 import { RecipeInputError } from '../errors.ts';
-import '../types/index.ts';
 import { recipeTypeDef } from '../types/registry.ts';
 import type { FoundRecipe } from '../types.ts';
 import { findRecipe } from './discovery.ts';

@@ -1,7 +1,6 @@
 // Plans a recipe whose type runs on the step executor (src/recipes/types/
 // registry.ts says which); other types are refused naming why.
 import { RecipeInputError } from '../errors.ts';
-import '../types/index.ts';
 import { recipeTypeDef, recipeTypeDefs } from '../types/registry.ts';
 import type { Recipe } from '../types.ts';
 import type { Plan } from './plan.ts';

@@ -1,49 +1,41 @@
-// The registry of recipe types. Each type lives in src/recipes/types/<type>/
-// and registers one definition here: its JSON Schema, the recipes it names
-// (for whole-tree validation), checks the schema cannot express, and how
-// `vigil sequence` runs it — planned onto the step executor (`planner`), or
-// composed of child runs (`composite`). A type with neither is known (listed,
-// validated) but refused by `vigil sequence` with its `refusal`.
-import type { Planner } from '../planning/plan.ts';
-import type { FoundRecipe, Recipe, RecipeType } from '../types.ts';
-import type { CompositeRunner } from './composite.ts';
+// The registry of recipe types: one static table, every type vigil knows, in
+// the order `vigil recipe types` lists them. A new type adds its folder under
+// src/recipes/types/ (its definition, type-def.ts) and one line here.
+import { adversarialType } from './adversarial/index.ts';
+import { compoundType } from './compound/index.ts';
+import { convergentType } from './convergent/index.ts';
+import { parallelType } from './parallel/index.ts';
+import { pipelineType } from './pipeline/index.ts';
+import { sentinelSchemaPath, checkSentinelRecipe } from './sentinel/index.ts';
+import { sequenceType } from './sequence/index.ts';
+import { substrateType } from './substrate/index.ts';
+import { checkTemporalRecipe, temporalSchemaPath } from './temporal/index.ts';
+import type { RecipeTypeDef } from './type-def.ts';
 
-/** A recipe named by another, with the field that names it (`sequences[1].name`). */
-export interface ChildRef {
-  name: string;
-  where: string;
-}
+const temporalType: RecipeTypeDef = {
+  type: 'temporal',
+  summary: 'a schedule that runs a command, script or recipe (vigil daemon)',
+  schemaFile: temporalSchemaPath,
+  validate: checkTemporalRecipe,
+  refusal: 'temporal recipes are run by their schedule under "vigil daemon" (or "vigil temporal fire <name>"), not by "vigil sequence"',
+};
 
-/** Looks up an already loaded recipe of the tree by name. */
-export type TreeLookup = (name: string) => FoundRecipe | undefined;
+const sentinelType: RecipeTypeDef = {
+  type: 'sentinel',
+  summary: 'reacts to observations on a Vigil monitor (vigil daemon)',
+  schemaFile: sentinelSchemaPath,
+  validate: checkSentinelRecipe,
+  refusal: 'sentinel recipes react to monitor observations under "vigil daemon", not "vigil sequence"',
+};
 
-export interface RecipeTypeDef {
-  readonly type: RecipeType;
-  /** One line for `vigil recipe list --types` and docs. */
-  readonly summary: string;
-  /** Absolute path of the type's JSON Schema. */
-  readonly schemaFile: string;
-  /** Validates a document of this type itself (schema and more), instead of the runner compiling `schemaFile`. */
-  validate?(doc: unknown): string[];
-  children?(recipe: Recipe): ChildRef[];
-  /** Problems the schema cannot express, found once the whole tree is loaded. */
-  check?(recipe: Recipe, lookup: TreeLookup): string[];
-  planner?: Planner<Recipe>;
-  composite?: CompositeRunner;
-  /** Why `vigil sequence` does not run this type (when it has neither planner nor composite). */
-  refusal?: string;
-}
+const recipeTypes: readonly RecipeTypeDef[] = [sequenceType, pipelineType, compoundType, parallelType, adversarialType, convergentType, temporalType, sentinelType, substrateType];
 
-const defs = new Map<string, RecipeTypeDef>();
-
-export function registerRecipeType(def: RecipeTypeDef): void {
-  defs.set(def.type, def);
-}
+const byType = new Map(recipeTypes.map((def) => [def.type as string, def]));
 
 export function recipeTypeDef(type: string | undefined): RecipeTypeDef | undefined {
-  return defs.get(type ?? 'sequence');
+  return byType.get(type ?? 'sequence');
 }
 
 export function recipeTypeDefs(): RecipeTypeDef[] {
-  return [...defs.values()];
+  return [...recipeTypes];
 }

@@ -1,5 +1,5 @@
 // `adversarial`: blue → red → judge rounds in one isolated copy (run.ts).
-import type { RecipeTypeDef } from '../registry.ts';
+import type { RecipeTypeDef } from '../type-def.ts';
 import { typeSchemaFile } from '../schema-path.ts';
 import { runAdversarial } from './run.ts';
 

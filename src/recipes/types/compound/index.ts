@@ -1,6 +1,6 @@
 // `compound`: a DAG of layers (each a recipe) sharing one CIR scope (run.ts).
 import type { Recipe } from '../../types.ts';
-import type { RecipeTypeDef } from '../registry.ts';
+import type { RecipeTypeDef } from '../type-def.ts';
 import { typeSchemaFile } from '../schema-path.ts';
 import { layerPlan, runCompound } from './run.ts';
 

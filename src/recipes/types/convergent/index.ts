@@ -1,5 +1,5 @@
 // `convergent`: N strategies of a recipe, each scored; the best is merged back (run.ts).
-import type { RecipeTypeDef } from '../registry.ts';
+import type { RecipeTypeDef } from '../type-def.ts';
 import { typeSchemaFile } from '../schema-path.ts';
 import { runConvergent } from './run.ts';
 

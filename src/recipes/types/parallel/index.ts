@@ -1,5 +1,5 @@
 // `parallel`: one child run per variable set, each in its own copy, merged back in order (run.ts).
-import type { RecipeTypeDef } from '../registry.ts';
+import type { RecipeTypeDef } from '../type-def.ts';
 import { typeSchemaFile } from '../schema-path.ts';
 import { runParallel } from './run.ts';
 

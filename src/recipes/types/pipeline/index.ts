@@ -1,6 +1,6 @@
 // `pipeline`: other recipes run in order, each entry when its `on` holds (run.ts).
 import type { Recipe } from '../../types.ts';
-import type { RecipeTypeDef, TreeLookup } from '../registry.ts';
+import type { RecipeTypeDef, TreeLookup } from '../type-def.ts';
 import { typeSchemaFile } from '../schema-path.ts';
 import { runPipeline } from './run.ts';
 

@@ -1,6 +1,6 @@
 // `sequence`: agent steps ordered by depends_on and wave, planned onto the step executor.
 import { sequencePlanner } from '../../planning/sequence-planner.ts';
-import type { RecipeTypeDef } from '../registry.ts';
+import type { RecipeTypeDef } from '../type-def.ts';
 import { typeSchemaFile } from '../schema-path.ts';
 
 export const sequenceType: RecipeTypeDef = {

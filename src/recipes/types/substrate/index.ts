@@ -4,7 +4,7 @@
 // around every step (and which works on any type that has a `cir` block).
 import { sequencePlanner } from '../../planning/sequence-planner.ts';
 import type { Recipe } from '../../types.ts';
-import type { RecipeTypeDef } from '../registry.ts';
+import type { RecipeTypeDef } from '../type-def.ts';
 import { typeSchemaFile } from '../schema-path.ts';
 
 export interface SubstrateQuery {
