@@ -138,6 +138,19 @@ describe('a budget stops claude within one message', () => {
     }
   });
 
+  it('cache reads priced apart (cache_read_per_mtok): the usd budget holds to what the messages really cost', async () => {
+    project = makeProject();
+    // A message: 100 fresh input and 100 output tokens at $1,000 a million, 900 cache-read ones at $100: $0.29.
+    project.yml('prices:\n  claude-test-1: { input_per_mtok: 1000, output_per_mtok: 1000, cache_read_per_mtok: 100 }\n');
+    project.recipe({ name: 'cached', canary: false, budget: { usd: 1 }, steps: [{ label: 'work', args: [TWENTY_TURNS], backend: 'claude', model: 'claude-test-1' }] });
+    const r = await runVigil(project, ['sequence', 'cached'], env(project));
+    expect(r.code).toBe(1);
+    const n = messages(project).length;
+    // Four messages reach $1.16: no fewer (a cache read priced as fresh input would stop it at the first), no more.
+    expect(n).toBe(4);
+    expect(rootRun(project).usage).toMatchObject({ usd: 1.16 });
+  });
+
   it('parallel children share one budget: together they stop within one message each of crossing it', async () => {
     project = makeProject();
     project.recipe({ name: 'one', canary: false, steps: [{ label: 'work', args: [TWENTY_TURNS], backend: 'claude' }] });

@@ -16,14 +16,26 @@ export interface ClaudeUsage {
   cache_read_input_tokens?: number;
 }
 
-export function tokensOf(u: ClaudeUsage): { input_tokens: number; output_tokens: number } {
-  return { input_tokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens), output_tokens: num(u.output_tokens) };
+/** A message's tokens: input counts all of it (fresh, read from the cache, written to it); the cache's parts again apart, to price. */
+interface Tokens {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}
+
+const KEYS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'] as const;
+const none = (): Tokens => ({ input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 });
+
+export function tokensOf(u: ClaudeUsage): Tokens {
+  const read = num(u.cache_read_input_tokens);
+  const written = num(u.cache_creation_input_tokens);
+  return { input_tokens: num(u.input_tokens) + read + written, output_tokens: num(u.output_tokens), cache_read_tokens: read, cache_write_tokens: written };
 }
 
 export class ClaudeUsageCounter {
-  private readonly seen = new Map<string, { input_tokens: number; output_tokens: number }>();
-  private input = 0;
-  private output = 0;
+  private readonly seen = new Map<string, Tokens>();
+  private readonly counted = none();
   /** Dollars counted so far from vigil.yml prices (0 for messages whose model has none). */
   private usd = 0;
   private unpriced = false;
@@ -40,19 +52,26 @@ export class ClaudeUsageCounter {
   message(id: string | undefined, model: string | undefined, usage: ClaudeUsage): void {
     if (model && model !== '<synthetic>') this.model = model;
     const key = id ?? `#${this.seen.size}`;
-    const before = this.seen.get(key) ?? { input_tokens: 0, output_tokens: 0 };
+    const before = this.seen.get(key) ?? none();
     const now = tokensOf(usage);
-    this.seen.set(key, { input_tokens: Math.max(before.input_tokens, now.input_tokens), output_tokens: Math.max(before.output_tokens, now.output_tokens) });
-    const delta = { input_tokens: Math.max(0, now.input_tokens - before.input_tokens), output_tokens: Math.max(0, now.output_tokens - before.output_tokens) };
+    const most = none();
+    const delta = none();
+    for (const k of KEYS) {
+      most[k] = Math.max(before[k], now[k]);
+      delta[k] = most[k] - before[k];
+    }
+    this.seen.set(key, most);
     if (delta.input_tokens === 0 && delta.output_tokens === 0) return;
     this.report({ ...delta, usd: null, model: this.model, usd_later: true });
   }
 
   /** The result event: claude's own totals replace what the messages added up to. */
   result(usage: ClaudeUsage | undefined, totalCostUsd: unknown): void {
-    const total = usage ? tokensOf(usage) : { input_tokens: this.input, output_tokens: this.output };
+    const total = usage ? tokensOf(usage) : { ...this.counted };
     const usd = typeof totalCostUsd === 'number' ? num(totalCostUsd) - this.usd : null;
-    const report: UsageReport = { input_tokens: total.input_tokens - this.input, output_tokens: total.output_tokens - this.output, usd, model: this.model, final: true };
+    const delta = none();
+    for (const k of KEYS) delta[k] = total[k] - this.counted[k];
+    const report: UsageReport = { ...delta, usd, model: this.model, final: true };
     // Nothing to add when claude's figures are those already counted.
     if (report.input_tokens === 0 && report.output_tokens === 0 && (usd === null ? !this.unpriced : usd === 0)) return;
     this.report(report);
@@ -74,8 +93,10 @@ export class ClaudeUsageCounter {
     const usd = priceOf(report, this.ctx.task.prices);
     if (usd === null && report.usd === null) this.unpriced = true;
     else this.usd += usd ?? 0;
-    this.input += report.input_tokens;
-    this.output += report.output_tokens;
+    this.counted.input_tokens += report.input_tokens;
+    this.counted.output_tokens += report.output_tokens;
+    this.counted.cache_read_tokens += report.cache_read_tokens ?? 0;
+    this.counted.cache_write_tokens += report.cache_write_tokens ?? 0;
     this.ctx.usage(report);
   }
 }

@@ -95,7 +95,14 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
       } else if (event.item?.type === 'command_execution') ctx.write(`[command ${event.item.command ?? ''}]\n`);
       else if (event.item?.type === 'error' && event.item.message) ctx.write(`[codex: ${event.item.message}]\n`);
     } else if (event.type === 'turn.completed' && event.usage) {
-      ctx.usage({ input_tokens: num(event.usage.input_tokens), output_tokens: num(event.usage.output_tokens), usd: null, model: spec.model ?? null });
+      // codex counts cached input inside input_tokens.
+      ctx.usage({
+        input_tokens: num(event.usage.input_tokens),
+        output_tokens: num(event.usage.output_tokens),
+        cache_read_tokens: Math.min(num(event.usage.cached_input_tokens), num(event.usage.input_tokens)),
+        usd: null,
+        model: spec.model ?? null,
+      });
     } else if (event.type === 'turn.failed') {
       failed = event.error?.message ?? event.message ?? 'codex reported a failed turn';
     } else if (event.type === 'error') {

@@ -10,7 +10,7 @@ import type { UsageReport } from '../pool/step-task.ts';
 import type { Budget } from '../types.ts';
 
 export interface PriceTable {
-  [model: string]: { input_per_mtok: number; output_per_mtok: number };
+  [model: string]: { input_per_mtok: number; output_per_mtok: number; cache_read_per_mtok?: number; cache_write_per_mtok?: number };
 }
 
 export interface BudgetReached {
@@ -105,7 +105,12 @@ export function priceOf(report: UsageReport, prices: PriceTable | undefined): nu
   if (report.usd !== null) return report.usd;
   const price = report.model ? prices?.[report.model] : undefined;
   if (!price) return null;
-  return (report.input_tokens * price.input_per_mtok + report.output_tokens * price.output_per_mtok) / 1_000_000;
+  // Cached input is priced apart when vigil.yml says how (a cache read costs a tenth of input at Anthropic).
+  const read = report.cache_read_tokens ?? 0;
+  const written = report.cache_write_tokens ?? 0;
+  const fresh = report.input_tokens - read - written;
+  const input = fresh * price.input_per_mtok + read * (price.cache_read_per_mtok ?? price.input_per_mtok) + written * (price.cache_write_per_mtok ?? price.input_per_mtok);
+  return (input + report.output_tokens * price.output_per_mtok) / 1_000_000;
 }
 
 /**

@@ -38,7 +38,7 @@ export interface WorkspaceConfig {
   /** Backends a recipe names that have none here: name → what to configure (config/recipe-config.ts). */
   unavailable?: Record<string, string>;
   /** model → dollars per million input and output tokens (budgets, when a backend reports no cost). */
-  prices?: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
+  prices?: Record<string, { input_per_mtok: number; output_per_mtok: number; cache_read_per_mtok?: number; cache_write_per_mtok?: number }>;
 }
 
 const require = createRequire(import.meta.url);

@@ -41,7 +41,7 @@ export interface StepTask {
    */
   meters?: Array<{ buffer: SharedArrayBuffer; scope: string }>;
   /** vigil.yml `prices`, to price usage the backend reports no cost for. */
-  prices?: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
+  prices?: Record<string, { input_per_mtok: number; output_per_mtok: number; cache_read_per_mtok?: number; cache_write_per_mtok?: number }>;
   /** The agent session to continue (claude --resume, codex exec resume); absent: a new one. */
   resumeSession?: string;
   port: MessagePort;
@@ -56,8 +56,12 @@ export type WorkerMessage =
 
 /** Usage a backend reported for one call: tokens, and dollars when the backend knows them (else priced from vigil.yml). */
 export interface UsageReport {
+  /** Input tokens, those read from and written to a cache included. */
   input_tokens: number;
   output_tokens: number;
+  /** Of input_tokens, those read from a cache and those written to it (priced apart when vigil.yml says how). */
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
   usd: number | null;
   model: string | null;
   /** The backend reports the cost itself at the end (claude's total_cost_usd): unpriced until then, it counts $0, not unknown. */
