@@ -187,7 +187,7 @@ export function registerRecipeCommands(cli: CAC): void {
     .example('vigil runs prune --dry-run')
     .action(async (runId: string | undefined, options: { json?: boolean; dryRun?: boolean }) => {
       try {
-        const { findProjectRoot, listRuns, readRunJson, renderRunTree, runsDir, waitingText } = await runner();
+        const { findProjectRoot, listRuns, readRunJson, renderRunTree, runsDir, waitingSteps, waitingText } = await runner();
         const root = findProjectRoot();
         if (runId === 'prune') {
           const { pruneProjectRuns } = await import('../recipes/records/prune-runs.ts');
@@ -213,6 +213,7 @@ export function registerRecipeCommands(cli: CAC): void {
           const summary = r.children ? childrenSummary(kids) : `${ok}/${r.steps.length} steps ok`;
           const waiting = r.shownStatus === 'running' ? r.steps.map((s) => waitingText(s)).find(Boolean) : undefined;
           process.stdout.write(`${r.id}  ${r.recipe.padEnd(20)} ${r.shownStatus.padEnd(11)} ${summary}  started ${r.started}${waiting ? `  ${waiting}` : ''}\n`);
+          for (const line of waitingSteps(root, r)) process.stdout.write(`    ${line}\n`);
         }
       } catch (error) {
         fail(error);

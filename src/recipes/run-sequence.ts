@@ -9,6 +9,8 @@ import { ExitCode, type ExitCodeValue, RecipeInputError } from './errors.ts';
 import { GateKeeper } from './gates/gate.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
 import { loadRecipeTree } from './loading/recipe-tree.ts';
+import type { AgentSlots } from './concurrency/agent-slots.ts';
+import { agentSlotsFor } from './concurrency/slots-for.ts';
 import { StepPool } from './pool/step-pool.ts';
 import type { RunRequest } from './prepare-run.ts';
 import { ServerPublisher, serverCacheFile } from './publish/server-publisher.ts';
@@ -89,6 +91,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
   for (const s of signals) process.on(s, onSignal);
 
   let publisher: ServerPublisher | null = null;
+  let slots: AgentSlots | null = null;
   try {
     publisher = config.server ? await ServerPublisher.connect(config.server, projectRoot, (l) => io.stderr.write(`${l}\n`)) : null;
     if (publisher) {
@@ -106,7 +109,9 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
     });
     // What the recipe named on the command line declares holds for the recipes it runs.
     const treeReq = { ...req, declared: [...declaredBy(tree.root.recipe)] };
-    const rt: TreeRuntime = { req: treeReq, projectRoot, config, tree, pool, view, gates, publisher, stderr: io.stderr, canaries: new Map(), live, nodes: { steps: runStepsNode, composite: runCompositeNode } };
+    slots = agentSlotsFor(config, req.env, (l) => view.note(l));
+    if (slots) view.note(`concurrency caps ${Object.entries(config.concurrency ?? {}).map(([k, v]) => `${k}: ${v}`).join(', ')} (${slots.where})`);
+    const rt: TreeRuntime = { req: treeReq, projectRoot, config, tree, pool, view, gates, publisher, slots, stderr: io.stderr, canaries: new Map(), live, nodes: { steps: runStepsNode, composite: runCompositeNode } };
     const result = await runNode(rt, {
       found: tree.root,
       parent: null,
@@ -130,6 +135,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
     view.stop();
     for (const s of signals) process.off(s, onSignal);
     await pool.close();
+    await slots?.close();
     process.off('exit', killAll);
     await publisher?.flush();
   }

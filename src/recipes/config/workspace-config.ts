@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { capProblems } from '../concurrency/caps.ts';
 import { RecipeInputError } from '../errors.ts';
 import { lazyValidator } from '../loading/compile-schema.ts';
 import { describeSchemaErrors } from '../loading/schema-errors.ts';
@@ -39,6 +40,10 @@ export interface WorkspaceConfig {
   unavailable?: Record<string, string>;
   /** model → dollars per million input and output tokens (budgets, when a backend reports no cost). */
   prices?: Record<string, { input_per_mtok: number; output_per_mtok: number; cache_read_per_mtok?: number; cache_write_per_mtok?: number }>;
+  /** backend (or `all`) → at most this many agents at once (src/recipes/concurrency). */
+  concurrency?: Record<string, number>;
+  /** With a server: how long a slot's lease lasts without renewal. */
+  concurrency_lease_seconds?: number;
 }
 
 const require = createRequire(import.meta.url);
@@ -75,6 +80,7 @@ function readWorkspaceFile(projectRoot: string): WorkspaceConfig {
       problems.push(`providers.${name}: needs "base_url"`);
     if (['claude', 'codex'].includes(name)) problems.push(`providers.${name}: "${name}" is a built-in backend name; choose another`);
   }
+  problems.push(...capProblems(config.concurrency, config.providers ?? {}));
   if (problems.length > 0) throw new RecipeInputError(`${file}: invalid workspace file`, problems);
   return { file, providers: config.providers ?? {}, auth: config.auth ?? {}, ...stripUndefined(config) };
 }
@@ -88,5 +94,7 @@ function stripUndefined(config: Omit<WorkspaceConfig, 'file'>): Partial<Workspac
   if (config.api_url !== undefined) out.api_url = config.api_url;
   if (config.edge_domain !== undefined) out.edge_domain = config.edge_domain;
   if (config.prices !== undefined) out.prices = config.prices;
+  if (config.concurrency !== undefined) out.concurrency = config.concurrency;
+  if (config.concurrency_lease_seconds !== undefined) out.concurrency_lease_seconds = config.concurrency_lease_seconds;
   return out;
 }

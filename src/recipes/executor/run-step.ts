@@ -5,6 +5,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { type AgentSlots, withSlots } from '../concurrency/agent-slots.ts';
 import type { GateKeeper } from '../gates/gate.ts';
 import { gateVerdict } from '../gates/gate.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
@@ -37,6 +38,8 @@ export interface StepRunnerContext {
   budgets?: StepBudgets;
   /** Work around each step (the recipe's `cir` block): extra environment before, captures after. */
   hooks?: StepHooks;
+  /** The concurrency caps: the agent starts once it holds its slots (the wait is not part of its timeout). */
+  slots?: AgentSlots | null;
 }
 
 export interface StepHooks {
@@ -205,7 +208,8 @@ function runOnPool(
   const { prep } = ctx;
   const { label, step } = planned;
   const prepared = prep.steps.get(label)!;
-  return ctx.pool.run(
+  const onWait = (wait: string | null): void => ctx.setStep(label, { slot_wait: wait });
+  return withSlots(ctx.slots, { backend: prepared.backendName, who: { run: prep.runId, step: label }, signal, onWait }, () => ctx.pool.run(
     {
       kind: 'step',
       label,
@@ -233,7 +237,7 @@ function runOnPool(
       } else if (m.type === 'session') ctx.setStep(label, { session_id: m.session });
     },
     signal,
-  );
+  ));
 }
 
 /** The environment of a step's programs: the runner's, the step's variables, and the run's identity. */

@@ -83,6 +83,8 @@ export interface StepRecord {
   usage?: { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
   gate?: GateRecord;
   merge?: { branch: string; result: 'merged' | 'nothing-to-merge' | 'conflict'; detail?: string };
+  /** Set while the step waits for a slot of a concurrency cap: "waiting for a claude slot: 2 of 2 held by …". */
+  slot_wait?: string | null;
   /** Tries made when the step has `retry` (1 when the first succeeded). */
   attempts?: number;
   /** The step failed but has continue_on_error: its dependents went on. */

@@ -46,7 +46,10 @@ export function renderRunTree(projectRoot: string, runId: string, cwd: string): 
       const cost = s.usage && (s.usage.usd || s.usage.input_tokens) ? `  ${dollars(s.usage)}` : '';
       const time = s.started && s.ended ? `  took ${took(s.started, s.ended)}` : '';
       const progress = stepProgress(s);
-      lines.push(`${pad}  ${s.label.padEnd(20)} ${s.status.padEnd(13)} phases ${s.phases}${progress ? `  ${progress}` : ''}${time}${cost}${s.reason ? `  ${s.reason}` : ''}${out}`);
+      const slotWait = s.slot_wait && shown(run) === 'running' ? s.slot_wait : null;
+      lines.push(
+        `${pad}  ${s.label.padEnd(20)} ${(slotWait ? 'waiting' : s.status).padEnd(13)} phases ${s.phases}${progress ? `  ${progress}` : ''}${time}${cost}${(slotWait ?? s.reason) ? `  ${slotWait ?? s.reason}` : ''}${out}`,
+      );
       for (const l of loopLines(s)) lines.push(`${pad}    ${l}`);
     }
     for (const c of run.children ?? []) {

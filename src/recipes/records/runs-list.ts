@@ -20,6 +20,21 @@ export function runIsLive(projectRoot: string, runId: string): boolean {
   }
 }
 
+/** The steps of a running run (and of its child runs) that wait for a slot: `child 2 › build: waiting for a claude slot: …`. */
+export function waitingSteps(projectRoot: string, run: RunJson, prefix = ''): string[] {
+  if (run.status !== 'running' || !processAlive(run.pid)) return [];
+  const out = run.steps.filter((s) => s.slot_wait).map((s) => `${prefix}${s.label}: ${s.slot_wait}`);
+  for (const c of run.children ?? []) {
+    if (!c.run_id || c.status !== 'running') continue;
+    try {
+      out.push(...waitingSteps(projectRoot, readRunJson(join(runsDir(projectRoot), c.run_id)), `${prefix}${c.role} › `));
+    } catch {
+      // its record is being written
+    }
+  }
+  return out;
+}
+
 export function listRuns(projectRoot: string): ListedRun[] {
   const dir = runsDir(projectRoot);
   let entries: string[];

@@ -3,6 +3,7 @@
 // server publisher, the loaded tree of recipes, and the canaries already
 // passed. And what a parent asks of a child run, and gets back.
 import type { BudgetScope } from '../budget/budget-scope.ts';
+import type { AgentSlots } from '../concurrency/agent-slots.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import type { GateKeeper } from '../gates/gate.ts';
 import type { RecipeTree } from '../loading/recipe-tree.ts';
@@ -23,6 +24,8 @@ export interface TreeRuntime {
   view: TreeView;
   gates: GateKeeper;
   publisher: ServerPublisher | null;
+  /** The concurrency caps of vigil.yml, held for every step of the tree (null: no caps). */
+  slots: AgentSlots | null;
   stderr: NodeJS.WriteStream;
   /** Canary results by backend, so a hundred children of one backend check it once. */
   canaries: Map<string, Promise<{ ok: true } | { ok: false; reason: string }>>;

@@ -197,6 +197,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
       setStep,
       say: (line) => rt.view.note(line),
       budgets: stepBudgets(rt, recorder, budget),
+      slots: rt.slots,
       ...(cirHooks ? { hooks: cirHooks } : {}),
     });
     const result = await executePlan(

@@ -117,7 +117,9 @@ export class TreeView {
       return;
     }
     const time = new Date().toISOString().slice(11, 19);
-    if (e.type === 'step.changed' && typeof e.status === 'string') {
+    if (e.type === 'step.changed' && typeof e.slot_wait === 'string') {
+      this.out.write(`${time} ${node.prefix}${String(e.step)}: ${e.slot_wait}\n`);
+    } else if (e.type === 'step.changed' && typeof e.status === 'string') {
       const s = node.recorder.run.steps.find((x) => x.label === e.step);
       if (!s) return;
       const phase = s.phase > 0 ? ` phase ${s.phase}` : '';
@@ -180,8 +182,10 @@ export class TreeView {
       if (n.parent && run.status !== 'running') continue;
       for (const s of run.steps) {
         const phase = [s.phase > 0 ? `phase ${s.phase}` : '', stepProgress(s, now)].filter(Boolean).join('  ');
+        const status = s.slot_wait ? 'waiting' : s.status;
+        const note = s.slot_wait ?? (s.reason && s.status !== 'succeeded' ? s.reason : '');
         lines.push(
-          `${pad}  ${ICON[s.status] ?? ' '} ${s.label.padEnd(16)} ${s.status.padEnd(13)} ${phase.padEnd(9)} ${elapsed(s.started, s.ended, now).padStart(7)} ${cost(s.usage).padStart(8)}${s.reason && s.status !== 'succeeded' ? `  ${s.reason}` : ''}`,
+          `${pad}  ${s.slot_wait ? '…' : (ICON[s.status] ?? ' ')} ${s.label.padEnd(16)} ${status.padEnd(13)} ${phase.padEnd(9)} ${elapsed(s.started, s.ended, now).padStart(7)} ${cost(s.usage).padStart(8)}${note ? `  ${note}` : ''}`,
         );
       }
     }

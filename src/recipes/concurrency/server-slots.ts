@@ -1,0 +1,192 @@
+// The slots of a cap shared through a Vigil server (vigil.yml `server:`): the
+// slots of pool P are the subjects `slot-1` … `slot-64` of the public monitor
+// `vigil.concurrency.P`, and a step holds slot k by holding the lease on
+// `slot-k` (protocol.md §12, §21): claimed before its agent starts, renewed
+// with its fence while the agent runs, completed when it ends. A runner killed
+// with -9 stops renewing, so its slots are free once their leases expire
+// (`concurrency_lease_seconds`). Every runner subscribes to the monitor once
+// per pool; each claim and renewal carries a note naming the run and step, so
+// a waiting step can say who holds the slots.
+import { hostname } from 'node:os';
+import { observationTypes } from '../../protocol/vocabulary.ts';
+import { ServerError, type ServerClient, serverClient } from '../../server-client/server-client.ts';
+import { holderText, type SlotHolder, type SlotStore, type SlotWaiter, type TakeResult } from './slot-store.ts';
+
+export const SLOT_TYPE = 'ai.vigil.concurrency.slot';
+/** The most slots a pool has: the monitor is made with all of them, so a runner with a larger cap finds its slots there. */
+export const MAX_SLOTS = 64;
+const PULL_WAIT_S = 5;
+
+export const slotMonitorId = (pool: string): string => `vigil.concurrency.${pool}`;
+
+interface Subscription {
+  id: string;
+  token: string;
+  cursor: number;
+}
+
+interface PoolState {
+  monitor: string;
+  sub: Subscription;
+  /** subject → who holds it, from the lease observations read so far. */
+  holders: Map<string, string>;
+  /** The slots this runner holds (claiming one again would answer "already yours"). */
+  mine: Map<number, string>;
+}
+
+const codeOf = (error: unknown) => (error instanceof ServerError ? error.body.code : undefined);
+
+export class ServerSlots implements SlotStore {
+  readonly where: string;
+  private readonly http: ServerClient;
+  private readonly pools = new Map<string, Promise<PoolState>>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    server: { base: string; token?: string },
+    private readonly leaseSeconds: number,
+    private readonly warn: (line: string) => void,
+  ) {
+    this.http = serverClient(server.base);
+    this.token = server.token;
+    this.where = `leases on ${this.http.base}`;
+  }
+
+  private readonly token: string | undefined;
+
+  private pool(pool: string): Promise<PoolState> {
+    let state = this.pools.get(pool);
+    if (!state) {
+      state = this.open(pool);
+      state.catch(() => this.pools.delete(pool));
+      this.pools.set(pool, state);
+    }
+    return state;
+  }
+
+  /** Makes the pool's monitor when nobody has, and subscribes to it. */
+  private async open(pool: string): Promise<PoolState> {
+    const monitor = slotMonitorId(pool);
+    try {
+      const made = await this.http.request<{ owner_token: string }>('POST', '/monitors', {
+        ...(this.token ? { token: this.token } : {}),
+        body: {
+          id: monitor,
+          name: `concurrency: ${pool}`,
+          description: `the slots of the concurrency cap "${pool}" of vigil.yml: one lease per agent running`,
+          visibility: 'public',
+          capabilities: ['observe', 'act'],
+          default_grant: ['observe', 'act'],
+          types: [SLOT_TYPE],
+          reason: 'vigil sequence keeps its concurrency caps here',
+        },
+      });
+      const observations = Array.from({ length: MAX_SLOTS }, (_, i) => ({ type: SLOT_TYPE, subject: `slot-${i + 1}`, data: { pool, slot: i + 1 } }));
+      await this.http.request('POST', `/monitors/${monitor}/observations`, { token: made.owner_token, body: { observations } });
+    } catch (error) {
+      if (codeOf(error) !== 'DUPLICATE') throw error;
+    }
+    let reply: { subscription: { id: string; cursor: number }; token: string };
+    try {
+      reply = await this.http.request('POST', '/subscriptions', {
+        body: { monitor, subscriber: `runner ${hostname()} pid ${process.pid}`, capabilities: ['observe', 'act'], from: 'head', retire_after_mute_seconds: 86400 },
+      });
+    } catch (error) {
+      if (codeOf(error) === 'NOT_FOUND' || codeOf(error) === 'CAPABILITY_MISSING')
+        throw new Error(`monitor ${monitor} on ${this.http.base} is not open to every runner (it must be public, granting observe and act); retire it or choose another server`);
+      throw error;
+    }
+    const { head } = await this.http.request<{ head: number }>('GET', `/monitors/${monitor}`);
+    const state: PoolState = { monitor, sub: { id: reply.subscription.id, token: reply.token, cursor: Math.max(1, head - 500) }, holders: new Map(), mine: new Map() };
+    await this.read(state, 0);
+    return state;
+  }
+
+  /** Reads the lease observations since the last read (waiting up to `wait` s for one): who holds which slot. */
+  private async read(state: PoolState, wait: number, signal?: AbortSignal): Promise<void> {
+    const q = new URLSearchParams({ cursor: String(state.sub.cursor), wait: String(wait), limit: '1000' });
+    const page = await this.http.request<{ next: number; observations: Array<{ type: string; subject: string | null; data?: Record<string, unknown> }> }>(
+      'GET',
+      `/subscriptions/${state.sub.id}/pull?${q}`,
+      { token: state.sub.token, ...(signal ? { signal } : {}) },
+    );
+    for (const o of page.observations) {
+      if (o.type !== observationTypes.lease || !o.subject) continue;
+      // A bookkeeping observation keeps what happened under data.payload.
+      const payload = (o.data?.payload ?? {}) as { action?: string; note?: string; holder?: string };
+      if (payload.action === 'claim' || payload.action === 'renew') state.holders.set(o.subject, payload.note ?? payload.holder ?? 'another runner');
+      else state.holders.delete(o.subject);
+    }
+    state.sub.cursor = page.next;
+  }
+
+  async enter(pool: string, cap: number, who: SlotHolder): Promise<SlotWaiter> {
+    const state = await this.pool(pool);
+    const note = holderText(who);
+    return {
+      tryTake: () => this.tryTake(state, cap, note),
+      changed: async (signal) => {
+        await this.read(state, PULL_WAIT_S, signal).catch((error: Error) => {
+          if (error.name !== 'AbortError') return new Promise((r) => setTimeout(r, 1000));
+        });
+      },
+      leave: async () => {},
+    };
+  }
+
+  private async tryTake(state: PoolState, cap: number, note: string): Promise<TakeResult> {
+    const holders: string[] = [];
+    for (let slot = 1; slot <= cap; slot++) {
+      const subject = `slot-${slot}`;
+      const own = state.mine.get(slot);
+      if (own) {
+        holders.push(own);
+        continue;
+      }
+      try {
+        const reply = await this.http.request<{ fence?: number }>('POST', `/subscriptions/${state.sub.id}/leases/claim`, {
+          token: state.sub.token,
+          body: { subject, lease_duration_seconds: this.leaseSeconds, note },
+        });
+        state.mine.set(slot, note);
+        return { grant: this.held(state, slot, reply.fence ?? null, note) };
+      } catch (error) {
+        const code = codeOf(error);
+        if (code !== 'LEASE_HELD' && code !== 'NOT_FOUND') throw error;
+        holders.push(state.holders.get(subject) ?? 'another runner');
+      }
+    }
+    return { holders };
+  }
+
+  /** A slot this runner holds: renewed three times per lease while its agent runs, completed when released. */
+  private held(state: PoolState, slot: number, fence: number | null, note: string) {
+    const subject = `slot-${slot}`;
+    const path = `/subscriptions/${state.sub.id}/leases`;
+    const body = { subject, ...(fence !== null ? { fence } : {}) };
+    const timer = setInterval(() => {
+      this.http
+        .request('POST', `${path}/renew`, { token: state.sub.token, body: { ...body, lease_duration_seconds: this.leaseSeconds, note } })
+        .catch((error: Error) => {
+          if (codeOf(error) !== 'LEASE_LOST' && codeOf(error) !== 'NOT_FOUND') return; // unreachable a moment: the next renewal may reach it
+          clearInterval(timer);
+          this.warn(`vigil: the lease on ${state.monitor} ${subject} (${note}) was lost; the agent goes on past the cap`);
+        });
+    }, Math.max(500, (this.leaseSeconds * 1000) / 3));
+    timer.unref();
+    this.timers.add(timer);
+    return {
+      slot,
+      release: async () => {
+        clearInterval(timer);
+        this.timers.delete(timer);
+        state.mine.delete(slot);
+        await this.http.request('POST', `${path}/complete`, { token: state.sub.token, body: { ...body, outcome: 'succeeded' } }).catch(() => {});
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+  }
+}

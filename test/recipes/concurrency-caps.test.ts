@@ -1,0 +1,149 @@
+// vigil.yml `concurrency` caps across runners: three `vigil sequence`
+// processes, each a parallel of 4 claude steps, never have more than 2 agents
+// alive at once, on one machine (lock files) and through a server (leases);
+// a runner killed with -9 while holding slots holds the others up at most
+// for the slots' lease. The invariants are read from the agents' own log of
+// starts and exits, never from Vigil's records.
+import { chmodSync, copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
+import { scaled } from '../support/time-scale.ts';
+import { until, untilTrue } from '../support/until.ts';
+import { fakesDir, makeProject, type Project, runVigil, startVigil, type VigilProcess } from './helpers.ts';
+
+interface Entry {
+  event: 'start' | 'exit';
+  time: number;
+  pid: number;
+  run: string | null;
+  step: string | null;
+  runner: string | null;
+}
+
+const projects: Project[] = [];
+const runners: VigilProcess[] = [];
+let server: ServerProcess | null = null;
+afterEach(async () => {
+  for (const r of runners.splice(0)) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+  for (const p of projects.splice(0)) p.cleanup();
+  await server?.kill();
+  server = null;
+});
+
+function readLog(file: string): Entry[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Entry);
+}
+
+/** The most agents alive at once: starts and exits in time order (an exit before a start at the same ms). */
+function mostAlive(entries: Entry[]): number {
+  const sorted = [...entries].sort((a, b) => a.time - b.time || (a.event === 'exit' ? -1 : 1));
+  let alive = 0;
+  let most = 0;
+  for (const e of sorted) {
+    alive += e.event === 'start' ? 1 : -1;
+    most = Math.max(most, alive);
+  }
+  return most;
+}
+
+/** A project whose `claude` is the logging stand-in, with a parallel of `width` one-step children. */
+function capProject(yml: string, width: number): Project {
+  const project = makeProject({ claude: false });
+  projects.push(project);
+  copyFileSync(join(fakesDir, 'slot-agent.mjs'), join(project.bin, 'claude'));
+  chmodSync(join(project.bin, 'claude'), 0o755);
+  project.yml(yml);
+  project.recipe({ name: 'one', canary: false, steps: [{ label: 'work', backend: 'claude', args: ['work'] }] });
+  project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', fanout: width, vars: Array.from({ length: width }, (_, i) => ({ N: String(i) })) });
+  return project;
+}
+
+async function threeRunners(yml: string, home: string, log: string): Promise<void> {
+  const started = [0, 1, 2].map((i) => {
+    const p = capProject(yml, 4);
+    const r = startVigil(p, ['sequence', 'fan'], { VIGIL_HOME: home, SLOT_LOG: log, SLOT_RUNNER: String(i), SLOT_AGENT_MS: '400' });
+    r.child.stdin!.end();
+    runners.push(r);
+    return r;
+  });
+  const results = await Promise.all(started.map((r) => r.done));
+  for (const r of results) expect(r.code, r.stdout + r.stderr).toBe(0);
+  const entries = readLog(log);
+  expect(entries.filter((e) => e.event === 'start')).toHaveLength(12);
+  expect(entries.filter((e) => e.event === 'exit')).toHaveLength(12);
+  expect(mostAlive(entries)).toBeLessThanOrEqual(2);
+  // At least one step had to wait, and said for what and behind whom.
+  expect(started.map((r) => r.stdout()).join('\n')).toMatch(/waiting for a claude slot: 2 of 2 held by run \S+ step work and run \S+ step work/);
+}
+
+describe('concurrency caps of vigil.yml', () => {
+  it('refuses a cap that names no backend, or is not a whole number from 1 to 64, naming the field', async () => {
+    const p = capProject('concurrency:\n  clade: 2\n', 1);
+    const bad = await runVigil(p, ['sequence', 'one']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/concurrency\.clade: not a backend; allowed are claude, codex, all/);
+    p.yml('concurrency:\n  claude: 0\n');
+    const zero = await runVigil(p, ['sequence', 'one']);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/concurrency\.claude/);
+  });
+
+  it('without a server, three runners of a parallel of 4 keep at most 2 claude agents alive at once (lock files in the Vigil home)', async () => {
+    const home = tempDir('vigil-caps-home-');
+    await threeRunners('concurrency:\n  claude: 2\n', home, join(home, 'agents.jsonl'));
+    // Nothing is left held once every runner ended.
+    await untilTrue('no slot file left', () => !existsSync(join(home, 'concurrency', 'claude', 'slot-1.json')) && !existsSync(join(home, 'concurrency', 'claude', 'slot-2.json')));
+  }, scaled(120_000));
+
+  it('with a server, the same cap holds through leases on vigil.concurrency.claude', async () => {
+    server = await startServerProcess();
+    const home = tempDir('vigil-caps-home-');
+    await threeRunners(`server:\n  base: ${server.url}\nconcurrency:\n  claude: 2\nconcurrency_lease_seconds: 3\n`, home, join(home, 'agents.jsonl'));
+    // The slots are leases of a public monitor (what the dashboard's lease timeline draws): 12 grants, each completed.
+    const sub = await fetch(`${server.base}/subscriptions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ monitor: 'vigil.concurrency.claude', subscriber: 'test', from: 'earliest' }),
+    }).then((r) => r.json() as Promise<{ subscription: { id: string }; token: string }>);
+    const page = await fetch(`${server.base}/subscriptions/${sub.subscription.id}/pull?cursor=1&limit=1000`, { headers: { authorization: `Bearer ${sub.token}` } }).then(
+      (r) => r.json() as Promise<{ observations: Array<{ type: string; subject: string; data: { payload?: { action: string; fence: number } } }> }>,
+    );
+    const leases = page.observations.filter((o) => o.type === 'ai.vigil.monitor.lease').map((o) => ({ subject: o.subject, ...o.data.payload! }));
+    expect(leases.filter((l) => l.action === 'claim')).toHaveLength(12);
+    expect(leases.filter((l) => l.action === 'complete')).toHaveLength(12);
+    expect(new Set(leases.map((l) => l.subject))).toEqual(new Set(['slot-1', 'slot-2']));
+  }, scaled(120_000));
+
+  for (const withServer of [false, true]) {
+    it(`a runner killed with -9 holding both slots delays the next at most by the slots' lease (${withServer ? 'server' : 'lock files'})`, async () => {
+      if (withServer) server = await startServerProcess();
+      const home = tempDir('vigil-caps-home-');
+      const log = join(home, 'agents.jsonl');
+      const leaseSeconds = 3;
+      const yml = `${server ? `server:\n  base: ${server.url}\n` : ''}concurrency:\n  claude: 2\nconcurrency_lease_seconds: ${leaseSeconds}\n`;
+      const holder = capProject(yml, 2);
+      const a = startVigil(holder, ['sequence', 'fan'], { VIGIL_HOME: home, SLOT_LOG: log, SLOT_RUNNER: 'a', SLOT_AGENT_MS: '600000' });
+      runners.push(a);
+      await until('both agents of the first runner to start', () => (readLog(log).filter((e) => e.runner === 'a' && e.event === 'start').length === 2 ? true : undefined));
+      const waiter = capProject(yml, 1);
+      const b = startVigil(waiter, ['sequence', 'one'], { VIGIL_HOME: home, SLOT_LOG: log, SLOT_RUNNER: 'b', SLOT_AGENT_MS: '100' });
+      runners.push(b);
+      await b.waitFor(/waiting for a claude slot: 2 of 2 held by run \S+ step work and run \S+ step work/, 30_000);
+      const killedAt = Date.now();
+      a.child.kill('SIGKILL');
+      const result = await b.done;
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      const bStart = readLog(log).find((e) => e.runner === 'b' && e.event === 'start')!;
+      // The lease lapses at most one lease after the last renewal, which came before the kill.
+      const delay = bStart.time - killedAt;
+      expect(delay).toBeLessThanOrEqual(leaseSeconds * 1000 + scaled(2000));
+      if (!withServer) expect(delay).toBeLessThan(leaseSeconds * 1000);
+    }, scaled(120_000));
+  }
+});
+
