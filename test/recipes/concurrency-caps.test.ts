@@ -103,7 +103,7 @@ describe('concurrency caps of vigil.yml', () => {
   it('with a server, the same cap holds through leases on vigil.concurrency.claude', async () => {
     server = await startServerProcess();
     const home = tempDir('vigil-caps-home-');
-    await threeRunners(`server:\n  base: ${server.url}\nconcurrency:\n  claude: 2\nconcurrency_lease_seconds: 3\n`, home, join(home, 'agents.jsonl'));
+    await threeRunners(`server:\n  base: ${server.url}\nconcurrency:\n  claude: 2\nconcurrency_lease_seconds: 10\n`, home, join(home, 'agents.jsonl'));
     // The slots are leases of a public monitor (what the dashboard's lease timeline draws): 12 grants, each completed.
     const sub = await fetch(`${server.base}/subscriptions`, {
       method: 'POST',

@@ -180,8 +180,9 @@ export class ServerSlots implements SlotStore {
       release: async () => {
         clearInterval(timer);
         this.timers.delete(timer);
-        state.mine.delete(slot);
+        // Ours until the completion is answered: a claim of it meanwhile would be answered "already yours".
         await this.http.request('POST', `${path}/complete`, { token: state.sub.token, body: { ...body, outcome: 'succeeded' } }).catch(() => {});
+        state.mine.delete(slot);
       },
     };
   }
