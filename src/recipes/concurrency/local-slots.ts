@@ -6,7 +6,7 @@
 // free again at once. Waiters take free slots in the order of their tickets:
 // arrival order across the runners of the machine.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '../../file-lock/file-lock.ts';
 import { processAlive } from '../../file-lock/process-alive.ts';
@@ -30,6 +30,13 @@ function readSlotFile(path: string): SlotFile | null {
   }
 }
 
+/** Written whole or not at all (a reader must never see a ticket half written and take it for a dead one). */
+function writeTicket(dir: string, ticket: string, mine: SlotFile): void {
+  const tmp = join(dir, `.${ticket}.tmp`);
+  writeFileSync(tmp, JSON.stringify(mine), { mode: 0o600 });
+  renameSync(tmp, join(dir, ticket));
+}
+
 export class LocalSlots implements SlotStore {
   readonly where: string;
   private readonly root: string;
@@ -45,7 +52,7 @@ export class LocalSlots implements SlotStore {
     tickets += 1;
     const ticket = `wait-${String(Date.now()).padStart(15, '0')}-${String(process.pid).padStart(8, '0')}-${String(tickets).padStart(6, '0')}.json`;
     const mine: SlotFile = { ...who, pid: process.pid, token: randomBytes(8).toString('hex'), since: new Date().toISOString() };
-    writeFileSync(join(dir, ticket), JSON.stringify(mine), { mode: 0o600 });
+    writeTicket(dir, ticket, mine);
     const lock = join(dir, '.lock');
     return {
       tryTake: async (): Promise<TakeResult> => withFileLock(lock, 'TIMEOUT', () => this.takeLocked(dir, cap, ticket, mine)),
@@ -68,10 +75,16 @@ export class LocalSlots implements SlotStore {
       if (slot) held.set(Number(slot[1]), file);
       else waiting.push(name);
     }
+    // A ticket someone removed (it could not be read): this waiter is still here, so it goes back in line.
+    if (!waiting.includes(ticket)) {
+      writeTicket(dir, ticket, mine);
+      waiting.push(ticket);
+      waiting.sort();
+    }
     const ahead = waiting.indexOf(ticket);
     const free = cap - held.size;
     const slot = Array.from({ length: cap }, (_, i) => i + 1).find((k) => !held.has(k));
-    if (slot === undefined || ahead >= free || ahead < 0) return { holders: [...held.values()].map(holderText), ahead: Math.max(0, ahead) };
+    if (slot === undefined || ahead >= free) return { holders: [...held.values()].map(holderText), ahead };
     const path = join(dir, `slot-${slot}.json`);
     writeFileSync(path, JSON.stringify({ ...mine, since: new Date().toISOString() }), { mode: 0o600 });
     rmSync(join(dir, ticket), { force: true });
