@@ -3,9 +3,10 @@
 // at once, across every runner of the machine, or of the server when
 // `server:` is set. A cap is a pool of numbered slots; a step takes a slot of
 // its backend's pool, then one of `all`, before its agent starts.
-import { SHELL_BACKEND } from '../loading/mentu.ts';
 
 export const ALL_AGENTS = 'all';
+/** mentu.ts's SHELL_BACKEND, not imported from there: reading vigil.yml (which checks the caps) is below it. */
+const SHELL_BACKEND = 'shell';
 export const DEFAULT_SLOT_LEASE_SECONDS = 60;
 
 /** The names a cap may have besides the providers of vigil.yml. */
