@@ -160,7 +160,8 @@ describe('a budget stops claude within one message', () => {
     const printed = messages(project);
     // Each agent alive when the budget was crossed may have printed the message it was on.
     expect(tokensIn(printed) - 2 * PER_MESSAGE).toBeLessThan(5000);
-    expect(new Set(printed.map((m) => m.pid)).size).toBe(2);
+    // Together they spent up to the cap (the second may start late on a loaded machine, so who spent what varies).
+    expect(tokensIn(printed)).toBeGreaterThanOrEqual(5000);
     const run = rootRun(project);
     expect(run.status).toBe('over_budget');
     expect(run.reason).toMatch(/budget reached: run \S+ \("wide"\) used \d+ tokens of 5000 tokens/);
