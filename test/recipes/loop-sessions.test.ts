@@ -2,7 +2,7 @@
 // real `vigil sequence` runs the fake claude (test/fakes/fake-claude.mjs),
 // which logs its argv, counts its runs in a file and says what its prompt
 // tells it to; the run record and the argv show what happened.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
@@ -98,11 +98,20 @@ describe('loop until', () => {
     project.recipe({
       name: 'cond',
       canary: false,
-      steps: [{ label: 'work', prompt: 'Go. COUNT=count.txt LINE=tests-green LINE_AT=2', loop: { until: { if: "contains(steps.work.output, 'tests-green')" }, max_iterations: 4 } }],
+      steps: [
+        { label: 'work', prompt: 'Go. COUNT=count.txt LINE=tests-green LINE_AT=2', loop: { until: { if: "contains(steps.work.output, 'tests-green')" }, max_iterations: 4 } },
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a step reference, not a template literal
+        { label: 'after', prompt: 'Report: ${steps.work.output}' },
+      ],
     });
     const r = await runVigil(project, ['sequence', 'cond']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(stepOf(lastRun(project), 'work').loop?.iteration).toBe(2);
+    // A later step reads the last iteration's output (its assistant text: "turn 1"); the log keeps them all.
+    const after = project.logEntries().find((e) => e.step === 'after');
+    expect(after?.prompt).toBe('Report: turn 1');
+    const log = readFileSync(join(project.root, '.vigil', 'runs', lastRun(project).id, 'steps', 'work.log'), 'utf8');
+    expect(log).toContain('--- iteration 2 of 4 ---');
   });
 
   it('is refused before the run when until.build has no build_command, by sequence and recipe check alike', async () => {

@@ -47,6 +47,8 @@ describe('the wait for a reset', () => {
     expect(planWait(unknown, now, 6 * 3600_000, '6h')).toEqual({ until: now + RETRY_WITHOUT_TIME_MS });
     expect(planWait(unknown, now, 60_000, '6h')).toEqual({ until: now + 60_000 });
     expect('refused' in planWait(unknown, now, 0, '6h')).toBe(true);
+    // Limited again right after a wait, with a reset already past: a minute, not a spin.
+    expect(planWait({ ...limit, resetAt: now - 5000 }, now, 6 * 3600_000, '6h', true)).toEqual({ until: now + 60_000 });
     expect(describeWait('claude', at(15), at(14, 18))).toBe('waiting for claude usage limit reset at 15:00 (42m left)');
   });
 

@@ -66,7 +66,7 @@ export async function runAgent(d: AgentRunDeps, s: AgentRunState): Promise<StepO
     if (outcome.usageLimit && outcome.status === 'failed' && !d.signal.aborted) {
       const limit = outcome.usageLimit;
       const now = clock.now();
-      const plan = planWait(limit, now, allowanceMs - s.waitedMs, describeLeft(allowanceMs));
+      const plan = planWait(limit, now, allowanceMs - s.waitedMs, describeLeft(allowanceMs), limited);
       if ('refused' in plan) return endLoop(d, s, { ...outcome, reason: plan.refused }, usage, plan.refused);
       const waiting = describeWait(limit.provider, plan.until, now);
       d.say(`step "${d.label}": ${limit.message}; ${waiting}, then continuing its session`);
@@ -101,8 +101,10 @@ function startIteration(d: AgentRunDeps, s: AgentRunState, loop: LoopSpec): void
   s.iteration += 1;
   s.loop ??= { iteration: 0, max_iterations: loop.maxIterations, until: describeUntil(loop.until), iterations: [] };
   s.loop.iteration = s.iteration;
+  // Later steps read the last iteration's output (${steps.<label>.output}), as they read a retried step's last attempt.
   if (s.iteration > 1) appendFileSync(d.outputFile, `\n--- iteration ${s.iteration} of ${loop.maxIterations} ---\n`);
-  d.setStep({ loop: { ...s.loop, iterations: [...s.loop.iterations] } }, `iteration ${s.iteration} of ${loop.maxIterations}`);
+  const from = s.iteration > 1 ? { attempt_offset: sizeOf(d.outputFile) } : {};
+  d.setStep({ loop: { ...s.loop, iterations: [...s.loop.iterations] }, ...from });
 }
 
 function recordIteration(d: AgentRunDeps, s: AgentRunState, outcome: StepOutcome, usage: UsageAcc): void {

@@ -21,16 +21,18 @@ export const systemClock: WaitClock = {
 export const RETRY_WITHOUT_TIME_MS = 30 * 60_000;
 /** After the printed reset: the CLI prints minutes, the provider resets on its own second. */
 export const RESET_MARGIN_MS = 1000;
+/** The least wait when the agent is limited again right after a wait: a reset time already past must not make it spin. */
+export const AGAIN_MIN_MS = 60_000;
 
 export type WaitPlan = { until: number } | { refused: string };
 
 /** When to continue after `limit`, or why not to wait (the reset is past what is left of the allowance). */
-export function planWait(limit: UsageLimit, now: number, allowanceLeftMs: number, allowanceText: string): WaitPlan {
+export function planWait(limit: UsageLimit, now: number, allowanceLeftMs: number, allowanceText: string, again = false): WaitPlan {
   if (limit.resetAt === null) {
     if (allowanceLeftMs <= 0) return { refused: `${limit.provider} usage limit reached (no reset time given) and usage_limit_wait (${allowanceText}) is used up` };
     return { until: now + Math.min(RETRY_WITHOUT_TIME_MS, allowanceLeftMs) };
   }
-  const until = Math.max(now, limit.resetAt + RESET_MARGIN_MS);
+  const until = Math.max(now + (again ? AGAIN_MIN_MS : 0), limit.resetAt + RESET_MARGIN_MS);
   if (until - now > allowanceLeftMs)
     return { refused: `${limit.provider} usage limit resets at ${clockText(limit.resetAt, now)}, later than usage_limit_wait allows (${allowanceText}${allowanceLeftMs > 0 ? `, ${describeLeft(allowanceLeftMs)} left` : ', used up'})` };
   return { until };
