@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { openCir } from '../cir/open.ts';
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
 import { claudeAuthStatus, codexAuthStatus } from '../recipes/preflight/agent-auth.ts';
-import { findOnPath } from '../recipes/preflight/which.ts';
+import { findOnPath } from '../paths/which.ts';
 import { daemonHolder } from '../triggers/daemon-lock.ts';
 import type { SdkContext } from '../workspace/context.ts';
 import { vaultBackend, vaultList } from '../vault/vault.ts';

@@ -4,7 +4,7 @@
 // observation (at most 5 s spent on it). Never throws: a notification is
 // never worth failing a script.
 import { spawnSync } from 'node:child_process';
-import { findOnPath } from '../recipes/preflight/which.ts';
+import { findOnPath } from '../paths/which.ts';
 import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
 import { toolActor } from '../protocol/client-actor.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';

@@ -4,7 +4,7 @@
 import { readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findOnPath } from '../../src/recipes/preflight/which.ts';
+import { findOnPath } from '../../src/paths/which.ts';
 import { lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
 import { scaled } from '../support/time-scale.ts';
 

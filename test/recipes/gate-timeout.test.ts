@@ -1,7 +1,7 @@
 // gate_timeout: at a terminal, a review gate nobody answers applies
 // gate_action after that many seconds instead of holding the run.
 import { afterEach, describe, expect, it } from 'vitest';
-import { findOnPath } from '../../src/recipes/preflight/which.ts';
+import { findOnPath } from '../../src/paths/which.ts';
 import { cliEntry, lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
 import { spawnChild } from '../support/children.ts';
 import { scaled } from '../support/time-scale.ts';

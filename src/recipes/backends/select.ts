@@ -6,7 +6,7 @@ import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
 import { SHELL_BACKEND } from '../loading/mentu.ts';
 import type { BackendSpec } from '../pool/step-task.ts';
-import { findOnPath } from '../preflight/which.ts';
+import { findOnPath } from '../../paths/which.ts';
 import type { ArgKind } from '../step-args.ts';
 import { mapStepFlags } from './agent-flags.ts';
 import type { PromptMode } from '../prompts.ts';

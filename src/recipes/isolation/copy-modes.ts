@@ -13,7 +13,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, rmdirSync, rmSync } from 'n
 import { dirname, join, relative } from 'node:path';
 import { RunRefusedError } from '../errors.ts';
 import { describeConflicts, planCopyBack, snapshot } from './copy-back.ts';
-import { findOnPath } from '../preflight/which.ts';
+import { findOnPath } from '../../paths/which.ts';
 import type { Isolation, MergeOutcome, StepWorkspace } from './isolation.ts';
 
 const SKIP = new Set(['.git', '.vigil']);

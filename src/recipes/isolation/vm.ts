@@ -5,7 +5,7 @@
 // fallback to running unisolated.
 import { RunRefusedError } from '../errors.ts';
 import type { VmSpec } from '../pool/step-task.ts';
-import { findOnPath } from '../preflight/which.ts';
+import { findOnPath } from '../../paths/which.ts';
 
 export function requireBubblewrap(labels: string[], file: string): string {
   const bwrap = findOnPath('bwrap');

@@ -3,7 +3,7 @@
 import { RunRefusedError } from '../errors.ts';
 import type { RecipeRequires } from '../types.ts';
 import type { VaultReader } from '../../vault/vault-reader.ts';
-import { findOnPath } from './which.ts';
+import { findOnPath } from '../../paths/which.ts';
 
 export function checkRequires(
   requires: RecipeRequires | undefined,
