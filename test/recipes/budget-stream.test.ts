@@ -46,8 +46,8 @@ const tokensIn = (entries: MsgEntry[]): number => entries.reduce((n, e) => n + (
 
 // 100 input, 100 output and 900 cache-read tokens: 1,100 tokens a message, as claude 2.1 reports a turn.
 const PER_MESSAGE = 1100;
-// Twenty turns of about 400 ms each: a model's turn takes seconds, the stand-in's a moment.
-const TWENTY_TURNS = 'TURNS=20 SLEEP_MS=8000';
+// Twenty turns of about 800 ms each: a model's turn takes seconds, the stand-in's a moment.
+const TWENTY_TURNS = 'TURNS=20 SLEEP_MS=16000';
 
 function env(p: Project, extra: Record<string, string> = {}): Record<string, string> {
   return { FAKE_MSG_LOG: msgLogOf(p), FAKE_MSG_TOKENS: '100,100,0,900', ...extra };
@@ -89,7 +89,7 @@ describe('a budget stops claude within one message', () => {
 
   it('codex: a tokens budget stops it within one turn (its turn.completed is the grain)', async () => {
     project = makeProject({ claude: false, codex: true });
-    project.recipe({ name: 'cx', canary: false, budget: { tokens: 5000 }, steps: [{ label: 'work', args: ['ROUNDS=20 SLEEP_MS=8000'], backend: 'codex', max_phases: 50 }] });
+    project.recipe({ name: 'cx', canary: false, budget: { tokens: 5000 }, steps: [{ label: 'work', args: ['ROUNDS=20 SLEEP_MS=16000'], backend: 'codex', max_phases: 50 }] });
     const r = await runVigil(project, ['sequence', 'cx'], { FAKE_MSG_LOG: msgLogOf(project), FAKE_TURN_TOKENS: '1000,800,100' });
     expect(r.code).toBe(1);
     const printed = messages(project);
