@@ -42,6 +42,11 @@ export class MonitorSync {
   /** The highest rev the database's notifications named per monitor (only when above what memory held then). */
   private readonly heard = new Map<number, number>();
   private readonly budget: ReplicaBudget;
+  /**
+   * Monitors whose timers run here but that the budget dropped (dormant): each is read again, and its
+   * timers armed, when its next deadline comes (or when another node moves one of its deadlines).
+   */
+  private readonly dormant = new Map<number, NodeJS.Timeout>();
   private readonly pg: PgStore;
   private readonly queue: ClusterCommit;
   private readonly replica: ReplicaWriter;
@@ -71,12 +76,19 @@ export class MonitorSync {
   /** This node's batch committed: memory holds these monitors at these revs. Says whether one of them is new. */
   committed(revs: ReadonlyMap<number, number>): boolean {
     const created = [...revs.keys()].some((mkey) => !this.known.has(mkey));
-    for (const [mkey, rev] of revs) this.known.set(mkey, rev);
+    for (const [mkey, rev] of revs) {
+      this.known.set(mkey, rev);
+      // A write is a use: publishes on current memory never pass through catchUp.
+      this.budget.touch(mkey);
+    }
+    this.budget.checkSoon();
     return created;
   }
 
   /** The server stops: the budget's checks end, and catch-ups already under way finish (they write into the replica). */
   async quiesce(): Promise<void> {
+    for (const wake of this.dormant.values()) clearTimeout(wake);
+    this.dormant.clear();
     await this.budget.close();
     await Promise.allSettled([...this.syncing.values()]);
   }
@@ -130,6 +142,11 @@ export class MonitorSync {
     // A stopping node answers nothing more: catching up would read a replica that is closing.
     if (this.stopping) return;
     const known = this.known.get(mkey);
+    // A dormant monitor whose deadlines moved elsewhere: read again here, where its timers run.
+    if (known === undefined && timers && this.runsTimersOf(mkey)) {
+      this.sync(mkey, 'takeover').catch((error) => this.log(`vigil: cannot catch up on monitor ${mkey}: ${(error as Error).message}`));
+      return;
+    }
     if (known === undefined || known >= rev) return;
     if (rev > (this.heard.get(mkey) ?? 0)) this.heard.set(mkey, rev);
     // Most likely this node's own batch, whose notification came before its commit's answer: looked at once it settles.
@@ -201,8 +218,8 @@ export class MonitorSync {
   }
 
   /** Drops a monitor the replica budget found cold, after the syncs of it already queued (replica-budget.ts). */
-  private dropCold(mkey: number): Promise<'dropped' | 'kept' | 'absent'> {
-    let outcome: 'dropped' | 'kept' | 'absent' = 'kept';
+  private dropCold(mkey: number): Promise<'dropped' | 'dormant' | 'kept' | 'absent'> {
+    let outcome: 'dropped' | 'dormant' | 'kept' | 'absent' = 'kept';
     const previous = this.syncing.get(mkey) ?? Promise.resolve();
     const next = previous.catch(() => {}).then(async () => {
       outcome = await this.dropNow(mkey);
@@ -214,7 +231,7 @@ export class MonitorSync {
     return next.then(() => outcome);
   }
 
-  private async dropNow(mkey: number): Promise<'dropped' | 'kept' | 'absent'> {
+  private async dropNow(mkey: number): Promise<'dropped' | 'dormant' | 'kept' | 'absent'> {
     await this.replicaFree();
     // Checked with no await until the monitor is forgotten: a request that began on it since keeps it.
     const feed = this.service.feedByKey(mkey);
@@ -224,7 +241,10 @@ export class MonitorSync {
       return 'absent';
     }
     const waited = feed !== undefined && (feed.waiters.size > 0 || feed.followers.size > 0);
-    if (this.stopping || waited || !this.budget.isCold(mkey) || this.stale.has(mkey) || this.runsTimersOf(mkey)) return 'kept';
+    // A monitor whose timers run here may go dormant (its next deadline wakes it); one whose live source runs here stays.
+    const owned = this.runsTimersOf(mkey);
+    if (this.stopping || waited || !this.budget.isCold(mkey) || this.stale.has(mkey) || (owned && feed !== undefined && this.service.sources?.runsSource(feed.id) === true)) return 'kept';
+    const due = owned ? this.nextDeadline(mkey) : undefined;
     // From here the node holds nothing of the monitor: its next use catches up from PostgreSQL.
     // A write still queued for it would read its actors back from rows about to go: it runs again instead.
     this.queue.invalidate(mkey, true);
@@ -232,12 +252,37 @@ export class MonitorSync {
     this.heard.delete(mkey);
     this.service.forgetMonitor(mkey);
     evictActorsOf(this.service.system, mkey);
+    if (due !== undefined) this.sleepUntil(mkey, due);
     await dropFromReplica(this.replica, mkey, () => this.replicaFree());
-    return 'dropped';
+    return owned ? 'dormant' : 'dropped';
+  }
+
+  /** The earliest lease expiry or mute deadline of a monitor, from the replica. */
+  private nextDeadline(mkey: number): number | undefined {
+    const { leases, subscriptions } = this.replica.deadlines(mkey);
+    const all = [...leases.map((l) => l.expires_ms), ...subscriptions.map((s) => s.mute_deadline_ms)].filter((at) => at !== null);
+    return all.length === 0 ? undefined : Math.min(...all);
+  }
+
+  private sleepUntil(mkey: number, dueMs: number): void {
+    clearTimeout(this.dormant.get(mkey));
+    // A far deadline is looked at again within the hour (setTimeout's range ends at 24.8 days).
+    const wake = setTimeout(() => this.wake(mkey), Math.min(Math.max(0, dueMs - this.service.now()), 3_600_000));
+    wake.unref();
+    this.dormant.set(mkey, wake);
+  }
+
+  private wake(mkey: number): void {
+    this.dormant.delete(mkey);
+    if (this.stopping || this.known.has(mkey) || !this.runsTimersOf(mkey)) return;
+    this.sync(mkey, 'takeover').catch((error) => this.log(`vigil: cannot read monitor ${mkey} again for its timers: ${(error as Error).message}`));
   }
 
   private apply(mkey: number, delta: MonitorDelta, mode: SyncMode): void {
     this.budget.touch(mkey);
+    this.budget.checkSoon();
+    clearTimeout(this.dormant.get(mkey));
+    this.dormant.delete(mkey);
     const m = delta.monitor;
     const stats = JSON.parse(m.stats) as FeedStats;
     this.replica.apply(delta, stats.retention_floor);

@@ -3,7 +3,9 @@
 // dropped from it (and from memory) until it fits again. A dropped monitor is
 // as if this node never saw it: its next use catches up on it from
 // PostgreSQL, page by page (replica-pages.ts). Monitors someone waits on here
-// and monitors whose timers run here are never dropped (ClusterNode.dropCold).
+// and monitors whose live source runs here are never dropped; a monitor whose
+// timers run here goes dormant: dropped, and read again when its next
+// deadline comes or another node moves one (MonitorSync.dropCold).
 
 /** Observations deleted per step: a million rows deleted at once would stall the node for seconds. */
 const dropPage = 20_000;
@@ -11,8 +13,11 @@ const dropPage = 20_000;
 export interface BudgetHooks {
   /** Bytes the replica's rows take now. */
   usedBytes(): number;
-  /** Drops a monitor unless it is in use ('kept'); 'absent' when the replica does not hold it. */
-  drop(mkey: number): Promise<'dropped' | 'kept' | 'absent'>;
+  /**
+   * Drops a monitor unless it is in use ('kept'); 'absent' when the replica does not hold it; 'dormant'
+   * when dropped though its timers run here (its next deadline reads it again).
+   */
+  drop(mkey: number): Promise<'dropped' | 'dormant' | 'kept' | 'absent'>;
   log(line: string): void;
 }
 
@@ -30,6 +35,7 @@ export class ReplicaBudget {
   private readonly lastUse = new Map<number, number>();
   private readonly timer: NodeJS.Timeout;
   private checking: Promise<void> | undefined;
+  private soon: NodeJS.Immediate | undefined;
   private readonly now: () => number;
 
   constructor(
@@ -51,6 +57,18 @@ export class ReplicaBudget {
     return (this.lastUse.get(mkey) ?? 0) <= this.now() - this.options.coldMs;
   }
 
+  /**
+   * The replica just grew (a catch-up, a batch): checked at the end of this turn rather than at the next
+   * interval, so that a node filling its replica quickly does not run far past its budget meanwhile.
+   */
+  checkSoon(): void {
+    if (this.checking || this.soon) return;
+    this.soon = setImmediate(() => {
+      this.soon = undefined;
+      if (this.hooks.usedBytes() > this.options.budgetBytes) void this.check();
+    });
+  }
+
   /** Drops cold monitors while the replica is over its budget. */
   check(): Promise<void> {
     this.checking ??= this.fit().finally(() => {
@@ -61,6 +79,7 @@ export class ReplicaBudget {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    if (this.soon) clearImmediate(this.soon);
     await this.checking;
   }
 
@@ -68,6 +87,7 @@ export class ReplicaBudget {
     const used = this.hooks.usedBytes();
     if (used <= this.options.budgetBytes) return;
     let dropped = 0;
+    let dormant = 0;
     for (const [mkey, at] of [...this.lastUse]) {
       if (!this.isCold(mkey)) continue;
       let outcome: Awaited<ReturnType<BudgetHooks['drop']>>;
@@ -81,18 +101,22 @@ export class ReplicaBudget {
       if (this.lastUse.get(mkey) === at) this.lastUse.delete(mkey);
       if (outcome === 'absent') continue;
       dropped++;
+      if (outcome === 'dormant') dormant++;
       if (this.hooks.usedBytes() <= this.options.budgetBytes) break;
     }
     if (dropped > 0) {
       const mb = (bytes: number) => Math.round(bytes / (1 << 20));
-      this.hooks.log(`vigil: the replica took ${mb(used)} MB of its ${mb(this.options.budgetBytes)} MB budget: dropped ${dropped} cold monitor(s), now ${mb(this.hooks.usedBytes())} MB; they are read again from PostgreSQL when used`);
+      this.hooks.log(`vigil: the replica took ${mb(used)} MB of its ${mb(this.options.budgetBytes)} MB budget: dropped ${dropped} cold monitor(s) (${dormant} dormant: their timers run here, and their next deadline reads them again), now ${mb(this.hooks.usedBytes())} MB; they are read again from PostgreSQL when used`);
     }
   }
 }
 
-/** Deletes a monitor's rows from the replica, its observations a step at a time. */
+/** Free pages given back to the file system per step. */
+const shrinkPages = 2048;
+
+/** Deletes a monitor's rows from the replica, its observations a step at a time, then gives the freed pages back. */
 export async function dropFromReplica(
-  replica: { dropMonitor(mkey: number): void; dropObservations(mkey: number, count: number): number },
+  replica: { dropMonitor(mkey: number): void; dropObservations(mkey: number, count: number): number; shrink(pages: number): number },
   mkey: number,
   replicaFree: () => Promise<void>,
 ): Promise<void> {
@@ -100,7 +124,12 @@ export async function dropFromReplica(
   replica.dropMonitor(mkey);
   for (;;) {
     await replicaFree();
-    if (replica.dropObservations(mkey, dropPage) < dropPage) return;
+    if (replica.dropObservations(mkey, dropPage) < dropPage) break;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (;;) {
+    await replicaFree();
+    if (replica.shrink(shrinkPages) <= shrinkPages) return;
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

@@ -63,6 +63,13 @@ export class ReplicaWriter {
     }
   }
 
+  /** Gives free pages back to the file system, at most `pages` at a time (the file is in incremental auto-vacuum). */
+  shrink(pages: number): number {
+    const before = this.freePages.get<{ freelist_count: number }>([])?.freelist_count ?? 0;
+    if (before > 0) this.driver.exec(`pragma incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+    return before;
+  }
+
   /** Deletes every row of a monitor but its observations, which go by dropObservations. */
   dropMonitor(mkey: number): void {
     this.driver.exec('BEGIN IMMEDIATE');

@@ -32,6 +32,8 @@ export interface ServiceOptions {
 export interface SourceHooks {
   /** Checks a monitor's source for this caller; returns it with defaults filled in. */
   check(source: MonitorDefinition['source'], caller: { bearer?: string }): MonitorDefinition['source'];
+  /** A live source of this monitor (by id) runs here now. */
+  runsSource(id: string): boolean;
   /** A monitor was created or configured: start, restart or stop its source. */
   changed(feed: Feed): void;
   /** A cluster node hands the monitor back: its source stops once the poll in flight (if any) is done, within `pollWithinMs`. */

@@ -63,6 +63,10 @@ export class SourceManager implements SourceHooks {
     return checked;
   }
 
+  runsSource(id: string): boolean {
+    return this.running.has(id);
+  }
+
   changed(feed: Feed): void {
     const source = feed.definition.source;
     // On a cluster the node owning the monitor runs its source; the others leave it alone.

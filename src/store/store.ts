@@ -85,6 +85,9 @@ export class Store {
       if (options.scratch) {
         // A crash leaves a file no one opens again: rollbacks need a journal, durability does not.
         // Pages are read with read(), not mapped, so the cache bound is the memory bound.
+        // Set before the first table: pages freed by a drop can then be returned to the file system
+        // (ReplicaWriter.shrink), so the file follows the replica budget down, not only up.
+        this.driver.exec('PRAGMA auto_vacuum = INCREMENTAL');
         this.driver.exec('PRAGMA locking_mode = EXCLUSIVE');
         this.driver.exec('PRAGMA journal_mode = MEMORY');
         this.driver.exec('PRAGMA synchronous = OFF');

@@ -23,7 +23,7 @@ function fakeReplica(sizes: Record<number, number>, kept: number[] = []) {
     },
     { budgetBytes: 100, coldMs: 5000, checkMs: 3_600_000, now: () => now },
   );
-  return { budget, dropped, logged, advance: (ms: number) => (now += ms) };
+  return { budget, dropped, logged, held, advance: (ms: number) => (now += ms) };
 }
 
 describe('the replica budget', () => {
@@ -51,6 +51,23 @@ describe('the replica budget', () => {
     r.advance(6000);
     await r.budget.check();
     expect(r.dropped).toEqual([2, 3]);
+    await r.budget.close();
+  });
+
+  it('a budget that fits N monitors keeps at most N, the most recently used', async () => {
+    const sizes = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [i + 1, 10]));
+    const r = fakeReplica(sizes);
+    for (const mkey of [4, 9, 1, 7, 2, 10, 3, 8, 5, 6]) r.budget.touch(mkey);
+    r.advance(6000);
+    // The fake's budget is 100 bytes: 10 monitors of 10 fit; two more make it 12, and 2 must go.
+    r.budget.touch(11);
+    r.budget.touch(12);
+    const held = r.held;
+    held.set(11, 10);
+    held.set(12, 10);
+    await r.budget.check();
+    expect(r.dropped).toEqual([4, 9]);
+    expect(held.size).toBe(10);
     await r.budget.close();
   });
 
