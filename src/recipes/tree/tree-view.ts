@@ -181,11 +181,13 @@ export class TreeView {
       // A finished child collapses to its own line; a running one shows its steps.
       if (n.parent && run.status !== 'running') continue;
       for (const s of run.steps) {
-        const phase = [s.phase > 0 ? `phase ${s.phase}` : '', stepProgress(s, now)].filter(Boolean).join('  ');
+        const phase = s.phase > 0 ? `phase ${s.phase}` : '';
+        // A loop's iteration and a usage-limit countdown, after the aligned columns.
+        const progress = stepProgress(s, now);
         const status = s.slot_wait ? 'waiting' : s.status;
         const note = s.slot_wait ?? (s.reason && s.status !== 'succeeded' ? s.reason : '');
         lines.push(
-          `${pad}  ${s.slot_wait ? '…' : (ICON[s.status] ?? ' ')} ${s.label.padEnd(16)} ${status.padEnd(13)} ${phase.padEnd(9)} ${elapsed(s.started, s.ended, now).padStart(7)} ${cost(s.usage).padStart(8)}${note ? `  ${note}` : ''}`,
+          `${pad}  ${s.slot_wait ? '…' : (ICON[s.status] ?? ' ')} ${s.label.padEnd(16)} ${status.padEnd(13)} ${phase.padEnd(9)} ${elapsed(s.started, s.ended, now).padStart(7)} ${cost(s.usage).padStart(8)}${progress ? `  ${progress}` : ''}${note ? `  ${note}` : ''}`,
         );
       }
     }
