@@ -1,4 +1,4 @@
-// The tutorials and how-to guides, run as a reader runs them (test/support/doc-page.ts):
+// The how-to guides, run as a reader runs them (test/support/doc-page.ts):
 // each page's ```sh blocks in order, in a fresh folder; the pages check what
 // they promise themselves, so a page that stops working fails here.
 import { describe, expect, it } from 'vitest';
@@ -14,18 +14,6 @@ async function expectPageRuns(page: string): Promise<string> {
   expect(run.code, `${page} failed (exit ${run.code}):\n${run.output}`).toBe(0);
   return run.output;
 }
-
-describe('tutorials', { timeout: limit + 10_000 }, () => {
-  it('the monitor server in five minutes', async () => {
-    const output = await expectPageRuns('tutorials/monitors.md');
-    expect(output).toMatch(/"action":"complete"/);
-  });
-
-  it('recipes in five minutes', async () => {
-    const output = await expectPageRuns('tutorials/recipes.md');
-    expect(output).toMatch(/reacted to ci\.build\.failed on job-42/);
-  });
-});
 
 describe('how-to guides', { timeout: limit + 10_000 }, () => {
   it.each([
