@@ -44,6 +44,15 @@ if (d.NO_PROMPT) {
 // `codex exec resume … <thread> -` continues that thread; otherwise a new one.
 const threadId = argv[1] === 'resume' ? argv[argv.length - 2] : `thread-${process.pid}-${Date.now()}`;
 emit({ type: 'thread.started', thread_id: threadId });
+// USAGE_LIMIT=now: a new thread stops on the usage limit, as codex says it, resetting this very minute; a resumed one goes on.
+if (d.USAGE_LIMIT && argv[1] !== 'resume') {
+  const at = new Date().toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', hour12: true });
+  const message = `You've hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at ${at}.`;
+  emit({ type: 'turn.started' });
+  emit({ type: 'error', message });
+  emit({ type: 'turn.failed', error: { message } });
+  process.exit(1);
+}
 // ROUNDS turns of TURNS completed items each; TRANSIENT adds a retried stream error. SLEEP_MS spreads
 // the turns over that time; FAKE_TURN_TOKENS="input,cached,output" is each turn's usage; FAKE_MSG_LOG
 // gets a line for the start, each turn's usage (before it is written) and the exit, with times.

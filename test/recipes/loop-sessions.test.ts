@@ -220,6 +220,20 @@ describe('sessions', () => {
     expect(shown.stdout).toMatch(/1\. failed\s+build failed\s+15 tokens \$0\.01/);
   });
 
+  it('codex: a usage limit that has reset by now continues the same thread at once', async () => {
+    project = makeProject({ codex: true });
+    project.recipe({ name: 'cxlimit', canary: false, steps: [{ label: 'work', backend: 'codex', prompt: 'Go. USAGE_LIMIT=now' }] });
+    const r = await runVigil(project, ['sequence', 'cxlimit']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain("You've hit your usage limit.");
+    expect(r.stdout).toMatch(/waiting for codex usage limit reset at \d\d:\d\d \(0s left\), then continuing its session/);
+    const step = stepOf(lastRun(project), 'work');
+    const runs = project.logEntries().filter((e) => e.agent === 'codex' && e.step === 'work').map((e) => e.argv as string[]);
+    expect(runs).toHaveLength(2);
+    expect(runs[1]!.slice(0, 2)).toEqual(['exec', 'resume']);
+    expect(runs[1]!.slice(-2)).toEqual([step.session_id, '-']);
+  });
+
   it('fails at once when the limit resets later than usage_limit_wait allows', async () => {
     project = makeProject();
     project.recipe({ name: 'toolate', canary: false, steps: [{ label: 'work', prompt: 'Go. USAGE_LIMIT=7200', usage_limit_wait: '30m' }] });

@@ -20,7 +20,8 @@ describe('usage-limit messages', () => {
     expect(claudeUsageLimit("You've hit your session limit · resets 3pm (Europe/London)", now)?.resetAt).toBe(at(15));
     expect(claudeUsageLimit("You've hit your usage limit · resets 3:30pm", now)?.resetAt).toBe(at(15, 30));
     expect(claudeUsageLimit('5-hour limit reached ∙ resets 3pm', now)?.resetAt).toBe(at(15));
-    // A time already past today is tomorrow's.
+    // A time a few minutes past is today's (the wait is over); one long past is tomorrow's.
+    expect(claudeUsageLimit("You've hit your session limit · resets 2:10pm", now)?.resetAt).toBe(at(14, 10));
     expect(claudeUsageLimit("You've hit your session limit · resets 9am", now)?.resetAt).toBe(at(9, 0, 7));
     expect(claudeUsageLimit("You've hit your weekly limit · resets Dec 8, 3pm (UTC)", now)?.resetAt).toBe(at(15, 0, 8));
     expect(claudeUsageLimit('usage limit reached', now)).toEqual({ provider: 'claude', resetAt: null, message: 'usage limit reached' });

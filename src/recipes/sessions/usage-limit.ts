@@ -77,5 +77,6 @@ export function clockTime(text: string, now = Date.now()): number | null {
     return !date[3] && at < now - 86_400_000 ? new Date(year + 1, month, Number(date[2]), hour, minute).getTime() : at;
   }
   const today = new Date(base.getFullYear(), base.getMonth(), base.getDate(), hour, minute).getTime();
-  return today > now - 60_000 ? today : new Date(base.getFullYear(), base.getMonth(), base.getDate() + 1, hour, minute).getTime();
+  // A time a few minutes past is today's (printed at the minute, read a moment later), not tomorrow's.
+  return today > now - 15 * 60_000 ? today : new Date(base.getFullYear(), base.getMonth(), base.getDate() + 1, hour, minute).getTime();
 }
