@@ -3,7 +3,8 @@
 // server restarts by resuming from where it read.
 import type { CAC } from 'cac';
 import { baseHelp, resolveBase } from './base-flag.ts';
-import { ServerError, serverClient, UnreachableError } from '../server-client/server-client.ts';
+import { type Page, ProtocolClient } from '../server-client/protocol-client.ts';
+import { ServerError, UnreachableError } from '../server-client/server-client.ts';
 import { ExitCode, exitCodeOf } from '../errors/exit-codes.ts';
 import { defineCommand, exitWith, fail } from './command.ts';
 import { stringFlag, UsageError, wholeNumberFlag } from './options.ts';
@@ -22,15 +23,6 @@ interface WatchFlags {
   retryFor?: unknown;
   json?: boolean;
   all?: boolean;
-}
-
-interface Page {
-  monitor: string;
-  cursor: number;
-  head: number;
-  lag: number;
-  next: number;
-  observations: WatchedObservation[];
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -83,7 +75,7 @@ export function registerWatchCommand(cli: CAC): void {
       const retryForMs = retryText === undefined ? undefined : wholeNumberFlag('--retry-for', retryText, 0, 31_536_000) * 1000;
       const bases = (await resolveBase(flags.base)).split(',').map((b) => b.trim()).filter(Boolean);
       if (bases.length === 0) throw new UsageError('--base takes a server URL, or several comma-separated.');
-      const clients = bases.map((b) => serverClient(b));
+      const clients = bases.map((b) => new ProtocolClient(b));
       let current = 0;
       let client = clients[current]!;
       const moveToNextNode = () => {
@@ -96,10 +88,10 @@ export function registerWatchCommand(cli: CAC): void {
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
-      const path = `/subscriptions/${encodeURIComponent(subscription)}`;
+      const sub = { id: subscription, token };
       const ack = async (cursor: number) => {
         try {
-          await client.request('POST', `${path}/ack`, { token, body: { cursor } });
+          await client.ack(sub, cursor);
         } catch (error) {
           // Another consumer of the same subscription acknowledged further: carry on from there.
           if (!(error instanceof ServerError && error.body.code === 'CURSOR_BACKWARDS')) throw error;
@@ -115,7 +107,7 @@ export function registerWatchCommand(cli: CAC): void {
       while (!stop.signal.aborted) {
         try {
           if (cursor === undefined) {
-            const probe: Page = await client.request('GET', `${path}/pull?limit=1`, { token, signal: stop.signal });
+            const probe: Page<WatchedObservation> = await client.pull(sub, { limit: 1, signal: stop.signal });
             acknowledged = probe.cursor;
             cursor = flags.catchUp ? probe.cursor : probe.head + 1;
             if (!flags.catchUp && probe.lag > 0) {
@@ -125,8 +117,8 @@ export function registerWatchCommand(cli: CAC): void {
               );
             }
           }
-          const page: Page = await client.request('GET', `${path}/pull?cursor=${cursor}&wait=${wait}&limit=${limit}`, { token, signal: stop.signal });
-          if (downSince !== undefined) process.stderr.write(`vigil watch: reconnected${clients.length > 1 ? ` to ${client.base}` : ''}\n`);
+          const page: Page<WatchedObservation> = await client.pull(sub, { cursor, wait, limit, signal: stop.signal });
+          if (downSince !== undefined) process.stderr.write(`vigil watch: reconnected${clients.length > 1 ? ` to ${client.root}` : ''}\n`);
           downSince = undefined;
           failedInARow = 0;
           retryMs = 250;
@@ -155,7 +147,7 @@ export function registerWatchCommand(cli: CAC): void {
               // Another node of the cluster serves the same subscription: move there at once.
               moveToNextNode();
               downSince ??= now;
-              process.stderr.write(`vigil watch: ${error.message}; switching to ${client.base}\n`);
+              process.stderr.write(`vigil watch: ${error.message}; switching to ${client.root}\n`);
               continue;
             }
             failedInARow = 0;

@@ -3,7 +3,7 @@
 // [{sentinel, run, seq}]. A sentinel reads this after claiming a subject, so
 // every completion of that subject is already in the log; this is what lets
 // several sentinel processes run exactly one reaction per observation.
-import type { MonitorClient, SubscriptionRef } from './monitor-client.ts';
+import type { ProtocolClient, SubscriptionRef } from '../../server-client/protocol-client.ts';
 
 const LEASE_TYPE = 'ai.vigil.monitor.lease';
 
@@ -12,7 +12,7 @@ export class DoneLog {
   private readonly done = new Set<number>();
 
   constructor(
-    private readonly client: MonitorClient,
+    private readonly client: ProtocolClient,
     private readonly sub: SubscriptionRef,
     private readonly sentinel: string,
   ) {}
@@ -22,7 +22,7 @@ export class DoneLog {
   /** Reads completions written since the last call. */
   async catchUp(): Promise<void> {
     for (;;) {
-      const page = await this.client.pull(this.sub, this.cursor, { limit: 1000 });
+      const page = await this.client.pull(this.sub, { cursor: this.cursor, wait: 0, limit: 1000 });
       for (const o of page.observations) {
         // The server keeps its bookkeeping under data.payload.
         const raw = o.data as { payload?: unknown } | undefined;

@@ -10,7 +10,7 @@ import { notifyFiring } from '../notify.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
 import { afterFiring, shouldNotify } from '../temporal/schedule.ts';
 import type { DoneLog } from './done-log.ts';
-import { codeOf, type MonitorClient, type Observation, type SubscriptionRef } from './monitor-client.ts';
+import { codeOf, type ProtocolClient, type Observation, type SubscriptionRef } from '../../server-client/protocol-client.ts';
 
 export type TurnResult = 'done' | 'held' | 'failed' | 'dead_lettered';
 
@@ -18,7 +18,7 @@ export interface TurnInput {
   ctx: TemporalContext;
   recipe: SentinelRecipe;
   file: string;
-  client: MonitorClient;
+  client: ProtocolClient;
   sub: SubscriptionRef;
   doneLog: DoneLog;
   subject: string;

@@ -3,7 +3,7 @@
 // back off 1, 2, 4 … 60 s (each refused subscribe is recorded on the monitor
 // as a rejection, so a retry every second fills it); a server that cannot be
 // reached or is busy is tried again every second.
-import { codeOf } from './monitor-client.ts';
+import { codeOf } from '../../server-client/protocol-client.ts';
 
 export const maxBackoffMs = 60_000;
 

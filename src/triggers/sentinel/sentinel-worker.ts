@@ -13,7 +13,7 @@ import { RUN_TYPE, ServerPublisher } from '../../recipes/publish/server-publishe
 /** watch.monitor naming this project's run monitor (docs/triggers.md). */
 const PROJECT_RUNS = '@runs';
 import { DoneLog } from './done-log.ts';
-import { codeOf, MonitorClient, type Observation, type SubscriptionRef } from './monitor-client.ts';
+import { codeOf, ProtocolClient, type Observation, type SubscriptionRef } from '../../server-client/protocol-client.ts';
 import { reactTurn } from './react.ts';
 import { adviceFor, backoffMs, isLastingRefusal, maxBackoffMs } from './refusal-advice.ts';
 
@@ -32,7 +32,7 @@ export class SentinelWorker {
   private sub: SubscriptionRef | null = null;
   private doneLog: DoneLog | null = null;
   private retryTimer: unknown;
-  private readonly client: MonitorClient;
+  private readonly client: ProtocolClient;
   private readonly loop: Promise<void>;
 
   constructor(
@@ -41,7 +41,7 @@ export class SentinelWorker {
     private readonly file: string,
     private readonly server: { base: string; token?: string } | undefined,
   ) {
-    this.client = new MonitorClient(recipe.watch.base ?? server?.base ?? SENTINEL_DEFAULTS.base);
+    this.client = new ProtocolClient(recipe.watch.base ?? server?.base ?? SENTINEL_DEFAULTS.base);
     this.loop = this.run();
   }
 
@@ -126,7 +126,7 @@ export class SentinelWorker {
         }
         lastProblem = '';
         refusals = 0;
-        const page = await this.client.pull(this.sub, this.readCursor, { wait: 5, limit: 100, signal: this.abort.signal });
+        const page = await this.client.pull(this.sub, { cursor: this.readCursor, wait: 5, limit: 100, signal: this.abort.signal });
         for (const o of page.observations) this.enqueue(o);
         this.readCursor = Math.max(this.readCursor, page.next);
         this.schedule();

@@ -1,7 +1,8 @@
-// The calls a sentinel makes to a Vigil server (protocol.md §9, §12): durable
-// subscriptions (re-keyed on restart, cursor kept), pull, ack and the lease
-// operations. Refusals come back as ServerError with the protocol's code.
-import { ServerError, serverClient } from '../../server-client/server-client.ts';
+// The typed calls a subscriber makes to a Vigil server (protocol.md §9, §12),
+// used by `vigil watch` and the sentinels: durable subscriptions (re-keyed on
+// restart, cursor kept), pull, ack and the lease operations. Refusals come back
+// as ServerError with the protocol's code.
+import { ServerError, serverClient } from './server-client.ts';
 
 export { ServerError };
 
@@ -14,27 +15,49 @@ export interface Observation {
   [key: string]: unknown;
 }
 
-export interface Page {
+/** A page of a pull: the observations, and where the subscription stands. */
+export interface Page<O = Observation> {
+  monitor: string;
+  /** The subscription's stored cursor. */
+  cursor: number;
   next: number;
   head: number;
   lag: number;
-  observations: Observation[];
+  observations: O[];
 }
 
-export interface SubscriptionRef {
+/** A subscription and the token that reads it. */
+export interface SubscriptionKey {
   id: string;
   token: string;
+}
+
+export interface SubscriptionRef extends SubscriptionKey {
   cursor: number;
+}
+
+export interface PullOptions {
+  /** Where to read from; absent: from the subscription's stored cursor. */
+  cursor?: number;
+  wait?: number;
+  limit?: number;
+  subjects?: string;
+  signal?: AbortSignal;
 }
 
 export function codeOf(error: unknown): string | undefined {
   return error instanceof ServerError ? error.body.code : undefined;
 }
 
-export class MonitorClient {
+export class ProtocolClient {
   private readonly http;
   constructor(readonly base: string) {
     this.http = serverClient(base);
+  }
+
+  /** The protocol's root URL (…/mp/v0). */
+  get root(): string {
+    return this.http.base;
   }
 
   /** Subscribes, or re-keys the stored subscription with its old token (same id, cursor kept). */
@@ -62,21 +85,22 @@ export class MonitorClient {
     throw last;
   }
 
-  pull(sub: SubscriptionRef, cursor: number, options: { wait?: number; limit?: number; subjects?: string; signal?: AbortSignal } = {}): Promise<Page> {
-    const q = new URLSearchParams({ cursor: String(cursor), wait: String(options.wait ?? 0), limit: String(options.limit ?? 100) });
-    if (options.subjects !== undefined) q.set('subjects', options.subjects);
-    return this.http.request<Page>('GET', `/subscriptions/${encodeURIComponent(sub.id)}/pull?${q}`, {
+  /** Pulls a page; only the options given go in the query (the server's defaults hold for the rest). */
+  pull<O = Observation>(sub: SubscriptionKey, options: PullOptions = {}): Promise<Page<O>> {
+    const q = new URLSearchParams();
+    for (const name of ['cursor', 'wait', 'limit', 'subjects'] as const) if (options[name] !== undefined) q.set(name, String(options[name]));
+    return this.http.request<Page<O>>('GET', `/subscriptions/${encodeURIComponent(sub.id)}/pull?${q}`, {
       token: sub.token,
       ...(options.signal ? { signal: options.signal } : {}),
     });
   }
 
-  ack(sub: SubscriptionRef, cursor: number): Promise<unknown> {
+  ack(sub: SubscriptionKey, cursor: number): Promise<unknown> {
     return this.http.request('POST', `/subscriptions/${encodeURIComponent(sub.id)}/ack`, { token: sub.token, body: { cursor } });
   }
 
   lease<T = { lease: Record<string, unknown>; dead_letter?: boolean }>(
-    sub: SubscriptionRef,
+    sub: SubscriptionKey,
     action: 'claim' | 'renew' | 'complete' | 'release' | 'reject',
     body: Record<string, unknown>,
   ): Promise<T> {
