@@ -30,6 +30,9 @@ export function sequenceDryRun(name: string, options: CheckOptions & { backend?:
     projectRoot,
     config: loadWorkspaceConfig(projectRoot),
     env: process.env,
+    vars: parseVarFlags(options.vars),
+    vault: systemVault,
+    cwd: process.cwd(),
     ...(options.backend ? { backend: options.backend } : {}),
     ...(options.model ? { model: options.model } : {}),
   });

@@ -5,7 +5,8 @@
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { loadWorkspaceConfig } from './config/workspace-config.ts';
-import { ExitCode, type ExitCodeValue, RecipeInputError } from './errors.ts';
+import { treeStartRefusals } from './check/check-recipe.ts';
+import { ExitCode, type ExitCodeValue, RecipeInputError, RunRefusedError } from './errors.ts';
 import { GateKeeper } from './gates/gate.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
 import { loadRecipeTree } from './loading/recipe-tree.ts';
@@ -55,6 +56,11 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
   const ask = io.interactive && !io.json ? () => terminalAsker(io.stdin, io.stdout) : null;
   Object.assign(vars, await resolveParameters(tree.root.recipe, tree.root.file, req.env, vars, ask));
   const config = loadWorkspaceConfig(projectRoot);
+  // A composite prepares its children only as it starts them: what would refuse one of them refuses the run now.
+  if (def.composite && !req.resume) {
+    const refusals = treeStartRefusals({ name: req.name, vars, cwd: req.cwd, env: req.env, vault: req.vault });
+    if (refusals.length > 0) throw new RunRefusedError(`recipe "${req.name}": a run it starts would be refused; nothing was started (vigil recipe check ${req.name} shows every verdict)`, refusals);
+  }
 
   const mode: ViewMode = io.json ? 'json' : io.interactive ? 'tty' : 'plain';
   const view = new TreeView(io.stdout, io.stderr, mode);

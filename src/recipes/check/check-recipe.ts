@@ -198,6 +198,18 @@ function checkOne(found: FoundRecipe, vars: Record<string, string>, via: string 
 }
 
 /**
+ * What would stop a run of the tree before it starts, each recipe's `start` verdict: a composite run
+ * refuses on these before it starts anything (run-sequence.ts), as a sequence run does on its own.
+ */
+export function treeStartRefusals(req: CheckRequest): string[] {
+  return checkRecipe(req).recipes.flatMap((r) =>
+    r.sections
+      .filter((s) => s.name === 'start' && s.status === 'refused')
+      .flatMap((s) => [`${r.via ? `${r.via} → ` : ''}${r.type} "${r.name}" (${r.file}): ${s.summary}`, ...s.lines.map((l) => `  ${l}`)]),
+  );
+}
+
+/**
  * What else would keep the run from starting — backends and their flags, vigil.yml, auth profiles, the
  * vault, budgets, bubblewrap — found by the very preparation a run makes (prepare-run.ts), so that
  * check and sequence cannot disagree. Reported once the verdicts above are clean (they stop it first).

@@ -4,6 +4,8 @@
 // first. Built-ins that are paths inside the run record get a stand-in of
 // that shape, so the checks judge them as the run would.
 import type { Recipe } from '../types.ts';
+import { DEFAULT_ROUNDS } from '../types/adversarial/run.ts';
+import { DEFAULT_STRATEGIES } from '../types/convergent/run.ts';
 
 export interface ChildUse {
   name: string;
@@ -32,17 +34,21 @@ export function childUses(recipe: Recipe): ChildUse[] {
       return sets.map((v, i) => ({ name: recipe.recipe!, where: `vars[${i}]`, vars: { ...v, PARALLEL_INDEX: String(i), PARALLEL_COUNT: String(sets.length) }, pre: [] }));
     }
     case 'adversarial': {
-      const builtins = { ROUND: '1', ROUNDS: String(recipe.rounds ?? 1), BLUE_OUTPUT: runPath('blue'), RED_OUTPUT: runPath('red'), JUDGE_OUTPUT: runPath('judge') };
+      const builtins = { ROUND: '1', ROUNDS: String(recipe.rounds ?? DEFAULT_ROUNDS), BLUE_OUTPUT: runPath('blue'), RED_OUTPUT: runPath('red'), JUDGE_OUTPUT: runPath('judge') };
       return (['blue', 'red', 'judge'] as const)
         .filter((side) => recipe[side])
         .map((side) => ({ name: recipe[side]!.recipe, where: side, vars: { ...(recipe[side]!.vars ?? {}), ...builtins }, pre: [] }));
     }
     case 'convergent': {
-      const builtins = { STRATEGY: '1', STRATEGIES: String(recipe.strategies ?? 1) };
-      return [
-        { name: recipe.recipe!, where: 'recipe', vars: builtins, pre: [] },
-        ...(recipe.scorer ? [{ name: recipe.scorer, where: 'scorer', vars: { ...builtins, CANDIDATE_DIR: runPath('candidate') }, pre: [] }] : []),
-      ];
+      // Each strategy runs the recipe, then its scorer, in its own copy.
+      const n = recipe.strategies ?? DEFAULT_STRATEGIES;
+      return Array.from({ length: n }, (_, i) => {
+        const builtins = { STRATEGY: String(i + 1), STRATEGIES: String(n) };
+        return [
+          { name: recipe.recipe!, where: `recipe (strategy ${i + 1})`, vars: builtins, pre: [] },
+          ...(recipe.scorer ? [{ name: recipe.scorer, where: `scorer (strategy ${i + 1})`, vars: { ...builtins, CANDIDATE_DIR: runPath('candidate') }, pre: [] }] : []),
+        ];
+      }).flat();
     }
     default:
       return [];

@@ -1,16 +1,26 @@
 // The shape of a run before it starts, for `vigil sequence --dry-run` and
 // `vigil recipe check`: waves of steps (a step is in the wave after the
-// latest of the steps it waits for), each step's backend, model, isolation
-// and budget, and for a composite recipe the child runs it starts.
+// latest of the steps it waits for), each step's backend, model, isolation,
+// budget and the command line its agent starts, and for a composite recipe
+// the child runs it starts and the copies of the workspace they work in.
+// What a run decides is decided by the run's own functions: the steps are
+// prepared by prepareRun, isolation chosen by isolation/choose.ts.
 import { existsSync, statSync } from 'node:fs';
 import { expandPath } from '../../paths/expand-path.ts';
+import { agentInvocation } from '../backends/agent-invocation.ts';
 import { chooseBackendName } from '../backends/select.ts';
 import { configForRecipe } from '../config/recipe-config.ts';
 import type { WorkspaceConfig } from '../config/workspace-config.ts';
 import type { RecipeTree } from '../loading/recipe-tree.ts';
 import type { Plan, PlannedStep } from '../planning/plan.ts';
 import { planRecipe } from '../planning/planners.ts';
+import { childrenIsolation, hasGitCommit, type IsolationMode, stepsIsolation } from '../isolation/choose.ts';
+import { prepareRun } from '../prepare-run.ts';
+import { DEFAULT_ROUNDS } from '../types/adversarial/run.ts';
+import { DEFAULT_STRATEGIES } from '../types/convergent/run.ts';
+import { entryWorkspace } from '../types/pipeline/run.ts';
 import { recipeTypeDef } from '../types/registry.ts';
+import type { VaultReader } from '../../vault/vault-reader.ts';
 import type { Budget, FoundRecipe, PipelineEntry } from '../types.ts';
 import { STEP_DEFAULTS } from '../types.ts';
 import { childUses } from './child-uses.ts';
@@ -50,6 +60,8 @@ export interface StepView {
   loop: string | null;
   /** Set when it runs one at a time with the other steps of its `wave` (not concurrencySafe). */
   oneAtATime: string | null;
+  /** The agent's program and arguments as the run starts them (files of the run folder as <run>/…), or an HTTP provider's URL; null when the run would not start. */
+  agent: { command: string; args: string[] } | { url: string } | null;
 }
 
 export interface PlanView {
@@ -73,24 +85,68 @@ export interface PlanInput {
   env: NodeJS.ProcessEnv;
   backend?: string;
   model?: string;
+  /** --var: the variables the steps are prepared with (a child gets its parent's and its own). */
+  vars?: Record<string, string>;
+  vault?: VaultReader;
+  cwd?: string;
 }
 
-function isolationOf(found: FoundRecipe, vm: boolean): string {
-  const mode = found.recipe.transfer_mode ?? 'none';
+/** Where a node of the plan works: a directory, or a copy of one the run makes. */
+interface Place {
+  workspace: string | null;
+  copy: IsolationMode | null;
+}
+
+function isolationOf(mode: IsolationMode, vm: boolean): string {
   const base = mode === 'none' ? 'none (shared workspace)' : mode;
   return vm ? `${base} + vm (bubblewrap)` : base;
 }
 
-export function planView(input: PlanInput, found: FoundRecipe = input.tree.root, via: string | null = null, model = input.model, depth = 0): PlanView {
+function childrenIsolationText(type: string, mode: IsolationMode): string {
+  if (mode === 'none') return 'none (children share the workspace: transfer_mode "none")';
+  const copy = mode === 'worktree' ? 'a git worktree (branch vigil/<run>-<label>)' : `a ${mode} copy`;
+  const whose = type === 'adversarial' ? 'one for the contest (blue, red and the judge work in it)' : type === 'convergent' ? 'one per strategy (its scorer works in it)' : 'one per child';
+  return `${mode}: ${copy}, ${whose}, merged back`;
+}
+
+/** The agent command line of each step, prepared as the run prepares it; the reason when it would not start. */
+function preparedAgents(input: PlanInput, found: FoundRecipe, vars: Record<string, string>, model: string | undefined, place: Place): Map<string, StepView['agent']> | string {
+  const out = new Map<string, StepView['agent']>();
+  try {
+    const prep = prepareRun(
+      { name: found.recipe.name, vars: [], cwd: input.cwd ?? input.projectRoot, env: input.env, vault: input.vault ?? { get: () => null }, ...(input.backend ? { backend: input.backend } : {}) },
+      { found, vars, config: input.config, ...(model ? { model } : {}), ...(place.workspace && !place.copy ? { workspace: place.workspace } : {}) },
+    );
+    for (const [label, step] of prep.steps) {
+      const how = agentInvocation(step.backend, { vm: step.vm });
+      const inRun = (a: string) => a.split(prep.runDir).join('<run>');
+      out.set(label, 'url' in how ? how : { command: how.command, args: how.args.map(inRun) });
+    }
+    return out;
+  } catch (error) {
+    return (error as Error).message.split('\n')[0]!;
+  }
+}
+
+export function planView(
+  input: PlanInput,
+  found: FoundRecipe = input.tree.root,
+  via: string | null = null,
+  model = input.model,
+  depth = 0,
+  vars: Record<string, string> = input.vars ?? {},
+  place: Place = { workspace: null, copy: null },
+): PlanView {
   const { recipe, file } = found;
   const def = recipeTypeDef(recipe.type);
+  const workspace = place.workspace ?? resolveWorkspaceOrNull(found, input.projectRoot);
   const view: PlanView = {
     recipe: recipe.name,
     type: recipe.type ?? 'sequence',
     file,
     via,
-    workspace: resolveWorkspaceOrNull(found, input.projectRoot) ?? `${recipe.workspace} (not a directory)`,
-    isolation: isolationOf(found, recipe.vm ?? false),
+    workspace: place.copy ? `${place.workspace} (a ${place.copy} copy the run makes of it)` : (workspace ?? `${recipe.workspace} (not a directory)`),
+    isolation: isolationOf(stepsIsolation(recipe), recipe.vm ?? false),
     budget: recipe.budget ?? null,
     waves: [],
     children: [],
@@ -98,6 +154,8 @@ export function planView(input: PlanInput, found: FoundRecipe = input.tree.root,
   };
   if (def?.planner) {
     const plan = planRecipe(recipe, file);
+    const agents = preparedAgents(input, found, vars, model, place);
+    if (typeof agents === 'string') view.notes.push(`the run would not start: ${agents}`);
     view.waves = waves(plan).map((wave) =>
       wave.map(({ step, needs, exclusiveGroup }) => ({
         label: step.label,
@@ -105,18 +163,26 @@ export function planView(input: PlanInput, found: FoundRecipe = input.tree.root,
         backend: chooseBackendName(step, input.backend, configForRecipe(input.config, recipe), input.env),
         model: model ?? step.model ?? null,
         effort: step.effort ?? null,
-        isolation: isolationOf(found, step.vm ?? recipe.vm ?? false),
+        isolation: isolationOf(stepsIsolation(recipe), step.vm ?? recipe.vm ?? false),
         timeout: step.timeout ?? STEP_DEFAULTS.timeout,
         budget: step.budget ?? null,
         gate: step.gate === 'review',
         buildCommand: step.build_command !== undefined,
         loop: loopText(step),
         oneAtATime: exclusiveGroup && !step.concurrencySafe ? exclusiveGroup : null,
+        agent: typeof agents === 'string' ? null : (agents.get(step.label) ?? null),
       })),
     );
   }
+  if (def?.composite) {
+    // The copies the run gives its children (composite-node.ts decides with the same function).
+    const copy = def.isolatesChildren && workspace ? childrenIsolation(recipe, hasGitCommit(workspace)) : null;
+    view.isolation = copy ? childrenIsolationText(view.type, copy) : 'none (each child works in its own workspace; children of one workspace share it)';
+    if (copy) view.workspace = workspace ?? view.workspace;
+  }
   if (def?.composite && depth < 8) {
     const entries: PipelineEntry[] = recipe.sequences ?? [];
+    const copy = def.isolatesChildren && workspace ? childrenIsolation(recipe, hasGitCommit(workspace)) : null;
     for (const use of childUses(recipe)) {
       const child = input.tree.byName.get(use.name);
       if (!child) continue;
@@ -124,10 +190,13 @@ export function planView(input: PlanInput, found: FoundRecipe = input.tree.root,
       const when = [entry?.on && entry.on !== 'success' ? `on ${entry.on}` : '', entry?.from ? `from step "${entry.from}"` : '', use.pre.length ? `after ${use.pre.length} pre command${use.pre.length === 1 ? '' : 's'}` : '']
         .filter(Boolean)
         .join(', ');
-      view.children.push(planView(input, child, `${use.where}${when ? ` (${when})` : ''}`, entry?.model ?? model, depth + 1));
+      const childPlace: Place = copy
+        ? { workspace, copy: copy === 'none' ? null : copy }
+        : { workspace: recipe.type === 'pipeline' ? (entryWorkspace(entry?.workspace, input.projectRoot) ?? null) : null, copy: null };
+      view.children.push(planView(input, child, `${use.where}${when ? ` (${when})` : ''}`, entry?.model ?? model, depth + 1, { ...vars, ...use.vars }, childPlace));
     }
-    if (recipe.type === 'adversarial') view.notes.push(`${recipe.rounds ?? 1} round(s): blue, then red, then the judge`);
-    if (recipe.type === 'convergent') view.notes.push(`${recipe.strategies ?? 1} strategies of "${recipe.recipe}", at most ${recipe.fanout ?? 'all'} at once, each scored by "${recipe.scorer}"`);
+    if (recipe.type === 'adversarial') view.notes.push(`up to ${recipe.rounds ?? DEFAULT_ROUNDS} round(s): blue, then red, then the judge (shown once); a verdict with "done" ends them`);
+    if (recipe.type === 'convergent') view.notes.push(`${recipe.strategies ?? DEFAULT_STRATEGIES} strategies of "${recipe.recipe}", at most ${recipe.fanout ?? 'all'} at once, each scored by "${recipe.scorer}"`);
     if (recipe.type === 'parallel') view.notes.push(`${Math.max(1, recipe.vars?.length ?? 0)} runs of "${recipe.recipe}", at most ${recipe.fanout ?? 'all'} at once${recipe.fail_fast ? ', stopping at the first failure' : ''}`);
   }
   return view;
@@ -161,10 +230,18 @@ export function renderPlanView(view: PlanView, indent = ''): string {
         ...(s.loop ? [s.loop] : []),
         ...(s.oneAtATime && wave.filter((o) => o.oneAtATime === s.oneAtATime).length > 1 ? [`one at a time with the other steps of "wave": ${s.oneAtATime.replace(/^wave /, '')} (not concurrencySafe)`] : []),
         ...(s.waitsFor.length ? [`after ${s.waitsFor.join(', ')}`] : []),
+        ...(s.agent ? ['url' in s.agent ? `calls ${s.agent.url}` : `starts ${[s.agent.command, ...s.agent.args].map(shellWord).join(' ')}`] : []),
       ];
       lines.push(`${i2}  ${s.label.padEnd(width)}  ${facts.join('; ')}`);
     }
   });
   for (const child of view.children) lines.push(renderPlanView(child, i2));
   return lines.join('\n');
+}
+
+/** A word as a shell would need it written, for the printed command line (one line: a newline as $'…\\n…'). */
+function shellWord(word: string): string {
+  if (/^[A-Za-z0-9_./:=@%+,<>-]+$/.test(word)) return word;
+  if (!/[\n\t\\]/.test(word)) return `'${word.replace(/'/g, "'\\''")}'`;
+  return `$'${word.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\t/g, '\\t')}'`;
 }

@@ -10,6 +10,7 @@ import { createCopyIsolation } from '../isolation/copy-modes.ts';
 import { git } from '../isolation/git.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
 import { dropBranchesOf, recoverStaleWorktrees } from '../isolation/stale-worktrees.ts';
+import { childrenIsolation } from '../isolation/choose.ts';
 import { createWorktreeIsolation } from '../isolation/worktree.ts';
 import { copyNaming, openResultsBranch, varsText } from './results-branch.ts';
 import { declaredBy } from '../outside-vars.ts';
@@ -84,9 +85,10 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   const isolate = async (label: string, what: string): Promise<StepWorkspace> => {
     whatOf.set(label, what);
     isolation ??= (async () => {
-      if (recipe.transfer_mode === 'none') return { mode: 'none', recover: async () => [], prepare: async () => sharedCopy(workspace) } as Isolation;
-      if (await isGitRepo(base)) return createWorktreeIsolation(base, runId, file, copyNaming(recipe, runId, previous?.id ?? null, base, (l) => whatOf.get(l) ?? l));
-      return createCopyIsolation(recipe.transfer_mode === 'rsync' ? 'rsync' : 'mirror', workspace, rt.projectRoot, runId, file);
+      const mode = childrenIsolation(recipe, await isGitRepo(base));
+      if (mode === 'none') return { mode: 'none', recover: async () => [], prepare: async () => sharedCopy(workspace) } as Isolation;
+      if (mode === 'worktree') return createWorktreeIsolation(base, runId, file, copyNaming(recipe, runId, previous?.id ?? null, base, (l) => whatOf.get(l) ?? l));
+      return createCopyIsolation(mode, workspace, rt.projectRoot, runId, file);
     })();
     return (await isolation).prepare(label, '.');
   };

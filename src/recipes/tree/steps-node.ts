@@ -13,6 +13,7 @@ import { agentStatePaths, childEnv, createStepRunner } from '../executor/run-ste
 import { executePlan } from '../executor/step-executor.ts';
 import { createCopyIsolation, createNoIsolation } from '../isolation/copy-modes.ts';
 import type { Isolation } from '../isolation/isolation.ts';
+import { stepsIsolation } from '../isolation/choose.ts';
 import { createWorktreeIsolation } from '../isolation/worktree.ts';
 import { type PreparedRun, prepareRun } from '../prepare-run.ts';
 import { STEP_TYPE } from '../publish/server-publisher.ts';
@@ -27,7 +28,7 @@ import { runAbort } from './run-abort.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 
 async function createIsolation(prep: PreparedRun): Promise<Isolation> {
-  const mode = prep.found.recipe.transfer_mode ?? 'none';
+  const mode = stepsIsolation(prep.found.recipe);
   if (mode === 'worktree') return createWorktreeIsolation(prep.workspace, prep.runId, prep.found.file);
   if (mode === 'mirror' || mode === 'rsync') return createCopyIsolation(mode, prep.workspace, prep.projectRoot, prep.runId, prep.found.file);
   return createNoIsolation(prep.workspace);

@@ -30,6 +30,8 @@ export interface RecipeTypeDef {
   check?(recipe: Recipe, lookup: TreeLookup): string[];
   planner?: Planner<Recipe>;
   composite?: CompositeRunner;
+  /** Its children work in copies of the workspace (isolation/choose.ts says which), merged back. */
+  isolatesChildren?: boolean;
   /** Why `vigil sequence` does not run this type (when it has neither planner nor composite). */
   refusal?: string;
 }

@@ -10,4 +10,5 @@ export const adversarialType: RecipeTypeDef = {
   children: (r) =>
     (['blue', 'red', 'judge'] as const).flatMap((side) => (r[side] ? [{ name: r[side].recipe, where: `${side}.recipe` }] : [])),
   composite: runAdversarial,
+  isolatesChildren: true,
 };

@@ -9,9 +9,12 @@ import type { StepWorkspace } from '../../isolation/isolation.ts';
 import type { CompositeContext, CompositeOutcome } from '../composite.ts';
 import { parseVerdict, type Verdict } from '../text-results.ts';
 
+/** Rounds when the recipe sets none (the plan says the same: check/plan-shape.ts). */
+export const DEFAULT_ROUNDS = 3;
+
 export async function runAdversarial(ctx: CompositeContext): Promise<CompositeOutcome> {
   const recipe = ctx.found.recipe;
-  const rounds = recipe.rounds ?? 3;
+  const rounds = recipe.rounds ?? DEFAULT_ROUNDS;
   const sides = { blue: recipe.blue!, red: recipe.red!, judge: recipe.judge! };
   const outputs = { BLUE_OUTPUT: '', RED_OUTPUT: '', JUDGE_OUTPUT: '' };
   const verdicts: Array<Verdict & { round: number }> = [];

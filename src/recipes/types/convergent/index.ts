@@ -12,4 +12,5 @@ export const convergentType: RecipeTypeDef = {
     ...(r.scorer ? [{ name: r.scorer, where: 'scorer' }] : []),
   ],
   composite: runConvergent,
+  isolatesChildren: true,
 };

@@ -9,6 +9,9 @@ import type { StepWorkspace } from '../../isolation/isolation.ts';
 import type { CompositeContext, CompositeOutcome } from '../composite.ts';
 import { forEachLimited, parseScore } from '../text-results.ts';
 
+/** Strategies when the recipe sets none (the plan says the same: check/plan-shape.ts). */
+export const DEFAULT_STRATEGIES = 3;
+
 interface Candidate {
   strategy: number;
   ws: StepWorkspace | null;
@@ -19,7 +22,7 @@ interface Candidate {
 
 export async function runConvergent(ctx: CompositeContext): Promise<CompositeOutcome> {
   const recipe = ctx.found.recipe;
-  const n = recipe.strategies ?? 3;
+  const n = recipe.strategies ?? DEFAULT_STRATEGIES;
   const fanout = recipe.fanout ?? n;
   const candidates: Candidate[] = Array.from({ length: n }, (_, i) => ({ strategy: i + 1, ws: null, status: 'cancelled', score: null }));
   const stop = (): boolean => ctx.signal.aborted;

@@ -9,4 +9,5 @@ export const parallelType: RecipeTypeDef = {
   schemaFile: typeSchemaFile('parallel'),
   children: (r) => (r.recipe ? [{ name: r.recipe, where: 'recipe' }] : []),
   composite: runParallel,
+  isolatesChildren: true,
 };

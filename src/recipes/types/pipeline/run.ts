@@ -6,7 +6,7 @@
 import { expandPath } from '../../../paths/expand-path.ts';
 import type { CompositeContext, CompositeOutcome } from '../composite.ts';
 
-function entryWorkspace(w: string | undefined, projectRoot: string): string | undefined {
+export function entryWorkspace(w: string | undefined, projectRoot: string): string | undefined {
   return w ? expandPath(w, projectRoot) : undefined;
 }
 

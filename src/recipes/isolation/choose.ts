@@ -1,0 +1,28 @@
+// Which copy of the workspace a run's work gets — decided here once, for the
+// run (steps-node.ts, composite-node.ts) and for its plan (check/plan-shape.ts,
+// `vigil sequence --dry-run`), so that the plan cannot say something else.
+import { spawnSync } from 'node:child_process';
+import type { Recipe } from '../types.ts';
+
+export type IsolationMode = 'worktree' | 'mirror' | 'rsync' | 'none';
+
+/** A sequence's steps: the recipe's transfer_mode, none when it names none. */
+export function stepsIsolation(recipe: Recipe): IsolationMode {
+  return recipe.transfer_mode ?? 'none';
+}
+
+/**
+ * A composite's children that work apart (parallel children, the adversarial contest, convergent
+ * strategies: types whose definition says `isolatesChildren`): a git worktree each when the workspace
+ * has a commit, else a mirror (or rsync) copy; transfer_mode "none" shares the workspace on purpose.
+ */
+export function childrenIsolation(recipe: Recipe, hasCommit: boolean): IsolationMode {
+  if (recipe.transfer_mode === 'none') return 'none';
+  if (hasCommit) return 'worktree';
+  return recipe.transfer_mode === 'rsync' ? 'rsync' : 'mirror';
+}
+
+/** Whether `dir` is in a git repository with at least one commit (what a worktree starts from). */
+export function hasGitCommit(dir: string): boolean {
+  return spawnSync('git', ['rev-parse', '--verify', 'HEAD'], { cwd: dir, stdio: 'ignore' }).status === 0;
+}
