@@ -36,6 +36,7 @@ export class ReplicaBudget {
   private readonly timer: NodeJS.Timeout;
   private checking: Promise<void> | undefined;
   private soon: NodeJS.Immediate | undefined;
+  private closed = false;
   private readonly now: () => number;
 
   constructor(
@@ -62,15 +63,17 @@ export class ReplicaBudget {
    * interval, so that a node filling its replica quickly does not run far past its budget meanwhile.
    */
   checkSoon(): void {
-    if (this.checking || this.soon) return;
+    if (this.closed || this.checking || this.soon) return;
     this.soon = setImmediate(() => {
       this.soon = undefined;
-      if (this.hooks.usedBytes() > this.options.budgetBytes) void this.check();
+      // The replica closes after close(): a batch committed during the stop must not measure it.
+      if (!this.closed && this.hooks.usedBytes() > this.options.budgetBytes) void this.check();
     });
   }
 
   /** Drops cold monitors while the replica is over its budget. */
   check(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.checking ??= this.fit().finally(() => {
       this.checking = undefined;
     });
@@ -78,6 +81,7 @@ export class ReplicaBudget {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     if (this.soon) clearImmediate(this.soon);
     await this.checking;
