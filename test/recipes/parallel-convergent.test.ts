@@ -63,6 +63,22 @@ describe('parallel', () => {
     expect(git(project.root, 'show', `vigil/${run.id}:out-a.txt`)).toBe('a\n');
   });
 
+  it('inside a pipeline, hands its results to the shared working tree uncommitted, for the entries after it', async () => {
+    project = makeShProject();
+    shRecipe(project, 'one', 'echo ${NAME} > out-${NAME}.txt');
+    shRecipe(project, 'gather', 'cat out-a.txt out-b.txt > all.txt');
+    project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', vars: [{ NAME: 'a' }, { NAME: 'b' }] });
+    project.recipe({ name: 'line', type: 'pipeline', sequences: [{ name: 'fan' }, { name: 'gather' }] });
+    const r = await runVigil(project, ['sequence', 'line']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const fan = childRuns(project, rootRun(project))[0]!;
+    expect(r.stdout).toContain(`brought the results (branch vigil/${fan.id}) into the working tree, uncommitted, for the entries after this one`);
+    expect(readFileSync(join(project.root, 'all.txt'), 'utf8')).toBe('a\nb\n');
+    expect(git(project.root, 'log', '--format=%s')).toBe('init\n');
+    expect(git(project.root, 'status', '--porcelain')).toBe('?? all.txt\n?? out-a.txt\n?? out-b.txt\n');
+    expect(git(project.root, 'branch', '--list', 'vigil/*')).toBe('');
+  });
+
   it('aborts a conflicting merge, marks that child conflict, keeps its branch and fails the run', async () => {
     project = makeShProject();
     shRecipe(project, 'edit', 'echo "${NAME}" > README.md');

@@ -75,12 +75,14 @@ const types: Record<string, { setup(p: Project): void; kills: string[] }> = {
     },
     kills: ['solve-2', 'merge-1'],
   },
+  // Its middle entry is a parallel run, whose merges a kill can cut short too.
   pipeline: {
     setup(p) {
       workRecipe(p);
-      p.recipe({ name: 'top', type: 'pipeline', sequences: [{ name: 'work', vars: { NAME: 'p1' } }, { name: 'work', vars: { NAME: 'p2' } }] });
+      p.recipe({ name: 'fan', type: 'parallel', recipe: 'work', vars: [{ NAME: 'q1' }, { NAME: 'q2' }] });
+      p.recipe({ name: 'top', type: 'pipeline', sequences: [{ name: 'work', vars: { NAME: 'p1' } }, { name: 'fan' }, { name: 'work', vars: { NAME: 'p2' } }] });
     },
-    kills: ['p1-b', 'p2-a'],
+    kills: ['merge-1', 'p2-a'],
   },
 };
 
@@ -110,36 +112,42 @@ const gone = (pid: number): boolean => {
   }
 };
 
+/** Runs the recipe, kills the runner -9 once the run reaches `kill`, resumes it; the end tree. */
+async function killedAndResumed(type: string, kill: string): Promise<string> {
+  const { p, gates } = project(type);
+  const block = join(gates, `${kill}.block`);
+  writeFileSync(block, '');
+  const runner = startVigil(p, ['sequence', 'top', '--merge'], { GATES: gates });
+  await untilTrue(`${type}: the run to reach ${kill}`, () => existsSync(join(gates, `${kill}.started`)) || runner.child.exitCode !== null);
+  expect(runner.child.exitCode, `${kill}: ${runner.stdout()}${runner.stderr()}`).toBe(null);
+  runner.child.kill('SIGKILL');
+  await runner.done;
+  // A merge cut short: git and its hook die with the runner, as at a power loss.
+  const pids = readFileSync(join(gates, `${kill}.started`), 'utf8').trim().split(' ').map(Number);
+  if (kill.startsWith('merge-')) for (const pid of pids) process.kill(pid, 'SIGKILL');
+  rmSync(block); // a step stand-in left running gives up (the resumed run stops it anyway)
+  await untilTrue('the killed processes to be gone', () => pids.every(gone));
+  const killed = rootRun(p);
+
+  const resumed = await runVigil(p, ['sequence', 'top', '--merge', '--resume', killed.id], { GATES: gates });
+  expect(resumed.code, `${kill}: ${resumed.stdout}${resumed.stderr}`).toBe(0);
+  expect(rootRun(p).resumed_from).toBe(killed.id);
+  // Nothing of either run is left checked out.
+  expect(git(p.root, 'worktree', 'list').trim().split('\n'), kill).toHaveLength(1);
+  return endTree(p);
+}
+
 describe.each(Object.keys(types))('--resume of a %s run killed with SIGKILL', (type) => {
   it('ends with the tree an uninterrupted run ends with, at every kill point', async () => {
     const whole = project(type);
-    const uninterrupted = await runVigil(whole.p, ['sequence', 'top', '--merge'], { GATES: whole.gates });
-    expect(uninterrupted.code, uninterrupted.stdout + uninterrupted.stderr).toBe(0);
+    const uninterrupted = runVigil(whole.p, ['sequence', 'top', '--merge'], { GATES: whole.gates });
+    // The kill points in their own projects, at the same time as the uninterrupted run.
+    const kills = types[type]!.kills;
+    const trees = await Promise.all(kills.map((kill) => killedAndResumed(type, kill)));
+    const done = await uninterrupted;
+    expect(done.code, done.stdout + done.stderr).toBe(0);
     const expected = endTree(whole.p);
     expect(expected).not.toBe(git(whole.p.root, 'log', '--format=%T').trim().split('\n').at(-1)); // the run changed something
-
-    for (const kill of types[type]!.kills) {
-      const { p, gates } = project(type);
-      const block = join(gates, `${kill}.block`);
-      writeFileSync(block, '');
-      const runner = startVigil(p, ['sequence', 'top', '--merge'], { GATES: gates });
-      await untilTrue(`${type}: the run to reach ${kill}`, () => existsSync(join(gates, `${kill}.started`)) || runner.child.exitCode !== null);
-      expect(runner.child.exitCode, `${kill}: ${runner.stdout()}${runner.stderr()}`).toBe(null);
-      runner.child.kill('SIGKILL');
-      await runner.done;
-      // A merge cut short: git and its hook die with the runner, as at a power loss.
-      const pids = readFileSync(join(gates, `${kill}.started`), 'utf8').trim().split(' ').map(Number);
-      if (kill.startsWith('merge-')) for (const pid of pids) process.kill(pid, 'SIGKILL');
-      rmSync(block); // a step stand-in left running gives up (the resumed run stops it anyway)
-      await untilTrue('the killed processes to be gone', () => pids.every(gone));
-      const killed = rootRun(p);
-
-      const resumed = await runVigil(p, ['sequence', 'top', '--merge', '--resume', killed.id], { GATES: gates });
-      expect(resumed.code, `${kill}: ${resumed.stdout}${resumed.stderr}`).toBe(0);
-      expect(rootRun(p).resumed_from).toBe(killed.id);
-      expect(endTree(p), `${type} killed at ${kill}: ${resumed.stdout}`).toBe(expected);
-      // Nothing of either run is left checked out.
-      expect(git(p.root, 'worktree', 'list').trim().split('\n'), kill).toHaveLength(1);
-    }
+    for (const [i, tree] of trees.entries()) expect(tree, `${type} killed at ${kills[i]}`).toBe(expected);
   });
 });

@@ -4,8 +4,11 @@
 // The checked-out branch is never committed to during the run; at the end
 // the results are merged into it as one merge commit only when the working
 // tree was clean at the start and the merge was asked for, otherwise the run
-// prints the branch and the command that merges it.
-import { join, relative, resolve } from 'node:path';
+// prints the branch and the command that merges it. A run inside a pipeline
+// or compound hands its results to their shared working tree instead.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
 import { git, gitOk } from './git.ts';
 import { commitIdentity, mainCheckout, worktreesDir } from './stale-worktrees.ts';
 
@@ -15,7 +18,7 @@ export interface RunBranch {
   /** The run's workspace inside the branch's worktree: where its children's copies start from and merge into. */
   readonly workspace: string;
   /** Ends the run's use of the branch: merges it (when asked and allowed) and says what became of it, one line each. */
-  finish(outcome: { succeeded: boolean; merge: boolean; title: string }): Promise<{ lines: string[]; conflict: string | null }>;
+  finish(outcome: { succeeded: boolean; merge: boolean; title: string; handOver?: boolean }): Promise<{ lines: string[]; conflict: string | null }>;
 }
 
 const tracked = async (dir: string): Promise<string> => (await gitOk(dir, ['status', '--porcelain', '--untracked-files=no'])).trim();
@@ -44,7 +47,7 @@ export async function openRunBranch(workspace: string, runId: string, startFrom:
   return {
     branch,
     workspace: join(path, relative(top, resolve(workspace))),
-    async finish({ succeeded, merge, title }) {
+    async finish({ succeeded, merge, title, handOver }) {
       await git(top, ['worktree', 'remove', '--force', path]);
       await git(top, ['worktree', 'prune']);
       const ahead = Number((await gitOk(top, ['rev-list', '--count', `${base}..${branch}`])).trim());
@@ -54,6 +57,7 @@ export async function openRunBranch(workspace: string, runId: string, startFrom:
       }
       const how = `merge it with: git merge --no-ff ${branch}`;
       if (!succeeded) return { lines: [`what the run brought together before it ended is on branch ${branch} (${how})`], conflict: null };
+      if (handOver) return handOverToWorkingTree(top, base, branch);
       if (!merge) return { lines: [`the results are on branch ${branch}; ${how} (or run with --merge, or "merge": true in the recipe)`], conflict: null };
       if (!clean) return { lines: [`the results are on branch ${branch}, not merged: the working tree had uncommitted changes when the run started; ${how}`], conflict: null };
       if ((await tracked(top)) !== '') return { lines: [`the results are on branch ${branch}, not merged: the working tree changed during the run; ${how}`], conflict: null };
@@ -68,4 +72,26 @@ export async function openRunBranch(workspace: string, runId: string, startFrom:
       return { lines: [conflict], conflict };
     },
   };
+}
+
+/**
+ * A run inside a pipeline or compound, whose entries share the workspace:
+ * its results join the working tree as uncommitted changes, as the other
+ * entries' do, so that the entries after it see them; nothing is committed
+ * on the checked-out branch. Results that do not apply stay on the branch.
+ */
+async function handOverToWorkingTree(top: string, base: string, branch: string): Promise<{ lines: string[]; conflict: string | null }> {
+  const patch = join(mkdtempSync(join(tmpdir(), 'vigil-results-')), 'results.patch');
+  try {
+    writeFileSync(patch, await gitOk(top, ['diff', '--binary', base, branch]));
+    const applied = await git(top, ['apply', '--whitespace=nowarn', patch]);
+    if (applied.code === 0) {
+      await git(top, ['branch', '-D', branch]);
+      return { lines: [`brought the results (branch ${branch}) into the working tree, uncommitted, for the entries after this one`], conflict: null };
+    }
+    const conflict = `the results on branch ${branch} do not apply to the working tree: ${applied.stderr.trim().split('\n')[0]}; they stay on ${branch} (git merge --no-ff ${branch})`;
+    return { lines: [conflict], conflict };
+  } finally {
+    rmSync(dirname(patch), { recursive: true, force: true });
+  }
 }

@@ -4,7 +4,7 @@
 // undone first), the worktree is removed, and its branch is deleted only when
 // another branch holds its commits; otherwise the branch stays, named, for
 // `--resume` or a person. `vigil runs prune` removes what is left.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { git, gitOk } from './git.ts';
 
@@ -68,6 +68,23 @@ export async function recordedElsewhere(main: string, branch: string): Promise<b
   return holders.some((b) => b !== branch && !WORK_BRANCH.test(b));
 }
 
+/** What a copy held, from its run's record: `parallel recipe "fan", child 1: recipe "one" with NAME=b`, else its label. */
+function whoseCopy(main: string, run: string, label: string): string {
+  try {
+    const record = JSON.parse(readFileSync(join(main, '.vigil', 'runs', run, 'run.json'), 'utf8')) as {
+      recipe: string;
+      type: string;
+      children?: Array<{ role: string; name: string; vars?: Record<string, string> }>;
+    };
+    const child = record.children?.find((c) => c.role === `child ${label}` || c.role === label.replace('-', ' '));
+    const vars = Object.entries(child?.vars ?? {}).map(([k, v]) => `${k}=${v}`);
+    const what = child ? `${child.role}: recipe "${child.name}"${vars.length ? ` with ${vars.join(' ')}` : ''}` : label === 'results' ? 'its results' : record.children ? label : `step ${label}`;
+    return `${record.type} recipe "${record.recipe}", ${what}`;
+  } catch {
+    return label; // no record (a run of another checkout)
+  }
+}
+
 /** The runs that left folders under .vigil/worktrees and are not running now (nor `except`). */
 function staleRuns(main: string, isLive: (runId: string) => boolean, except: string | null): string[] {
   const base = worktreesDir(main);
@@ -93,7 +110,7 @@ export async function recoverStaleWorktrees(dir: string, isLive: (runId: string)
     for (const wt of listed.filter((w) => w.path.startsWith(`${folder}/`)).sort((a, b) => b.path.length - a.path.length)) {
       const label = wt.path.slice(folder.length + 1);
       let saved = false;
-      if (existsSync(wt.path) && wt.branch) saved = await commitLeftovers(wt.path, `vigil ${run}: work left in ${label} when the run was interrupted`, env).catch(() => false);
+      if (existsSync(wt.path) && wt.branch) saved = await commitLeftovers(wt.path, `vigil ${run}: ${whoseCopy(main, run, label)}: work left when the run was interrupted`, env).catch(() => false);
       await git(main, ['worktree', 'remove', '--force', '--force', wt.path]);
       rmSync(wt.path, { recursive: true, force: true });
       if (!wt.branch) lines.push(`removed worktree ${wt.path}, left by interrupted run ${run}`);

@@ -175,7 +175,9 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   budget.dispose();
   if (branch) {
     const merge = rt.req.merge === true || recipe.merge === true;
-    const ended = await branch.finish({ succeeded: outcome.status === 'succeeded', merge, title: `vigil ${runId}: ${recipe.type} recipe "${recipe.name}"${varsText(node.vars)}` });
+    const title = `vigil ${runId}: ${recipe.type} recipe "${recipe.name}"${varsText(node.vars)}`;
+    // Below a pipeline or compound (they share their workspace), the results join it as the other entries' do.
+    const ended = await branch.finish({ succeeded: outcome.status === 'succeeded', merge, title, handOver: node.parent !== null });
     for (const line of ended.lines) rt.view.note(line);
     if (ended.conflict) outcome = { ...outcome, status: 'failed', reason: ended.conflict };
     if (previous) await dropBranchesOf(workspace, previous.id);
