@@ -87,8 +87,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
     pool.killAll();
     const reason = `killed by a second ${signal}`;
     for (const r of live) {
-      for (const s of r.run.steps) if (['running', 'pending', 'awaiting_gate'].includes(s.status)) Object.assign(s, { status: 'cancelled', reason });
-      for (const c of r.run.children ?? []) if (c.status === 'running' || c.status === 'pending') Object.assign(c, { status: 'cancelled', reason });
+      r.cancelUnfinished(reason);
       r.finish('cancelled', reason);
     }
     process.exit(SIGNAL_EXIT[firstSignal] ?? ExitCode.cancelled);

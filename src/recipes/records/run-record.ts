@@ -243,6 +243,12 @@ export class RunRecorder {
     return child;
   }
 
+  /** Marks what still runs or waits cancelled with `reason` (a second signal stops the run at once; finish follows). */
+  cancelUnfinished(reason: string): void {
+    for (const s of this.run.steps) if (s.status === 'running' || s.status === 'pending' || s.status === 'awaiting_gate') Object.assign(s, { status: 'cancelled', reason });
+    for (const c of this.run.children ?? []) if (c.status === 'running' || c.status === 'pending') Object.assign(c, { status: 'cancelled', reason });
+  }
+
   finish(status: RunStatus, reason?: string): void {
     this.run.status = status;
     this.run.ended = new Date().toISOString();
