@@ -14,9 +14,9 @@ export function waitingText(s: StepRecord, now = Date.now()): string {
   return s.waiting ? describeWait(s.waiting.provider, Date.parse(s.waiting.until), now) : '';
 }
 
-/** What a step is doing beyond its status: its iteration and its wait, joined. */
-export function stepProgress(s: StepRecord, now = Date.now()): string {
-  return [iterationText(s), waitingText(s, now)].filter(Boolean).join('  ');
+/** What a step is doing beyond its status: its iteration and its wait (only while its run is live), joined. */
+export function stepProgress(s: StepRecord, now = Date.now(), live = true): string {
+  return [iterationText(s), live ? waitingText(s, now) : ''].filter(Boolean).join('  ');
 }
 
 /** The loop's lines under a step in `vigil runs <id>`: why it stopped, then each iteration with its usage. */

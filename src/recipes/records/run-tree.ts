@@ -45,7 +45,7 @@ export function renderRunTree(projectRoot: string, runId: string, cwd: string): 
       const out = s.output_file ? `  output ${relative(cwd, join(dir, s.output_file))}` : '';
       const cost = s.usage && (s.usage.usd || s.usage.input_tokens) ? `  ${dollars(s.usage)}` : '';
       const time = s.started && s.ended ? `  took ${took(s.started, s.ended)}` : '';
-      const progress = stepProgress(s);
+      const progress = stepProgress(s, Date.now(), shown(run) === 'running');
       const slotWait = s.slot_wait && shown(run) === 'running' ? s.slot_wait : null;
       lines.push(
         `${pad}  ${s.label.padEnd(20)} ${(slotWait ? 'waiting' : s.status).padEnd(13)} phases ${s.phases}${progress ? `  ${progress}` : ''}${time}${cost}${(slotWait ?? s.reason) ? `  ${slotWait ?? s.reason}` : ''}${out}`,
