@@ -47,7 +47,7 @@ describe('contest results on the screen', () => {
     const r = await runVigil(project, ['sequence', 'duel']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const run = rootRun(project);
-    expect(r.stdout).toContain(`verdicts of run ${run.id} ("duel"):\n  round 1: blue (score 9) — it holds\n  round 2: blue (score 9) — it holds\n  blue won; its work was merged back\n`);
+    expect(r.stdout).toContain(`verdicts of run ${run.id} ("duel"):\n  round 1: blue (score 9) — it holds\n  round 2: blue (score 9) — it holds\n  blue won; its work is in the run's results\n`);
   });
 });
 

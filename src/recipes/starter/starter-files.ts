@@ -96,7 +96,7 @@ const recipes: Record<string, Record<string, unknown>> = {
   'hello-parallel': {
     name: 'hello-parallel',
     type: 'parallel',
-    description: 'hello once per name, two at a time, each in its own copy of the workspace, merged back',
+    description: 'hello once per name, two at a time, each in its own copy of the workspace, then brought together',
     recipe: 'hello',
     fanout: 2,
     vars: [{ WHO: 'ada' }, { WHO: 'grace' }, { WHO: 'linus' }],

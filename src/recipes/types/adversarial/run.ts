@@ -64,7 +64,7 @@ export async function runAdversarial(ctx: CompositeContext): Promise<CompositeOu
       return { status: 'failed', output: lines(), reason: `blue won, but merging its work back conflicts: ${m.detail ?? ''}`.trim() };
     }
     merged = m.result === 'merged';
-    return { status: 'succeeded', output: `${lines()}\nblue won${merged ? '; its work was merged back' : ''}\n` };
+    return { status: 'succeeded', output: `${lines()}\nblue won${merged ? "; its work is in the run's results" : ''}\n` };
   } finally {
     await ws.dispose(false).catch((e: Error) => ctx.say(`could not remove the contest's copy: ${e.message}`));
   }
