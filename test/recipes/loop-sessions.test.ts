@@ -72,6 +72,22 @@ describe('loop until', () => {
     expect(claudeRuns(project, 'fix')).toHaveLength(2);
   });
 
+  it('a budget applies across iterations: the iteration that crosses it is the last', async () => {
+    project = makeProject();
+    project.recipe({
+      name: 'capped',
+      canary: false,
+      steps: [{ label: 'fix', prompt: 'Make the build pass.', build_command: 'exit 1', budget: { tokens: 20 }, loop: { until: { build: true }, max_iterations: 5 } }],
+    });
+    const r = await runVigil(project, ['sequence', 'capped']);
+    expect(r.code).not.toBe(0);
+    const step = stepOf(lastRun(project), 'fix');
+    expect(step).toMatchObject({ status: 'killed', killed_by: 'budget' });
+    expect(step.loop?.iterations).toHaveLength(2);
+    expect(step.loop?.stopped).toMatch(/^budget reached: step "fix" of run \S+ used \d+ tokens of 20 tokens/);
+    expect(claudeRuns(project, 'fix')).toHaveLength(2);
+  });
+
   it('ends on the completion line only when the agent says it as a whole line, not when it echoes the prompt holding it', async () => {
     project = makeProject();
     project.recipe({
