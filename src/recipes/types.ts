@@ -68,6 +68,8 @@ export interface RecipeStep {
   verify?: { commands?: string[]; git_clean_outside?: unknown };
   /** mentu: the step's effort. */
   reasoning?: string;
+  /** mentu's verify.git_clean_outside, mapped: the paths (relative to the step's directory) outside which the step may change nothing of the git tree. */
+  clean_outside?: string[];
 }
 
 export interface RecipeRequires {

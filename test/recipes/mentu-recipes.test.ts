@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -69,14 +70,14 @@ describe('recipes written for mentu run unchanged', () => {
 
 // Issue 45 point 6: the fields of mentu's recipes that stopped on the schema.
 describe('more recipes written for mentu: warned or mapped, never refused on the schema', () => {
-  it('reasoning is effort; cloud and verify.git_clean_outside are warnings naming the field', async () => {
+  it('reasoning is effort; cloud and expected_changes are warnings naming the field', async () => {
     project = makeProject({ codex: true });
     project.recipe({
       name: 'reasoned',
       cloud: { provider: 'mentu-cloud', region: 'eu' },
       reasoning: 'minimal',
       steps: [
-        { label: 'deep', backend: 'codex', prompt: 'Think hard', reasoning: 'xhigh', verify: { commands: ['true'], git_clean_outside: ['src'] } },
+        { label: 'deep', backend: 'codex', prompt: 'Think hard', reasoning: 'xhigh', verify: { commands: ['true'] }, expected_changes: ['src'] },
         { label: 'light', backend: 'codex', prompt: 'Think less' },
       ],
     });
@@ -85,7 +86,7 @@ describe('more recipes written for mentu: warned or mapped, never refused on the
     const r = await runVigil(project, ['sequence', 'reasoned']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stderr).toContain('cloud: ignored');
-    expect(r.stderr).toContain('steps[0] ("deep").verify.git_clean_outside: not checked here');
+    expect(r.stderr).toContain('steps[0] ("deep").expected_changes: ignored');
     const argvOf = (step: string) => (project.logEntries().find((e) => e.agent === 'codex' && e.step === step)!.argv as string[]).join(' ');
     expect(argvOf('deep')).toContain('model_reasoning_effort="high"'); // xhigh is max, which codex spells high
     expect(argvOf('light')).toContain('model_reasoning_effort="low"'); // the recipe's reasoning: minimal
@@ -143,5 +144,30 @@ describe('more recipes written for mentu: warned or mapped, never refused on the
     expect(r.stderr).not.toContain('bogus');
     const check = await runVigil(project, ['recipe', 'check', 'bad']);
     expect(check.stdout).toContain('unknown field "bogus"');
+  });
+});
+
+describe('verify.git_clean_outside', () => {
+  it('fails a step that changed the git tree outside its paths, naming the files; a step that kept to them succeeds', async () => {
+    project = makeProject();
+    project.file('.gitignore', '.home/\n.bin/\n.fakes/\n');
+    project.file('src/a.txt', 'a\n');
+    project.file('other.txt', 'o\n');
+    for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['-c', 'user.email=t@x', '-c', 'user.name=t', 'commit', '-q', '-m', 'init']])
+      execFileSync('git', args, { cwd: project.root, stdio: 'ignore' });
+    project.recipe({
+      name: 'kept',
+      backend: 'shell',
+      steps: [
+        { label: 'inside', prompt: 'echo changed > src/a.txt\necho new > src/b.txt', verify: { git_clean_outside: ['src/'] } },
+        { label: 'by-expected', prompt: 'echo again > src/a.txt', expected_changes: ['src'], verify: { git_clean_outside: true } },
+      ],
+    });
+    const ok = await runVigil(project, ['sequence', 'kept']);
+    expect(ok.code, ok.stderr + ok.stdout).toBe(0);
+    project.recipe({ name: 'strays', backend: 'shell', steps: [{ label: 'stray', prompt: 'echo changed > other.txt\necho x > src/c.txt', verify: { git_clean_outside: 'src' } }] });
+    const bad = await runVigil(project, ['sequence', 'strays']);
+    expect(bad.code).toBe(1);
+    expect(stepOf(lastRun(project), 'stray').reason).toBe('verify.git_clean_outside (src): it changed other.txt');
   });
 });

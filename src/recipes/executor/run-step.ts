@@ -22,6 +22,7 @@ import type { FinalStatus } from './step-executor.ts';
 import { lastAttempt } from './step-outputs.ts';
 import { conditionContext, pause, type StepInput, stepInput } from './step-start.ts';
 import { readStructuredOutput } from './structured-output.ts';
+import { changedOutside, snapshotTree } from '../isolation/clean-outside.ts';
 
 export interface StepRunnerContext {
   prep: PreparedRun;
@@ -90,7 +91,14 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
       const workspace = ws;
       const run = (resume: string | undefined, usage: (r: UsageReport) => void) => runOnPool(ctx, planned, workspace, signal, extraEnv, budget, input, { resume, usage });
       for (;;) {
+        const before = step.clean_outside ? await snapshotTree(workspace.dir) : null;
         let outcome = await runAgent(agentRunDeps(ctx, planned, signal, () => budget?.reached()?.reason ?? null, run), agent);
+        if (outcome.status === 'succeeded' && step.clean_outside) {
+          const after = await snapshotTree(workspace.dir);
+          const outside = before && after ? await changedOutside(workspace.dir, before, after, step.clean_outside) : null;
+          const why = !outside ? 'the step does not work in a git repository' : outside.length > 0 ? `it changed ${outside.slice(0, 10).join(', ')}${outside.length > 10 ? ` and ${outside.length - 10} more` : ''}` : null;
+          if (why) outcome = { status: 'failed', phases: outcome.phases, exitCode: outcome.exitCode, reason: `verify.git_clean_outside (${step.clean_outside.join(', ')}): ${why}` };
+        }
         if (outcome.status === 'succeeded' && step.output_schema) {
           const structured = readStructuredOutput(readOutput(join(ctx.runDir, outputRel), ctx.step(label).attempt_offset), step.output_schema);
           if ('error' in structured) outcome = { status: 'failed', phases: outcome.phases, exitCode: outcome.exitCode, reason: structured.error };

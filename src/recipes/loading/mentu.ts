@@ -17,6 +17,12 @@ function effortOf(reasoning: string, where: string, warnings: string[]): Effort 
   return effort;
 }
 
+/** The paths a step may change: the field's own (a path or a list), or with `true` its expected_changes. */
+function cleanOutsidePaths(value: unknown, expected: unknown): string[] | null {
+  const list = (v: unknown): string[] | null => (typeof v === 'string' && v !== '' ? [v] : Array.isArray(v) && v.length > 0 && v.every((p) => typeof p === 'string' && p !== '') ? (v as string[]) : null);
+  return value === true ? list(expected) : list(value);
+}
+
 export function mapMentuFields(recipe: Recipe): { recipe: Recipe; warnings: string[]; problems: string[] } {
   const warnings: string[] = [];
   const { backend, model, providers, cloud, reasoning, ...rest } = recipe;
@@ -58,8 +64,12 @@ export function mapMentuFields(recipe: Recipe): { recipe: Recipe; warnings: stri
         if (expected_changes !== undefined) warnings.push(`${where}.expected_changes: ignored; no equivalent (a build check or output_schema can check the result)`);
         if (verify?.commands && !step.build_command) mapped.build_command = verify.commands.map((c) => `( ${c}\n)`).join(' && ');
         else if (verify?.commands) warnings.push(`${where}.verify: ignored; the step has its own build_command`);
-        if (verify?.git_clean_outside !== undefined)
-          warnings.push(`${where}.verify.git_clean_outside: not checked here; a build_command can check it (git status --porcelain -- . ':!<path>')`);
+        if (verify?.git_clean_outside !== undefined) {
+          const paths = cleanOutsidePaths(verify.git_clean_outside, expected_changes);
+          if (paths) mapped.clean_outside = paths;
+          else if (verify.git_clean_outside !== false)
+            warnings.push(`${where}.verify.git_clean_outside: ignored; it names no paths (a path, a list of paths, or true with expected_changes listing them)`);
+        }
         return mapped;
       }),
     };
