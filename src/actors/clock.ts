@@ -7,7 +7,7 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
-/** setTimeout fires at once for delays above 2^31-1 ms; long delays are re-armed in steps. */
+/** setTimeout fires at once for delays above 2^31-1 ms; long delays are re-armed in steps (and a timer that fired early, again). */
 const maxTimerDelay = 2 ** 31 - 1;
 
 class LongTimer {
@@ -18,7 +18,10 @@ class LongTimer {
   private arm(): void {
     const remaining = this.dueMs - Date.now();
     if (remaining <= maxTimerDelay) {
-      this.handle = setTimeout(this.callback, Math.max(0, remaining));
+      // Node starts a timer from the event loop's cached time, which a long turn leaves behind the
+      // wall clock: such a timer fires before its due time by Date.now() (a lease expiry was recorded
+      // before the lease's end on a loaded machine). Early, it waits out the rest.
+      this.handle = setTimeout(() => (Date.now() >= this.dueMs ? this.callback() : this.arm()), Math.max(0, remaining));
     } else {
       this.handle = setTimeout(() => this.arm(), maxTimerDelay);
     }
