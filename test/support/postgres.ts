@@ -43,19 +43,8 @@ export async function postgresUnavailable(): Promise<string | undefined> {
   return `PostgreSQL ${version} started but does not answer at 127.0.0.1:5432`;
 }
 
-/**
- * Restarts the local PostgreSQL server (every session of every database ends) and waits until it
- * answers again. Only for runs that own the server: `npm run chaos -- --pg-restart`, never `npm test`,
- * whose other files use the same server at the same time.
- */
-export async function restartPostgres(): Promise<void> {
-  const [version] = readdirSync('/etc/postgresql');
-  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version!, 'main', 'restart'], { stdio: 'pipe', timeout: 60_000 });
-  for (let i = 0; i < 100 && !(await reachable()); i++) await new Promise((r) => setTimeout(r, 200));
-}
-
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl });
+async function admin<T>(work: (client: pg.Client) => Promise<T>, server = adminUrl): Promise<T> {
+  const client = new pg.Client({ connectionString: server });
   await client.connect();
   try {
     return await work(client);
@@ -70,16 +59,17 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** A database of its own on the machine's server, or on `server` (an admin URL, e.g. a run's own instance: pg-instance.ts). */
+export async function createTestDatabase(server = adminUrl): Promise<TestDatabase> {
   const name = `vigil_test_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`create database ${name}`));
-  const url = new URL(adminUrl);
+  await admin((c) => c.query(`create database ${name}`), server);
+  const url = new URL(server);
   url.pathname = `/${name}`;
   return {
     name,
     url: url.toString(),
     // FORCE ends the sessions of nodes that were killed and not yet noticed by the server.
-    drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => {}),
+    drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`), server).then(() => {}),
   };
 }
 

@@ -1,13 +1,18 @@
 // Faults on three real nodes under mixed load, Jepsen style: lease clients
 // and publishers work through every node while nodes are killed (SIGKILL),
 // paused (SIGSTOP / SIGCONT), cut off from their database
-// (pg_terminate_backend), restarted (SIGTERM, one or all at once) and, in
-// `npm run chaos -- --pg-restart` only, PostgreSQL itself is restarted; afterwards the invariants
-// are checked from the clients' own records and the feeds every node serves.
+// (pg_terminate_backend), restarted (SIGTERM, one or all at once), and the
+// PostgreSQL server is restarted: a server the run starts itself
+// (test/support/pg-instance.ts), never the machine's shared one. The clients
+// give up on a request after a timeout shorter than a pause and send it again
+// through another node, as real ones do; afterwards the invariants are
+// checked from the clients' own records (a request given up on counts as
+// possibly applied) and the feeds every node serves.
 // Used by test/cluster/chaos.test.ts (short) and `npm run chaos` (minutes).
 import pg from 'pg';
 import { call, createMonitor, publish, replayAll, subscribe } from '../../support/client.ts';
-import { adminUrl, createTestDatabase, restartPostgres } from '../../support/postgres.ts';
+import { startPgInstance } from '../../support/pg-instance.ts';
+import { createTestDatabase } from '../../support/postgres.ts';
 import { type ServerProcess, stablePort, startServerProcess } from '../../support/server-process.ts';
 import { checkFeeds } from '../workload/feed-invariants.ts';
 import { type LeaseRecord, runLeaseClients } from '../workload/lease-clients.ts';
@@ -15,14 +20,16 @@ import { checkLeases, leaseHistory } from '../workload/lease-invariants.ts';
 import { type PublishRecord, runPublishers } from '../workload/publishers.ts';
 
 export type Fault = 'kill' | 'pause' | 'terminate' | 'sigterm' | 'restart-all' | 'pg-restart';
-/** The faults a run may apply to its own nodes and database; 'pg-restart' touches the whole server and is asked for apart. */
-export const faults: readonly Fault[] = ['kill', 'pause', 'terminate', 'sigterm', 'restart-all'];
+/** The faults a run applies to its own nodes and its own database server. */
+export const faults: readonly Fault[] = ['kill', 'pause', 'terminate', 'sigterm', 'restart-all', 'pg-restart'];
 
 export interface ChaosOptions {
   /** The faults in the order they are applied (one per round). */
   readonly rounds: readonly Fault[];
   /** How long a paused node stays stopped. */
   readonly pauseMs: number;
+  /** How long a client waits for a reply before it gives up (shorter than a pause). */
+  readonly timeoutMs: number;
   readonly log?: (line: string) => void;
 }
 
@@ -33,6 +40,8 @@ export interface ChaosResult {
     readonly faults: Record<Fault, number>;
     readonly publishes: { acknowledged: number; unknown: number; refused: number };
     readonly leaseRequests: number;
+    /** Lease requests whose client gave up (or whose connection was cut): their outcome is unknown. */
+    readonly leaseUnknown: number;
     readonly grants: number;
     readonly observations: number;
     readonly latestExpiryMs: number;
@@ -40,8 +49,8 @@ export interface ChaosResult {
   };
 }
 
-async function terminateSessions(database: string): Promise<number> {
-  const admin = new pg.Client({ connectionString: adminUrl });
+async function terminateSessions(server: string, database: string): Promise<number> {
+  const admin = new pg.Client({ connectionString: server });
   await admin.connect();
   try {
     const { rows } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database]);
@@ -61,7 +70,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
   const started = Date.now();
   const violations: string[] = [];
-  const database = await createTestDatabase();
+  const server = await startPgInstance();
+  const database = await createTestDatabase(server.adminUrl).catch(async (error: unknown) => {
+    await server.stop();
+    throw error;
+  });
   const ports = [await stablePort(), await stablePort(), await stablePort()];
   const bases = ports.map((port) => `http://127.0.0.1:${port}/mp/v0`);
   const nodes: ServerProcess[] = [];
@@ -95,8 +108,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       ),
     );
     load = Promise.all([
-      runLeaseClients({ clients, subjects, bases: () => bases, running: () => running, records }),
-      runPublishers({ monitor: busy.id, token: busy.ownerToken, publishers: 6, bases: () => bases, running: () => running, records: published }),
+      runLeaseClients({ clients, subjects, bases: () => bases, running: () => running, records, timeoutMs: options.timeoutMs }),
+      runPublishers({ monitor: busy.id, token: busy.ownerToken, publishers: 6, bases: () => bases, running: () => running, records: published, timeoutMs: options.timeoutMs }),
     ]);
     const stored = () => published.filter((p) => p.status === 201).length;
     // Readiness between faults: the cluster stored more writes (not a clock).
@@ -133,13 +146,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         }
         for (let j = 0; j < 3; j++) await start(j);
       } else if (fault === 'pg-restart') {
-        await restartPostgres();
+        await server.restart();
       } else if (fault === 'pause') {
         node.child.kill('SIGSTOP');
         await new Promise((r) => setTimeout(r, options.pauseMs));
         node.child.kill('SIGCONT');
       } else {
-        log(`  ended ${await terminateSessions(database.name)} sessions`);
+        log(`  ended ${await terminateSessions(server.adminUrl, database.name)} sessions`);
       }
     }
     await progressed(15);
@@ -181,6 +194,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           refused: published.filter((p) => p.status !== 201 && (p.status !== 0 || p.error === 'ECONNREFUSED')).length,
         },
         leaseRequests: records.length,
+        leaseUnknown: records.filter((r) => r.status === 0 && r.body?.error !== 'ECONNREFUSED').length,
         grants: verdict.grants,
         observations: feeds[0]!.length,
         latestExpiryMs: verdict.latestExpiryMs,
@@ -195,6 +209,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       node.child.kill('SIGCONT');
     }
     await Promise.all(nodes.map((node) => node.kill()));
-    await database.drop();
+    await database.drop().catch(() => {});
+    await server.stop();
   }
 }

@@ -44,25 +44,22 @@ export function checkLeases(records: readonly LeaseRecord[], history: readonly H
   for (const list of byClient.values()) list.sort((a, b) => a.sentAt - b.sentAt);
 
   // What each grant told its client: the holder has the subject from acquire_time until expires,
-  // or until the client itself sent a release or complete.
-  // A release or complete that got no reply may have taken effect at any time after it was sent (even
-  // after the client claimed again): where the history records it, the hold it ended ends there.
-  const endedInHistory = (r: LeaseRecord, list: LeaseRecord[]) =>
-    history.find(
-      (h) =>
-        h.holder === r.holder &&
-        h.subject === r.subject &&
-        (h.action === 'release' || h.action === 'complete') &&
-        h.time >= Date.parse(r.body.lease.acquire_time) &&
-        list.some((u) => ends(u) && u.status === 0 && u.sentAt <= h.time && u.op === h.action),
-    )?.time ?? Number.POSITIVE_INFINITY;
+  // or until the client itself sent a release or complete. A request the client got no reply to
+  // (it gave up, or the connection was cut) is indeterminate, Jepsen style: it may have taken
+  // effect at any time after it was sent. But it acts only on the grant the client held when it
+  // sent it (the fencing token refuses it on any other; a base client's request is not run once the
+  // client has gone): so an unanswered release or complete ends, from its sending, the grant it was
+  // sent under (the same acquire_time), even as seen through a later idempotent re-claim; never a
+  // grant the client was given afterwards. A release run late on a newer grant is a violation here.
+  const acquired = (r: LeaseRecord) => Date.parse(r.body.lease.acquire_time);
   const intervals: Array<{ record: LeaseRecord; from: number; to: number }> = [];
   for (const list of byClient.values()) {
     list.forEach((r, i) => {
       if (!granted(r)) return;
-      const end = list.slice(i + 1).find(ends);
-      const to = Math.min(Date.parse(r.body.expires), end ? end.sentAt : Number.POSITIVE_INFINITY, endedInHistory(r, list));
-      intervals.push({ record: r, from: Date.parse(r.body.lease.acquire_time), to });
+      const first = list.findIndex((g) => granted(g) && acquired(g) === acquired(r));
+      const end = list.slice(first + 1).find((u, k) => ends(u) && (first + 1 + k > i || u.status === 0));
+      const to = Math.min(Date.parse(r.body.expires), end ? end.sentAt : Number.POSITIVE_INFINITY);
+      intervals.push({ record: r, from: acquired(r), to });
       if (r.body.lease.holder !== r.holder) violations.push(`a grant names another holder: ${show(r)}`);
     });
   }
@@ -110,7 +107,7 @@ export function checkLeases(records: readonly LeaseRecord[], history: readonly H
     if (h.action === 'claim' && heldByOther) violations.push(`history seq ${h.seq}: ${h.holder} claimed ${h.subject} while ${s.holder} held it until ${new Date(s.expires!).toISOString()}`);
     if (h.action === 'renew' && s.holder !== h.holder) violations.push(`history seq ${h.seq}: ${h.holder} renewed ${h.subject} held by ${s.holder}`);
     if (h.action === 'expired') {
-      if (h.expires !== null && h.time < h.expires) violations.push(`history seq ${h.seq}: expiry of ${h.subject} recorded before its end`);
+      if (h.expires !== null && h.time < h.expires) violations.push(`history seq ${h.seq}: expiry of ${h.subject} recorded ${h.expires - h.time} ms before its end`);
       if (h.expires !== null) latestExpiryMs = Math.max(latestExpiryMs, h.time - h.expires);
     }
     if (h.action === 'claim' || h.action === 'renew') state.set(h.subject, { holder: h.holder, expires: h.expires });
@@ -120,9 +117,10 @@ export function checkLeases(records: readonly LeaseRecord[], history: readonly H
   // A holder told LEASE_LOST before the end it was last granted (and had not ended itself).
   for (const list of byClient.values()) {
     let last: LeaseRecord | undefined;
-    // After a release or complete without a reply, the holder cannot know when its hold ended.
+    // After a release or complete without a reply, the holder cannot know when that hold ended (a new grant it is told of is another matter).
     let unknownEnd = false;
     for (const r of list) {
+      if (granted(r) && last && acquired(r) !== acquired(last)) unknownEnd = false;
       if (granted(r)) last = r;
       else if (r.op !== 'claim' && r.status === 409 && r.body?.code === 'LEASE_LOST' && last && !unknownEnd && r.receivedAt < Date.parse(last.body.expires)) {
         violations.push(`LEASE_LOST before the lease's end (${last.body.expires}): ${show(r)}`);

@@ -20,6 +20,8 @@ export interface PublishWorkload {
   /** Checked before each round: false ends the run. */
   readonly running: () => boolean;
   readonly records: PublishRecord[];
+  /** A publisher gives up on a publish after this long (default 20 s): its outcome is unknown. */
+  readonly timeoutMs?: number;
 }
 
 export async function runPublishers(workload: PublishWorkload): Promise<PublishRecord[]> {
@@ -38,7 +40,7 @@ export async function runPublishers(workload: PublishWorkload): Promise<PublishR
             method: 'POST',
             headers: { authorization: `Bearer ${workload.token}`, 'content-type': 'application/json' },
             body: JSON.stringify({ type: 'test.load', subject: `p${publisher}`, data: { publisher, n } }),
-            signal: AbortSignal.timeout(20_000),
+            signal: AbortSignal.timeout(workload.timeoutMs ?? 20_000),
           });
           status = response.status;
           if (status === 503) retryAfter = response.headers.get('retry-after');
