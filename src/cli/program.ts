@@ -24,6 +24,7 @@ import { registerApiKeyCommands } from './api-key-commands.ts';
 import { registerWebhookCommands } from './webhook-commands.ts';
 import { registerWorkerCommands } from './worker-commands.ts';
 import { registerBenchCommands } from './bench-commands.ts';
+import { registerLeaseCommands } from './lease-commands.ts';
 
 export function vigilProgram(): CAC {
   const cli = cac('vigil');
@@ -47,6 +48,7 @@ export function vigilProgram(): CAC {
   registerWebhookCommands(cli);
   registerWorkerCommands(cli);
   registerBenchCommands(cli);
+  registerLeaseCommands(cli);
   cli.help(helpStyle);
   cli.version(packageVersion);
   return cli;

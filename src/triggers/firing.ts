@@ -10,7 +10,7 @@ import { newRunId, type RunJson, RunRecorder, readRunJson, runsDir } from '../re
 import { runOutput } from '../recipes/run-recipe.ts';
 import { TRIGGER_DEFAULTS, type TriggerFields } from '../recipes/types/trigger-fields.ts';
 import type { Clock } from './clock.ts';
-import { runTarget, type TargetResult } from './target-runner.ts';
+import { runTarget, type TargetFence, type TargetResult } from './target-runner.ts';
 import type { TriggerStore } from './trigger-store.ts';
 
 /** Publishes one observation to the project's run monitor; `actor` names who acted (src/protocol/client-actor.ts). */
@@ -33,12 +33,16 @@ export interface FiringRequest {
   files?: Record<string, string>;
   /** Trigger variables that hold the path of one of `files` (variable → file name). */
   fileVars?: Record<string, string>;
+  /** The lease a sentinel's reaction runs under: lost, the target is stopped and the run is `fenced`. */
+  fence?: TargetFence;
+  /** Environment the target gets besides the recipe's (the lease: VIGIL_LEASE_*). */
+  extraEnv?: Record<string, string>;
 }
 
 export interface FiringResult {
   runId: string;
   runDir: string;
-  status: 'succeeded' | 'failed';
+  status: 'succeeded' | 'failed' | 'fenced';
   output: string;
   reason?: string;
 }
@@ -111,8 +115,18 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
   const actor = actorOfTrigger(req.trigger);
   req.publish?.(FIRING_TYPE, runId, { recipe: recipe.name, type: recipe.type, trigger: req.trigger, status: 'running', started: recorder.run.started }, actor);
 
-  const env: Record<string, string | undefined> = { ...recipe.env, ...req.env, VIGIL_TRIGGER: req.trigger, VIGIL_RUN_ID: runId, VIGIL_PARENT_RUN: runId };
-  const spec = { mode, target: recipe.target, vars: { ...recipe.vars }, outside: triggerVars, env, cwd: workspace, ttlSeconds: ttl, allowDestructive: recipe.allow_destructive_intents === true };
+  const env: Record<string, string | undefined> = { ...recipe.env, ...req.env, ...req.extraEnv, VIGIL_TRIGGER: req.trigger, VIGIL_RUN_ID: runId, VIGIL_PARENT_RUN: runId };
+  const spec = {
+    mode,
+    target: recipe.target,
+    vars: { ...recipe.vars },
+    outside: triggerVars,
+    env,
+    cwd: workspace,
+    ttlSeconds: ttl,
+    allowDestructive: recipe.allow_destructive_intents === true,
+    ...(req.fence ? { fence: req.fence } : {}),
+  };
   const onSpawn = (pid: number): void => store.setFiringPid(runId, pid);
   let result: TargetResult = await runTarget(spec, clock, onSpawn);
   if (result.status === 'ttl_expired' && (recipe.on_ttl_expire ?? TRIGGER_DEFAULTS.on_ttl_expire) === 'rerun') {
@@ -128,11 +142,11 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
       result = { ...result, output: runOutput(child.run, child.dir) };
     }
   }
-  const status = result.status === 'succeeded' ? 'succeeded' : 'failed';
+  const status = result.status === 'succeeded' ? 'succeeded' : result.status === 'fenced' ? 'fenced' : 'failed';
   writeFileSync(join(recorder.dir, 'output.txt'), result.output);
   writeFileSync(join(recorder.dir, 'steps', 'target.stderr.txt'), result.stderr);
   recorder.updateStep('target', {
-    status: status === 'succeeded' ? 'succeeded' : result.status === 'ttl_expired' ? 'killed' : 'failed',
+    status: status === 'succeeded' ? 'succeeded' : result.status === 'ttl_expired' || result.status === 'fenced' ? 'killed' : 'failed',
     exit_code: result.exitCode,
     ended: new Date(clock.now()).toISOString(),
     output_file: 'output.txt',

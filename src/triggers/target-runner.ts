@@ -6,7 +6,11 @@
 // Trigger variables are data (src/recipes/outside-vars.ts): a command target
 // gets in its environment only those the recipe declares in its `vars` (and
 // Vigil's own), never one that changes how programs start; a recipe target
-// gets them as `--data-var`.
+// gets them as `--data-var`. A target fenced by a lease (a sentinel's
+// reaction) is also killed by its guard when the lease's time runs out: each
+// line the runner writes to the guard is the seconds the target may still
+// run, and a guard that hears of no renewal in that time stops the group
+// (SIGTERM, then SIGKILL) by itself, even while the runner is stopped.
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { dataVarFlags, declaredBy, environmentOf } from '../recipes/outside-vars.ts';
@@ -14,11 +18,16 @@ import { describeFinding, scanShell } from '../recipes/preflight/destructive.ts'
 import type { TriggerMode } from '../recipes/types/trigger-fields.ts';
 import type { Clock } from './clock.ts';
 
-/** Runs "$@" with stdin closed; a watcher on the guard's stdin kills the whole group at EOF. */
+/** Runs "$@" with stdin closed; a watcher on the guard's stdin kills the whole group at EOF, or when a deadline it was given passes. */
 const GUARD = `exec 3<&0
 "$@" 3<&- </dev/null &
 c=$!
-( while read -r _ <&3; do :; done; kill -KILL 0 ) &
+(
+  k=
+  arm() { [ -n "$k" ] && kill -KILL "$k" 2>/dev/null; ( trap '' TERM; sleep "$1"; kill -TERM 0; sleep 2; kill -KILL 0 ) </dev/null >/dev/null 2>&1 & k=$!; }
+  while read -r t <&3; do [ -n "$t" ] && arm "$t"; done
+  kill -KILL 0
+) &
 w=$!
 wait "$c"; s=$?
 kill "$w" 2>/dev/null
@@ -40,10 +49,22 @@ export interface TargetSpec {
   ttlSeconds: number;
   /** A command target the destructive-intent guard refuses runs only when the recipe allows it. */
   allowDestructive?: boolean;
+  /** The lease the target runs under: it is stopped when the lease is lost or runs out. */
+  fence?: TargetFence;
+}
+
+export interface TargetFence {
+  readonly signal: AbortSignal;
+  /** Seconds the target may still run. */
+  secondsLeft(): number;
+  onRenewed(listener: (secondsLeft: number) => void): void;
+  /** True once the lease is lost or has run out; `lostReason` says why. */
+  lost(): boolean;
+  readonly lostReason: string | null;
 }
 
 export interface TargetResult {
-  status: 'succeeded' | 'failed' | 'ttl_expired';
+  status: 'succeeded' | 'failed' | 'ttl_expired' | 'fenced';
   exitCode: number | null;
   output: string;
   stderr: string;
@@ -110,10 +131,23 @@ export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number
     let killTimer: unknown;
     const ttlTimer = clock.setTimeout(() => {
       expired = true;
-      if (child.pid) killGroup(child.pid, 'SIGTERM');
-      killTimer = clock.setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), 2000);
+      stopGroup();
     }, spec.ttlSeconds * 1000);
     if (child.pid) onSpawn?.(child.pid);
+    const fence = spec.fence;
+    const stopGroup = (): void => {
+      if (child.pid) killGroup(child.pid, 'SIGTERM');
+      killTimer ??= clock.setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), 2000);
+    };
+    if (fence) {
+      const tell = (seconds: number): void => {
+        if (!child.stdin.destroyed) child.stdin.write(`${seconds.toFixed(3)}\n`);
+      };
+      tell(fence.secondsLeft());
+      fence.onRenewed(tell);
+      if (fence.signal.aborted) stopGroup();
+      else fence.signal.addEventListener('abort', stopGroup, { once: true });
+    }
     child.on('error', (error) => {
       clock.clearTimeout(ttlTimer);
       done({ status: 'failed', exitCode: null, output: '', stderr: '', reason: `cannot start: ${error.message}` });
@@ -124,7 +158,9 @@ export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number
       if (child.pid) killGroup(child.pid, 'SIGKILL'); // whatever the target left behind in its group
       const output = Buffer.concat(out).toString('utf8');
       const stderr = Buffer.concat(err).toString('utf8');
-      if (expired) done({ status: 'ttl_expired', exitCode: code, output, stderr, reason: `killed after its ttl of ${spec.ttlSeconds} s` });
+      fence?.signal.removeEventListener('abort', stopGroup);
+      if (fence?.lost()) done({ status: 'fenced', exitCode: code, output, stderr, reason: `fenced: ${fence.lostReason}; its process group was stopped` });
+      else if (expired) done({ status: 'ttl_expired', exitCode: code, output, stderr, reason: `killed after its ttl of ${spec.ttlSeconds} s` });
       else if (code === 0) done({ status: 'succeeded', exitCode: 0, output, stderr });
       else done({ status: 'failed', exitCode: code, output, stderr, reason: signal ? `killed by ${signal}` : `exited with ${code}` });
     });

@@ -33,9 +33,9 @@ export const waterfallStyle = `
 .wf-bar.succeeded, .wf-bar.reused { background: #0072B2; }
 .wf-bar.running, .wf-bar.awaiting_gate { background: repeating-linear-gradient(135deg, #E69F00 0 8px, #f5c04a 8px 16px); color: #000; }
 .wf-bar.failed, .wf-bar.over_budget, .wf-bar.timed_out, .wf-bar.conflict, .wf-bar.interrupted { background: repeating-linear-gradient(45deg, #D55E00 0 4px, #8f3f00 4px 8px); }
-.wf-bar.killed { background: repeating-linear-gradient(45deg, #7d2f6b 0 3px, #4a1a3f 3px 6px), #4a1a3f; }
+.wf-bar.killed, .wf-bar.fenced { background: repeating-linear-gradient(45deg, #7d2f6b 0 3px, #4a1a3f 3px 6px), #4a1a3f; }
 .wf-bar.cancelled, .wf-bar.skipped, .wf-bar.pending { background: #4b5563; }
-.wf-bar.text-inside.failed .wf-text, .wf-bar.text-inside.killed .wf-text, .wf-bar.text-inside.over_budget .wf-text, .wf-bar.text-inside.timed_out .wf-text, .wf-bar.text-inside.conflict .wf-text, .wf-bar.text-inside.interrupted .wf-text { text-shadow: 0 0 2px #000, 0 0 2px #000; }
+.wf-bar.text-inside.failed .wf-text, .wf-bar.text-inside.killed .wf-text, .wf-bar.text-inside.fenced .wf-text, .wf-bar.text-inside.over_budget .wf-text, .wf-bar.text-inside.timed_out .wf-text, .wf-bar.text-inside.conflict .wf-text, .wf-bar.text-inside.interrupted .wf-text { text-shadow: 0 0 2px #000, 0 0 2px #000; }
 .wf-usage { font-size: 12px; color: var(--muted); font-variant-numeric: tabular-nums; }
 .step-details { margin: 2px 0 6px 238px; padding: 6px 8px; background: var(--bg); border: 1px solid var(--line); border-radius: 4px; font-size: 12px; white-space: pre-wrap; }
 @media (max-width: 600px) {

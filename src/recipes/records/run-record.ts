@@ -22,7 +22,8 @@ export type StepStatus =
   | 'cancelled'
   | 'reused';
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted' | 'over_budget';
+/** `fenced`: a reaction stopped because the lease it ran under was lost (docs/triggers.md). */
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted' | 'over_budget' | 'fenced';
 
 /** One child run of a composite run (or an entry that did not run: `skipped`, `conflict` after a failed merge-back). */
 export interface ChildRecord {

@@ -30,6 +30,7 @@ const ICON: Record<string, string> = {
   skipped: '-',
   cancelled: '■',
   over_budget: '$',
+  fenced: '⊟',
   interrupted: '!',
 };
 

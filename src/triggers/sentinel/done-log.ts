@@ -13,7 +13,8 @@ export class DoneLog {
 
   constructor(
     private readonly client: ProtocolClient,
-    private readonly sub: SubscriptionRef,
+    /** Observe-only (lease observations): safe to hand to a reaction for `vigil lease check`. */
+    readonly sub: SubscriptionRef,
     private readonly sentinel: string,
   ) {}
 

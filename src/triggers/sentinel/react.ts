@@ -2,6 +2,9 @@
 // another sentinel already handled, run the reaction for the oldest pending
 // observation (or, with debounce, the newest, superseding the rest), then
 // complete the lease with evidence, or reject it when the reaction failed.
+// While the reaction runs its lease is renewed (lease-fence.ts); a lease
+// lost meanwhile stops the reaction, records its run `fenced`, and leaves the
+// lease alone: it is another sentinel's now.
 import { triggerActor } from '../../protocol/client-actor.ts';
 import { producerData } from '../../protocol/observation.ts';
 import type { SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
@@ -9,10 +12,12 @@ import { fire } from '../firing.ts';
 import { notifyFiring } from '../notify.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
 import { afterFiring, shouldNotify } from '../temporal/schedule.ts';
+import { LEASE_ENV } from '../../server-client/lease-check.ts';
 import type { DoneLog } from './done-log.ts';
 import { codeOf, type ProtocolClient, type Observation, type SubscriptionRef } from '../../server-client/protocol-client.ts';
+import { LeaseFence } from './lease-fence.ts';
 
-export type TurnResult = 'done' | 'held' | 'failed' | 'dead_lettered';
+export type TurnResult = 'done' | 'held' | 'failed' | 'dead_lettered' | 'fenced';
 
 export interface TurnInput {
   ctx: TemporalContext;
@@ -43,14 +48,40 @@ export function triggerVariables(monitor: string, o: Observation): Record<string
   };
 }
 
+interface Grant {
+  /** When the claim was sent (the lease runs out no later than a lease from then). */
+  sentAt: number;
+  holder: string;
+  expires: string | null;
+}
+
+/** What a reaction's programs know of its lease (`vigil lease check` reads it), with an observe-only subscription to check it with. */
+function leaseEnv(t: TurnInput, grant: Grant, fence: number | undefined): Record<string, string> {
+  const done = t.doneLog.sub;
+  return {
+    [LEASE_ENV.base]: t.client.base,
+    [LEASE_ENV.monitor]: t.recipe.watch.monitor,
+    [LEASE_ENV.subject]: t.subject,
+    [LEASE_ENV.holder]: grant.holder,
+    [LEASE_ENV.expiresAt]: grant.expires ?? new Date(grant.sentAt + (t.recipe.lease_seconds ?? 300) * 1000).toISOString(),
+    ...(fence !== undefined ? { [LEASE_ENV.fence]: String(fence) } : {}),
+    [LEASE_ENV.subscription]: done.id,
+    [LEASE_ENV.token]: done.token,
+  };
+}
+
 export async function reactTurn(t: TurnInput): Promise<TurnResult> {
   const { recipe, client, sub, subject, queue, ctx } = t;
   const name = recipe.name;
   // Every later call names this grant, so that a call arriving late never acts on a newer one (§21).
   let fence: number | undefined;
+  let grant: Grant;
+  const leaseSeconds = recipe.lease_seconds ?? 300;
   try {
-    const claimed = await client.lease<{ fence?: number | null }>(sub, 'claim', { subject, lease_duration_seconds: recipe.lease_seconds ?? 300 });
+    const sentAt = ctx.clock.now();
+    const claimed = await client.lease<{ fence?: number | null; lease?: { holder?: string | null }; expires?: string }>(sub, 'claim', { subject, lease_duration_seconds: leaseSeconds });
     fence = claimed.fence ?? undefined;
+    grant = { sentAt, holder: claimed.lease?.holder ?? `sub:${sub.id}`, expires: claimed.expires ?? null };
   } catch (error) {
     const code = codeOf(error);
     if (code === 'LEASE_HELD') return 'held';
@@ -76,15 +107,13 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
     runId = previous.run_id;
     ok = true;
   } else {
-    const renewEvery = Math.max(1, Math.floor(((recipe.lease_seconds ?? 300) * 1000) / 3));
-    let renewTimer: unknown;
-    const renew = (): void => {
-      renewTimer = ctx.clock.setTimeout(() => {
-        client.lease(sub, 'renew', { subject, fence, lease_duration_seconds: recipe.lease_seconds ?? 300 }).catch(() => {});
-        renew();
-      }, renewEvery);
-    };
-    renew();
+    const leaseFence = new LeaseFence({
+      clock: ctx.clock,
+      leaseSeconds,
+      subject,
+      grantSentAt: grant.sentAt,
+      renew: () => client.lease(sub, 'renew', { subject, fence, lease_duration_seconds: leaseSeconds }),
+    });
     try {
       const result = await fire({
         projectRoot: ctx.projectRoot,
@@ -99,12 +128,19 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
         store: ctx.store,
         dueMs: ctx.clock.now(),
         ...(ctx.publish ? { publish: ctx.publish } : {}),
+        fence: leaseFence,
+        extraEnv: leaseEnv(t, grant, fence),
       });
       runId = result.runId;
       ok = result.status === 'succeeded';
       reason = result.reason;
+      if (result.status === 'fenced') {
+        // The subject is another sentinel's now: its lease is neither completed nor rejected here.
+        ctx.log(`sentinel ${name}: observation ${seq} (${subject}) → run ${runId} fenced (${leaseFence.lostReason}); the lease is left to its new holder`);
+        return 'fenced';
+      }
     } finally {
-      ctx.clock.clearTimeout(renewTimer);
+      leaseFence.stop();
     }
     ctx.store.saveReaction({ recipe: name, seq, subject, run_id: runId, status: ok ? 'succeeded' : 'failed' });
   }

@@ -210,7 +210,8 @@ export class SentinelWorker {
   private async turn(subject: string, queue: Observation[], debounce: boolean): Promise<void> {
     try {
       const result = await reactTurn({ ctx: this.ctx, recipe: this.recipe, file: this.file, client: this.client, sub: this.sub!, doneLog: this.doneLog!, subject, queue, debounce });
-      if (result === 'held') this.retryAt.set(subject, this.ctx.clock.now() + 200);
+      // Held by another, or taken over while it ran (fenced): the holder completes it, and the done log then drops it.
+      if (result === 'held' || result === 'fenced') this.retryAt.set(subject, this.ctx.clock.now() + 200);
       else if (result === 'failed') this.retryAt.set(subject, this.ctx.clock.now() + 1000);
       else if (result === 'dead_lettered') {
         this.ctx.log(`sentinel ${this.name}: subject "${subject}" is dead-lettered; ${queue.length} observation(s) of it are dropped`);

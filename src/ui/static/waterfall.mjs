@@ -19,6 +19,7 @@
     over_budget: '$',
     timed_out: '◷',
     killed: '⊗',
+    fenced: '⊟',
     interrupted: '↯',
     conflict: '≠',
     awaiting_gate: '‖',
