@@ -45,6 +45,7 @@ describe('parallel', () => {
     expect(outputOf(project, run)).toMatch(/^child 0\tsucceeded\tNAME=a/m);
     const tree = await runVigil(project, ['runs', run.id]);
     expect(tree.stdout).toMatch(/child 2: run \S+ {2}sequence "one" {2}succeeded/);
+    expect(tree.stdout).toContain(`results: merged the results (branch vigil/${run.id}) into main as one merge commit`);
   });
 
   it('does not merge into a working tree that had uncommitted changes at the start, even with --merge', async () => {

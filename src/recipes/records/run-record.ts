@@ -142,6 +142,8 @@ export interface RunJson {
   budget?: { usd?: number; tokens?: number; minutes?: number };
   /** output.txt in the run folder, when the run produced an output. */
   output_file?: string | null;
+  /** A parallel, adversarial or convergent run in git: what became of its branch vigil/<run> (merged, or where it is and how to merge it). */
+  results?: string;
   /** What started the run: `temporal:<name>` or `sentinel:<name>:<seq>`; absent for runs started by hand. */
   trigger?: string;
   steps: StepRecord[];

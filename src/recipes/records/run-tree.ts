@@ -41,6 +41,7 @@ export function renderRunTree(projectRoot: string, runId: string, cwd: string): 
     lines.push(
       `${pad}${role ? `${role}: ` : ''}run ${run.id}  ${run.type} "${run.recipe}"  ${shown(run)}  started ${run.started}${run.ended ? `  took ${took(run.started, run.ended)}` : ''}${usage(run)}${run.reason ? `  (${run.reason})` : ''}`,
     );
+    if (run.results) lines.push(`${pad}  results: ${run.results}`);
     for (const s of run.steps) {
       const out = s.output_file ? `  output ${relative(cwd, join(dir, s.output_file))}` : '';
       const cost = s.usage && (s.usage.usd || s.usage.input_tokens) ? `  ${dollars(s.usage)}` : '';

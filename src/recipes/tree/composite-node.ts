@@ -179,6 +179,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
     // Below a pipeline or compound (they share their workspace), the results join it as the other entries' do.
     const ended = await branch.finish({ succeeded: outcome.status === 'succeeded', merge, title, handOver: node.parent !== null });
     for (const line of ended.lines) rt.view.note(line);
+    recorder.run.results = ended.lines.join('; ');
     if (ended.conflict) outcome = { ...outcome, status: 'failed', reason: ended.conflict };
     if (previous) await dropBranchesOf(workspace, previous.id);
   }
