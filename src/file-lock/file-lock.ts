@@ -1,10 +1,54 @@
-// A small cross-process lock: a lock file created with O_EXCL, retried every
-// 20 ms (a synchronous wait: SDK calls are synchronous), stale after 30 s so
-// a killed holder cannot block everyone forever.
-import { closeSync, openSync, rmSync, statSync } from 'node:fs';
+// A small cross-process lock: a lock file created with O_EXCL holding the
+// holder's pid, retried every 20 ms (a synchronous wait: SDK calls are
+// synchronous). A lock whose holder is gone (killed with -9) is taken over at
+// once; one without a pid (its holder died between creating and writing it)
+// is stale after 30 s.
+import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { VigilError, type VigilErrorCode } from '../errors/vigil-error.ts';
+import { processAlive } from './process-alive.ts';
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function holderOf(file: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Removes a lock left by a dead holder: moved aside first, so that a lock a live process took meanwhile is put back, not deleted. */
+function takeOverStale(lock: string): void {
+  const pid = holderOf(lock);
+  if (pid === null) {
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > 30_000) rmSync(lock, { force: true });
+    } catch {
+      // removed meanwhile
+    }
+    return;
+  }
+  if (pid === process.pid || processAlive(pid)) return;
+  const aside = `${lock}.stale.${process.pid}`;
+  try {
+    renameSync(lock, aside);
+  } catch {
+    return; // taken over or released meanwhile
+  }
+  const moved = holderOf(aside);
+  if (moved !== null && moved !== pid && processAlive(moved)) {
+    try {
+      linkSync(aside, lock);
+    } catch {
+      // another process holds a new lock already; the live holder's lock is lost either way
+    }
+    rmSync(aside, { force: true });
+    return;
+  }
+  rmSync(aside, { force: true });
+  process.stderr.write(`vigil: took over the lock ${lock} left by process ${pid}, which is gone\n`);
+}
 
 export function withFileLock<T>(lock: string, code: VigilErrorCode, body: () => T): T {
   const deadline = Date.now() + 10_000;
@@ -12,13 +56,15 @@ export function withFileLock<T>(lock: string, code: VigilErrorCode, body: () => 
   while (fd === null) {
     try {
       fd = openSync(lock, 'wx', 0o600);
-    } catch {
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 30_000) rmSync(lock, { force: true });
-      } catch {
-        // removed meanwhile
+      writeSync(fd, `${process.pid}\n`);
+    } catch (error) {
+      if (fd !== null) {
+        closeSync(fd);
+        rmSync(lock, { force: true });
+        throw error;
       }
-      if (Date.now() > deadline) throw new VigilError(code, `locked by another process for over 10 s (${lock})`);
+      takeOverStale(lock);
+      if (Date.now() > deadline) throw new VigilError(code, `locked by another process for over 10 s (${lock}${lockHolder(lock)})`);
       Atomics.wait(sleeper, 0, 0, 20);
     }
   }
@@ -28,4 +74,9 @@ export function withFileLock<T>(lock: string, code: VigilErrorCode, body: () => 
     closeSync(fd);
     rmSync(lock, { force: true });
   }
+}
+
+function lockHolder(lock: string): string {
+  const pid = holderOf(lock);
+  return pid === null ? '' : `, held by process ${pid}`;
 }

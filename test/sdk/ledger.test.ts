@@ -1,10 +1,11 @@
 // The ledger of a real run (run start, step ends, run end, vault writes),
 // plugin hooks fed the same events, and `vigil ledger verify` naming the
 // first line broken by an edit.
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { makeSdkProject, type SdkProject, vigil } from './helpers.ts';
+import { spawnChild } from '../support/children.ts';
+import { makeSdkProject, repoRoot, type SdkProject, vigil } from './helpers.ts';
 
 // Each test runs the real CLI several times; on a loaded machine one start takes seconds.
 vi.setConfig({ testTimeout: 300_000 });
@@ -50,4 +51,39 @@ describe('ledger', () => {
     expect(JSON.parse(bad.stdout)).toMatchObject({ valid: false, entries: 6, broken: { line: 3 } });
     expect(bad.stderr).toContain('line 3 breaks the chain: its content does not match its hash');
   });
+
+  it('a lock left by a runner killed with -9 is taken over at once, saying so; one held by a live process still refuses', async () => {
+    const lock = join(project.root, '.vigil', 'ledger.jsonl.lock');
+    project.file('.vigil/ledger.jsonl', '');
+    // A real process takes the ledger's lock through the same code and holds it.
+    const holder = holdLock(lock);
+    try {
+      await holder.held;
+      const refused = await vigil(project, ['vault', 'set', 'k'], { stdin: 'v1' });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(`locked by another process for over 10 s (${lock}, held by process ${holder.pid})`);
+    } finally {
+      holder.kill();
+    }
+    await holder.gone;
+    expect(existsSync(lock)).toBe(true);
+    const taken = await vigil(project, ['vault', 'set', 'k'], { stdin: 'v2' });
+    expect(taken.code, taken.stderr).toBe(0);
+    expect(taken.stderr.split(`took over the lock ${lock} left by process ${holder.pid}, which is gone`).length - 1).toBe(1);
+    expect(existsSync(lock)).toBe(false);
+    const kinds = readFileSync(join(project.root, '.vigil', 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).kind);
+    expect(kinds).toEqual(['vault.write']);
+  });
 });
+
+function holdLock(lock: string): { pid: number; held: Promise<void>; gone: Promise<void>; kill: () => void } {
+  const code = `import { withFileLock } from ${JSON.stringify(join(repoRoot, 'src', 'file-lock', 'file-lock.ts'))};
+withFileLock(${JSON.stringify(lock)}, 'LEDGER_BROKEN', () => { console.log('held'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); });`;
+  const child = spawnChild(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const held = new Promise<void>((res, rej) => {
+    child.stdout!.on('data', (c: Buffer) => c.toString().includes('held') && res());
+    child.once('exit', (c) => rej(new Error(`the lock holder exited (${c}) before taking the lock`)));
+  });
+  const gone = new Promise<void>((res) => child.once('exit', () => res()));
+  return { pid: child.pid!, held, gone, kill: () => child.kill('SIGKILL') };
+}
