@@ -6,11 +6,13 @@
 // A), and the lease's history holds only A's claim, the retried release and
 // A's second claim. With the fencing token the old release names a grant
 // that is no longer current; without it (a base client) the node drops the
-// write because its client had gone.
+// write because its client had gone (over uWS and over node:http, which
+// must notice the client's close by itself).
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
 import { sendAndGiveUp } from '../support/gave-up.ts';
 import { postgresFor } from '../support/postgres.ts';
+import { startServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 import { nodesOnOneDatabase, untilNodesSeeEachOther } from './nodes.ts';
 
@@ -19,9 +21,15 @@ const unavailable = await postgresFor('the zombie release test');
 describe.skipIf(unavailable !== undefined)('a release whose client gave up on a stopped node', () => {
   const cluster = nodesOnOneDatabase();
 
-  for (const fenced of [false, true]) {
-    it(`does not end the newer grant when the node resumes (${fenced ? 'with' : 'without'} a fencing token)`, { timeout: scaled(120_000) }, async () => {
-      const [paused, live] = await cluster.start(2);
+  for (const [fenced, transport] of [[false, 'uws'], [true, 'uws'], [false, 'node']] as const) {
+    it(`does not end the newer grant when the node resumes (${fenced ? 'with' : 'without'} a fencing token, over ${transport})`, { timeout: scaled(120_000) }, async () => {
+      const node = async () => {
+        const started = await startServerProcess({ transport, args: ['--store', cluster.database().url, '--store-sessions', '4'] });
+        cluster.adopt(started);
+        return started;
+      };
+      const paused = await node();
+      const live = await node();
       await untilNodesSeeEachOther([paused!, live!]);
       const m = await createMonitor(live!.base, { capabilities: ['observe', 'act'] });
       await publish(live!.base, m.id, m.ownerToken, { type: 'app.job', subject: 's0' });
