@@ -7,7 +7,10 @@
 // (`concurrency_lease_seconds`). Every runner subscribes to the monitor once
 // per pool; each claim and renewal carries a note naming the run and step, so
 // a waiting step can say who holds the slots.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ensureVigilHome } from '../../home/home.ts';
 import { observationTypes } from '../../protocol/vocabulary.ts';
 import { ServerError, type ServerClient, serverClient } from '../../server-client/server-client.ts';
 import { holderText, type SlotHolder, type SlotStore, type SlotWaiter, type TakeResult } from './slot-store.ts';
@@ -46,6 +49,7 @@ export class ServerSlots implements SlotStore {
     server: { base: string; token?: string },
     private readonly leaseSeconds: number,
     private readonly warn: (line: string) => void,
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.http = serverClient(server.base);
     this.token = server.token;
@@ -83,6 +87,7 @@ export class ServerSlots implements SlotStore {
       });
       const observations = Array.from({ length: MAX_SLOTS }, (_, i) => ({ type: SLOT_TYPE, subject: `slot-${i + 1}`, data: { pool, slot: i + 1 } }));
       await this.http.request('POST', `/monitors/${monitor}/observations`, { token: made.owner_token, body: { observations } });
+      this.keepOwnerToken(monitor, made.owner_token);
     } catch (error) {
       if (codeOf(error) !== 'DUPLICATE') throw error;
     }
@@ -100,6 +105,24 @@ export class ServerSlots implements SlotStore {
     const state: PoolState = { monitor, sub: { id: reply.subscription.id, token: reply.token, cursor: Math.max(1, head - 500) }, holders: new Map(), mine: new Map() };
     await this.read(state, 0);
     return state;
+  }
+
+  /** The monitor's owner token, kept for its maker: the dashboard shows a monitor's lease timeline to its owner (and the admin). */
+  private keepOwnerToken(monitor: string, token: string): void {
+    try {
+      const file = join(ensureVigilHome(this.env), 'concurrency', 'monitors.json');
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      let kept: Record<string, string> = {};
+      try {
+        kept = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+      } catch {
+        // the first one kept
+      }
+      kept[`${this.http.base}#${monitor}`] = token;
+      writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
+    } catch (error) {
+      this.warn(`vigil: could not keep the owner token of ${monitor}: ${(error as Error).message}`);
+    }
   }
 
   /** Reads the lease observations since the last read (waiting up to `wait` s for one): who holds which slot. */

@@ -10,6 +10,6 @@ import { ServerSlots } from './server-slots.ts';
 export function agentSlotsFor(config: WorkspaceConfig, env: NodeJS.ProcessEnv, warn: (line: string) => void): AgentSlots | null {
   const caps = config.concurrency;
   if (!caps || Object.keys(caps).length === 0) return null;
-  const store = config.server ? new ServerSlots(config.server, config.concurrency_lease_seconds ?? DEFAULT_SLOT_LEASE_SECONDS, warn) : new LocalSlots(env);
+  const store = config.server ? new ServerSlots(config.server, config.concurrency_lease_seconds ?? DEFAULT_SLOT_LEASE_SECONDS, warn, env) : new LocalSlots(env);
   return new AgentSlots(store, caps);
 }
