@@ -35,6 +35,8 @@ export function ensureBuilt(): void {
 
 /** The compiled CLI's entry, built first if need be. */
 export function builtCli(): string {
+  // Another build's entry (e.g. an older commit's dist/cli/main.js in a worktree of its own), for A/B runs.
+  if (process.env.VIGIL_BENCH_CLI) return process.env.VIGIL_BENCH_CLI;
   ensureBuilt();
   return join(root, 'dist', 'cli', 'main.js');
 }

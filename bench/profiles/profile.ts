@@ -1,16 +1,18 @@
-// `npx tsx bench/profiles/profile.ts <label> [publish,discover,lease,sse,pool,pool-items] [--seconds 8] [--streams 10000] [--jobs 20000] [--postgres]`
+// `npx tsx bench/profiles/profile.ts <label> [publish,discover,lease,sse,pool,pool-items] [--seconds 8] [--streams 10000] [--jobs 20000] [--concurrency 25] [--postgres] [--floor]`
 // Runs one scenario at a time against a `vigil serve --cpu-prof` server and
 // keeps only the samples taken while the measured load ran (the profile's
 // clock and process.hrtime are both CLOCK_MONOTONIC), then writes
 // bench/profiles/<label>/<scenario>.{svg,folded,json}: a flame graph, its
 // folded stacks and the CPU µs per request by area (see flame.ts).
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { runChildren, startChild } from '../lib/children.ts';
 import { client, json } from '../lib/http.ts';
-import { type BenchServer, startServer } from '../lib/server.ts';
+import { type BenchServer, cpuSecondsOf, startServer } from '../lib/server.ts';
 import { createMonitor, subscribe, subscribeMany, head, type Sub } from '../lib/setup.ts';
 import { nowMs, round, sleep, summary } from '../lib/stats.ts';
 import { createTestDatabase } from '../../test/support/postgres.ts';
@@ -25,10 +27,14 @@ const option = (name: string, fallback: number) => {
 };
 const seconds = option('seconds', 8);
 const streams = option('streams', 10_000);
+// --concurrency: closed-loop clients per load process (two processes) for discover, publish and lease.
+const concurrency = option('concurrency', 25);
 // --cpu-only: no profiler, just the server's CPU per unit (for A/B runs on a busy machine).
 const cpuOnly = argv.includes('--cpu-only');
 // --postgres: the server is a cluster node on a PostgreSQL database of its own (made here, dropped after).
 const onPostgres = argv.includes('--postgres');
+// --floor: the same load against the bare durable server (bench/clients/bare-durable.mjs; discover, publish, lease), CPU only.
+const onFloor = argv.includes('--floor');
 const gcOnSignal = fileURLToPath(new URL('./gc-on-signal.cjs', import.meta.url));
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
@@ -46,13 +52,14 @@ async function closedLoop(server: BenchServer, mode: string, extra: (i: number) 
   const from = monotonicUs();
   const results = await runChildren<{ ok: number; wins: number; failed: number; elapsedMs: number }>(
     'load',
-    (i) => ({ base: server.base, mode, concurrency: 25, durationMs: seconds * 1000, offset: i * 25, ...extra(i) }),
+    (i) => ({ base: server.base, mode, concurrency, durationMs: seconds * 1000, offset: i * concurrency, ...extra(i) }),
     2,
   );
   const to = monotonicUs();
   const requests = results.reduce((a, r) => a + r.ok + r.wins, 0);
   const rate = results.reduce((a, r) => a + r.ok, 0) / (Math.max(...results.map((r) => r.elapsedMs)) / 1000);
-  return { from, to, requests, unit: 'request', cpuSeconds: server.cpuSeconds() - cpu0, extra: { rate: round(rate), failed: results.reduce((a, r) => a + r.failed, 0) } };
+  const wins = results.reduce((a, r) => a + r.wins, 0);
+  return { from, to, requests, unit: 'request', cpuSeconds: server.cpuSeconds() - cpu0, extra: { rate: round(rate), failed: results.reduce((a, r) => a + r.failed, 0), wins } };
 }
 
 async function discover(server: BenchServer): Promise<Window> {
@@ -139,6 +146,56 @@ async function liveMemory(server: BenchServer) {
 }
 
 const run: Record<string, (s: BenchServer) => Promise<Window>> = { discover, publish, lease, sse, pool: (s) => poolOf('rpc', s), 'pool-items': (s) => poolOf('items', s) };
+/** The bare durable server of the floor rows, as a BenchServer for the closed loops above (no monitors to create: any id, bearer `bare`). */
+async function startFloor(): Promise<BenchServer & { stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['bench/clients/bare-durable.mjs'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const match = /^listening (\d+)$/.exec(line);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`the bare durable server exited (${code}) before listening`)));
+  });
+  const base = `http://127.0.0.1:${port}/mp/v0`;
+  const exited = new Promise((r) => child.once('exit', r));
+  const unused = () => Promise.reject(new Error('not on the floor'));
+  return {
+    base,
+    pid: child.pid!,
+    transport: 'uws',
+    request: client(base, 8),
+    rss: unused,
+    memory: unused,
+    liveMemory: unused,
+    cpuSeconds: () => cpuSecondsOf(child.pid!),
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+const floorRun: Record<string, (s: BenchServer) => Promise<Window>> = {
+  discover,
+  publish: (s) => closedLoop(s, 'publish', () => ({ targets: [{ monitor: 'bare', token: 'bare' }] })),
+  lease: (s) => closedLoop(s, 'lease', (p) => ({ subscriptions: Array.from({ length: 25 }, (_, i) => ({ id: `w${p * 25 + i}`, token: 'bare' })), subjects: 100 })),
+};
+if (onFloor) {
+  for (const name of scenarios) {
+    const server = await startFloor();
+    let window: Window;
+    try {
+      // Warmed first, as in the floor scenario.
+      await closedLoop(server, 'discover', () => ({}));
+      window = await floorRun[name]!(server);
+    } finally {
+      await server.stop();
+    }
+    console.log(`floor ${name}: ${window.requests} ${window.unit}s, server CPU ${round((window.cpuSeconds * 1e6) / window.requests, 2)} µs per ${window.unit} ${JSON.stringify(window.extra)}`);
+  }
+  process.exit(0);
+}
+
 const outDir = join('bench/profiles', label);
 mkdirSync(outDir, { recursive: true });
 for (const name of scenarios) {
