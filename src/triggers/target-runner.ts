@@ -1,8 +1,8 @@
 // Runs the target of a firing or reaction: a shell line (`command`), `vigil
 // script run` (`script`) or `vigil sequence` (`recipe`), in its own process
-// group under a guard shell that kills the group when the daemon dies (its
-// stdin pipe closes), so a SIGKILLed daemon leaves no reaction running that
-// its restart would repeat. `ttl` kills the group (SIGTERM, then SIGKILL).
+// group under a guard shell (src/recipes/process/guard-shell.ts) that kills
+// the group when the daemon dies (its stdin pipe closes), so a SIGKILLed
+// daemon leaves no reaction running that its restart would repeat. `ttl` kills the group (SIGTERM, then SIGKILL).
 // Trigger variables are data (src/recipes/outside-vars.ts): a command target
 // gets in its environment only those the recipe declares in its `vars` (and
 // Vigil's own), never one that changes how programs start; a recipe target
@@ -13,25 +13,11 @@
 // (SIGTERM, then SIGKILL) by itself, even while the runner is stopped.
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { targetGuard } from '../recipes/process/guard-shell.ts';
 import { dataVarFlags, declaredBy, environmentOf } from '../recipes/outside-vars.ts';
 import { describeFinding, scanShell } from '../recipes/preflight/destructive.ts';
 import type { TriggerMode } from '../recipes/types/trigger-fields.ts';
 import type { Clock } from './clock.ts';
-
-/** Runs "$@" with stdin closed; a watcher on the guard's stdin kills the whole group at EOF, or when a deadline it was given passes. */
-const GUARD = `exec 3<&0
-"$@" 3<&- </dev/null &
-c=$!
-(
-  k=
-  arm() { [ -n "$k" ] && kill -KILL "$k" 2>/dev/null; ( trap '' TERM; sleep "$1"; kill -TERM 0; sleep 2; kill -KILL 0 ) </dev/null >/dev/null 2>&1 & k=$!; }
-  while read -r t <&3; do [ -n "$t" ] && arm "$t"; done
-  kill -KILL 0
-) &
-w=$!
-wait "$c"; s=$?
-kill "$w" 2>/dev/null
-exit "$s"`;
 
 const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
 const MAX_OUTPUT = 1024 * 1024;
@@ -113,7 +99,7 @@ export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number
   const argv = targetCommand(spec);
   const env = spec.mode === 'command' ? commandEnv(spec) : spec.env;
   return new Promise((done) => {
-    const child = spawn('sh', ['-c', GUARD, 'vigil-guard', ...argv], { cwd: spec.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', targetGuard, 'vigil-guard', ...argv], { cwd: spec.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;

@@ -46,7 +46,7 @@ describe('cancellation', () => {
 });
 
 describe('a runner that dies', () => {
-  it('leaves a run that the next run marks interrupted, stopping the agents it left behind', async () => {
+  it('takes its agents with it and leaves a run that the next run marks interrupted', async () => {
     project = makeProject();
     const pidfile = join(project.root, 'a.pids');
     project.recipe({ name: 'doomed', canary: false, steps: [{ label: 'a', args: [`HANG PIDFILE=${pidfile}`] }] });
@@ -64,14 +64,13 @@ describe('a runner that dies', () => {
     });
     run.child.kill('SIGKILL');
     await run.done;
-    // Nobody is left to stop the agent: it keeps running, detached.
-    expect(isAlive(pids.agent)).toBe(true);
+    // The agent's guard saw the runner's pipe close and killed its group.
+    await untilTrue('the agent and its grandchild to be stopped', () => !isAlive(pids.agent) && !isAlive(pids.grandchild));
     const doomedId = lastRun(project).id;
 
     const next = await runVigil(project, ['sequence', 'next']);
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toContain(`run ${doomedId} was interrupted`);
-    await untilTrue('the leftover agent to be stopped', () => !isAlive(pids.agent) && !isAlive(pids.grandchild));
     const listed = await runVigil(project, ['runs']);
     expect(listed.stdout).toMatch(new RegExp(`${doomedId}\\s+doomed\\s+interrupted`));
   });

@@ -4,9 +4,12 @@
 // own, whatever it left behind in its group is killed too. Piscina's own
 // abort would only end the worker thread and orphan the group, so the runner
 // never relies on it. Programs that leave the group (setsid) are found by
-// process-tree.ts: their session, ancestry and VIGIL_SUPERVISOR marker.
+// process-tree.ts: their session, ancestry and VIGIL_SUPERVISOR marker. A
+// watcher beside each group (guard-shell.ts) kills it when the runner dies,
+// even by SIGKILL, so no agent outlives its runner.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { watchGroup } from './guard-shell.ts';
 import { runMarkerPrefix, signalTree, supervisorVar, terminateTree, ticksSinceBoot } from './process-tree.ts';
 
 export type KillReason = 'timeout' | 'inactivity' | 'cancel' | 'budget';
@@ -86,6 +89,7 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const pid = child.pid;
+    const watcher = pid === undefined ? null : watchGroup(pid);
     const finish = (result: SupervisedResult): void => {
       if (settled) return;
       settled = true;
@@ -128,6 +132,7 @@ export function runSupervised(run: SupervisedRun, watchdog: Watchdog): Promise<S
     child.on('exit', (code, signal) => {
       // Whatever the program left running goes with it: its group, and what left the group.
       signalTree(pid, marker, 'SIGKILL', false, bornAfter);
+      watcher?.stop();
       run.onExit?.(pid);
       // Let the pipes drain; the group is dead, so they close promptly.
       const done = () => finish({ exitCode: code, signal, killedBy });

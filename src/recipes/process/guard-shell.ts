@@ -1,0 +1,51 @@
+// Process groups that end when the process supervising them dies, even by
+// SIGKILL: a small shell holds a pipe from the supervisor on fd 3 and, at EOF,
+// SIGKILLs the group. Each line the supervisor writes on that pipe is the
+// seconds the group may still run (a lease's time left); a watcher that hears
+// of no renewal in that time stops the group (SIGTERM, then SIGKILL) by
+// itself, even while the supervisor is stopped. A trigger's target runs under
+// `targetGuard` (the guard is the target's parent, in its group); an agent
+// gets a watcher beside it (`watchGroup`), so the runner stays the agent's
+// parent: it reaps the agent at once and sees its own exit status and signal,
+// where an agent under a guard killed with its group would linger as a zombie
+// until init reaps it.
+import { spawn } from 'node:child_process';
+
+/** Reads fd 3; `$g` is the group to stop: `0` (its own) or `-<pgid>`. */
+const WATCH = `k=
+arm() { [ -n "$k" ] && kill -KILL "$k" 2>/dev/null; ( trap '' TERM; sleep "$1"; kill -TERM $g; sleep 2; kill -KILL $g ) </dev/null >/dev/null 2>&1 & k=$!; }
+while read -r t <&3; do [ -n "$t" ] && arm "$t"; done
+kill -KILL $g`;
+
+/** Runs "$@" with stdin closed, in the guard's group; the guard's stdin is the supervisor's pipe. */
+export const targetGuard = `exec 3<&0
+"$@" 3<&- </dev/null &
+c=$!
+(
+  g=0
+  ${WATCH.replaceAll('\n', '\n  ')}
+) &
+w=$!
+wait "$c"; s=$?
+kill "$w" 2>/dev/null
+exit "$s"`;
+
+/**
+ * A watcher, in a group of its own, that SIGKILLs process group `pgid` when
+ * this process dies. Kill it (`stop`) once the group has ended on its own,
+ * before its number can be reused.
+ */
+export function watchGroup(pgid: number): { stop(): void } {
+  const watcher = spawn('/bin/sh', ['-c', `exec 3<&0 </dev/null\ng=-"$1"\n${WATCH}`, 'vigil-watch', String(pgid)], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
+  watcher.on('error', () => {}); // no shell: the group is then only as safe as before
+  watcher.stdin.on('error', () => {});
+  return {
+    stop: () => {
+      if (watcher.exitCode === null && watcher.signalCode === null) watcher.kill('SIGKILL');
+    },
+  };
+}
