@@ -71,6 +71,12 @@ const heldBy = (lease: LeaseRecord, holder: string, now: number) =>
   lease.holder === holder && lease.expiresMs !== null && now < lease.expiresMs;
 /** A caller that sent no token is judged by holder alone (base clients); one that sent a token, by it too. */
 const sameGrant = (lease: LeaseRecord, fence: number | undefined) => fence === undefined || fence === lease.fence;
+/**
+ * `now` is whole milliseconds, cut down from the moment the request arrived, so it may read a
+ * little before the client sent it. A grant lasts its duration from the next millisecond: never
+ * ending before the claim's send time plus the duration, which is what a client can prove it held.
+ */
+const clockResolutionMs = 1;
 const lapsedAt = (lease: LeaseRecord, now: number) => lease.expiresMs !== null && now >= lease.expiresMs;
 
 /**
@@ -99,7 +105,7 @@ export function acquiredLease(lease: LeaseRecord, e: Extract<LeaseEvent, { type:
     lease_duration_seconds: e.durationSeconds,
     acquire_time: time,
     renew_time: time,
-    expiresMs: e.now + e.durationSeconds * 1000,
+    expiresMs: e.now + clockResolutionMs + e.durationSeconds * 1000,
     attempts: lease.attempts + 1,
     lease_transitions: lease.lease_transitions + (lease.holder !== e.holder ? 1 : 0),
     fence: e.fence,
@@ -156,7 +162,7 @@ export const leaseMachine = setup({
           ...context.lease,
           lease_duration_seconds: duration,
           renew_time: new Date(e.now).toISOString(),
-          expiresMs: e.now + duration * 1000,
+          expiresMs: e.now + clockResolutionMs + duration * 1000,
         },
         outcome: { ok: true as const, effect: 'renewed' as const },
       };

@@ -76,7 +76,8 @@ export async function startLeaseServer(fault: LeaseFault, options: { fence?: boo
         fired++;
       }
       current.holder = holder;
-      current.expires = now + duration;
+      // now is cut down to the millisecond: the lease lasts its duration from the next one (as Vigil's).
+      current.expires = now + 1 + duration;
       current.fence = nextFence++;
       current.former.add(holder);
       return send(res, 201, { lease: served(), expires: new Date(current.expires).toISOString(), idempotent: false, ...(fencing ? { fence: current.fence } : {}) });
@@ -90,7 +91,7 @@ export async function startLeaseServer(fault: LeaseFault, options: { fence?: boo
       return send(res, 200, { ok: true, lease: served() });
     }
     if (op === 'renew') {
-      current.expires = now + duration;
+      current.expires = now + 1 + duration;
       return send(res, 200, { lease: served(), expires: new Date(current.expires).toISOString() });
     }
     current.holder = null;

@@ -72,9 +72,10 @@ describe('lease fencing tokens', () => {
   it('after expiry the stale holder is told nobody holds it; the next grant has a new token', () => {
     const { send } = lease();
     send({ type: 'CLAIM', holder: 'sub:a', durationSeconds: 30, fence: 4, now: start });
-    const late = send({ type: 'COMPLETE', holder: 'sub:a', fence: 4, seq: 9, now: start + 30_000 });
+    // A grant lasts its duration from the millisecond after the claim's (the clock cuts time down).
+    const late = send({ type: 'COMPLETE', holder: 'sub:a', fence: 4, seq: 9, now: start + 30_001 });
     expect(late.outcome).toEqual({ ok: false, code: 'LEASE_LOST', holder: null, expiresMs: null, fence: null });
-    const next = send({ type: 'CLAIM', holder: 'sub:b', durationSeconds: 30, fence: 10, now: start + 30_001 });
+    const next = send({ type: 'CLAIM', holder: 'sub:b', durationSeconds: 30, fence: 10, now: start + 30_002 });
     expect(next.lease).toMatchObject({ holder: 'sub:b', fence: 10, completedSeq: undefined });
   });
 

@@ -118,8 +118,8 @@ describe('take-next', () => {
     }
     expect((await lease(b, 'claim', { next: true, count: 10 })).leases.map((l: any) => l.subject)).toEqual(['job-3']);
     expect((await lease(b, 'claim', { next: true })).code).toBe('NO_WORK');
-    clock.advance(30_000);
-    // Expired: job-0 is free again, and first in line.
+    clock.advance(30_001);
+    // Expired (a grant lasts its duration from the millisecond after the claim's): job-0 is free again, and first in line.
     const again = await lease(b, 'claim', { next: true, lease_duration_seconds: 10 });
     expect(again.lease.subject).toBe('job-0');
     // A completed subject claimed again by name and released is back in line.
