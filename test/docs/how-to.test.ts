@@ -1,19 +1,14 @@
 // The how-to guides, run as a reader runs them (test/support/doc-page.ts):
 // each page's ```sh blocks in order, in a fresh folder; the pages check what
 // they promise themselves, so a page that stops working fails here.
-import { describe, expect, it } from 'vitest';
-import { runDocPage } from '../support/doc-page.ts';
+import { describe, it } from 'vitest';
+import { expectPageRuns as runs } from '../support/doc-page.ts';
 import { postgresFor } from '../support/postgres.ts';
 import { proxiesFor } from '../support/requirements.ts';
 import { scaled } from '../support/time-scale.ts';
 
 const limit = scaled(180_000);
 
-async function expectPageRuns(page: string): Promise<string> {
-  const run = await runDocPage(page, { limitMs: limit });
-  expect(run.code, `${page} failed (exit ${run.code}):\n${run.output}`).toBe(0);
-  return run.output;
-}
 
 describe('how-to guides', { timeout: limit + 10_000 }, () => {
   it.each([
@@ -24,19 +19,19 @@ describe('how-to guides', { timeout: limit + 10_000 }, () => {
     ['what to commit in .vigil/', 'how-to/what-to-commit.md'],
     ['benchmark your server', 'how-to/benchmark-your-server.md'],
   ])('%s', async (_what, page) => {
-    await expectPageRuns(page);
+    await runs(page, limit);
   });
 });
 
 describe('the proxy how-to', { timeout: limit + 10_000 }, () => {
   it.skipIf(!proxiesFor('the proxy how-to'))('behind nginx and Caddy', async () => {
-    await expectPageRuns('how-to/behind-a-proxy.md');
+    await runs('how-to/behind-a-proxy.md', limit);
   });
 });
 
 describe('how-to guides that need PostgreSQL', { timeout: limit + 10_000 }, async () => {
   const missing = await postgresFor('the PostgreSQL how-to');
   it.skipIf(missing !== undefined)('several nodes on PostgreSQL', async () => {
-    await expectPageRuns('how-to/postgres-nodes.md');
+    await runs('how-to/postgres-nodes.md', limit);
   });
 });

@@ -3,25 +3,20 @@
 // promise themselves. Apart from the how-to guides so that the two files run
 // side by side.
 import { describe, expect, it } from 'vitest';
-import { runDocPage } from '../support/doc-page.ts';
+import { expectPageRuns as runs } from '../support/doc-page.ts';
 import { scaled } from '../support/time-scale.ts';
 
 const limit = scaled(180_000);
 
-async function expectPageRuns(page: string): Promise<string> {
-  const run = await runDocPage(page, { limitMs: limit });
-  expect(run.code, `${page} failed (exit ${run.code}):\n${run.output}`).toBe(0);
-  return run.output;
-}
 
 describe('tutorials', { timeout: limit + 10_000 }, () => {
   it('the monitor server in five minutes', async () => {
-    const output = await expectPageRuns('tutorials/monitors.md');
+    const output = await runs('tutorials/monitors.md', limit);
     expect(output).toMatch(/"action":"complete"/);
   });
 
   it('recipes in five minutes', async () => {
-    const output = await expectPageRuns('tutorials/recipes.md');
+    const output = await runs('tutorials/recipes.md', limit);
     expect(output).toMatch(/reacted to ci\.build\.failed on job-42/);
   });
 });

@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { spawnChild } from './children.ts';
 import { repoRoot, tempDir } from './server-process.ts';
+import { expect } from 'vitest';
 import { scaled } from './time-scale.ts';
 
 export interface PageRun {
@@ -105,4 +106,11 @@ function killGroup(pid: number | undefined): void {
   } catch {
     // The group is gone.
   }
+}
+
+/** Runs the page and fails the test with everything it printed unless it exits 0; returns what it printed. */
+export async function expectPageRuns(page: string, limitMs: number): Promise<string> {
+  const run = await runDocPage(page, { limitMs });
+  expect(run.code, `${page} failed (exit ${run.code}):\n${run.output}`).toBe(0);
+  return run.output;
 }

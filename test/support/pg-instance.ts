@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import { answersAt } from './postgres.ts';
 import { stablePort } from './server-process.ts';
 
 export interface PgInstance {
@@ -51,18 +51,7 @@ export async function startPgInstance(): Promise<PgInstance> {
   const port = await stablePort();
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100`;
-  const answers = async () => {
-    const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
-    try {
-      await client.connect();
-      await client.query('select 1');
-      return true;
-    } catch {
-      return false;
-    } finally {
-      await client.end().catch(() => {});
-    }
-  };
+  const answers = () => answersAt(adminUrl);
   const untilAnswers = async () => {
     for (let i = 0; i < 300 && !(await answers()); i++) await new Promise((r) => setTimeout(r, 100));
   };

@@ -10,8 +10,9 @@ import { requirement } from './requirements.ts';
 
 export const adminUrl = process.env.VIGIL_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-async function reachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
+/** Whether a PostgreSQL server answers a query at `url`. */
+export async function answersAt(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
     await client.query('select 1');
@@ -25,7 +26,7 @@ async function reachable(): Promise<boolean> {
 
 /** Undefined when PostgreSQL answers (started here if it was down); otherwise why it cannot. */
 export async function postgresUnavailable(): Promise<string | undefined> {
-  if (await reachable()) return undefined;
+  if (await answersAt(adminUrl)) return undefined;
   // A server named by VIGIL_TEST_PG is not this machine's to start.
   if (process.env.VIGIL_TEST_PG) return `nothing answers at VIGIL_TEST_PG (${adminUrl})`;
   if (!existsSync('/etc/postgresql')) return 'PostgreSQL is not installed here (no /etc/postgresql) and nothing answers at 127.0.0.1:5432';
@@ -37,7 +38,7 @@ export async function postgresUnavailable(): Promise<string | undefined> {
     if (!text.includes('already running')) return `PostgreSQL ${version} is installed but would not start: ${text.trim() || (error as Error).message}`;
   }
   for (let i = 0; i < 50; i++) {
-    if (await reachable()) return undefined;
+    if (await answersAt(adminUrl)) return undefined;
     await new Promise((r) => setTimeout(r, 200));
   }
   return `PostgreSQL ${version} started but does not answer at 127.0.0.1:5432`;

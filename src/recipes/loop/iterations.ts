@@ -4,10 +4,10 @@
 // waiting out a provider's usage limit (then continuing the same session)
 // instead of failing. The step runner (executor/run-step.ts) calls it once
 // per attempt; the state it keeps carries over retries.
-import { closeSync, fstatSync, openSync, readSync, appendFileSync } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, openSync } from 'node:fs';
 import { priceOf, type PriceTable } from '../budget/budget-scope.ts';
 import { type ConditionContext, conditionHolds } from '../executor/conditions.ts';
-import { OUTPUT_LIMIT } from '../executor/step-outputs.ts';
+import { OUTPUT_LIMIT, readTail } from '../executor/step-outputs.ts';
 import type { StepOutcome, UsageReport } from '../pool/step-task.ts';
 import type { LoopRecord, StepRecord } from '../records/run-record.ts';
 import { describeLeft } from '../sessions/durations.ts';
@@ -86,7 +86,7 @@ export async function runAgent(d: AgentRunDeps, s: AgentRunState): Promise<StepO
     // An iteration the agent did not finish ends the loop (retry may run it again); a build that fails is a reason to go on.
     if (outcome.status !== 'succeeded' && outcome.build !== 'failed')
       return endLoop(d, s, outcome, null, `iteration ${s.iteration} ${outcome.status}: ${'reason' in outcome ? outcome.reason : ''}`);
-    if (outcome.status === 'succeeded' && untilHolds(d, loop, outcome, readFrom(d.outputFile, offset)))
+    if (outcome.status === 'succeeded' && untilHolds(d, loop, outcome, readTail(d.outputFile, OUTPUT_LIMIT, offset)))
       return endLoop(d, s, outcome, null, `${describeUntil(loop.until)} held after ${s.iteration} iteration${s.iteration === 1 ? '' : 's'}`);
     if (s.iteration >= loop.maxIterations) {
       const why = `loop: max_iterations (${loop.maxIterations}) reached without ${describeUntil(loop.until)}`;
@@ -174,24 +174,5 @@ function sizeOf(path: string): number {
     }
   } catch {
     return 0;
-  }
-}
-
-/** What the log gained from `offset` on (its last OUTPUT_LIMIT bytes): one iteration's output. */
-function readFrom(path: string, offset: number): string {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return '';
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const start = Math.max(offset, size - OUTPUT_LIMIT);
-    const buf = Buffer.alloc(Math.max(0, size - start));
-    readSync(fd, buf, 0, buf.length, start);
-    return buf.toString('utf8');
-  } finally {
-    closeSync(fd);
   }
 }
