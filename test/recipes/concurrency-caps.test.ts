@@ -110,7 +110,7 @@ describe('concurrency caps of vigil.yml', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ monitor: 'vigil.concurrency.claude', subscriber: 'test', from: 'earliest' }),
     }).then((r) => r.json() as Promise<{ subscription: { id: string }; token: string }>);
-    const page = await fetch(`${server.base}/subscriptions/${sub.subscription.id}/pull?cursor=1&limit=1000`, { headers: { authorization: `Bearer ${sub.token}` } }).then(
+    const page = await fetch(`${server.base}/subscriptions/${sub.subscription.id}/pull?cursor=1&limit=1000&types=ai.vigil.monitor.lease`, { headers: { authorization: `Bearer ${sub.token}` } }).then(
       (r) => r.json() as Promise<{ observations: Array<{ type: string; subject: string; data: { payload?: { action: string; fence: number } } }> }>,
     );
     const leases = page.observations.filter((o) => o.type === 'ai.vigil.monitor.lease').map((o) => ({ subject: o.subject, ...o.data.payload! }));

@@ -127,7 +127,9 @@ export class ServerSlots implements SlotStore {
 
   /** Reads the lease observations since the last read (waiting up to `wait` s for one): who holds which slot. */
   private async read(state: PoolState, wait: number, signal?: AbortSignal): Promise<void> {
-    const q = new URLSearchParams({ cursor: String(state.sub.cursor), wait: String(wait), limit: '1000' });
+    // Only lease changes: woken by every refusal record (each refused claim of a waiting runner is one),
+    // waiting runners would wake each other in turn and fill the monitor with refusals.
+    const q = new URLSearchParams({ cursor: String(state.sub.cursor), wait: String(wait), limit: '1000', types: observationTypes.lease });
     const page = await this.http.request<{ next: number; observations: Array<{ type: string; subject: string | null; data?: Record<string, unknown> }> }>(
       'GET',
       `/subscriptions/${state.sub.id}/pull?${q}`,
