@@ -8,24 +8,16 @@ import type { LeaseJudge, Violation } from './lease-judge.ts';
 import type { Hold, OpRecord } from './lease-records.ts';
 import { jain, type LeaseTally } from './lease-tally.ts';
 import { describeSkew } from './random.ts';
-import type { ServerFacts } from './setup.ts';
+import type { RunHeader, ServerFacts } from './setup.ts';
 import { type LeaseSpec, showMs } from './spec.ts';
 
-export interface LeaseFigures {
+export interface LeaseFigures extends RunHeader {
   scenario: 'leases';
-  /** Stopped by Ctrl-C: the figures are of what ran. */
-  interrupted: boolean;
-  seed: number;
   mode: LeaseSpec['mode'];
-  servers: ServerFacts[];
-  monitor: string;
   /** The clients sent fencing tokens (the servers list leases.fence). */
   fence: boolean;
-  flags: Record<string, string | number>;
-  startedAt: string;
   /** The run's start on the clients' clock (ms): record times are printed from it. */
   startMs: number;
-  elapsedSeconds: number;
   claims: { attempts: number; granted: number; perSecond: number };
   grants: { total: number; perSecond: number };
   cycles: { total: number; perSecond: number; complete: number; release: number; reject: number };

@@ -7,14 +7,14 @@ import { nowMs, sleepUnless } from './clock.ts';
 import { ms, num, rate } from './format.ts';
 import { emptyHistogram, type Histogram, mergeInto } from './histogram.ts';
 import type { RunHooks } from './outcome.ts';
-import { BenchSetupError, head, prepareTarget, retire, subscribeMany } from './setup.ts';
+import { BenchSetupError, head, subscribeMany, type Target, withTarget } from './setup.ts';
 import { residentBytes } from './server-memory.ts';
 import type { FanoutSpec } from './spec.ts';
 import { type FanoutFigures, fanoutFigures } from './stream-figures.ts';
 import { Arrivals, type Published, type StreamJudgement } from './stream-records.ts';
 import type { StreamThreadData } from './stream-thread.ts';
 import { startThreads } from './threads.ts';
-import { Wire } from './wire.ts';
+import type { Wire } from './wire.ts';
 
 export interface FanoutRun {
   figures: FanoutFigures;
@@ -35,23 +35,10 @@ export interface FanoutHooks extends RunHooks {
 
 export async function runFanout(spec: FanoutSpec, hooks: FanoutHooks = {}): Promise<FanoutRun> {
   const step = hooks.step ?? (() => {});
-  const wire = new Wire(32, spec.timeoutMs);
-  try {
-    const target = await prepareTarget(wire, spec, 'fanout', ['observe']);
-    try {
-      return await measure(spec, hooks, wire, target, step);
-    } finally {
-      if (!spec.keep) {
-        const failed = await retire(wire, spec.bases[0]!, target);
-        if (failed) step(`note: ${failed}`);
-      }
-    }
-  } finally {
-    await wire.close();
-  }
+  return await withTarget(spec, 'fanout', ['observe'], 32, step, (wire, target) => measure(spec, hooks, wire, target, step));
 }
 
-async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target: Awaited<ReturnType<typeof prepareTarget>>, step: (line: string) => void): Promise<FanoutRun> {
+async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target: Target, step: (line: string) => void): Promise<FanoutRun> {
   const roots = spec.bases;
   step(`subscribing ${num(spec.subscriptions)} subscriptions on monitor ${target.monitor}`);
   const subs = await subscribeMany(wire, roots, target, spec.subscriptions, 'agent:bench-s', ['observe']);

@@ -15,10 +15,10 @@ import { LeaseTally } from './lease-tally.ts';
 import type { RunHooks } from './outcome.ts';
 import type { LeaseThreadData } from './lease-thread.ts';
 import { generator } from './random.ts';
-import { BenchSetupError, prepareTarget, publishSubjects, retire, subscribeMany } from './setup.ts';
+import { BenchSetupError, publishSubjects, subscribeMany, type Target, withTarget } from './setup.ts';
 import type { LeaseSpec } from './spec.ts';
 import { slot, startThreads } from './threads.ts';
-import { Wire } from './wire.ts';
+import type { Wire } from './wire.ts';
 
 export interface LeaseRun {
   figures: LeaseFigures;
@@ -29,27 +29,16 @@ export interface LeaseRun {
 
 export async function runLeases(spec: LeaseSpec, hooks: RunHooks = {}): Promise<LeaseRun> {
   const step = hooks.step ?? (() => {});
-  const wire = new Wire(32, spec.timeoutMs);
-  try {
-    const target = await prepareTarget(wire, spec, 'leases', ['observe', 'act']);
-    try {
-      if (spec.mode === 'next' && !target.extensions.has('leases.next')) {
-        const without = target.servers.filter((s) => !s.extensions.includes('leases.next')).map((s) => `${s.root} (${s.software}; lists ${s.extensions.join(', ') || 'no extensions'})`);
-        throw new BenchSetupError(`--mode next takes the next subject with leases/claim {next: true} (protocol.md §21, extension leases.next), which ${without.join(' and ')} does not list in /discover; use --mode named against it.`);
-      }
-      return await measure(spec, hooks, wire, target, step);
-    } finally {
-      if (!spec.keep) {
-        const failed = await retire(wire, spec.bases[0]!, target);
-        if (failed) step(`note: ${failed}`);
-      }
+  return await withTarget(spec, 'leases', ['observe', 'act'], 32, step, async (wire, target) => {
+    if (spec.mode === 'next' && !target.extensions.has('leases.next')) {
+      const without = target.servers.filter((s) => !s.extensions.includes('leases.next')).map((s) => `${s.root} (${s.software}; lists ${s.extensions.join(', ') || 'no extensions'})`);
+      throw new BenchSetupError(`--mode next takes the next subject with leases/claim {next: true} (protocol.md §21, extension leases.next), which ${without.join(' and ')} does not list in /discover; use --mode named against it.`);
     }
-  } finally {
-    await wire.close();
-  }
+    return await measure(spec, hooks, wire, target, step);
+  });
 }
 
-async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Awaited<ReturnType<typeof prepareTarget>>, step: (line: string) => void): Promise<LeaseRun> {
+async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Target, step: (line: string) => void): Promise<LeaseRun> {
   const roots = spec.bases;
   step(`publishing ${num(spec.subjects)} subjects on monitor ${target.monitor}`);
   await publishSubjects(wire, roots[0]!, target, Array.from({ length: spec.subjects }, (_, i) => subjectName(spec.mode, i)));

@@ -9,20 +9,12 @@ import { emptyHistogram, type Histogram, mergeInto, type Percentiles, percentile
 import type { ClientCpu } from './client-cpu.ts';
 import type { RunHooks } from './outcome.ts';
 import type { PublishThreadData } from './publish-thread.ts';
-import { prepareTarget, retire, type ServerFacts } from './setup.ts';
+import { type RunHeader, withTarget } from './setup.ts';
 import { type PublishSpec, showMs } from './spec.ts';
 import { startThreads } from './threads.ts';
-import { Wire } from './wire.ts';
 
-export interface PublishFigures {
+export interface PublishFigures extends RunHeader {
   scenario: 'publish';
-  interrupted: boolean;
-  seed: number;
-  servers: ServerFacts[];
-  monitor: string;
-  flags: Record<string, string | number>;
-  startedAt: string;
-  elapsedSeconds: number;
   acknowledged: number;
   perSecond: number;
   latency: Percentiles;
@@ -42,90 +34,79 @@ export interface PublishRun {
 
 export async function runPublish(spec: PublishSpec, hooks: RunHooks = {}): Promise<PublishRun> {
   const step = hooks.step ?? (() => {});
-  const wire = new Wire(8, spec.timeoutMs);
-  try {
-    const target = await prepareTarget(wire, spec, 'publish', ['observe']);
-    try {
-      const threads = Math.max(1, Math.min(spec.threads, spec.connections));
-      const data: PublishThreadData[] = Array.from({ length: threads }, () => ({ mode: 'closed', monitor: target.monitor, ownerToken: target.ownerToken, size: spec.size, timeoutMs: spec.timeoutMs, roots: [] }));
-      for (let i = 0; i < spec.connections; i++) data[i % threads]!.roots.push(spec.bases[i % spec.bases.length]!);
-      const latency = emptyHistogram();
-      const outcomes: Record<string, number> = {};
-      const series: number[] = [];
-      const seen = new SeqSet();
-      const duplicates: number[] = [];
-      let duplicateSeqs = 0;
-      const busy: number[] = new Array(threads).fill(0);
-      const pool = await startThreads('publish', data as unknown as Array<Record<string, unknown>>, (m) => {
-        if (m.type === 'batch') {
-          mergeInto(latency, m.latency as Histogram);
-          for (const [k, n] of Object.entries(m.outcomes as Record<string, number>)) outcomes[k] = (outcomes[k] ?? 0) + n;
-          for (const [i, n] of Object.entries(m.series as Record<number, number>)) {
-            while (series.length <= Number(i)) series.push(0);
-            series[Number(i)]! += n;
+  return await withTarget(spec, 'publish', ['observe'], 8, step, async (_wire, target) => {
+    const threads = Math.max(1, Math.min(spec.threads, spec.connections));
+    const data: PublishThreadData[] = Array.from({ length: threads }, () => ({ mode: 'closed', monitor: target.monitor, ownerToken: target.ownerToken, size: spec.size, timeoutMs: spec.timeoutMs, roots: [] }));
+    for (let i = 0; i < spec.connections; i++) data[i % threads]!.roots.push(spec.bases[i % spec.bases.length]!);
+    const latency = emptyHistogram();
+    const outcomes: Record<string, number> = {};
+    const series: number[] = [];
+    const seen = new SeqSet();
+    const duplicates: number[] = [];
+    let duplicateSeqs = 0;
+    const busy: number[] = new Array(threads).fill(0);
+    const pool = await startThreads('publish', data as unknown as Array<Record<string, unknown>>, (m) => {
+      if (m.type === 'batch') {
+        mergeInto(latency, m.latency as Histogram);
+        for (const [k, n] of Object.entries(m.outcomes as Record<string, number>)) outcomes[k] = (outcomes[k] ?? 0) + n;
+        for (const [i, n] of Object.entries(m.series as Record<number, number>)) {
+          while (series.length <= Number(i)) series.push(0);
+          series[Number(i)]! += n;
+        }
+        for (const seq of m.seqs as number[]) {
+          if (!seen.add(seq)) {
+            duplicateSeqs++;
+            if (duplicates.length < 20) duplicates.push(seq);
           }
-          for (const seq of m.seqs as number[]) {
-            if (!seen.add(seq)) {
-              duplicateSeqs++;
-              if (duplicates.length < 20) duplicates.push(seq);
-            }
-          }
-        } else if (m.type === 'done') busy[m.thread] = m.elu as number;
-      });
-      step(`publishing over ${num(spec.connections)} connections on ${threads} threads for ${spec.durationMs / 1000} s (monitor ${target.monitor})`);
-      const cpu = cpuMeter();
-      const runStart = nowMs();
-      pool.go({ startMs: runStart });
-      let interrupted = false;
-      await new Promise<void>((resolve) => {
-        const ticker = setInterval(() => {
-          const elapsed = nowMs() - runStart;
-          interrupted ||= hooks.signal?.aborted === true;
-          hooks.progress?.(`publish ${(elapsed / 1000).toFixed(1)} s of ${spec.durationMs / 1000} · ${rate((outcomes.ok ?? 0) / Math.max(0.001, elapsed / 1000), 'publishes/s')} · p99 ${ms(percentile(latency, 99))} · ${duplicateSeqs === 0 ? 'no duplicate seq' : `${duplicateSeqs} DUPLICATE SEQS`} so far`);
-          if (elapsed >= spec.durationMs || interrupted) {
-            clearInterval(ticker);
-            resolve();
-          }
-        }, 250);
-      });
-      const endMs = nowMs();
-      pool.stop();
-      await pool.finished(spec.timeoutMs + 5000);
-      if (pool.failures.length > 0) throw new Error(`a publisher thread failed: ${pool.failures.join('; ')}`);
-      const client = cpu.stop(busy);
-      const elapsed = Math.max(0.001, (endMs - runStart) / 1000);
-      const refused: Record<string, number> = {};
-      for (const [k, n] of Object.entries(outcomes)) if (k !== 'ok') refused[k] = n;
-      const warnings = client.saturated ? [`the load generator may have been the bottleneck: ${client.saturated}`] : [];
-      if (!outcomes.ok) warnings.push(`no publish was acknowledged: ${Object.entries(refused).map(([k, n]) => `${k} ×${n}`).join(', ') || 'no answers'}`);
-      const figures: PublishFigures = {
-        scenario: 'publish',
-        interrupted,
-        seed: spec.seed,
-        servers: [...target.servers],
-        monitor: target.monitor,
-        flags: { connections: spec.connections, size: spec.size, duration: showMs(spec.durationMs), threads },
-        startedAt: new Date(runStart).toISOString(),
-        elapsedSeconds: elapsed,
-        acknowledged: outcomes.ok ?? 0,
-        perSecond: (outcomes.ok ?? 0) / elapsed,
-        latency: percentiles(latency),
-        refused,
-        duplicateSeqs,
-        duplicateExamples: duplicates,
-        client,
-        warnings,
-      };
-      return { figures, series, latency };
-    } finally {
-      if (!spec.keep) {
-        const failed = await retire(wire, spec.bases[0]!, target);
-        if (failed) step(`note: ${failed}`);
-      }
-    }
-  } finally {
-    await wire.close();
-  }
+        }
+      } else if (m.type === 'done') busy[m.thread] = m.elu as number;
+    });
+    step(`publishing over ${num(spec.connections)} connections on ${threads} threads for ${spec.durationMs / 1000} s (monitor ${target.monitor})`);
+    const cpu = cpuMeter();
+    const runStart = nowMs();
+    pool.go({ startMs: runStart });
+    let interrupted = false;
+    await new Promise<void>((resolve) => {
+      const ticker = setInterval(() => {
+        const elapsed = nowMs() - runStart;
+        interrupted ||= hooks.signal?.aborted === true;
+        hooks.progress?.(`publish ${(elapsed / 1000).toFixed(1)} s of ${spec.durationMs / 1000} · ${rate((outcomes.ok ?? 0) / Math.max(0.001, elapsed / 1000), 'publishes/s')} · p99 ${ms(percentile(latency, 99))} · ${duplicateSeqs === 0 ? 'no duplicate seq' : `${duplicateSeqs} DUPLICATE SEQS`} so far`);
+        if (elapsed >= spec.durationMs || interrupted) {
+          clearInterval(ticker);
+          resolve();
+        }
+      }, 250);
+    });
+    const endMs = nowMs();
+    pool.stop();
+    await pool.finished(spec.timeoutMs + 5000);
+    if (pool.failures.length > 0) throw new Error(`a publisher thread failed: ${pool.failures.join('; ')}`);
+    const client = cpu.stop(busy);
+    const elapsed = Math.max(0.001, (endMs - runStart) / 1000);
+    const refused: Record<string, number> = {};
+    for (const [k, n] of Object.entries(outcomes)) if (k !== 'ok') refused[k] = n;
+    const warnings = client.saturated ? [`the load generator may have been the bottleneck: ${client.saturated}`] : [];
+    if (!outcomes.ok) warnings.push(`no publish was acknowledged: ${Object.entries(refused).map(([k, n]) => `${k} ×${n}`).join(', ') || 'no answers'}`);
+    const figures: PublishFigures = {
+      scenario: 'publish',
+      interrupted,
+      seed: spec.seed,
+      servers: [...target.servers],
+      monitor: target.monitor,
+      flags: { connections: spec.connections, size: spec.size, duration: showMs(spec.durationMs), threads },
+      startedAt: new Date(runStart).toISOString(),
+      elapsedSeconds: elapsed,
+      acknowledged: outcomes.ok ?? 0,
+      perSecond: (outcomes.ok ?? 0) / elapsed,
+      latency: percentiles(latency),
+      refused,
+      duplicateSeqs,
+      duplicateExamples: duplicates,
+      client,
+      warnings,
+    };
+    return { figures, series, latency };
+  });
 }
 
 export function publishSummary(f: PublishFigures): string {

@@ -3,7 +3,7 @@
 // user names), publish the subjects, subscribe the clients, and retire the
 // monitor at the end. None of it is measured.
 import type { TargetSpec } from './spec.ts';
-import type { Wire, WireReply } from './wire.ts';
+import { Wire, type WireReply } from './wire.ts';
 
 export class BenchSetupError extends Error {
   override readonly name = 'BenchSetupError';
@@ -17,6 +17,18 @@ export interface ServerFacts {
   readonly extensions: readonly string[];
   /** A cluster node's id, when it names one. */
   readonly node: string | undefined;
+}
+
+/** What every scenario's figures start with. */
+export interface RunHeader {
+  /** Stopped by Ctrl-C: the figures are of what ran. */
+  interrupted: boolean;
+  seed: number;
+  servers: ServerFacts[];
+  monitor: string;
+  flags: Record<string, string | number>;
+  startedAt: string;
+  elapsedSeconds: number;
 }
 
 export interface Target {
@@ -139,4 +151,32 @@ export async function inParallel<T>(items: readonly T[], parallel: number, work:
       while (next < items.length) await work(items[next++]!);
     }),
   );
+}
+
+/**
+ * A scenario's whole life on the wire: its monitor prepared, `use` run, and
+ * the monitor retired (unless --keep) and the connections closed, however it ends.
+ */
+export async function withTarget<T>(
+  spec: TargetSpec,
+  scenario: string,
+  capabilities: string[],
+  connections: number,
+  step: (line: string) => void,
+  use: (wire: Wire, target: Target) => Promise<T>,
+): Promise<T> {
+  const wire = new Wire(connections, spec.timeoutMs);
+  try {
+    const target = await prepareTarget(wire, spec, scenario, capabilities);
+    try {
+      return await use(wire, target);
+    } finally {
+      if (!spec.keep) {
+        const failed = await retire(wire, spec.bases[0]!, target);
+        if (failed) step(`note: ${failed}`);
+      }
+    }
+  } finally {
+    await wire.close();
+  }
 }

@@ -5,19 +5,12 @@
 import type { ClientCpu } from './client-cpu.ts';
 import { ms, num, plural, rate, table } from './format.ts';
 import { type Histogram, type Percentiles, percentiles } from './histogram.ts';
-import type { ServerFacts } from './setup.ts';
+import type { RunHeader, ServerFacts } from './setup.ts';
 import { type FanoutSpec, showMs } from './spec.ts';
 import type { Published, StreamJudgement, StreamOffence } from './stream-records.ts';
 
-export interface FanoutFigures {
+export interface FanoutFigures extends RunHeader {
   scenario: 'fanout';
-  interrupted: boolean;
-  seed: number;
-  servers: ServerFacts[];
-  monitor: string;
-  flags: Record<string, string | number>;
-  startedAt: string;
-  elapsedSeconds: number;
   streams: { asked: number; opened: number; refused: Record<string, number> };
   publishes: { sent: number; acknowledged: number; perSecond: number; refused: Record<string, number>; latency: Percentiles };
   deliveries: { total: number; perSecond: number };
