@@ -26,8 +26,12 @@ export function changesHowProgramsStart(name: string): boolean {
   return STARTUP_NAMES.has(upper) || STARTUP_PREFIXES.some((p) => upper.startsWith(p));
 }
 
-/** The variables a sentinel's reaction gets from Vigil itself: their names are Vigil's, their values data. */
+/**
+ * The variables a sentinel's reaction gets from Vigil itself, beside the observation's data.vars: their names are
+ * Vigil's, their values data. triggers/sentinel/react.ts builds exactly these (its types say so); recipe check knows them.
+ */
 export const TRIGGER_VARIABLES = ['MONITOR', 'OBSERVATION_SEQ', 'OBSERVATION_TYPE', 'OBSERVATION_SUBJECT', 'OBSERVATION_DATA', 'OBSERVATION_FILE'] as const;
+export type TriggerVariable = (typeof TRIGGER_VARIABLES)[number];
 
 /** Where a run's variables came from: the values given as data, and the names the recipe declares. */
 export interface VariableOrigin {

@@ -23,11 +23,11 @@ import { recipeTypeDef } from '../types/registry.ts';
 import type { FoundRecipe, Recipe } from '../types.ts';
 import { resolveVariables } from '../variables.ts';
 import type { TriggerFields } from '../types/trigger-fields.ts';
-import { SENTINEL_TRIGGER_VARIABLES } from '../types/sentinel/index.ts';
 import type { VaultReader } from '../../vault/vault-reader.ts';
 import { findProjectRoot } from '../../workspace/project-root.ts';
 import { childUses } from './child-uses.ts';
 import { resolveWorkspaceOrNull, waves } from './plan-shape.ts';
+import { TRIGGER_VARIABLES } from '../outside-vars.ts';
 
 export type SectionName = 'schema' | 'graph' | 'variables' | 'requires' | 'destructive' | 'start';
 
@@ -235,7 +235,7 @@ function triggerUse(recipe: Recipe): Array<{ name: string; where: string; vars: 
   const trigger = triggerOf(recipe);
   if (!trigger || (trigger.mode ?? 'recipe') !== 'recipe') return [];
   // A sentinel's target runs with its observation's variables: set at run time, never missing.
-  const fromObservation = recipe.type === 'sentinel' ? Object.fromEntries(SENTINEL_TRIGGER_VARIABLES.map((name) => [name, `<${name} of the observation>`])) : {};
+  const fromObservation = recipe.type === 'sentinel' ? Object.fromEntries(TRIGGER_VARIABLES.map((name) => [name, `<${name} of the observation>`])) : {};
   return [{ name: trigger.target, where: 'target', vars: { ...fromObservation, ...(trigger.vars ?? {}) } }];
 }
 

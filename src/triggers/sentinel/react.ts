@@ -13,6 +13,7 @@ import { notifyFiring } from '../notify.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
 import { afterFiring, shouldNotify } from '../temporal/schedule.ts';
 import { LEASE_ENV } from '../../server-client/lease-check.ts';
+import type { TriggerVariable } from '../../recipes/outside-vars.ts';
 import type { DoneLog } from './done-log.ts';
 import { codeOf, type ProtocolClient, type Observation, type SubscriptionRef } from '../../server-client/protocol-client.ts';
 import { LeaseFence } from './lease-fence.ts';
@@ -45,7 +46,7 @@ export function triggerVariables(monitor: string, o: Observation): Record<string
     OBSERVATION_SUBJECT: o.subject ?? '',
     // The producer's data only: the provenance the server adds is in OBSERVATION_FILE.
     OBSERVATION_DATA: JSON.stringify(producerData(o.data) ?? {}),
-  };
+  } satisfies Record<Exclude<TriggerVariable, 'OBSERVATION_FILE'>, string>;
 }
 
 interface Grant {
@@ -122,7 +123,7 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
         trigger: `sentinel:${name}:${seq}`,
         triggerVars: triggerVariables(recipe.watch.monitor, chosen),
         files: { 'observation.json': `${JSON.stringify(chosen, null, 2)}\n` },
-        fileVars: { OBSERVATION_FILE: 'observation.json' },
+        fileVars: { OBSERVATION_FILE: 'observation.json' } satisfies Record<Extract<TriggerVariable, 'OBSERVATION_FILE'>, string>,
         env: ctx.env,
         clock: ctx.clock,
         store: ctx.store,

@@ -13,9 +13,6 @@ export interface SentinelRecipe extends TriggerFields {
   debounce?: number;
 }
 
-/** The variables every reaction's target gets from its observation (triggers/sentinel/react.ts), beside the observation's data.vars. */
-export const SENTINEL_TRIGGER_VARIABLES = ['MONITOR', 'OBSERVATION_SEQ', 'OBSERVATION_TYPE', 'OBSERVATION_SUBJECT', 'OBSERVATION_DATA', 'OBSERVATION_FILE'] as const;
-
 export const SENTINEL_DEFAULTS = { concurrency: 1, lease_seconds: 300, debounce: 0, base: 'http://127.0.0.1:8130' };
 
 const require = createRequire(import.meta.url);
