@@ -2,8 +2,7 @@
 // the in-memory feeds and the actor system, appends observations, and makes
 // every change durable through the store's group commit before a reply.
 import { type Clock, systemClock } from '../actors/clock.ts';
-import { leaseKey, RootSystem } from '../actors/root-system.ts';
-import { leaseStateOf } from '../machines/lease-machine.ts';
+import { RootSystem } from '../actors/root-system.ts';
 import { subscriptionStateOf, touchedSubscription } from '../machines/subscription-machine.ts';
 import { isClusterConflict } from '../store/cluster-conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
@@ -11,7 +10,6 @@ import type { LeaseRecord, LeaseRow, SubscriptionRow } from '../store/records.ts
 import { memoryPath, type Store } from '../store/store.ts';
 import type { ServiceOptions, SourceHooks } from './service-options.ts';
 import { ClientLimits, defaultClientLimits } from './client-limits.ts';
-import { ColdLeaseRows } from './cold-lease-rows.ts';
 import { ColdSubscriptionRows } from './cold-subscription-rows.ts';
 import { defaults } from './defaults.ts';
 import type { ClusterNodeHooks } from './cluster-hooks.ts';
@@ -22,7 +20,7 @@ import { Feed } from './feed.ts';
 import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
 import { ObservationWriter } from './observation-writer.ts';
 import { StreamTicker, tickPeriodMs } from './stream-ticker.ts';
-import type { Standing } from './take-queue.ts';
+import { LeaseRows } from './lease-rows.ts';
 import { TakeQueues } from './take-queues.ts';
 import { SubscriptionWatchers } from './subscription-watchers.ts';
 import { leaseExpired, subscriptionMuted } from './timer-transitions.ts';
@@ -48,8 +46,8 @@ export class MonitorService {
   /** Open event streams by subscription id, told when the subscription changes. */
   readonly watchers = new SubscriptionWatchers();
   private readonly coldRows: ColdSubscriptionRows;
-  /** Lease rows written without an actor (take-next's grants and completions), until they are committed. */
-  private readonly coldLeases = new ColdLeaseRows();
+  /** Every lease row read and written (lease-rows.ts). */
+  private readonly leases: LeaseRows;
   readonly clientLimits: ClientLimits;
   /** The heartbeats and activity of every open event stream, on one timer. */
   readonly streamTicker: StreamTicker;
@@ -81,12 +79,7 @@ export class MonitorService {
       clock: this.clock,
       rejectLimit: defaults.deliveryCountLimit,
       loadSubscription: (id) => this.coldRows.get(id),
-      loadLease: (key) => {
-        const colon = key.indexOf(':');
-        const row = this.storedLease(Number(key.slice(0, colon)), key.slice(colon + 1));
-        this.coldLeases.adopted(key);
-        return row;
-      },
+      loadLease: (key) => this.leases.load(key),
       leaseExpired: (lease) => leaseExpired(this, lease),
       subscriptionMuted: (subscription) => subscriptionMuted(this, subscription),
       inspect: options.inspect,
@@ -96,11 +89,12 @@ export class MonitorService {
     this.queues = new TakeQueues(
       {
         subjectsAfter: (mkey, after, upTo, filters, limit) => this.store.queue.subjectsAfter(mkey, after, upTo, filters, limit),
-        standing: (mkey, subject) => this.leaseStanding(mkey, subject),
+        standing: (mkey, subject) => this.leases.standing(mkey, subject),
         firstMatch: (mkey, subject, from, to, filters) => this.store.queue.firstMatch(mkey, subject, from, to, filters),
       },
       () => this.now(),
     );
+    this.leases = new LeaseRows(this.store, this.system, () => this.queues);
     this.coldRows = new ColdSubscriptionRows(this.store, (id) => (this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : undefined));
     this.store.commits.on('committed', (heads) => (heads ? this.afterClusterCommit(heads) : this.afterCommit()));
     this.store.commits.on('failed', (error) =>
@@ -134,9 +128,7 @@ export class MonitorService {
     }
     // Timers resume from stored deadlines; the actors themselves stay on disk until due or used.
     for (const { id, deadlineMs } of this.store.muteDeadlines()) this.system.wakeSubscriptionAt(id, deadlineMs);
-    for (const { mkey, subject, deadlineMs } of this.store.leaseDeadlines()) {
-      this.system.wakeLeaseAt(leaseKey(mkey, subject), deadlineMs);
-    }
+    this.leases.wakeStoredDeadlines();
   }
 
   private register(feed: Feed): void {
@@ -231,7 +223,7 @@ export class MonitorService {
     }, update);
     // Rows written since the last commit are committed, or in a batch the reload just refused: the database's stand.
     this.coldRows.forgetMonitor(feed.key);
-    this.coldLeases.forgetMonitor(feed.key);
+    this.leases.forgetMonitor(feed.key);
     if (update.changed === 'all') {
       for (const follower of feed.followers) follower.subscriptionsReloaded();
     } else {
@@ -310,54 +302,27 @@ export class MonitorService {
 
   /** Every change of a lease is stored through here, so take-next's lines of its monitor hear of each one. */
   persistLease(mkey: number, subject: string): void {
-    const key = leaseKey(mkey, subject);
-    this.store.putLease(mkey, subject, () => this.leaseRow(key));
-    // (An actor expiring as it is restored is not resident yet: leaseFreed tells the lines of that one.)
-    if (this.queues.has(mkey) && this.system.leases.isResident(key)) this.queues.changed(mkey, subject, this.leaseStanding(mkey, subject)!);
+    this.leases.persist(mkey, subject);
   }
 
   /** A lease's row as last written, committed or not; it restores no actor. */
   storedLease(mkey: number, subject: string): LeaseRow | undefined {
-    return this.coldLeases.get(leaseKey(mkey, subject)) ?? this.store.lease(mkey, subject);
+    return this.leases.stored(mkey, subject);
   }
 
   /** The lease as it stands now: its resident actor's, else its row (undefined when never claimed). */
   currentLease(mkey: number, subject: string): LeaseRow | undefined {
-    const key = leaseKey(mkey, subject);
-    return this.system.leases.isResident(key) ? this.leaseRow(key) : this.storedLease(mkey, subject);
+    return this.leases.current(mkey, subject);
   }
 
-  /**
-   * Writes the row of a lease no actor holds (take-next's grant or completion, lease-cold.ts). Its expiry
-   * is the deadline scheduler's, which restores an actor from the row when it comes due; an actor made
-   * before the commit reads the row from here, and its own state is what the commit stores.
-   */
+  /** Writes the row of a lease no actor holds (take-next's grant or completion, lease-cold.ts; lease-rows.ts). */
   putColdLease(row: LeaseRow): void {
-    const { mkey, subject } = row.record;
-    const key = leaseKey(mkey, subject);
-    this.coldLeases.set(key, row);
-    this.store.putLease(mkey, subject, () => (this.system.leases.isResident(key) ? this.leaseRow(key) : row));
-    if (row.state === 'held' && row.record.expiresMs !== null) this.system.wakeLeaseAt(key, row.record.expiresMs);
-    else this.system.forgetLeaseDeadline(key);
-    if (this.queues.has(mkey)) this.queues.changed(mkey, subject, { state: row.state, expiresMs: row.record.expiresMs, queued: row.record.queued ?? null });
+    this.leases.putCold(row);
   }
 
   /** A lease expired: it is free for take-next again. */
   leaseFreed(lease: LeaseRecord): void {
-    this.queues.changed(lease.mkey, lease.subject, { state: 'free', expiresMs: null, queued: lease.queued ?? null });
-  }
-
-  /** A lease as it stands now: its resident actor, else its stored row (undefined when never claimed); restores nothing. */
-  private leaseStanding(mkey: number, subject: string): Standing | undefined {
-    const key = leaseKey(mkey, subject);
-    if (!this.system.leases.isResident(key)) {
-      const cold = this.coldLeases.get(key);
-      if (cold) return { state: cold.state, expiresMs: cold.record.expiresMs, queued: cold.record.queued ?? null };
-      return this.store.queue.lease(mkey, subject);
-    }
-    const snapshot = this.system.leases.get(key)!.getSnapshot();
-    const lease = snapshot.context.lease;
-    return { state: leaseStateOf(snapshot.value), expiresMs: lease.expiresMs, queued: lease.queued ?? null };
+    this.leases.freed(lease);
   }
 
   subscriptionRow(id: string): SubscriptionRow {
@@ -365,16 +330,11 @@ export class MonitorService {
     return { state: subscriptionStateOf(snapshot.value), record: snapshot.context.subscription };
   }
 
-  leaseRow(key: string): LeaseRow {
-    const snapshot = this.system.leases.get(key)!.getSnapshot();
-    return { state: leaseStateOf(snapshot.value), record: snapshot.context.lease };
-  }
-
   // ---- commits ----
 
   private afterCommit(): void {
     this.coldRows.committed();
-    this.coldLeases.committed();
+    this.leases.committed();
     // Nothing is pending right now, so cold actors can go without losing a write.
     this.system.trim();
     this.notices.committedAll();
@@ -385,7 +345,7 @@ export class MonitorService {
     const nothingQueued = !this.store.commits.hasPending;
     if (nothingQueued) {
       this.coldRows.committed();
-      this.coldLeases.committed();
+      this.leases.committed();
       this.system.trim();
     }
     this.notices.committedHeads(heads, (mkey) => this.feedsByKey.get(mkey), nothingQueued);
