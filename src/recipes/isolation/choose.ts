@@ -1,5 +1,5 @@
 // Which copy of the workspace a run's work gets — decided here once, for the
-// run (steps-node.ts, composite-node.ts) and for its plan (check/plan-shape.ts,
+// run (steps-prepare.ts, composite-node.ts) and for its plan (check/plan-shape.ts,
 // `vigil sequence --dry-run`), so that the plan cannot say something else.
 import { spawnSync } from 'node:child_process';
 import type { Recipe } from '../types.ts';

@@ -1,0 +1,47 @@
+// A steps node's first job: its request (the tree's, with this node's name,
+// --from, --run and --resume), the prepared run (prepare-run.ts: variables,
+// workspace, plan), and the isolation its steps work in, after recovering
+// what an earlier runner of this project left behind.
+import { createCopyIsolation, createNoIsolation } from '../isolation/copy-modes.ts';
+import type { Isolation } from '../isolation/isolation.ts';
+import { stepsIsolation } from '../isolation/choose.ts';
+import { createWorktreeIsolation } from '../isolation/worktree.ts';
+import { type PreparedRun, prepareRun } from '../prepare-run.ts';
+import { runIsLive } from '../records/runs-list.ts';
+import type { NodeRequest, TreeRuntime } from './runtime.ts';
+
+export interface PreparedNode {
+  prep: PreparedRun;
+  isolation: Isolation;
+}
+
+async function createIsolation(prep: PreparedRun): Promise<Isolation> {
+  const mode = stepsIsolation(prep.found.recipe);
+  if (mode === 'worktree') return createWorktreeIsolation(prep.workspace, prep.runId, prep.found.file);
+  if (mode === 'mirror' || mode === 'rsync') return createCopyIsolation(mode, prep.workspace, prep.projectRoot, prep.runId, prep.found.file);
+  return createNoIsolation(prep.workspace);
+}
+
+export async function prepareStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<PreparedNode> {
+  const { from: _f, run: _r, resume: _s, ...base } = rt.req;
+  const req = {
+    ...base,
+    name: node.found.recipe.name,
+    ...(node.from ? { from: node.from } : {}),
+    ...(node.run ? { run: node.run } : {}),
+    ...(node.resume ? { resume: node.resume } : {}),
+  };
+  const prep = prepareRun(req, {
+    found: node.found,
+    vars: node.vars,
+    env: node.env,
+    config: rt.config,
+    ...(node.workspace ? { workspace: node.workspace } : {}),
+    ...(node.model ? { model: node.model } : {}),
+  });
+  for (const w of prep.warnings) rt.stderr.write(`${w}\n`);
+  const isolation = await createIsolation(prep);
+  const recovered = await isolation.recover((id) => runIsLive(prep.projectRoot, id));
+  for (const line of recovered) rt.view.note(line);
+  return { prep, isolation };
+}
