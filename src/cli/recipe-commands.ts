@@ -86,7 +86,13 @@ export function registerRecipeCommands(cli: CAC): void {
           exitWith(sequenceDryRun(name, { vars: asList(options.var), json: options.json === true, ...definedOnly({ backend, model }) }));
         }
         // Loaded on demand: the pool, backends and isolation are only needed to run.
-        const [{ runSequence }, { systemVault }] = await Promise.all([import('../recipes/run-sequence.ts'), import('../vault/vault-reader.ts')]);
+        const [{ runSequence }, { systemVault }, { takeRunIdReporter }] = await Promise.all([
+          import('../recipes/run-sequence.ts'),
+          import('../vault/vault-reader.ts'),
+          import('../recipes/run-id-report.ts'),
+        ]);
+        // Before anything is started: no step inherits the variable.
+        const reportRunId = takeRunIdReporter(process.env);
         const code = await runSequence(
           {
             name,
@@ -110,6 +116,7 @@ export function registerRecipeCommands(cli: CAC): void {
             stderr: process.stderr,
             interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
             json: options.json === true,
+            ...(reportRunId ? { reportRunId } : {}),
           },
         );
         exitWith(code);

@@ -1,16 +1,17 @@
 // Runs a recipe for sequence.run (and temporal.fire's fallback) as the CLI
 // does: a `vigil sequence` process of its own, so the run has its own signal
 // handlers, step pool and process groups, and cancelling it is SIGTERM (the
-// runner then kills every agent group and records "cancelled"). The run is
-// found by the pid in its run.json; its output is output.txt, else the output
-// of its last succeeded step.
+// runner then kills every agent group and records "cancelled"). The runner
+// tells which run it started on a pipe of its own (run-id-report.ts); that
+// run's output is output.txt, else the output of its last succeeded step.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { confined } from '../workspace/confine.ts';
 import { fileURLToPath } from 'node:url';
 import { type RunJson, readRunJson, runsDir } from './records/run-record.ts';
 import { VigilError } from '../errors/vigil-error.ts';
+import { RUN_ID_FD, RUN_ID_FD_ENV, reportedRunId } from './run-id-report.ts';
 
 export const RUN_TIMEOUT_MS = 600_000;
 const cliEntry = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'vigil.js');
@@ -27,18 +28,15 @@ export interface RecipeRunRequest {
   progress?: NodeJS.WritableStream;
 }
 
-function runOf(projectRoot: string, pid: number): { run: RunJson; dir: string } | null {
-  const root = runsDir(projectRoot);
-  if (!existsSync(root)) return null;
-  for (const id of readdirSync(root).sort().reverse()) {
-    try {
-      const run = readRunJson(join(root, id));
-      if (run.pid === pid && !run.role) return { run, dir: join(root, id) };
-    } catch {
-      // a run being written
-    }
+/** The run the runner reported, once it has ended (null: it reported none, or its record cannot be read). */
+function runOf(projectRoot: string, runId: string | null): { run: RunJson; dir: string } | null {
+  if (!runId) return null;
+  const dir = join(runsDir(projectRoot), runId);
+  try {
+    return { run: readRunJson(dir), dir };
+  } catch {
+    return null;
   }
-  return null;
 }
 
 export function runOutput(run: RunJson, dir: string): string {
@@ -54,14 +52,22 @@ export function runOutput(run: RunJson, dir: string): string {
 export function runRecipe(req: RecipeRunRequest): Promise<{ output: string; run_id: string | null }> {
   const timeoutMs = req.timeoutMs ?? RUN_TIMEOUT_MS;
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [cliEntry, 'sequence', req.name, ...req.args], { cwd: req.cwd, env: req.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliEntry, 'sequence', req.name, ...req.args], {
+      cwd: req.cwd,
+      env: { ...req.env, [RUN_ID_FD_ENV]: String(RUN_ID_FD) },
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
+    let report = '';
+    child.stdio[RUN_ID_FD]?.on('data', (c: Buffer) => {
+      report += c.toString();
+    });
     let tail = '';
     const keep = (c: Buffer): void => {
       req.progress?.write(c);
       tail = (tail + c.toString()).slice(-4000);
     };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
     let stopped: 'timeout' | 'aborted' | null = null;
     const stop = (why: 'timeout' | 'aborted'): void => {
       if (stopped || child.exitCode !== null) return;
@@ -76,7 +82,7 @@ export function runRecipe(req: RecipeRunRequest): Promise<{ output: string; run_
     child.on('close', (code) => {
       clearTimeout(timer);
       req.signal.removeEventListener('abort', onAbort);
-      const found = child.pid ? runOf(req.projectRoot, child.pid) : null;
+      const found = runOf(req.projectRoot, reportedRunId(report));
       const details = { name: req.name, run_id: found?.run.id ?? null, status: found?.run.status ?? null, exit_code: code };
       if (stopped === 'timeout') return reject(new VigilError('TIMEOUT', `sequence ${req.name} ran longer than ${timeoutMs} ms and was cancelled`, details));
       if (stopped === 'aborted') return reject(new VigilError('TIMEOUT', `sequence ${req.name} was cancelled: the script stopped`, details));

@@ -37,6 +37,8 @@ export interface SequenceIo {
   interactive: boolean;
   /** One JSON event per line on stdout instead of the human view. */
   json?: boolean;
+  /** Told the root run's id as soon as its record exists (run-id-report.ts: the process that started this one asked). */
+  reportRunId?: (runId: string) => void;
 }
 
 const SIGNAL_EXIT: Record<string, ExitCodeValue> = { SIGINT: ExitCode.cancelled, SIGTERM: ExitCode.terminated, SIGHUP: ExitCode.terminated };
@@ -124,6 +126,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
       vars,
       env: {},
       signal: cancel.signal,
+      ...(io.reportRunId ? { onStart: io.reportRunId } : {}),
       ...(req.model ? { model: req.model } : {}),
       ...(req.from ? { from: req.from } : {}),
       ...(req.run ? { run: req.run } : {}),
