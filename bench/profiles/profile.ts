@@ -38,6 +38,22 @@ const onFloor = argv.includes('--floor');
 const gcOnSignal = fileURLToPath(new URL('./gc-on-signal.cjs', import.meta.url));
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
+/** Write syscalls (write, pwrite, writev: the WAL's frames, not socket sends) and bytes of the server process so far, from /proc/<pid>/io. */
+function writesOf(pid: number): { calls: number; bytes: number } {
+  try {
+    const io = Object.fromEntries(readFileSync(`/proc/${pid}/io`, 'utf8').trim().split('\n').map((l) => l.split(': ')));
+    return { calls: Number(io.syscw), bytes: Number(io.wchar) };
+  } catch {
+    return { calls: Number.NaN, bytes: Number.NaN };
+  }
+}
+
+/** Write syscalls and KiB written per unit between two writesOf readings. */
+const writesPer = (w0: { calls: number; bytes: number }, w1: { calls: number; bytes: number }, units: number) => ({
+  writesPerUnit: round((w1.calls - w0.calls) / units, 3),
+  writtenKiBPerUnit: round((w1.bytes - w0.bytes) / 1024 / units, 3),
+});
+
 interface Window {
   readonly from: number;
   readonly to: number;
@@ -49,6 +65,7 @@ interface Window {
 
 async function closedLoop(server: BenchServer, mode: string, extra: (i: number) => Record<string, unknown>): Promise<Window> {
   const cpu0 = server.cpuSeconds();
+  const w0 = writesOf(server.pid);
   const from = monotonicUs();
   const results = await runChildren<{ ok: number; wins: number; failed: number; elapsedMs: number }>(
     'load',
@@ -59,7 +76,8 @@ async function closedLoop(server: BenchServer, mode: string, extra: (i: number) 
   const requests = results.reduce((a, r) => a + r.ok + r.wins, 0);
   const rate = results.reduce((a, r) => a + r.ok, 0) / (Math.max(...results.map((r) => r.elapsedMs)) / 1000);
   const wins = results.reduce((a, r) => a + r.wins, 0);
-  return { from, to, requests, unit: 'request', cpuSeconds: server.cpuSeconds() - cpu0, extra: { rate: round(rate), failed: results.reduce((a, r) => a + r.failed, 0), wins } };
+  const cpuSeconds = server.cpuSeconds() - cpu0;
+  return { from, to, requests, unit: 'request', cpuSeconds, extra: { rate: round(rate), failed: results.reduce((a, r) => a + r.failed, 0), wins, ...writesPer(w0, writesOf(server.pid), requests) } };
 }
 
 async function discover(server: BenchServer): Promise<Window> {
@@ -94,6 +112,7 @@ async function poolOf(mode: 'rpc' | 'items', server: BenchServer): Promise<Windo
   }
   const worker = await subscribe(server.request, name, owner, 'agent:pool', { capabilities: ['observe', 'act'] });
   const cpu0 = server.cpuSeconds();
+  const w0 = writesOf(server.pid);
   const from = monotonicUs();
   const [r] = await runChildren<{ cycles: number; failed: number; elapsedMs: number; requests: number }>(
     'vigil-pool',
@@ -101,7 +120,8 @@ async function poolOf(mode: 'rpc' | 'items', server: BenchServer): Promise<Windo
     1,
   );
   const to = monotonicUs();
-  return { from, to, requests: r!.cycles, unit: 'cycle', cpuSeconds: server.cpuSeconds() - cpu0, extra: { rate: round(r!.cycles / (r!.elapsedMs / 1000)), failed: r!.failed, httpRequests: r!.requests } };
+  const cpuSeconds = server.cpuSeconds() - cpu0;
+  return { from, to, requests: r!.cycles, unit: 'cycle', cpuSeconds, extra: { rate: round(r!.cycles / (r!.elapsedMs / 1000)), failed: r!.failed, httpRequests: r!.requests, ...writesPer(w0, writesOf(server.pid), r!.cycles) } };
 }
 
 /** 100 observations, one every 10 ms, to `streams` open event streams; the window is first publish → last arrival. */
