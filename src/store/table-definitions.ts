@@ -63,8 +63,10 @@ export const tableDefinitions: readonly TableDefinition[] = [
       text('source_ref', false),
       text('body'),
     ],
+    // A rowid table, its key a separate index in SQLite: a WITHOUT ROWID table keeps whole rows in its
+    // interior pages too (four 700-byte observations a page), so every append rewrote a chain of
+    // six or more of them (bench/README.md, issue 46). Schema 2 (schema.ts) rebuilt older files' table.
     primaryKey: { name: 'observations_pk', columns: ['mkey', 'seq'] },
-    withoutRowid: true,
   },
   {
     name: 'subjects',
