@@ -33,24 +33,34 @@ import { redactDeep } from '../net/redact.ts';
 import { stateDocument } from './state-document.ts';
 import { mintToken, secretMatches } from './tokens.ts';
 
+// A server's discover reply changes only with its cluster's live nodes: the rest is written out once.
+const discoverTexts = new WeakMap<MonitorService, RawJson>();
+
 export function discover(service: MonitorService): Reply {
+  if (service.cluster) return { status: 200, body: discoverBody(service) };
+  let text = discoverTexts.get(service);
+  if (!text) {
+    text = new RawJson(JSON.stringify(discoverBody(service)));
+    discoverTexts.set(service, text);
+  }
+  return { status: 200, body: text };
+}
+
+function discoverBody(service: MonitorService) {
   return {
-    status: 200,
-    body: {
-      protocol: 'monitor-protocol',
-      supportedVersions: [protocolVersion],
-      serverInfo: { name: 'vigil', version: packageVersion },
-      capabilities: {
-        monitors: { publish: true },
-        feeds: { pull: true, sse: true, mcp: true, http: false },
-        leases: { delivery_count_limit: defaults.deliveryCountLimit },
-        extensions: { [extensionName]: { version: protocolVersion } },
-      },
-      extensions: leaseExtensions,
-      limits: servedLimits(service),
-      ttlMs: defaults.ttlMs,
-      ...(service.cluster ? { node: service.cluster.node, nodes: service.cluster.liveNodes() } : {}),
+    protocol: 'monitor-protocol',
+    supportedVersions: [protocolVersion],
+    serverInfo: { name: 'vigil', version: packageVersion },
+    capabilities: {
+      monitors: { publish: true },
+      feeds: { pull: true, sse: true, mcp: true, http: false },
+      leases: { delivery_count_limit: defaults.deliveryCountLimit },
+      extensions: { [extensionName]: { version: protocolVersion } },
     },
+    extensions: leaseExtensions,
+    limits: servedLimits(service),
+    ttlMs: defaults.ttlMs,
+    ...(service.cluster ? { node: service.cluster.node, nodes: service.cluster.liveNodes() } : {}),
   };
 }
 

@@ -19,6 +19,8 @@ export type Verdict =
   | { kind: 'preflight'; response: FullResponse };
 
 const loopbackHosts = ['localhost', '127.0.0.1', '[::1]'];
+/** The verdict of every request without an Origin header: shared, so nothing may change it. */
+const noOrigin: Verdict = Object.freeze({ kind: 'pass', headers: Object.freeze({}) as Record<string, string> });
 
 function hostWithoutPort(host: string): string {
   const trimmed = host.trim().toLowerCase();
@@ -41,25 +43,37 @@ export function browserGuard(policy: BrowserPolicy): (request: HttpRequest) => V
   const origins = new Set(policy.allowOrigins.map((o) => o.trim().toLowerCase().replace(/\/+$/, '')));
   const hosts = new Set([...loopbackHosts, ...policy.allowHosts.map(hostWithoutPort)]);
 
+  // Clients send the same Host on every request: what it says is worked out once per Host value.
+  const hostVerdicts = new Map<string, 'named' | 'other' | 'malformed'>();
+  const verdictOf = (host: string) => {
+    let verdict = hostVerdicts.get(host);
+    if (verdict === undefined) {
+      verdict = !hostIsWellFormed(host) ? 'malformed' : hosts.has(hostWithoutPort(host)) ? 'named' : 'other';
+      if (hostVerdicts.size >= 256) hostVerdicts.delete(hostVerdicts.keys().next().value!);
+      hostVerdicts.set(host, verdict);
+    }
+    return verdict;
+  };
+
   return (request) => {
-    const given = request.headers.host;
-    if (given !== undefined && !hostIsWellFormed(given)) {
+    const host = request.headers.host;
+    const verdict = host === undefined ? 'other' : verdictOf(host);
+    if (verdict === 'malformed') {
       return {
         kind: 'refused',
-        error: new ProtocolError('INVALID', `The Host header "${given.slice(0, 100)}" is not a host name with an optional port (1-65535).`, { field: 'Host' }),
+        error: new ProtocolError('INVALID', `The Host header "${host!.slice(0, 100)}" is not a host name with an optional port (1-65535).`, { field: 'Host' }),
       };
     }
-    if (isLoopback(request.remoteAddress)) {
-      const host = request.headers.host;
-      if (!host || !hosts.has(hostWithoutPort(host))) {
-        return {
-          kind: 'refused',
-          error: new ProtocolError('ORIGIN_REFUSED', `Host "${host ?? ''}" does not name this machine; on loopback only ${[...hosts].join(', ')} are accepted (add names with --allow-host).`),
-        };
-      }
+    // The peer's address is asked for only when the Host is not one of this machine's names (uWS asks
+    // the kernel each time): a request naming this machine passes from any peer.
+    if (verdict === 'other' && isLoopback(request.remoteAddress)) {
+      return {
+        kind: 'refused',
+        error: new ProtocolError('ORIGIN_REFUSED', `Host "${host ?? ''}" does not name this machine; on loopback only ${[...hosts].join(', ')} are accepted (add names with --allow-host).`),
+      };
     }
     const origin = request.headers.origin;
-    if (origin === undefined) return { kind: 'pass', headers: {} };
+    if (origin === undefined) return noOrigin;
     if (!anyOrigin && !origins.has(origin.toLowerCase())) {
       return {
         kind: 'refused',

@@ -23,11 +23,19 @@ export interface DoorExtensions {
   readonly mount?: (request: HttpRequest) => Promise<HttpResponse> | undefined;
 }
 
-export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): FullResponse {
+/** The headers of a JSON reply with no others: shared by every such reply, so nothing may change them. */
+const jsonHeaders: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
+
+function hasKeys(headers: Record<string, string>): boolean {
+  for (const _ in headers) return true;
+  return false;
+}
+
+export function jsonResponse(status: number, body: unknown, headers?: Record<string, string>): FullResponse {
   return {
     kind: 'full',
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    headers: headers === undefined || !hasKeys(headers) ? jsonHeaders : { ...jsonHeaders, ...headers },
     body: stringifyReply(body),
   };
 }
@@ -180,7 +188,13 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     if ('allowed' in match) {
       throw notFound(`${request.path} does not answer ${request.method}; it answers ${match.allowed.join(', ')}.`);
     }
-    const caller: Caller = { bearer: bearerOf(request), address: request.remoteAddress };
+    const caller: Caller = {
+      bearer: bearerOf(request),
+      // Asked of the transport only by an operation that limits per client.
+      get address() {
+        return request.remoteAddress;
+      },
+    };
     const { route: matched, params } = match;
     if (matched.input !== 'query') refuseQuery(request);
     if (matched.operation === 'rpc') {
@@ -202,6 +216,7 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
       get signal() {
         return request.signal;
       },
+      clientGone: request.clientGone,
       splitCommas: matched.input === 'query',
       raw: () => (matched.input === 'body' ? parseJsonBody(request.body) : extra),
     });

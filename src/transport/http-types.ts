@@ -11,12 +11,17 @@ export interface HttpRequest {
   readonly query: string;
   /** Header names lower-cased; repeated headers joined with ", ". */
   readonly headers: Readonly<Record<string, string>>;
-  /** Textual IP of the peer ("127.0.0.1", "::1", ...). */
+  /**
+   * Textual IP of the peer ("127.0.0.1", "::1", ...). Read it while the request is open: uWS asks the
+   * kernel only when it is read, and cannot once the reply was sent or the client left ("" then).
+   */
   readonly remoteAddress: string;
   /** The whole body; the transport has already enforced the size limit. */
   readonly body: Buffer;
   /** Aborted when the client disconnects before the reply is sent. */
   readonly signal: AbortSignal;
+  /** Whether the client has disconnected: what `signal.aborted` says, without making a signal (uWS makes one only when asked). */
+  readonly clientGone?: () => boolean;
 }
 
 export interface FullResponse {

@@ -225,6 +225,7 @@ export class NodeHttpTransport implements HttpTransport {
           remoteAddress: remoteAddressOf(req),
           body,
           signal: controller.signal,
+          clientGone: () => controller.signal.aborted,
         };
         void this.respond(res, handler, request, options);
       },

@@ -71,40 +71,75 @@ function nestingRefusal(call: unknown): object | undefined {
   return envelope(idOf(call), { error: { code: -32600, message, data: { code: 'INVALID', error: message, limit: maxNesting } } });
 }
 
-/** Handles one call; undefined for a notification. */
+/** What every call of one request shares: how to ask whether its client went, and the body as sent. */
+interface Sent {
+  readonly request: HttpRequest;
+  /** The body parsed again, untouched by validation (which coerces values in place); made on the first refusal. */
+  pristine?: unknown;
+}
+
+/** The params of call `index` (undefined: not a batch) as the client sent them, without `bearer`: what a refusal records. */
+function sentParams(sent: Sent, index: number | undefined): unknown {
+  sent.pristine ??= JSON.parse(sent.request.body.toString('utf8'));
+  const call = index === undefined ? sent.pristine : (sent.pristine as unknown[])[index];
+  const { bearer: _, ...input } = ((call as { params?: unknown }).params ?? {}) as Record<string, unknown>;
+  return input;
+}
+
+/** Handles one call; its reply as JSON text, undefined for a notification. */
 async function handleCall(
   service: MonitorService,
   call: unknown,
   caller: Caller,
-  signal: AbortSignal,
+  sent: Sent,
+  index: number | undefined,
   maxPageBytes: number = defaults.maxPageBytes,
-): Promise<object | undefined> {
+): Promise<string | undefined> {
   if (typeof call !== 'object' || call === null || Array.isArray(call)) {
-    return envelopeError(null, -32600, 'Invalid request: each call is a JSON object {jsonrpc: "2.0", method, params?, id?}.');
+    return stringifyReply(envelopeError(null, -32600, 'Invalid request: each call is a JSON object {jsonrpc: "2.0", method, params?, id?}.'));
   }
   const { jsonrpc, method, params, id } = call as Record<string, unknown>;
   const isNotification = !('id' in call);
   const replyId = idOf(call);
   if (jsonrpc !== '2.0' || typeof method !== 'string' || (!isNotification && !validId(id))) {
-    return envelopeError(replyId, -32600, 'Invalid request: "jsonrpc" must be "2.0", "method" a string and "id" a string, number or null.');
+    return stringifyReply(envelopeError(replyId, -32600, 'Invalid request: "jsonrpc" must be "2.0", "method" a string and "id" a string, number or null.'));
   }
   if (!methodSet.has(method) || !isOperation(method)) {
-    return isNotification ? undefined : envelopeError(replyId, -32601, `Method not found: "${method}". Methods: ${rpcMethods.join(', ')}.`);
+    return isNotification ? undefined : stringifyReply(envelopeError(replyId, -32601, `Method not found: "${method}". Methods: ${rpcMethods.join(', ')}.`));
   }
   if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
-    return isNotification ? undefined : envelopeError(replyId, -32602, 'Invalid params: "params" must be an object (the HTTP body plus path parameters).');
+    return isNotification ? undefined : stringifyReply(envelopeError(replyId, -32602, 'Invalid params: "params" must be an object (the HTTP body plus path parameters).'));
   }
   const { bearer, ...input } = (params ?? {}) as Record<string, unknown>;
-  const as: Caller = typeof bearer === 'string' ? { bearer, address: caller.address } : caller;
-  const sent = JSON.stringify(input);
+  const as: Caller =
+    typeof bearer === 'string'
+      ? {
+          bearer,
+          get address() {
+            return caller.address;
+          },
+        }
+      : caller;
+  const request = sent.request;
   try {
-    const reply = await invoke(service, method, input, { caller: as, signal, raw: () => JSON.parse(sent), maxPageBytes });
-    return isNotification ? undefined : envelope(replyId, { result: reply.body });
+    const reply = await invoke(service, method, input, {
+      caller: as,
+      get signal() {
+        return request.signal;
+      },
+      clientGone: request.clientGone,
+      raw: () => sentParams(sent, index),
+      maxPageBytes,
+    });
+    if (isNotification) return undefined;
+    // The envelope around the result's text, as JSON.stringify of {jsonrpc, id, result} writes it.
+    const result = stringifyReply(reply.body) as string | undefined;
+    return result === undefined ? stringifyReply(envelope(replyId, { result: reply.body })) : `{"jsonrpc":"2.0","id":${JSON.stringify(replyId)},"result":${result}}`;
   } catch (thrown) {
     const error = asProtocolError(thrown, `rpc ${method}`);
     return isNotification
       ? undefined
-      : envelope(replyId, { error: { code: error.rpcCode, message: error.message, data: error.toBody() } });
+      : stringifyReply(envelope(replyId, { error: { code: error.rpcCode, message: error.message, data: error.toBody() } }));
   }
 }
 
@@ -117,23 +152,29 @@ const isLeaseCall = (call: unknown) =>
  * says so (the client sends them again). Consecutive lease calls start
  * together, in order, in one turn: their writes go to the store in one commit,
  * and each is answered after it (protocol.md §21, `leases.batch`). Each call
- * still succeeds or fails on its own.
+ * still succeeds or fails on its own. The replies come back as JSON text,
+ * each serialised once: measured against the budget and joined as they are.
  */
-async function runBatch(service: MonitorService, calls: unknown[], caller: Caller, signal: AbortSignal): Promise<object[] | undefined> {
+async function runBatch(service: MonitorService, calls: unknown[], caller: Caller, sent: Sent): Promise<string[] | undefined> {
   const budget = defaults.maxBatchReplyBytes;
-  const replies: object[] = [];
+  const replies: string[] = [];
   let bytes = 0;
+  const refusedOrRun = (call: unknown, index: number, pageBytes: number) => {
+    const tooDeep = nestingRefusal(call);
+    return tooDeep ? stringifyReply(tooDeep) : handleCall(service, call, caller, sent, index, pageBytes);
+  };
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i];
     if (isLeaseCall(call) && budget - bytes > 0) {
       let end = i + 1;
       while (end < calls.length && isLeaseCall(calls[end])) end++;
       const pageBytes = Math.min(defaults.maxPageBytes, budget - bytes);
-      const group = await Promise.all(calls.slice(i, end).map((c) => nestingRefusal(c) ?? handleCall(service, c, caller, signal, pageBytes)));
-      for (const reply of group) {
+      const started: Array<string | Promise<string | undefined>> = [];
+      for (let j = i; j < end; j++) started.push(refusedOrRun(calls[j], j, pageBytes));
+      for (const reply of await Promise.all(started)) {
         if (reply === undefined) continue;
         replies.push(reply);
-        bytes += stringifyReply(reply).length;
+        bytes += reply.length;
       }
       i = end - 1;
       continue;
@@ -141,13 +182,13 @@ async function runBatch(service: MonitorService, calls: unknown[], caller: Calle
     const remaining = budget - bytes;
     if (remaining <= 0) {
       const id = (call as { id?: unknown } | null)?.id;
-      if (typeof call === 'object' && call !== null && 'id' in call) replies.push(spentBudget(validId(id) ? id : null, budget));
+      if (typeof call === 'object' && call !== null && 'id' in call) replies.push(stringifyReply(spentBudget(validId(id) ? id : null, budget)));
       continue;
     }
-    const reply = nestingRefusal(call) ?? (await handleCall(service, call, caller, signal, Math.min(defaults.maxPageBytes, remaining)));
+    const reply = await refusedOrRun(call, i, Math.min(defaults.maxPageBytes, remaining));
     if (reply === undefined) continue;
     replies.push(reply);
-    bytes += stringifyReply(reply).length;
+    bytes += reply.length;
   }
   return replies.length === 0 ? undefined : replies;
 }
@@ -157,12 +198,16 @@ function spentBudget(id: Id, budget: number): object {
   return envelope(id, { error: { code: -32016, message, data: { code: 'TOO_LARGE', error: message, limit_bytes: budget } } });
 }
 
+const jsonHeaders: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
+
 const json = (status: number, body: unknown): FullResponse => ({
   kind: 'full',
   status,
-  headers: { 'content-type': 'application/json; charset=utf-8' },
+  headers: jsonHeaders,
   body: body === undefined ? '' : stringifyReply(body),
 });
+
+const jsonText = (status: number, body: string): FullResponse => ({ kind: 'full', status, headers: jsonHeaders, body });
 
 export function createRpcDoor(service: MonitorService) {
   return async (request: HttpRequest, caller: Caller): Promise<FullResponse> => {
@@ -178,12 +223,12 @@ export function createRpcDoor(service: MonitorService) {
         const message = `Invalid request: a batch holds at most ${defaults.maxBatchCalls} calls; this one holds ${payload.length}. Split it.`;
         return json(400, envelope(null, { error: { code: -32600, message, data: { code: 'TOO_LARGE', error: message, limit: defaults.maxBatchCalls } } }));
       }
-      const replies = await runBatch(service, payload, caller, request.signal);
-      return replies === undefined ? json(204, undefined) : json(200, replies);
+      const replies = await runBatch(service, payload, caller, { request });
+      return replies === undefined ? json(204, undefined) : jsonText(200, `[${replies.join(',')}]`);
     }
     const tooDeep = nestingRefusal(payload);
     if (tooDeep) return json(400, tooDeep);
-    const reply = await handleCall(service, payload, caller, request.signal);
-    return reply === undefined ? json(204, undefined) : json(200, reply);
+    const reply = await handleCall(service, payload, caller, { request }, undefined);
+    return reply === undefined ? json(204, undefined) : jsonText(200, reply);
   };
 }

@@ -8,7 +8,7 @@ import { type HttpHandler, type HttpRequest, type HttpTransport, headOf, type Li
 import { Exchange } from './uws/exchange.ts';
 import type { QueuedSink } from './queued-sink.ts';
 import { type UwsModule, probeUws } from './uws/native.ts';
-import { decoder, framingError, invalidFraming, normalizeRemoteAddress, readHeaders } from './uws/wire.ts';
+import { framingError, invalidFraming, readHeaders } from './uws/wire.ts';
 
 /** LIBUS_LISTEN_EXCLUSIVE_PORT (exported at run time, missing from the typings as a value). */
 const exclusivePort = 1;
@@ -132,7 +132,6 @@ export class UwsTransport implements HttpTransport {
     const path = req.getUrl();
     const query = req.getQuery() ?? '';
     const headers = readHeaders(req);
-    const remoteAddress = normalizeRemoteAddress(decoder.decode(res.getRemoteAddressAsText()));
     const isHead = method === 'HEAD';
 
     // uWS joins repeated headers here and parses no further; node:http refuses these framings, and so do we.
@@ -147,11 +146,16 @@ export class UwsTransport implements HttpTransport {
         path,
         query,
         headers,
-        remoteAddress,
+        // Read when first asked for (uWS asks the kernel, getpeername, on every read): most
+        // requests name a loopback Host and hold no per-client limit, and never ask.
+        get remoteAddress() {
+          return exchange.remoteAddress();
+        },
         body,
         get signal() {
           return exchange.signal;
         },
+        clientGone: () => exchange.gone,
       };
       void this.respond(exchange, handler, request, options);
     };

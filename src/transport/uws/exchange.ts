@@ -5,13 +5,14 @@ import { failStream } from '../internal-error.ts';
 import type { FullResponse, StreamChunk, StreamResponse } from '../http-types.ts';
 import { QueuedSink } from '../queued-sink.ts';
 import { chunkBytes } from '../stream-chunks.ts';
-import { writeHead } from './wire.ts';
+import { decoder, normalizeRemoteAddress, writeHead } from './wire.ts';
 
 /** One request/response pair; uWS forbids touching `res` after it was aborted or ended. */
 export class Exchange {
   // Made when first asked for: an open event stream never needs one, and each costs about 1 KB.
   private controller: AbortController | undefined;
   private wasAborted = false;
+  private address: string | undefined;
   done = false;
   stream: UwsStreamSink | undefined;
 
@@ -32,6 +33,20 @@ export class Exchange {
     this.wasAborted = true;
     this.controller?.abort();
     this.stream?.markClosed();
+  }
+
+  /** True once the client went away before its reply was sent. */
+  get gone(): boolean {
+    return this.wasAborted;
+  }
+
+  /**
+   * The peer's address, asked of uWS when first wanted. uWS forbids touching a response that ended
+   * or was aborted; asked only then (a client gone mid-operation), the address is unknown: "".
+   */
+  remoteAddress(): string {
+    if (this.address === undefined) this.address = this.done ? '' : normalizeRemoteAddress(decoder.decode(this.res.getRemoteAddressAsText()));
+    return this.address;
   }
 
   get signal(): AbortSignal {
