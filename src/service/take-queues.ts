@@ -3,6 +3,7 @@
 // At most `maxLines` are kept: the least recently used goes, and is built
 // again (its frontier from the start of the log) when it is next used.
 import type { Filter } from '../protocol/filter.ts';
+import { queuedOfText } from '../store/lease-record-text.ts';
 import type { LeaseState } from '../store/records.ts';
 import type { Feed } from './feed.ts';
 import { type QueueHost, type Standing, TakeQueue } from './take-queue.ts';
@@ -63,7 +64,7 @@ export class TakeQueues {
     if (!lines) return;
     if (whole) for (const line of lines.values()) line.reloaded();
     for (const row of rows) {
-      const queued = (JSON.parse(row.record) as { queued?: number }).queued ?? null;
+      const queued = queuedOfText(row.record);
       this.changed(mkey, row.subject, { state: row.state as LeaseState, expiresMs: row.expires_ms, queued });
     }
   }

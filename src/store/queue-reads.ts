@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { Filter } from '../protocol/filter.ts';
 import { whereFilters } from './filter-sql.ts';
+import { queuedSql } from './lease-record-text.ts';
 import { Prepared, StatementCache, qb } from './query-builder.ts';
 import type { LeaseState } from './records.ts';
 import type { SqlDriver } from './sql-driver.ts';
@@ -33,7 +34,7 @@ export class QueueReads {
       qb
         .selectFrom('leases')
         .select(['state', 'expires_ms'])
-        .select(sql<number | null>`json_extract(record, '$.queued')`.as('queued'))
+        .select(sql<number | null>`${sql.raw(queuedSql)}`.as('queued'))
         .where('mkey', '=', 0)
         .where('subject', '=', '')
         .compile(),

@@ -115,7 +115,16 @@ export function prepareStatements(d: SqlDriver) {
         )
         .compile(),
     ),
-    lease: p(qb.selectFrom('leases').select(['state', 'record']).where('mkey', '=', 0).where('subject', '=', '').compile()),
+    // The monitor's id with the row: the stored record leaves out what the row's key says (lease-record-text.ts).
+    lease: p(
+      qb
+        .selectFrom('leases')
+        .leftJoin('monitors', 'monitors.key', 'leases.mkey')
+        .select(['leases.state', 'leases.record', 'monitors.id as monitor'])
+        .where('leases.mkey', '=', 0)
+        .where('leases.subject', '=', '')
+        .compile(),
+    ),
     leaseDeadlines: p(
       qb
         .selectFrom('leases')

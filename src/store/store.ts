@@ -17,6 +17,7 @@ import type {
   ObservationRow,
   SubscriptionRow,
 } from './records.ts';
+import { leaseRecordOf, leaseRecordText } from './lease-record-text.ts';
 import { applySchema } from './schema.ts';
 import { QueueReads } from './queue-reads.ts';
 import { type Statements, observationColumns, prepareStatements } from './statements.ts';
@@ -154,8 +155,8 @@ export class Store {
   }
 
   lease(mkey: number, subject: string): LeaseRow | undefined {
-    const row = this.q.lease.get<{ state: string; record: string }>([mkey, subject]);
-    return row ? { state: row.state as LeaseRow['state'], record: JSON.parse(row.record) } : undefined;
+    const row = this.q.lease.get<{ state: string; record: string; monitor: string | null }>([mkey, subject]);
+    return row ? { state: row.state as LeaseRow['state'], record: leaseRecordOf(row.record, mkey, subject, row.monitor ?? '') } : undefined;
   }
 
   leaseDeadlines(): Array<{ mkey: number; subject: string; deadlineMs: number }> {
@@ -289,7 +290,7 @@ export class Store {
   putLease(mkey: number, subject: string, read: () => LeaseRow): void {
     this.commits.put(`l:${mkey}:${subject}`, () => {
       const { state, record } = read();
-      const params = [mkey, subject, state, state === 'held' ? record.expiresMs : null, JSON.stringify(record)];
+      const params = [mkey, subject, state, state === 'held' ? record.expiresMs : null, leaseRecordText(record)];
       this.capture?.('lease', mkey, params);
       this.q.upsertLease.run(params);
     });

@@ -1,11 +1,13 @@
 // A state file written by an older Vigil opens with everything in it: the
 // store upgrades its tables once (schema.ts) and the server carries on from
 // where the file left off. The older file is made here the way the older
-// version laid it out (schema 1: observations in a WITHOUT ROWID table).
+// version laid it out (schema 1: observations in a WITHOUT ROWID table, each
+// lease's whole record as JSON).
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { invoke, type OperationName } from '../../src/service/operations.ts';
 import { MonitorService } from '../../src/service/service.ts';
+import { leaseRecordOf } from '../../src/store/lease-record-text.ts';
 import { qb } from '../../src/store/query-builder.ts';
 import { applySchema, schemaVersion } from '../../src/store/schema.ts';
 import { openSqlDriver } from '../../src/store/sql-driver.ts';
@@ -45,6 +47,10 @@ function toSchema1(path: string): void {
   driver.exec(`insert into observations_v1 (${columns}) select ${columns} from observations`);
   driver.exec('drop table observations');
   driver.exec('alter table observations_v1 rename to observations');
+  // Schema 1 stored each lease's whole record as JSON.
+  const leases = driver.prepare('select l.mkey, l.subject, l.record, m.id from leases l join monitors m on m.key = l.mkey').all<{ mkey: number; subject: string; record: string; id: string }>([]);
+  const rewrite = driver.prepare('update leases set record = ? where mkey = ? and subject = ?');
+  for (const l of leases) rewrite.run([JSON.stringify(leaseRecordOf(l.record, l.mkey, l.subject, l.id)), l.mkey, l.subject]);
   driver.exec('PRAGMA user_version = 1');
   driver.exec('COMMIT');
   driver.close();
@@ -84,6 +90,9 @@ describe('a state file of an older schema', () => {
     service = undefined;
     toSchema1(path);
     expect(tableSql(path, 'observations')).toMatch(/without rowid/i);
+    const whole = openSqlDriver(path);
+    expect(whole.prepare("select record from leases where subject = 'job-4'").get<{ record: string }>([])!.record).toContain('"monitor":"work"');
+    whole.close();
 
     open(path);
     expect(tableSql(path, 'observations')).not.toMatch(/without rowid/i);
