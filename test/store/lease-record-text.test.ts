@@ -36,8 +36,8 @@ function recordOf(next: () => number): LeaseRecord {
   if (next() < 0.5) record.fence = Math.floor(next() * 1e9);
   if (next() < 0.5) record.queued = Math.floor(next() * 1e9);
   if (next() < 0.5) record.completedSeq = Math.floor(next() * 1e9);
-  if (next() < 0.5) record.outcome = pick(null, 0, false, 'done', { ok: true, n: [1, 2] });
-  if (next() < 0.5) record.evidence = pick([], [{ url: 'https://example.com' }, 'x']);
+  if (next() < 0.5) record.outcome = pick<unknown>(null, 0, false, 'done', { ok: true, n: [1, 2] });
+  if (next() < 0.5) record.evidence = pick<unknown[]>([], [{ url: 'https://example.com' }, 'x']);
   return record;
 }
 
