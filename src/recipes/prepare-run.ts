@@ -13,7 +13,7 @@ import { findRecipe } from './loading/discovery.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
 import { linkStepRefs } from './executor/step-refs.ts';
 import type { Plan } from './planning/plan.ts';
-import { planRecipe } from './planning/planners.ts';
+import { planRecipe, withSteps } from './planning/planners.ts';
 import type { BackendSpec, VmSpec } from './pool/step-task.ts';
 import { describeFinding } from './preflight/destructive.ts';
 import { scanPlanSteps } from './preflight/destructive-steps.ts';
@@ -23,7 +23,7 @@ import { type RenderedStep, renderStep } from './prompts.ts';
 import { newRunId, runsDir } from './records/run-record.ts';
 import { requireBubblewrap } from './isolation/vm.ts';
 import { unpricedWhy } from './budget/budget-scope.ts';
-import type { Budget, FoundRecipe, RecipeStep } from './types.ts';
+import type { Budget, FoundRecipe, RecipeStep, StepsRecipe } from './types.ts';
 import { changesHowProgramsStart, declaredBy, environmentOf, isOutside, type VariableOrigin, withheldWarnings } from './outside-vars.ts';
 import { parseVarFlags, resolveVariables, substituteWith } from './variables.ts';
 import type { VaultReader } from '../vault/vault-reader.ts';
@@ -83,7 +83,7 @@ export interface PreparedRun {
   projectRoot: string;
   workspace: string;
   config: WorkspaceConfig;
-  found: FoundRecipe;
+  found: FoundRecipe<StepsRecipe>;
   plan: Plan;
   steps: Map<string, PreparedStep>;
   varNames: string[];
@@ -117,8 +117,9 @@ function reusedStep(step: RecipeStep, vars: Record<string, string>, ctx: Paramet
 
 export function prepareRun(req: RunRequest, over?: RunOverrides): PreparedRun {
   const projectRoot = findProjectRoot(req.cwd);
-  let found = over?.found ?? findRecipe(projectRoot, req.name);
-  const config = configForRecipe(over?.config ?? loadWorkspaceConfig(projectRoot), found.recipe);
+  const given = over?.found ?? findRecipe(projectRoot, req.name);
+  const config = configForRecipe(over?.config ?? loadWorkspaceConfig(projectRoot), given.recipe);
+  let found = withSteps(given);
   if (over?.model && found.recipe.steps) {
     const model = over.model;
     found = { ...found, recipe: { ...found.recipe, steps: found.recipe.steps.map((s) => ({ ...s, model })) } };

@@ -29,6 +29,7 @@ import { declaredBy } from './outside-vars.ts';
 import { refuseSpentResume } from './budget/resume-budget.ts';
 import { previousRun } from './preflight/resume.ts';
 import { parseVarFlags } from './variables.ts';
+import { isRunnable } from './types.ts';
 
 export interface SequenceIo {
   stdin: NodeJS.ReadStream;
@@ -46,17 +47,18 @@ const SIGNAL_EXIT: Record<string, ExitCodeValue> = { SIGINT: ExitCode.cancelled,
 export async function runSequence(req: RunRequest, io: SequenceIo): Promise<ExitCodeValue> {
   const projectRoot = findProjectRoot(req.cwd);
   const tree = loadRecipeTree(projectRoot, req.name);
-  const def = recipeTypeDef(tree.root.recipe.type)!;
-  if (!def.planner && !def.composite)
+  const root = tree.root.recipe;
+  const def = recipeTypeDef(root.type)!;
+  if ((!def.planner && !def.composite) || !isRunnable(root))
     throw new RecipeInputError(`${tree.root.file}: recipe "${req.name}" has type "${def.type}": ${def.refusal ?? 'this version of vigil cannot run it'}`);
   if (def.composite && req.from)
     throw new RecipeInputError(`--from ${req.from}: recipe "${req.name}" is a ${def.type} recipe; set "from" on an entry of a pipeline instead`);
   if (req.resume && (req.from || req.run)) throw new RecipeInputError('--resume <run> re-runs what failed in that run; it does not take --from or --run');
-  if (req.resume) refuseSpentResume(previousRun(projectRoot, req.name, req.resume), tree.root.recipe.budget, tree.root.file);
+  if (req.resume) refuseSpentResume(previousRun(projectRoot, req.name, req.resume), root.budget, tree.root.file);
   // Variables from outside (--data-var) are variables like the others; outside-vars.ts keeps them data.
   const vars = { ...parseVarFlags(req.dataVars ?? [], '--data-var'), ...parseVarFlags(req.vars) };
   const ask = io.interactive && !io.json ? () => terminalAsker(io.stdin, io.stdout) : null;
-  Object.assign(vars, await resolveParameters(tree.root.recipe, tree.root.file, req.env, vars, ask));
+  Object.assign(vars, await resolveParameters(root, tree.root.file, req.env, vars, ask));
   const config = loadWorkspaceConfig(projectRoot);
   // A composite prepares its children only as it starts them: what would refuse one of them refuses the run now.
   if (def.composite && !req.resume) {

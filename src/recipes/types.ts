@@ -85,23 +85,33 @@ export interface RecipeParameter {
   choices?: Array<string | number | boolean>;
 }
 
-export interface Recipe {
+/** Fields every recipe may have, whatever its type. */
+export interface RecipeCommon {
   name: string;
   description?: string;
-  /** Variables the recipe asks for (preflight/parameters.ts). */
-  parameters?: Record<string, RecipeParameter>;
   workspace?: string;
-  type?: RecipeType;
   requires?: RecipeRequires;
   env?: Record<string, string>;
-  steps?: RecipeStep[];
+  allow_destructive_intents?: boolean;
+  /** Warnings of loading: fields read from another tool's recipes that have no equivalent here. */
+  load_warnings?: string[];
+}
+
+/** Fields of every type `vigil sequence` runs (all but the triggers). */
+export interface RunnableCommon extends RecipeCommon {
+  /** Variables the recipe asks for (preflight/parameters.ts). */
+  parameters?: Record<string, RecipeParameter>;
   transfer_mode?: TransferMode;
   vm?: boolean;
-  allow_destructive_intents?: boolean;
   canary?: boolean | null;
   canary_timeout?: number;
   cir?: RecipeCir;
   budget?: Budget;
+}
+
+/** Fields of the types whose recipe lists its own steps (sequence, substrate). */
+export interface StepsFields extends RunnableCommon {
+  steps: RecipeStep[];
   /** Filled into each step that does not set its own (loading/normalize.ts). */
   defaults?: { backend?: string; model?: string; effort?: Effort; timeout?: number };
   /** mentu: top-level backend, model and providers (loading/mentu.ts). */
@@ -112,26 +122,125 @@ export interface Recipe {
   reasoning?: string;
   /** The recipe's own providers in vigil.yml's shape (loading/recipe-providers.ts). */
   recipe_providers?: RecipeProviders;
-  /** Warnings of loading: fields read from another tool's recipes that have no equivalent here. */
-  load_warnings?: string[];
-  /** parallel: lists expanded to their product, appended to vars. */
-  matrix?: Record<string, unknown>;
-  // Composite types (src/recipes/types/<type>/schema.json say which type has which).
-  sequences?: PipelineEntry[];
-  layers?: CompoundLayer[];
-  recipe?: string;
+}
+
+/** A recipe without `type` is a sequence. */
+export interface SequenceRecipe extends StepsFields {
+  type?: 'sequence';
+}
+
+export interface SubstrateRecipe extends StepsFields {
+  type: 'substrate';
+  query?: SubstrateQuery;
+}
+
+export interface PipelineRecipe extends RunnableCommon {
+  type: 'pipeline';
+  sequences: PipelineEntry[];
+}
+
+export interface CompoundRecipe extends RunnableCommon {
+  type: 'compound';
+  layers: CompoundLayer[];
+}
+
+export interface ParallelRecipe extends RunnableCommon {
+  type: 'parallel';
+  recipe: string;
   vars?: Array<Record<string, string>>;
+  /** Lists expanded to their product, appended to vars (loading/normalize.ts). */
+  matrix?: Record<string, unknown>;
   fanout?: number;
   fail_fast?: boolean;
-  blue?: ContestSide;
-  red?: ContestSide;
-  judge?: ContestSide;
-  rounds?: number;
-  strategies?: number;
-  scorer?: string;
-  keep_candidates?: boolean;
-  /** parallel, adversarial, convergent: merge the run's branch vigil/<run> into the checked-out branch at the end. */
+  /** Merge the run's branch vigil/<run> into the checked-out branch at the end. */
   merge?: boolean;
+}
+
+export interface AdversarialRecipe extends RunnableCommon {
+  type: 'adversarial';
+  blue: ContestSide;
+  red: ContestSide;
+  judge: ContestSide;
+  rounds?: number;
+  merge?: boolean;
+}
+
+export interface ConvergentRecipe extends RunnableCommon {
+  type: 'convergent';
+  recipe: string;
+  scorer: string;
+  strategies?: number;
+  fanout?: number;
+  keep_candidates?: boolean;
+  merge?: boolean;
+}
+
+/** substrate: the CIR context each step reads (types/substrate/cir-steps.ts). */
+export interface SubstrateQuery {
+  type?: string;
+  domain?: string;
+  text?: string;
+  since?: string;
+  scope?: string;
+}
+
+export type TriggerMode = 'command' | 'script' | 'recipe';
+
+/** Fields temporal and sentinel recipes share (recipes-and-sdk.md §3; their defaults: types/trigger-fields.ts). */
+export interface TriggerFields extends RecipeCommon {
+  mode?: TriggerMode;
+  target: string;
+  vars?: Record<string, string>;
+  enabled?: boolean;
+  cooldown?: number;
+  ttl?: number;
+  on_ttl_expire?: 'fail' | 'rerun';
+  notify?: 'never' | 'failure' | 'always';
+  circuit_breaker_threshold?: number;
+  circuit_breaker_reset_ttl?: number;
+}
+
+/** A target run on a cron schedule by `vigil daemon` (types/temporal). */
+export interface TemporalRecipe extends TriggerFields {
+  type: 'temporal';
+  schedule: string;
+  timezone?: string;
+  jitter?: number;
+  catch_up?: 'skip' | 'once';
+  overlap?: 'skip';
+}
+
+/** A target run for each matching observation of a Vigil monitor by `vigil daemon` (types/sentinel). */
+export interface SentinelRecipe extends TriggerFields {
+  type: 'sentinel';
+  watch: { monitor: string; base?: string; token?: string; filter?: Record<string, unknown> };
+  concurrency?: number;
+  lease_seconds?: number;
+  debounce?: number;
+}
+
+/** A temporal or sentinel recipe: run by `vigil daemon`, never by `vigil sequence`. */
+export type TriggerRecipe = TemporalRecipe | SentinelRecipe;
+
+/** A recipe of one of the types (src/recipes/types/<type>/schema.json say which type has which fields); `type` tells which. */
+export type Recipe = SequenceRecipe | SubstrateRecipe | PipelineRecipe | CompoundRecipe | ParallelRecipe | AdversarialRecipe | ConvergentRecipe | TriggerRecipe;
+
+/** A recipe `vigil sequence` runs. */
+export type RunnableRecipe = Exclude<Recipe, TriggerRecipe>;
+
+/** A recipe whose steps are its own (sequence, substrate). */
+export type StepsRecipe = SequenceRecipe | SubstrateRecipe;
+
+export function isTrigger(recipe: Recipe): recipe is TriggerRecipe {
+  return recipe.type === 'temporal' || recipe.type === 'sentinel';
+}
+
+export function isRunnable(recipe: Recipe): recipe is RunnableRecipe {
+  return !isTrigger(recipe);
+}
+
+export function hasSteps(recipe: Recipe): recipe is StepsRecipe {
+  return recipe.type === undefined || recipe.type === 'sequence' || recipe.type === 'substrate';
 }
 
 export interface RecipeCir {
@@ -173,8 +282,8 @@ export interface ContestSide {
 export type RecipeScope = 'project' | 'user';
 
 /** A recipe file found on disk, parsed and validated. */
-export interface FoundRecipe {
-  recipe: Recipe;
+export interface FoundRecipe<R extends Recipe = Recipe> {
+  recipe: R;
   file: string;
   scope: RecipeScope;
 }

@@ -9,8 +9,6 @@ import { discoverRecipes } from '../recipes/loading/discovery.ts';
 import { toolActor } from '../protocol/client-actor.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
 import { reapInterruptedRuns } from '../recipes/records/reap-interrupted.ts';
-import type { SentinelRecipe } from '../recipes/types/sentinel/index.ts';
-import type { TemporalRecipe } from '../recipes/types/temporal/index.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { acquireDaemonLock } from './daemon-lock.ts';
 import { type DispatchRunner, startDispatchRunner } from './dispatch-runner.ts';
@@ -78,8 +76,8 @@ export class Daemon {
   reload(why: string, starting: boolean): void {
     const { recipes, broken } = discoverRecipes(this.projectRoot);
     for (const b of broken) this.log(`invalid recipe ${b.file} (ignored until fixed):\n${b.problems.map((p) => `  - ${p}`).join('\n')}`);
-    const temporal = recipes.filter((r) => r.recipe.type === 'temporal').map((r) => ({ recipe: r.recipe as unknown as TemporalRecipe, file: r.file }));
-    const sentinel = recipes.filter((r) => r.recipe.type === 'sentinel').map((r) => ({ recipe: r.recipe as unknown as SentinelRecipe, file: r.file }));
+    const temporal = recipes.flatMap(({ recipe, file }) => (recipe.type === 'temporal' ? [{ recipe, file }] : []));
+    const sentinel = recipes.flatMap(({ recipe, file }) => (recipe.type === 'sentinel' ? [{ recipe, file }] : []));
     if (!starting) this.log(`recipes reloaded (${why}): ${temporal.length} temporal, ${sentinel.length} sentinel`);
     this.temporal.set(temporal, starting);
     this.sentinels.set(sentinel);

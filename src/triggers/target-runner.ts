@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { targetGuard } from '../recipes/process/guard-shell.ts';
 import { dataVarFlags, declaredBy, environmentOf } from '../recipes/outside-vars.ts';
 import { describeFinding, scanShell } from '../recipes/preflight/destructive.ts';
-import type { TriggerMode } from '../recipes/types/trigger-fields.ts';
+import type { TriggerMode } from '../recipes/types.ts';
 import type { Clock } from './clock.ts';
 
 const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');

@@ -10,7 +10,7 @@ import { toolActor } from '../protocol/client-actor.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
 import { ExitCode } from '../errors/exit-codes.ts';
 import { RecipeInputError } from '../recipes/errors.ts';
-import type { TemporalRecipe } from '../recipes/types/temporal/index.ts';
+import type { TemporalRecipe } from '../recipes/types.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { daemonHolder } from './daemon-lock.ts';
 import type { FiringResult } from './firing.ts';
@@ -49,9 +49,7 @@ export class TemporalTimeoutError extends Error {
 export const TEMPORAL_FIRE_TIMEOUT_MS = 600_000;
 
 function temporalRecipes(projectRoot: string): Array<{ recipe: TemporalRecipe; file: string }> {
-  return discoverRecipes(projectRoot)
-    .recipes.filter((r) => r.recipe.type === 'temporal')
-    .map((r) => ({ recipe: r.recipe as unknown as TemporalRecipe, file: r.file }));
+  return discoverRecipes(projectRoot).recipes.flatMap(({ recipe, file }) => (recipe.type === 'temporal' ? [{ recipe, file }] : []));
 }
 
 export class TemporalApi {

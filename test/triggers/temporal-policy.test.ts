@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { TemporalRecipe } from '../../src/recipes/types/temporal/index.ts';
+import type { TemporalRecipe } from '../../src/recipes/types.ts';
 import { FakeClock } from '../../src/triggers/clock.ts';
 import { TemporalApi } from '../../src/triggers/temporal-api.ts';
 import { TemporalScheduler } from '../../src/triggers/temporal/temporal-scheduler.ts';

@@ -20,9 +20,8 @@ import { scanPlanSteps } from '../preflight/destructive-steps.ts';
 import { checkRequires } from '../preflight/requires.ts';
 import { findPromptFile, type RenderedStep, renderStep } from '../prompts.ts';
 import { recipeTypeDef } from '../types/registry.ts';
-import type { FoundRecipe, Recipe } from '../types.ts';
+import { type FoundRecipe, hasSteps, isTrigger, type Recipe, type TriggerRecipe } from '../types.ts';
 import { resolveVariables } from '../variables.ts';
-import type { TriggerFields } from '../types/trigger-fields.ts';
 import type { VaultReader } from '../../vault/vault-reader.ts';
 import { findProjectRoot } from '../../workspace/project-root.ts';
 import { childUses } from './child-uses.ts';
@@ -225,10 +224,8 @@ function startSection(found: FoundRecipe, vars: Record<string, string>, projectR
   }
 }
 
-type Trigger = TriggerFields & ({ schedule: string } | { watch: { monitor: string } });
-
-function triggerOf(recipe: Recipe): Trigger | null {
-  return recipe.type === 'temporal' || recipe.type === 'sentinel' ? (recipe as unknown as Trigger) : null;
+function triggerOf(recipe: Recipe): TriggerRecipe | null {
+  return isTrigger(recipe) ? recipe : null;
 }
 
 function triggerUse(recipe: Recipe): Array<{ name: string; where: string; vars: Record<string, string> }> {
@@ -255,7 +252,7 @@ function namesIn(text: string): Set<string> {
 function textsOf(found: FoundRecipe, tree: RecipeTree | null, projectRoot: string, depth = 0): string[] {
   const { recipe } = found;
   const texts: string[] = [];
-  for (const step of recipe.steps ?? []) {
+  for (const step of hasSteps(recipe) ? (recipe.steps ?? []) : []) {
     texts.push(...step.args, step.build_command ?? '', step.dir ?? '', ...Object.values(step.env ?? {}));
     for (const arg of step.args) {
       const prompt = findPromptFile(arg, [dirname(found.file), projectRoot]);

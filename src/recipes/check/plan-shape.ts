@@ -22,7 +22,7 @@ import { entryWorkspace } from '../types/pipeline/run.ts';
 import { recipeTypeDef } from '../types/registry.ts';
 import type { VaultReader } from '../../vault/vault-reader.ts';
 import type { Budget, FoundRecipe, PipelineEntry } from '../types.ts';
-import { STEP_DEFAULTS } from '../types.ts';
+import { isRunnable, STEP_DEFAULTS } from '../types.ts';
 import { childUses } from './child-uses.ts';
 import { loopText } from '../loop/loop-spec.ts';
 
@@ -146,8 +146,8 @@ export function planView(
     file,
     via,
     workspace: place.copy ? `${place.workspace} (a ${place.copy} copy the run makes of it)` : (workspace ?? `${recipe.workspace} (not a directory)`),
-    isolation: isolationOf(stepsIsolation(recipe), recipe.vm ?? false),
-    budget: recipe.budget ?? null,
+    isolation: isolationOf(stepsIsolation(recipe), (isRunnable(recipe) ? recipe.vm : undefined) ?? false),
+    budget: (isRunnable(recipe) ? recipe.budget : undefined) ?? null,
     waves: [],
     children: [],
     notes: [],
@@ -163,7 +163,7 @@ export function planView(
         backend: chooseBackendName(step, input.backend, configForRecipe(input.config, recipe), input.env),
         model: model ?? step.model ?? null,
         effort: step.effort ?? null,
-        isolation: isolationOf(stepsIsolation(recipe), step.vm ?? recipe.vm ?? false),
+        isolation: isolationOf(stepsIsolation(recipe), step.vm ?? (isRunnable(recipe) ? recipe.vm : undefined) ?? false),
         timeout: step.timeout ?? STEP_DEFAULTS.timeout,
         budget: step.budget ?? null,
         gate: step.gate === 'review',
@@ -181,7 +181,7 @@ export function planView(
     if (copy) view.workspace = workspace ?? view.workspace;
   }
   if (def?.composite && depth < 8) {
-    const entries: PipelineEntry[] = recipe.sequences ?? [];
+    const entries: PipelineEntry[] = recipe.type === 'pipeline' ? (recipe.sequences ?? []) : [];
     const copy = def.isolatesChildren && workspace ? childrenIsolation(recipe, hasGitCommit(workspace)) : null;
     for (const use of childUses(recipe)) {
       const child = input.tree.byName.get(use.name);

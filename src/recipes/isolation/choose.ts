@@ -2,13 +2,13 @@
 // run (steps-prepare.ts, composite-node.ts) and for its plan (check/plan-shape.ts,
 // `vigil sequence --dry-run`), so that the plan cannot say something else.
 import { spawnSync } from 'node:child_process';
-import type { Recipe } from '../types.ts';
+import { isRunnable, type Recipe } from '../types.ts';
 
 export type IsolationMode = 'worktree' | 'mirror' | 'rsync' | 'none';
 
 /** A sequence's steps: the recipe's transfer_mode, none when it names none. */
 export function stepsIsolation(recipe: Recipe): IsolationMode {
-  return recipe.transfer_mode ?? 'none';
+  return (isRunnable(recipe) ? recipe.transfer_mode : undefined) ?? 'none';
 }
 
 /**
@@ -17,9 +17,10 @@ export function stepsIsolation(recipe: Recipe): IsolationMode {
  * has a commit, else a mirror (or rsync) copy; transfer_mode "none" shares the workspace on purpose.
  */
 export function childrenIsolation(recipe: Recipe, hasCommit: boolean): IsolationMode {
-  if (recipe.transfer_mode === 'none') return 'none';
+  const mode = isRunnable(recipe) ? recipe.transfer_mode : undefined;
+  if (mode === 'none') return 'none';
   if (hasCommit) return 'worktree';
-  return recipe.transfer_mode === 'rsync' ? 'rsync' : 'mirror';
+  return mode === 'rsync' ? 'rsync' : 'mirror';
 }
 
 /** Whether `dir` is in a git repository with at least one commit (what a worktree starts from). */

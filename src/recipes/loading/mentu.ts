@@ -2,7 +2,7 @@
 // when the recipe is loaded (docs/recipes.md, "Recipes written for mentu").
 // A field with no equivalent is kept out of the run with a warning naming
 // it, never a refusal.
-import type { Effort, Recipe, RecipeStep } from '../types.ts';
+import { type Effort, hasSteps, type Recipe, type RecipeStep, type StepsRecipe } from '../types.ts';
 import { mapRecipeProviders } from './recipe-providers.ts';
 
 /** mentu's `shell` backend: the step's prompt is run as a shell script (pool/step-task.ts, select.ts). */
@@ -24,11 +24,13 @@ function cleanOutsidePaths(value: unknown, expected: unknown): string[] | null {
 }
 
 export function mapMentuFields(recipe: Recipe): { recipe: Recipe; warnings: string[]; problems: string[] } {
+  // Only a recipe with steps of its own has mentu's fields (every type's schema forbids fields it does not list).
+  if (!hasSteps(recipe)) return { recipe, warnings: [], problems: [] };
   const warnings: string[] = [];
   const { backend, model, providers, cloud, reasoning, ...rest } = recipe;
   const own = providers === undefined ? null : mapRecipeProviders(providers);
   const alias = (name: string | undefined) => (name !== undefined ? (own?.mapped.builtin[name] ?? name) : undefined);
-  let out: Recipe = rest;
+  let out: StepsRecipe = rest;
   if (own) {
     warnings.push(...own.warnings);
     out = { ...out, recipe_providers: own.mapped };

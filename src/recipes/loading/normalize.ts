@@ -2,7 +2,7 @@
 // recipe's `defaults` filled into each step that does not set them, an
 // inline `prompt` beside `args`, and a parallel recipe's `matrix` expanded
 // into one set of variables per child.
-import type { Recipe, RecipeStep } from '../types.ts';
+import { hasSteps, type Recipe, type RecipeStep } from '../types.ts';
 import { mapMentuFields } from './mentu.ts';
 
 /** At most this many children from one matrix (a parallel recipe's fanout bounds how many run at once). */
@@ -20,7 +20,7 @@ export function normalizeRecipe(recipe: Recipe): { recipe: Recipe; problems: str
   const problems: string[] = [...mentu.problems];
   let out: Recipe = mentu.recipe;
   if (mentu.warnings.length > 0) out = { ...out, load_warnings: mentu.warnings };
-  if (out.steps) {
+  if (hasSteps(out) && out.steps) {
     const d = out.defaults ?? {};
     const steps = out.steps.map((s, i): RecipeStep => {
       if (s.args === undefined && s.prompt === undefined) problems.push(`steps[${i}] ("${s.label}"): needs "args", "prompt" or both`);
@@ -35,7 +35,7 @@ export function normalizeRecipe(recipe: Recipe): { recipe: Recipe; problems: str
     });
     out = { ...out, steps };
   }
-  if (recipe.type === 'parallel') {
+  if (recipe.type === 'parallel' && out.type === 'parallel') {
     if (!recipe.vars && !recipe.matrix) problems.push('(top level): a parallel recipe needs "vars", "matrix" or both');
     if (recipe.matrix) {
       const expanded = expandMatrix(recipe.matrix as Matrix);

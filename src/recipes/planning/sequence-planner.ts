@@ -9,12 +9,12 @@ import { RecipeInputError } from '../errors.ts';
 import { type Condition, parseCondition } from '../executor/conditions.ts';
 import { compileOutputSchema } from '../executor/structured-output.ts';
 import { loopProblems } from '../loop/loop-spec.ts';
-import type { Recipe } from '../types.ts';
+import type { StepsRecipe } from '../types.ts';
 import { type Plan, type PlannedStep, type Planner, topologicalOrder } from './plan.ts';
 
-export const sequencePlanner: Planner<Recipe> = {
+export const sequencePlanner: Planner<StepsRecipe> = {
   type: 'sequence',
-  plan(recipe: Recipe, file: string): Plan {
+  plan(recipe: StepsRecipe, file: string): Plan {
     const steps = recipe.steps ?? [];
     const problems: string[] = [];
     const seen = new Map<string, number>();

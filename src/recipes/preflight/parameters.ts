@@ -4,7 +4,7 @@
 // is listed together. A value outside `choices` is refused naming them.
 import { createInterface } from 'node:readline';
 import { RecipeInputError } from '../errors.ts';
-import type { Recipe, RecipeParameter } from '../types.ts';
+import type { RecipeParameter, RunnableRecipe } from '../types.ts';
 import { resolveVariables } from '../variables.ts';
 
 export interface Asker {
@@ -35,7 +35,7 @@ function describe(name: string, p: RecipeParameter): string {
 
 /** Returns the variables to add at --var priority: defaults and answers. */
 export async function resolveParameters(
-  recipe: Recipe,
+  recipe: RunnableRecipe,
   file: string,
   processEnv: NodeJS.ProcessEnv,
   cliVars: Record<string, string>,

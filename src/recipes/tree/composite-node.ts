@@ -19,6 +19,7 @@ import { resolveWorkspace } from '../prepare-run.ts';
 import { newRunId, RunRecorder, type RunStatus, runsDir } from '../records/run-record.ts';
 import { runIsLive } from '../records/runs-list.ts';
 import type { CompositeContext, CompositeOutcome, CompositeRunner } from '../types/composite.ts';
+import { isRunnable } from '../types.ts';
 import { parseVarFlags } from '../variables.ts';
 import { runBudget } from './budgets.ts';
 import { announceRun, finishNode } from './finish.ts';
@@ -33,6 +34,8 @@ async function isGitRepo(dir: string): Promise<boolean> {
 
 export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runner: CompositeRunner): Promise<NodeResult> {
   const { recipe, file } = node.found;
+  // run-node.ts gives this node composite types only: a trigger here is a bug, not input.
+  if (!isRunnable(recipe)) throw new Error(`${file}: recipe "${recipe.name}" is a ${recipe.type} recipe, which is not run as a composite`);
   if (node.from) throw new RecipeInputError(`--from ${node.from}: recipe "${recipe.name}" is a ${recipe.type} recipe; set "from" on an entry of a pipeline instead`);
   const workspace = node.workspace ?? resolveWorkspace(node.found, rt.projectRoot);
   // --resume: the earlier run's children, by role; those that succeeded are kept, the others resumed.
@@ -174,7 +177,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   abort.detach();
   budget.dispose();
   if (branch) {
-    const merge = rt.req.merge === true || recipe.merge === true;
+    const merge = rt.req.merge === true || ((recipe.type === 'parallel' || recipe.type === 'adversarial' || recipe.type === 'convergent') && recipe.merge === true);
     const title = `vigil ${runId}: ${recipe.type} recipe "${recipe.name}"${varsText(node.vars)}`;
     // Below a pipeline or compound (they share their workspace), the results join it as the other entries' do.
     const ended = await branch.finish({ succeeded: outcome.status === 'succeeded', merge, title, handOver: node.parent !== null });

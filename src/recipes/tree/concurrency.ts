@@ -2,13 +2,13 @@
 // sequence's widest level, a parallel's fanout times its child, and so on.
 import type { RecipeTree } from '../loading/recipe-tree.ts';
 import { recipeTypeDef } from '../types/registry.ts';
-import type { FoundRecipe } from '../types.ts';
+import { type FoundRecipe, hasSteps } from '../types.ts';
 
 const CAP = 256;
 
 function widestLevel(found: FoundRecipe): number {
   const def = recipeTypeDef(found.recipe.type);
-  if (!def?.planner) return 1;
+  if (!def?.planner || !hasSteps(found.recipe)) return 1;
   const plan = def.planner.plan(found.recipe, found.file);
   const depth = new Map<string, number>();
   for (const s of plan.steps) depth.set(s.label, Math.max(0, ...s.needs.map((n) => (depth.get(n) ?? 0) + 1)));
@@ -24,7 +24,7 @@ export function treeConcurrency(tree: RecipeTree, found: FoundRecipe = tree.root
     return child ? treeConcurrency(tree, child) : 1;
   };
   let n: number;
-  switch (r.type ?? 'sequence') {
+  switch (r.type) {
     case 'pipeline':
       n = Math.max(1, ...(r.sequences ?? []).map((e) => of(e.name)));
       break;

@@ -6,7 +6,7 @@
 import { git } from '../isolation/git.ts';
 import { branchExists, insideVigilCopy, openRunBranch, type RunBranch, runBranchName } from '../isolation/run-branch.ts';
 import type { WorktreeNaming } from '../isolation/worktree.ts';
-import type { Recipe } from '../types.ts';
+import type { Recipe, RunnableRecipe } from '../types.ts';
 
 const COPYING = new Set(['parallel', 'adversarial', 'convergent']);
 
@@ -17,7 +17,7 @@ export const varsText = (vars: Record<string, string>): string => {
 };
 
 /** The results branch of a copying composite run on a checked-out branch; null elsewhere (no git, a copy of a run above, transfer_mode none). */
-export async function openResultsBranch(recipe: Recipe, workspace: string, runId: string, previousId: string | null): Promise<RunBranch | null> {
+export async function openResultsBranch(recipe: RunnableRecipe, workspace: string, runId: string, previousId: string | null): Promise<RunBranch | null> {
   if (!COPYING.has(recipe.type ?? '') || recipe.transfer_mode === 'none') return null;
   if ((await git(workspace, ['rev-parse', '--verify', 'HEAD'])).code !== 0 || (await insideVigilCopy(workspace))) return null;
   // Resumed: on from what the earlier run brought together.

@@ -67,3 +67,8 @@ export interface CompositeOutcome {
 }
 
 export type CompositeRunner = (ctx: CompositeContext) => Promise<CompositeOutcome>;
+
+/** A runner given a recipe of another type: the registry dispatches by type, so this is a bug, not input. */
+export function notOfType(ctx: CompositeContext, type: string): never {
+  throw new Error(`${ctx.found.file}: recipe "${ctx.found.recipe.name}" is a ${ctx.found.recipe.type ?? 'sequence'} recipe, not ${type}`);
+}

@@ -5,7 +5,7 @@
 // A type with neither is known (listed, validated) but refused by
 // `vigil sequence` with its `refusal`. registry.ts lists them all.
 import type { Planner } from '../planning/plan.ts';
-import type { FoundRecipe, Recipe, RecipeType } from '../types.ts';
+import type { FoundRecipe, Recipe, RecipeType, StepsRecipe } from '../types.ts';
 import type { CompositeRunner } from './composite.ts';
 
 /** A recipe named by another, with the field that names it (`sequences[1].name`). */
@@ -28,7 +28,8 @@ export interface RecipeTypeDef {
   children?(recipe: Recipe): ChildRef[];
   /** Problems the schema cannot express, found once the whole tree is loaded. */
   check?(recipe: Recipe, lookup: TreeLookup): string[];
-  planner?: Planner<Recipe>;
+  /** Plans a recipe of this type; only types whose recipes list their own steps have one. */
+  planner?: Planner<StepsRecipe>;
   composite?: CompositeRunner;
   /** Its children work in copies of the workspace (isolation/choose.ts says which), merged back. */
   isolatesChildren?: boolean;

@@ -5,6 +5,7 @@ import { discoverRecipes, findRecipe } from '../../recipes/loading/discovery.ts'
 import type { SdkContext } from '../../workspace/context.ts';
 import { invalid } from '../../errors/vigil-error.ts';
 import { runRecipe } from '../../recipes/run-recipe.ts';
+import { hasSteps } from '../../recipes/types.ts';
 
 export interface SequenceRunOptions {
   vars?: Record<string, string>;
@@ -31,7 +32,8 @@ export function sequenceArgs(ctx: SdkContext, name: string, options: SequenceRun
     args.push('--model', o.model);
   }
   if (o.startFrom !== undefined && o.startFrom !== null) {
-    const steps = (findRecipe(ctx.projectRoot, name).recipe.steps ?? []) as Array<{ label: string }>;
+    const recipe = findRecipe(ctx.projectRoot, name).recipe;
+    const steps = hasSteps(recipe) ? (recipe.steps ?? []) : [];
     if (!Number.isInteger(o.startFrom) || o.startFrom < 1 || o.startFrom > steps.length) {
       throw invalid('startFrom', `must be a step number from 1 to ${steps.length}; got ${JSON.stringify(o.startFrom)}`);
     }

@@ -7,7 +7,7 @@
 // lease alone: it is another sentinel's now.
 import { triggerActor } from '../../protocol/client-actor.ts';
 import { producerData } from '../../protocol/observation.ts';
-import type { SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
+import type { SentinelRecipe } from '../../recipes/types.ts';
 import { fire } from '../firing.ts';
 import { notifyFiring } from '../notify.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';

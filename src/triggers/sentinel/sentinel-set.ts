@@ -1,6 +1,6 @@
 // The sentinels the daemon runs: one worker per enabled sentinel recipe,
 // started, restarted when its file changes and stopped when it is removed.
-import type { SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
+import type { SentinelRecipe } from '../../recipes/types.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
 import { SentinelWorker } from './sentinel-worker.ts';
 

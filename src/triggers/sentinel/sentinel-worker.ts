@@ -5,7 +5,8 @@
 // restart resumes exactly where the work stood.
 import { serverOnlyTypes } from '../../protocol/vocabulary.ts';
 import { resolveSecret, systemVault } from '../../vault/vault-reader.ts';
-import { SENTINEL_DEFAULTS, type SentinelRecipe } from '../../recipes/types/sentinel/index.ts';
+import { SENTINEL_DEFAULTS } from '../../recipes/types/sentinel/index.ts';
+import type { SentinelRecipe } from '../../recipes/types.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
 import { admit } from '../temporal/schedule.ts';
 import { RUN_TYPE, ServerPublisher } from '../../recipes/publish/server-publisher.ts';

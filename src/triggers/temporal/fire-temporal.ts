@@ -2,7 +2,7 @@
 // run the target as a run record, then update last run, failures and circuit,
 // and notify as the recipe asks.
 import { triggerActor } from '../../protocol/client-actor.ts';
-import type { TemporalRecipe } from '../../recipes/types/temporal/index.ts';
+import type { TemporalRecipe } from '../../recipes/types.ts';
 import type { Clock } from '../clock.ts';
 import { fire, type FiringResult, type Publish } from '../firing.ts';
 import { notifyFiring } from '../notify.ts';

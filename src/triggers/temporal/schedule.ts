@@ -2,7 +2,7 @@
 // is due, and whether a due firing runs or is skipped (disabled, circuit
 // open, cooldown, overlap). Pure: time comes in as numbers.
 import { Cron } from 'croner';
-import type { TemporalRecipe } from '../../recipes/types/temporal/index.ts';
+import type { TemporalRecipe } from '../../recipes/types.ts';
 import { TRIGGER_DEFAULTS } from '../../recipes/types/trigger-fields.ts';
 import type { TemporalState } from '../trigger-store.ts';
 

@@ -2,7 +2,7 @@
 // time a firing is admitted or skipped (and recorded), delayed by jitter, and
 // run; then the next time is armed. next_run is stored, so a daemon started
 // later knows which firings it missed (catch_up).
-import type { TemporalRecipe } from '../../recipes/types/temporal/index.ts';
+import type { TemporalRecipe } from '../../recipes/types.ts';
 import { newRunId } from '../../recipes/records/run-record.ts';
 import { fireTemporal, type TemporalContext } from './fire-temporal.ts';
 import { admit, isEnabled, nextRunAfter } from './schedule.ts';

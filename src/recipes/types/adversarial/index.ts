@@ -7,8 +7,7 @@ export const adversarialType: RecipeTypeDef = {
   type: 'adversarial',
   summary: 'blue builds, red attacks, a judge gives a verdict, round after round',
   schemaFile: typeSchemaFile('adversarial'),
-  children: (r) =>
-    (['blue', 'red', 'judge'] as const).flatMap((side) => (r[side] ? [{ name: r[side].recipe, where: `${side}.recipe` }] : [])),
+  children: (r) => (r.type === 'adversarial' ? (['blue', 'red', 'judge'] as const).flatMap((side) => (r[side] ? [{ name: r[side].recipe, where: `${side}.recipe` }] : [])) : []),
   composite: runAdversarial,
   isolatesChildren: true,
 };

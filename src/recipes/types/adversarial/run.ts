@@ -6,7 +6,7 @@
 // last verdict's winner is blue, and only then is the copy merged back.
 // Output: the verdicts, one line per round.
 import type { StepWorkspace } from '../../isolation/isolation.ts';
-import type { CompositeContext, CompositeOutcome } from '../composite.ts';
+import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { parseVerdict, type Verdict } from '../text-results.ts';
 
 /** Rounds when the recipe sets none (the plan says the same: check/plan-shape.ts). */
@@ -14,8 +14,9 @@ export const DEFAULT_ROUNDS = 3;
 
 export async function runAdversarial(ctx: CompositeContext): Promise<CompositeOutcome> {
   const recipe = ctx.found.recipe;
+  if (recipe.type !== 'adversarial') return notOfType(ctx, 'adversarial');
   const rounds = recipe.rounds ?? DEFAULT_ROUNDS;
-  const sides = { blue: recipe.blue!, red: recipe.red!, judge: recipe.judge! };
+  const sides = { blue: recipe.blue, red: recipe.red, judge: recipe.judge };
   const outputs = { BLUE_OUTPUT: '', RED_OUTPUT: '', JUDGE_OUTPUT: '' };
   const verdicts: Array<Verdict & { round: number }> = [];
   const lines = (): string => verdicts.map((v) => `round ${v.round}: ${v.winner}${v.score !== undefined ? ` (score ${v.score})` : ''} — ${v.reason}`).join('\n');

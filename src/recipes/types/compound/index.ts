@@ -5,6 +5,7 @@ import { typeSchemaFile } from '../schema-path.ts';
 import { layerPlan, runCompound } from './run.ts';
 
 function check(recipe: Recipe): string[] {
+  if (recipe.type !== 'compound') return [];
   const problems: string[] = [];
   const layers = recipe.layers ?? [];
   const seen = new Map<string, number>();
@@ -29,7 +30,7 @@ export const compoundType: RecipeTypeDef = {
   type: 'compound',
   summary: 'layers of recipes (a DAG by depends_on) sharing the CIR scope run:<id>',
   schemaFile: typeSchemaFile('compound'),
-  children: (r) => (r.layers ?? []).map((l, i) => ({ name: l.sequence, where: `layers[${i}] ("${l.name}").sequence` })),
+  children: (r) => (r.type !== 'compound' ? [] : (r.layers ?? []).map((l, i) => ({ name: l.sequence, where: `layers[${i}] ("${l.name}").sequence` }))),
   check,
   composite: runCompound,
 };

@@ -7,7 +7,7 @@
 import { executePlan, type FinalStatus } from '../../executor/step-executor.ts';
 import type { PlannedStep } from '../../planning/plan.ts';
 import { topologicalOrder } from '../../planning/plan.ts';
-import type { CompositeContext, CompositeOutcome } from '../composite.ts';
+import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 
 export function layerVarName(layer: string): string {
   return `LAYER_${layer.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_OUTPUT`;
@@ -34,7 +34,9 @@ async function captureLayerOutput(ctx: CompositeContext, scope: string, layer: s
 }
 
 export async function runCompound(ctx: CompositeContext): Promise<CompositeOutcome> {
-  const layers = ctx.found.recipe.layers ?? [];
+  const recipe = ctx.found.recipe;
+  if (recipe.type !== 'compound') return notOfType(ctx, 'compound');
+  const layers = recipe.layers ?? [];
   const scope = `run:${ctx.runId}`;
   const { order } = layerPlan(layers);
   const outputs = new Map<string, { file: string; text: string }>();

@@ -7,10 +7,10 @@ export const convergentType: RecipeTypeDef = {
   type: 'convergent',
   summary: 'several strategies of one recipe, scored by another; the winner is merged back',
   schemaFile: typeSchemaFile('convergent'),
-  children: (r) => [
-    ...(r.recipe ? [{ name: r.recipe, where: 'recipe' }] : []),
-    ...(r.scorer ? [{ name: r.scorer, where: 'scorer' }] : []),
-  ],
+  children: (r) =>
+    r.type !== 'convergent'
+      ? []
+      : [...(r.recipe ? [{ name: r.recipe, where: 'recipe' }] : []), ...(r.scorer ? [{ name: r.scorer, where: 'scorer' }] : [])],
   composite: runConvergent,
   isolatesChildren: true,
 };

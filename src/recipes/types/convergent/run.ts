@@ -6,7 +6,7 @@
 // removed (their branches kept with keep_candidates). Output: the scoreboard
 // and the winner.
 import type { StepWorkspace } from '../../isolation/isolation.ts';
-import type { CompositeContext, CompositeOutcome } from '../composite.ts';
+import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited, parseScore } from '../text-results.ts';
 
 /** Strategies when the recipe sets none (the plan says the same: check/plan-shape.ts). */
@@ -22,6 +22,7 @@ interface Candidate {
 
 export async function runConvergent(ctx: CompositeContext): Promise<CompositeOutcome> {
   const recipe = ctx.found.recipe;
+  if (recipe.type !== 'convergent') return notOfType(ctx, 'convergent');
   const n = recipe.strategies ?? DEFAULT_STRATEGIES;
   const fanout = recipe.fanout ?? n;
   const candidates: Candidate[] = Array.from({ length: n }, (_, i) => ({ strategy: i + 1, ws: null, status: 'cancelled', score: null }));

@@ -7,7 +7,7 @@ export const parallelType: RecipeTypeDef = {
   type: 'parallel',
   summary: 'one run of a recipe per variable set, in isolated copies, merged back in index order',
   schemaFile: typeSchemaFile('parallel'),
-  children: (r) => (r.recipe ? [{ name: r.recipe, where: 'recipe' }] : []),
+  children: (r) => (r.type === 'parallel' && r.recipe ? [{ name: r.recipe, where: 'recipe' }] : []),
   composite: runParallel,
   isolatesChildren: true,
 };

@@ -5,7 +5,7 @@
 // conflicting merge is aborted and that child is `conflict`, its branch kept.
 // fail_fast cancels the others at the first failure. Output: one line per child.
 import type { StepWorkspace } from '../../isolation/isolation.ts';
-import type { ChildResult, CompositeContext, CompositeOutcome } from '../composite.ts';
+import { type ChildResult, type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited } from '../text-results.ts';
 
 interface ChildRun {
@@ -17,6 +17,7 @@ interface ChildRun {
 
 export async function runParallel(ctx: CompositeContext): Promise<CompositeOutcome> {
   const recipe = ctx.found.recipe;
+  if (recipe.type !== 'parallel') return notOfType(ctx, 'parallel');
   const sets = recipe.vars ?? [];
   const name = recipe.recipe!;
   const count = sets.length;

@@ -4,14 +4,16 @@
 // The pipeline fails when any entry that ran failed. Output: the last
 // entry's that ran.
 import { expandPath } from '../../../paths/expand-path.ts';
-import type { CompositeContext, CompositeOutcome } from '../composite.ts';
+import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 
 export function entryWorkspace(w: string | undefined, projectRoot: string): string | undefined {
   return w ? expandPath(w, projectRoot) : undefined;
 }
 
 export async function runPipeline(ctx: CompositeContext): Promise<CompositeOutcome> {
-  const entries = ctx.found.recipe.sequences ?? [];
+  const recipe = ctx.found.recipe;
+  if (recipe.type !== 'pipeline') return notOfType(ctx, 'pipeline');
+  const entries = recipe.sequences ?? [];
   let failed: string | null = null;
   let output = '';
   for (const [i, entry] of entries.entries()) {

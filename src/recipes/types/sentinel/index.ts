@@ -3,15 +3,7 @@
 import { createRequire } from 'node:module';
 import { lazyValidator } from '../../loading/compile-schema.ts';
 import { describeSchemaErrors } from '../../loading/schema-errors.ts';
-import type { TriggerFields } from '../trigger-fields.ts';
-
-export interface SentinelRecipe extends TriggerFields {
-  type: 'sentinel';
-  watch: { monitor: string; base?: string; token?: string; filter?: Record<string, unknown> };
-  concurrency?: number;
-  lease_seconds?: number;
-  debounce?: number;
-}
+import type { SentinelRecipe } from '../../types.ts';
 
 export const SENTINEL_DEFAULTS = { concurrency: 1, lease_seconds: 300, debounce: 0, base: 'http://127.0.0.1:8130' };
 

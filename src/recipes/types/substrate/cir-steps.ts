@@ -10,8 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { openCir, projectEmbedder } from '../../../cir/index.ts';
 import type { CaptureInput, CIRSignal, Contradiction, Pattern } from '../../../cir/index.ts';
-import type { Recipe } from '../../types.ts';
-import type { SubstrateQuery } from './index.ts';
+import type { StepsRecipe, SubstrateQuery } from '../../types.ts';
 
 const SIGNAL_LINE = /^SIGNAL ([A-Za-z0-9_.:-]+):\s*(.+)$/;
 const MAX_OUTPUT_SIGNAL = 16_000;
@@ -57,11 +56,11 @@ export function parseSignals(output: string): CaptureInput[] {
   return found;
 }
 
-export function cirStepHooks(recipe: Recipe & { query?: SubstrateQuery }, projectRoot: string, runDir: string): CirStepHooks | null {
+export function cirStepHooks(recipe: StepsRecipe, projectRoot: string, runDir: string): CirStepHooks | null {
   const cfg = recipe.cir;
   if (!cfg && recipe.type !== 'substrate') return null;
   const cir = openCir(projectRoot);
-  const query = recipe.query ?? {};
+  const query: SubstrateQuery = (recipe.type === 'substrate' ? recipe.query : undefined) ?? {};
   const limit = cfg?.query_limit ?? 10;
   const minStrength = cfg?.pattern_min_strength ?? 0.5;
   const scope = query.scope;

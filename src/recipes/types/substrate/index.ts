@@ -3,17 +3,9 @@
 // substrate is the `cir` block and `query`, which cir-steps.ts applies
 // around every step (and which works on any type that has a `cir` block).
 import { sequencePlanner } from '../../planning/sequence-planner.ts';
-import type { Recipe } from '../../types.ts';
+import type { StepsRecipe } from '../../types.ts';
 import type { RecipeTypeDef } from '../type-def.ts';
 import { typeSchemaFile } from '../schema-path.ts';
-
-export interface SubstrateQuery {
-  type?: string;
-  domain?: string;
-  text?: string;
-  since?: string;
-  scope?: string;
-}
 
 export const substrateType: RecipeTypeDef = {
   type: 'substrate',
@@ -21,6 +13,6 @@ export const substrateType: RecipeTypeDef = {
   schemaFile: typeSchemaFile('substrate'),
   planner: {
     type: 'substrate',
-    plan: (recipe: Recipe, file: string) => ({ ...sequencePlanner.plan(recipe, file), type: 'substrate' }),
+    plan: (recipe: StepsRecipe, file: string) => ({ ...sequencePlanner.plan(recipe, file), type: 'substrate' }),
   },
 };

@@ -5,16 +5,7 @@ import { createRequire } from 'node:module';
 import { Cron } from 'croner';
 import { lazyValidator } from '../../loading/compile-schema.ts';
 import { describeSchemaErrors } from '../../loading/schema-errors.ts';
-import type { TriggerFields } from '../trigger-fields.ts';
-
-export interface TemporalRecipe extends TriggerFields {
-  type: 'temporal';
-  schedule: string;
-  timezone?: string;
-  jitter?: number;
-  catch_up?: 'skip' | 'once';
-  overlap?: 'skip';
-}
+import type { TemporalRecipe } from '../../types.ts';
 
 const require = createRequire(import.meta.url);
 export const temporalSchemaPath: string = require.resolve('./schema.json');
