@@ -74,9 +74,9 @@ describe('runRecipe', () => {
   });
 
   it('no step sees the descriptor the runner reports on', { timeout: scaled(120_000) }, async () => {
-    project.recipe({ name: 'peek', canary: false, backend: 'shell', steps: [{ label: 'env', prompt: 'printf "fd=%s" "${VIGIL_RUN_ID_FD:-none}"' }] });
+    project.recipe({ name: 'peek', canary: false, backend: 'shell', steps: [{ label: 'env', prompt: 'if env | grep -q ^VIGIL_RUN_ID_FD=; then echo leaked; else echo clean; fi' }] });
     const result = await run('peek');
-    expect(result.output).toContain('fd=none');
+    expect(result.output.trim()).toBe('clean');
   });
 });
 
