@@ -1,25 +1,20 @@
 // A lease's record as the `record` column of the leases table holds it. The
 // row's own columns already say which monitor (mkey) and subject it is, so the
 // text keeps only the rest, under one-letter names, leaving out what is empty
-// (a null holder, zero counts, a renew at the acquire time) and keeping times
-// as milliseconds: about 90 bytes instead of 300, so that a monitor's lease
-// rows take a third of the pages and a commit rewrites fewer of them
-// (bench/README.md, issue 46). Rows written before (the whole record as JSON,
+// (a null holder, zero counts, a renew at the acquire time): about 100 bytes
+// instead of 300, so that a monitor's lease rows take a third of the pages and
+// a commit rewrites fewer of them (bench/README.md, issue 46). Rows written before (the whole record as JSON,
 // with `mkey`) are read as they are; each is rewritten short on its next change.
 // The same text goes to PostgreSQL, whose `record` column is text as well.
-import { isoTime } from '../protocol/wire-values.ts';
 import type { LeaseRecord } from './records.ts';
 
 /** The stored form: every key optional but `d`. */
 interface Short {
   h?: string;
   d: number;
-  /** acquire_time in ms, or `A` when the text is not one isoTime wrote. */
-  a?: number;
-  A?: string;
-  /** renew_time: absent when it equals acquire_time; null, ms, or `R` as text. */
-  r?: number | null;
-  R?: string;
+  a?: string;
+  /** renew_time: absent when it equals acquire_time. */
+  r?: string | null;
   t?: number;
   n?: number;
   x?: number;
@@ -32,26 +27,11 @@ interface Short {
   v?: unknown[];
 }
 
-/** An ISO time as ms when isoTime gives back exactly that text, else undefined. */
-function msOf(time: string): number | undefined {
-  const ms = Date.parse(time);
-  return Number.isFinite(ms) && isoTime(ms) === time ? ms : undefined;
-}
-
 export function leaseRecordText(l: LeaseRecord): string {
   const s: Short = { d: l.lease_duration_seconds };
   if (l.holder !== null) s.h = l.holder;
-  if (l.acquire_time !== null) {
-    const ms = msOf(l.acquire_time);
-    if (ms === undefined) s.A = l.acquire_time;
-    else s.a = ms;
-  }
-  if (l.renew_time !== l.acquire_time) {
-    const ms = l.renew_time === null ? undefined : msOf(l.renew_time);
-    if (l.renew_time === null) s.r = null;
-    else if (ms === undefined) s.R = l.renew_time;
-    else s.r = ms;
-  }
+  if (l.acquire_time !== null) s.a = l.acquire_time;
+  if (l.renew_time !== l.acquire_time) s.r = l.renew_time;
   if (l.lease_transitions !== 0) s.t = l.lease_transitions;
   if (l.attempts !== 0) s.n = l.attempts;
   if (l.rejects !== 0) s.x = l.rejects;
@@ -70,8 +50,8 @@ export function leaseRecordOf(text: string, mkey: number, subject: string, monit
   const parsed = JSON.parse(text) as Short | LeaseRecord;
   if ('mkey' in parsed) return parsed;
   const s = parsed;
-  const acquire = s.A ?? (s.a === undefined ? null : isoTime(s.a));
-  const renew = s.R ?? (s.r === undefined ? acquire : s.r === null ? null : isoTime(s.r));
+  const acquire = s.a ?? null;
+  const renew = s.r === undefined ? acquire : s.r;
   const l: LeaseRecord = {
     monitor,
     mkey,

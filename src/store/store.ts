@@ -68,6 +68,7 @@ export class Store {
   private readonly checkpointer: WalCheckpointer | undefined;
   private readonly dynamic: StatementCache;
   private readonly q: Statements;
+  private readonly definitionTexts = new WeakMap<MonitorDefinition, string>();
 
   static open(options: StoreOptions): Store {
     return new Store(options);
@@ -203,7 +204,7 @@ export class Store {
         row.key,
         row.definition.id,
         row.status,
-        JSON.stringify(row.definition),
+        this.definitionText(row.definition),
         row.ownerTokenHash,
         row.subscribeTokenHash,
         JSON.stringify(row.stats),
@@ -211,6 +212,20 @@ export class Store {
       this.capture?.('monitor', row.key, params);
       this.q.upsertMonitor.run(params);
     });
+  }
+
+  /**
+   * The definition as stored, serialised once per version: the monitor's row is written with every
+   * commit that moves its counters, its definition seldom changes, and a change is a new object
+   * (the monitor actor's context), never an edit of the old one.
+   */
+  private definitionText(definition: MonitorDefinition): string {
+    let text = this.definitionTexts.get(definition);
+    if (text === undefined) {
+      text = JSON.stringify(definition);
+      this.definitionTexts.set(definition, text);
+    }
+    return text;
   }
 
   appendObservation(row: ObservationRow): void {

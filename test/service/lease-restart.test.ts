@@ -72,6 +72,8 @@ describe('a restart after many lease cycles', () => {
       if (reply.next) granted(w, reply.next);
     };
     for (let step = 0; step < 400; step++) {
+      // The definition changes once midway: the rows written after carry the new one.
+      if (step === 200) expect(await run('monitors/update', { id: 'work', reason: 'test', patch: { description: 'halfway' } }, owner)).toMatchObject({ status: 200 });
       const w = workers[Math.floor(next() * workers.length)]!;
       const held = [...w.held];
       const roll = next();
@@ -115,6 +117,7 @@ describe('a restart after many lease cycles', () => {
     for (const s of subjects) expect({ s, lease: plain(service!.currentLease(reopened.key, s)) }).toEqual({ s, lease: before.get(s) });
     expect(await run('monitors/state', { id: 'work' }, owner)).toEqual(stateBefore);
     expect(await run('monitors/get', { id: 'work' }, owner)).toEqual(monitorBefore);
+    expect(monitorBefore.monitor?.description ?? monitorBefore.description).toBe('halfway');
     const w = workers[0]!;
     const taken = await run('leases/claim', { subscription: w.id, next: true, lease_duration_seconds: 30 }, w.token);
     expect(taken).toMatchObject({ status: 201, lease: { subject: oldestFree } });
