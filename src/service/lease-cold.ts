@@ -6,21 +6,28 @@
 // (acquiredLease, completedLease, completeRefusal in lease-machine.ts), its
 // expiry the deadline scheduler's (an actor is made from the row if the
 // deadline comes: the machine then expires it as any restored lease), and
-// every other call on it (renew, release, reject, a named claim) makes the
-// actor from the row as for any lease not resident.
+// every other call on it (renew, release, reject) makes the actor from the row
+// as for any lease not resident. A named claim of a subject no actor holds is
+// granted as a row too when the row is free or completed (or there is none),
+// and refused from the row when another holds it; a claim of the caller's own
+// grant, or of one that lapsed (whose expiry is recorded first), goes to the actor.
 import { acquiredLease, completedLease, completeRefusal } from '../machines/lease-machine.ts';
 import { type Applied, type CompleteItem, emptyLease, holderOf, nextSeq, noted, recordObservation, refusal, requireKnownSubject } from './lease-parts.ts';
 import type { LeaseRow } from '../store/records.ts';
 import type { MonitorService } from './service.ts';
 import type { SubscriptionHandle } from './subscription-handle.ts';
 
-/** Grants `stored` (free, or never leased when undefined) to the caller, without an actor. */
+/**
+ * Grants `stored` (free or completed, or never leased when undefined) to the caller, without an
+ * actor: CLAIM takes both states to held by the same action. `queued` is take-next's place of the
+ * subject; a named claim sends none and the lease keeps the one it had.
+ */
 export function grantCold(
   service: MonitorService,
   handle: SubscriptionHandle,
   subject: string,
   stored: LeaseRow | undefined,
-  request: { holder: string; durationSeconds: number; now: number; onBehalfOf?: string; queued: number; note?: string | null },
+  request: { holder: string; durationSeconds: number; now: number; onBehalfOf?: string; queued?: number; note?: string | null },
 ): Applied {
   const before = stored?.record ?? emptyLease(handle, subject);
   const lease = acquiredLease(before, { type: 'CLAIM', holder: request.holder, durationSeconds: request.durationSeconds, fence: nextSeq(handle), now: request.now, queued: request.queued });

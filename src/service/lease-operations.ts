@@ -26,7 +26,7 @@ import {
   refusal,
   requireKnownSubject,
 } from './lease-parts.ts';
-import { completeCold } from './lease-cold.ts';
+import { completeCold, grantCold } from './lease-cold.ts';
 import { leaseKey } from '../actors/root-system.ts';
 import { checkItems, completeItems, withNext } from './lease-next.ts';
 import { takeNext } from './lease-take.ts';
@@ -46,11 +46,14 @@ function namedSubject(body: LeaseBody, takeFields: readonly ('count' | 'wait')[]
   return body.subject;
 }
 
-export function claim(service: MonitorService, input: unknown, caller: Caller, signal?: AbortSignal): Reply | Promise<Reply> {
-  if (typeof input === 'object' && input !== null && (input as LeaseBody).next === true) return takeNext(service, input, caller, signal);
+/** `client.signal` is read only by a take that waits (a transport may make the signal when asked). */
+export function claim(service: MonitorService, input: unknown, caller: Caller, client?: { readonly signal?: AbortSignal }): Reply | Promise<Reply> {
+  if (typeof input === 'object' && input !== null && (input as LeaseBody).next === true) return takeNext(service, input, caller, client);
   const { body, handle } = parse('lease-claim', service, input, caller, (b) => namedSubject(b, ['count', 'wait']));
   const subject = body.subject!;
   checkProvenance(handle, body);
+  const cold = claimCold(service, handle, body, subject);
+  if (cold) return cold;
   let actor = leaseActor(service, handle, subject, false);
   if (!actor) {
     requireKnownSubject(service, handle, subject);
@@ -71,6 +74,31 @@ export function claim(service: MonitorService, input: unknown, caller: Caller, s
       fence: result.lease.fence ?? null,
       idempotent: result.effect !== 'claimed',
     },
+  };
+}
+
+/**
+ * A named claim of a subject no actor holds, decided from its row by the machine's rules
+ * (lease-cold.ts): refused when another holds it or it is dead-lettered, granted as a row when it
+ * is free, completed or was never leased. Undefined when the actor must decide (the caller holds
+ * the grant already, or it lapsed and its expiry is recorded first).
+ */
+function claimCold(service: MonitorService, handle: SubscriptionHandle, body: LeaseBody, subject: string): Reply | undefined {
+  if (service.system.leases.isResident(leaseKey(handle.feed.key, subject))) return undefined;
+  const stored = service.storedLease(handle.feed.key, subject);
+  const holder = holderOf(handle);
+  const now = service.now();
+  if (!stored) requireKnownSubject(service, handle, subject);
+  else {
+    const refused = claimRefusal(stored.state, stored.record, holder, now);
+    if (refused) throw refusal(refused, subject);
+    if (stored.state !== 'free' && stored.state !== 'completed') return undefined;
+  }
+  const durationSeconds = body.lease_duration_seconds ?? defaults.leaseSeconds;
+  const result = grantCold(service, handle, subject, stored, { holder, durationSeconds, now, onBehalfOf: body.on_behalf_of, note: body.note });
+  return {
+    status: 201,
+    body: { lease: servedLease(result.state, result.lease), expires: iso(result.lease.expiresMs), fence: result.lease.fence ?? null, idempotent: false },
   };
 }
 

@@ -101,12 +101,12 @@ export function noWork(handle: SubscriptionHandle, waited: boolean): ProtocolErr
 const deadlines = new WeakMap<object, number>();
 
 /** `leases/claim` with `next: true`. */
-export function takeNext(service: MonitorService, input: unknown, caller: Caller, signal?: AbortSignal): Reply | Promise<Reply> {
+export function takeNext(service: MonitorService, input: unknown, caller: Caller, client?: { readonly signal?: AbortSignal }): Reply | Promise<Reply> {
   const { body, handle } = parse('lease-claim', service, input, caller, checkTakeFields);
   checkProvenance(handle, body);
   const count = body.count ?? 1;
   const warming = warmLine(service, lineFor(service, handle), count);
-  if (warming) return warming.then(() => takeNext(service, input, caller, signal));
+  if (warming) return warming.then(() => takeNext(service, input, caller, client));
   const grants = grantNext(service, handle, { count, durationSeconds: body.lease_duration_seconds ?? defaults.leaseSeconds, onBehalfOf: body.on_behalf_of, note: body.note });
   if (grants.length > 0) {
     deadlines.delete(input as object);
@@ -122,11 +122,13 @@ export function takeNext(service: MonitorService, input: unknown, caller: Caller
     deadline = now + (body.wait ?? 0) * 1000;
     deadlines.set(input as object, deadline);
   }
+  // Read only here, when nothing was granted: a transport may make the signal when first asked.
+  const signal = client?.signal;
   if (now >= deadline || signal?.aborted || service.isDraining) {
     deadlines.delete(input as object);
     throw noWork(handle, (body.wait ?? 0) > 0);
   }
-  return nextCommit(service, handle, deadline - now, signal).then(() => takeNext(service, input, caller, signal));
+  return nextCommit(service, handle, deadline - now, signal).then(() => takeNext(service, input, caller, client));
 }
 
 /** `next`, `count` and `wait` go together, and `subject` does not go with them. */

@@ -71,7 +71,7 @@ export const operations = {
   'feeds/seek': { run: simple(seek) },
   'feeds/renew': { run: simple(renew) },
   'feeds/retire': { run: simple(retire) },
-  'leases/claim': { run: (service, input, o) => claim(service, input, o.caller, o.signal) },
+  'leases/claim': { run: (service, input, o) => claim(service, input, o.caller, o) },
   'leases/renew': { run: simple(renewLease) },
   'leases/complete': { run: simple(completeLease) },
   'leases/release': { run: simple(releaseLease) },
