@@ -28,6 +28,11 @@ export interface ClusterNodes {
   database(): TestDatabase;
   /** A node started elsewhere (with options of its own), killed after the test with the others. */
   adopt(node: ServerProcess): void;
+  /**
+   * Call inside a describe block: `count` nodes started once before its tests and killed after them,
+   * for tests that neither kill, restart nor configure a node (each on a monitor of its own).
+   */
+  shared(count?: number): () => ServerProcess[];
 }
 
 /**
@@ -40,13 +45,16 @@ const withSessions = (args: readonly string[]) => (args.includes('--store-sessio
 export function nodesOnOneDatabase(): ClusterNodes {
   let database: TestDatabase | undefined;
   let started: ServerProcess[] = [];
+  let shared: ServerProcess[] = [];
+  const startOn = (extra: readonly string[], port?: number) =>
+    startServerProcess({ args: ['--store', database!.url, ...withSessions(extra)], ...(port !== undefined && { port }) });
   beforeAll(async () => {
     database = await createTestDatabase();
   });
   afterEach(async ({ task }) => {
     // What the nodes said is what explains a failure that a targeted run does not reproduce.
     if (task.result?.state === 'fail') {
-      for (const [i, node] of started.entries()) console.error(`node ${i + 1} (${node.url}) said:\n${node.output().slice(-20_000)}`);
+      for (const [i, node] of [...shared, ...started].entries()) console.error(`node ${i + 1} (${node.url}) said:\n${node.output().slice(-20_000)}`);
     }
     await Promise.all(started.map((n) => n.kill()));
     started = [];
@@ -64,16 +72,26 @@ export function nodesOnOneDatabase(): ClusterNodes {
       // each took longer than a start is given.
       const nodes: ServerProcess[] = [];
       for (let i = 0; i < count; i++) {
-        const node = await startServerProcess({ args: ['--store', database!.url, ...withSessions(extra)] });
+        const node = await startOn(extra);
         started.push(node);
         nodes.push(node);
       }
       return nodes;
     },
     async startOne(extra = [], port) {
-      const node = await startServerProcess({ args: ['--store', database!.url, ...withSessions(extra)], ...(port !== undefined && { port }) });
+      const node = await startOn(extra, port);
       started.push(node);
       return node;
+    },
+    shared(count = 3) {
+      beforeAll(async () => {
+        for (let i = 0; i < count; i++) shared.push(await startOn([]));
+      });
+      afterAll(async () => {
+        await Promise.all(shared.map((n) => n.kill()));
+        shared = [];
+      });
+      return () => shared;
     },
   };
 }

@@ -28,77 +28,121 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
   const cluster = nodesOnOneDatabase();
   const startNodes = (count = 3, extra: string[] = []) => cluster.start(count, extra);
 
-  it('names each node in discover', async () => {
-    const [a, b] = await startNodes(2);
-    const ids = await Promise.all([a!, b!].map(async (n) => (await call(n.base, 'GET', '/discover')).body.node));
-    expect(ids[0].store).toBe('postgres');
-    expect(ids[0].id).not.toBe(ids[1].id);
-  });
+  // Tests that neither kill nor configure a node share three, each on a monitor of its own; they are
+  // stopped before the tests below start their own (PostgreSQL's connections are counted).
+  describe('on three nodes that run throughout', () => {
+    const nodes = cluster.shared(3);
 
-  it('numbers concurrent publishes spread over the nodes without gaps or duplicates', async () => {
-    const all = await startNodes();
-    const monitor = await createMonitor(all[0]!.base, {});
-    const replies = await Promise.all(
-      Array.from({ length: 150 }, (_, i) => publish(all[i % 3]!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: `s${i}` })),
-    );
-    expect(replies.filter((r) => r.status !== 201).map((r) => r.body)).toEqual([]);
-    const seqs = replies.map((r) => r.body.seq as number).sort((x, y) => x - y);
-    expect(new Set(seqs).size).toBe(150);
-    const sub = await subscribe(all[2]!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
-    for (const node of all) {
-      const read = await replayAll(node.base, sub);
-      expect(read.map((o) => Number(o.id))).toEqual(Array.from({ length: read.length }, (_, i) => i + 1));
-      expect(read.filter((o) => o.type === 'test.item')).toHaveLength(150);
-    }
-  });
+    it('names each node in discover', async () => {
+      const [a, b] = nodes();
+      const ids = await Promise.all([a!, b!].map(async (n) => (await call(n.base, 'GET', '/discover')).body.node));
+      expect(ids[0].store).toBe('postgres');
+      expect(ids[0].id).not.toBe(ids[1].id);
+    });
 
-  it('gives one lease to exactly one of 50 claims spread over the nodes', async () => {
-    const all = await startNodes();
-    const monitor = await createMonitor(all[0]!.base, { capabilities: ['observe', 'act'] });
-    await publish(all[1]!.base, monitor.id, monitor.ownerToken, { type: 'test.task', subject: 'job-1' });
-    const subs = await Promise.all(
-      Array.from({ length: 50 }, (_, i) =>
-        subscribe(all[i % 3]!.base, { monitor: monitor.id, subscriber: `agent:w${i}`, capabilities: ['observe', 'act'] }, monitor.ownerToken),
-      ),
-    );
-    const claims = await Promise.all(
-      subs.map((s, i) => call(all[i % 3]!.base, 'POST', `/subscriptions/${s.id}/leases/claim`, { body: { subject: 'job-1' }, token: s.token })),
-    );
-    const statuses = claims.map((c) => c.status);
-    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
-    expect(statuses.filter((s) => s === 409)).toHaveLength(49);
-    const winner = claims.find((c) => c.status === 201)!.body.lease.holder;
-    for (const c of claims.filter((r) => r.status === 409)) expect(c.body.holder).toBe(winner);
-  });
+    it('numbers concurrent publishes spread over the nodes without gaps or duplicates', async () => {
+      const all = nodes();
+      const monitor = await createMonitor(all[0]!.base, {});
+      const replies = await Promise.all(
+        Array.from({ length: 150 }, (_, i) => publish(all[i % 3]!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: `s${i}` })),
+      );
+      expect(replies.filter((r) => r.status !== 201).map((r) => r.body)).toEqual([]);
+      const seqs = replies.map((r) => r.body.seq as number).sort((x, y) => x - y);
+      expect(new Set(seqs).size).toBe(150);
+      const sub = await subscribe(all[2]!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
+      for (const node of all) {
+        const read = await replayAll(node.base, sub);
+        expect(read.map((o) => Number(o.id))).toEqual(Array.from({ length: read.length }, (_, i) => i + 1));
+        expect(read.filter((o) => o.type === 'test.item')).toHaveLength(150);
+      }
+    });
 
-  it('answers a long-poll on node B with what node A publishes', async () => {
-    // Whether the pull is already waiting on B when A's commit arrives or comes after it, the answer
-    // is the same. The next test shows node B hearing of A's commits on a stream known to be open;
-    // test/http/subscriptions-pull.test.ts shows a waiting pull woken, on a manual clock.
-    const [a, b] = await startNodes(2);
-    const monitor = await createMonitor(a!.base, {});
-    const sub = await subscribe(b!.base, { monitor: monitor.id, subscriber: 'agent:waiter', from: 'head' }, monitor.ownerToken);
-    const waiting = call(b!.base, 'GET', `/subscriptions/${sub.id}/pull?wait=20`, { token: sub.token });
-    const published = await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.wake', subject: 'x' });
-    const page = await waiting;
-    expect(page.status).toBe(200);
-    expect(page.body.observations.map((o: { id: string }) => Number(o.id))).toContain(published.body.seq);
-  });
+    it('gives one lease to exactly one of 50 claims spread over the nodes', async () => {
+      const all = nodes();
+      const monitor = await createMonitor(all[0]!.base, { capabilities: ['observe', 'act'] });
+      await publish(all[1]!.base, monitor.id, monitor.ownerToken, { type: 'test.task', subject: 'job-1' });
+      const subs = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          subscribe(all[i % 3]!.base, { monitor: monitor.id, subscriber: `agent:w${i}`, capabilities: ['observe', 'act'] }, monitor.ownerToken),
+        ),
+      );
+      const claims = await Promise.all(
+        subs.map((s, i) => call(all[i % 3]!.base, 'POST', `/subscriptions/${s.id}/leases/claim`, { body: { subject: 'job-1' }, token: s.token })),
+      );
+      const statuses = claims.map((c) => c.status);
+      expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 409)).toHaveLength(49);
+      const winner = claims.find((c) => c.status === 201)!.body.lease.holder;
+      for (const c of claims.filter((r) => r.status === 409)) expect(c.body.holder).toBe(winner);
+    });
 
-  it('ends a stream on node B when its subscription is retired through node A', async () => {
-    const [a, b] = await startNodes(2);
-    const monitor = await createMonitor(a!.base, {});
-    const sub = await subscribe(a!.base, { monitor: monitor.id, subscriber: 'agent:streamer', from: 'head' }, monitor.ownerToken);
-    const stream = await openSse(`${b!.base}/subscriptions/${sub.id}/stream`, { authorization: `Bearer ${sub.token}` });
-    const sent = await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.before' });
-    const [first] = await stream.waitFor(1, 'observation', 10_000);
-    expect(first!.id).toBe(String(sent.body.seq));
-    expect((await call(a!.base, 'POST', `/subscriptions/${sub.id}/retire`, { token: sub.token, body: {} })).status).toBe(200);
-    await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.after' });
-    const [error] = await stream.waitFor(1, 'error', 10_000);
-    expect(JSON.parse(error!.data).code).toBe('UNAVAILABLE');
-    await stream.closed;
-    expect(stream.events.filter((e) => e.event === 'observation').map((e) => JSON.parse(e.data).type)).not.toContain('test.after');
+    it('answers a long-poll on node B with what node A publishes', async () => {
+      // Whether the pull is already waiting on B when A's commit arrives or comes after it, the answer
+      // is the same. The next test shows node B hearing of A's commits on a stream known to be open;
+      // test/http/subscriptions-pull.test.ts shows a waiting pull woken, on a manual clock.
+      const [a, b] = nodes();
+      const monitor = await createMonitor(a!.base, {});
+      const sub = await subscribe(b!.base, { monitor: monitor.id, subscriber: 'agent:waiter', from: 'head' }, monitor.ownerToken);
+      const waiting = call(b!.base, 'GET', `/subscriptions/${sub.id}/pull?wait=20`, { token: sub.token });
+      const published = await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.wake', subject: 'x' });
+      const page = await waiting;
+      expect(page.status).toBe(200);
+      expect(page.body.observations.map((o: { id: string }) => Number(o.id))).toContain(published.body.seq);
+    });
+
+    it('ends a stream on node B when its subscription is retired through node A', async () => {
+      const [a, b] = nodes();
+      const monitor = await createMonitor(a!.base, {});
+      const sub = await subscribe(a!.base, { monitor: monitor.id, subscriber: 'agent:streamer', from: 'head' }, monitor.ownerToken);
+      const stream = await openSse(`${b!.base}/subscriptions/${sub.id}/stream`, { authorization: `Bearer ${sub.token}` });
+      const sent = await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.before' });
+      const [first] = await stream.waitFor(1, 'observation', 10_000);
+      expect(first!.id).toBe(String(sent.body.seq));
+      expect((await call(a!.base, 'POST', `/subscriptions/${sub.id}/retire`, { token: sub.token, body: {} })).status).toBe(200);
+      await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.after' });
+      const [error] = await stream.waitFor(1, 'error', 10_000);
+      expect(JSON.parse(error!.data).code).toBe('UNAVAILABLE');
+      await stream.closed;
+      expect(stream.events.filter((e) => e.event === 'observation').map((e) => JSON.parse(e.data).type)).not.toContain('test.after');
+    });
+
+    it('shows on the dashboard of a node that never served the monitor, live', async () => {
+      const [a, b, c] = nodes();
+      const monitor = await createMonitor(a!.base, { id: 'dash-seen', visibility: 'public' });
+      await publish(b!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: 'first' });
+      const controller = new AbortController();
+      const response = await fetch(`${c!.url}/ui/events`, { signal: controller.signal });
+      const reader = response.body!.getReader();
+      let text = '';
+      const headOnDashboard = async (head: number) => {
+        for (;;) {
+          const views = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+          if (views.some((v) => v.monitors.some((m: { id: string; head: number }) => m.id === monitor.id && m.head === head))) return;
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the dashboard stream ended:\n${text}`);
+          text += new TextDecoder().decode(value);
+        }
+      };
+      try {
+        await headOnDashboard(2);
+        await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: 'second' });
+        await headOnDashboard(3);
+      } finally {
+        controller.abort();
+      }
+    });
+
+    it('creates a monitor id once when nodes race for it', async () => {
+      const all = nodes();
+      const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => call(all[i % 3]!.base, 'POST', '/monitors', { body: { id: 'raced', visibility: 'public' } })));
+      expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array(11).fill(409)]);
+      const winner = replies.find((r) => r.status === 201)!.body.owner_token;
+      for (const node of all) {
+        const listed = await call(node.base, 'GET', '/monitors');
+        expect(listed.body.monitors.filter((m: { id: string }) => m.id === 'raced')).toHaveLength(1);
+        expect((await publish(node.base, 'raced', winner, { type: 'test.item' })).status).toBe(201);
+      }
+    });
   });
 
   it('expires a lease claimed through node A after A is killed with SIGKILL', async () => {
@@ -214,32 +258,6 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     }
   }, scaled(60_000));
 
-  it('shows on the dashboard of a node that never served the monitor, live', async () => {
-    const [a, b, c] = await startNodes();
-    const monitor = await createMonitor(a!.base, { id: 'dash-seen', visibility: 'public' });
-    await publish(b!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: 'first' });
-    const controller = new AbortController();
-    const response = await fetch(`${c!.url}/ui/events`, { signal: controller.signal });
-    const reader = response.body!.getReader();
-    let text = '';
-    const headOnDashboard = async (head: number) => {
-      for (;;) {
-        const views = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
-        if (views.some((v) => v.monitors.some((m: { id: string; head: number }) => m.id === monitor.id && m.head === head))) return;
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`the dashboard stream ended:\n${text}`);
-        text += new TextDecoder().decode(value);
-      }
-    };
-    try {
-      await headOnDashboard(2);
-      await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: 'second' });
-      await headOnDashboard(3);
-    } finally {
-      controller.abort();
-    }
-  });
-
   it('retires a mute subscription once, whichever node it was made on', async () => {
     const all = await startNodes(3, ['--retire-after-mute', '2']);
     const monitor = await createMonitor(all[0]!.base, {});
@@ -255,17 +273,5 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     retired = (await replayAll(all[0]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired' && Number(o.id) < marker.body.seq);
     expect(retired.map((o) => o.data.payload.subscription).sort()).toEqual(subs.map((s) => s.id).sort());
     expect(retired.every((o) => o.data.payload.reason === 'mute')).toBe(true);
-  });
-
-  it('creates a monitor id once when nodes race for it', async () => {
-    const all = await startNodes();
-    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => call(all[i % 3]!.base, 'POST', '/monitors', { body: { id: 'raced', visibility: 'public' } })));
-    expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array(11).fill(409)]);
-    const winner = replies.find((r) => r.status === 201)!.body.owner_token;
-    for (const node of all) {
-      const listed = await call(node.base, 'GET', '/monitors');
-      expect(listed.body.monitors.filter((m: { id: string }) => m.id === 'raced')).toHaveLength(1);
-      expect((await publish(node.base, 'raced', winner, { type: 'test.item' })).status).toBe(201);
-    }
   });
 });
