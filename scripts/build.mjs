@@ -75,7 +75,7 @@ async function vendor() {
 
 /**
  * The recipe types' and vigil.yml's JSON Schemas as validator code beside each schema
- * (src/recipes/loading/compile-schema.ts loads it): compiling a recipe type's schema took a
+ * (src/json/compile-schema.ts loads it): compiling a recipe type's schema took a
  * `vigil sequence` 100-300 ms of CPU at every start; loading its code takes a few.
  */
 async function precompileValidators() {
@@ -83,7 +83,7 @@ async function precompileValidators() {
   const { Ajv } = require('ajv');
   const standaloneCode = require('ajv/dist/standalone').default;
   const load = (path) => import(pathToFileURL(join(dist, path)).href);
-  const { validatorOptions, precompiledPath } = await load('recipes/loading/compile-schema.js');
+  const { validatorOptions, precompiledPath } = await load('json/compile-schema.js');
   const { compile, recipeSchemaFiles, standaloneSchemaFiles } = await load('recipes/loading/recipe-schema.js');
   const fresh = () => new Ajv({ ...validatorOptions, code: { source: true } });
   const write = (schemaFile, ajv, validate) => writeFileSync(precompiledPath(schemaFile), standaloneCode(ajv, validate));
@@ -91,7 +91,7 @@ async function precompileValidators() {
   types.addSchema(require(join(dist, 'recipes/types/common.schema.json')));
   for (const schemaFile of recipeSchemaFiles()) write(schemaFile, types, compile(schemaFile, types));
   // Compiled alone, as lazyValidator does: vigil.yml's, and the types that check more than their schema (temporal, sentinel).
-  for (const schemaFile of [join(dist, 'recipes/config/workspace.schema.json'), ...standaloneSchemaFiles()]) {
+  for (const schemaFile of [join(dist, 'workspace/workspace.schema.json'), ...standaloneSchemaFiles()]) {
     const alone = fresh();
     write(schemaFile, alone, alone.compile(require(schemaFile)));
   }

@@ -5,7 +5,7 @@
 // (FNV-1a, 32 bit) to one of 256 dimensions with a sign from another bit,
 // then L2-normalised. Similar wording gives similar vectors; nothing is
 // downloaded or trained.
-import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
+import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { resolveSecret, systemVault } from '../vault/vault-reader.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 

@@ -11,7 +11,7 @@ export async function resolveBase(flag: unknown): Promise<string> {
   if (given !== undefined) return given;
   // Loaded here: reading vigil.yml pulls in YAML and the schema validator.
   const [{ loadWorkspaceConfig }, { findProjectRoot }] = await Promise.all([
-    import('../recipes/config/workspace-config.ts'),
+    import('../workspace/workspace-config.ts'),
     import('../workspace/project-root.ts'),
   ]);
   return loadWorkspaceConfig(findProjectRoot(process.cwd())).server?.base ?? defaultBase;

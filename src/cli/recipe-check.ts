@@ -4,7 +4,7 @@
 import { checkRecipe } from '../recipes/check/check-recipe.ts';
 import { planView, renderPlanView } from '../recipes/check/plan-shape.ts';
 import { renderCheck } from '../recipes/check/render-check.ts';
-import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
+import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { ExitCode, type ExitCodeValue } from '../errors/exit-codes.ts';
 import { loadRecipeTree } from '../recipes/loading/recipe-tree.ts';
 import { parseVarFlags } from '../recipes/variables.ts';

@@ -3,7 +3,7 @@
 // key from the vault (scope `api`, key `api_key`). The script never sees the
 // key: it is read here, inside the SDK call.
 import { CloudError, type CloudClient, cloudClient } from './cloud-client.ts';
-import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
+import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import type { SdkContext } from '../workspace/context.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 import { vaultGet } from '../vault/vault.ts';

@@ -5,7 +5,7 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openCir } from '../cir/open.ts';
-import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
+import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { claudeAuthStatus, codexAuthStatus } from '../recipes/preflight/agent-auth.ts';
 import { findOnPath } from '../paths/which.ts';
 import { daemonHolder } from '../triggers/daemon-lock.ts';

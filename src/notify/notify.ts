@@ -5,7 +5,7 @@
 // never worth failing a script.
 import { spawnSync } from 'node:child_process';
 import { findOnPath } from '../paths/which.ts';
-import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
+import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { toolActor } from '../protocol/client-actor.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';
 import { NOTIFY_TYPE } from '../triggers/notify.ts';

@@ -5,18 +5,7 @@ import { ExitCode, type ExitCodeValue } from '../errors/exit-codes.ts';
 
 export { ExitCode, type ExitCodeValue };
 
-/** A problem with user input (a recipe, vigil.yml, a flag): nothing ran. */
-export class RecipeInputError extends Error {
-  override name = 'RecipeInputError';
-  readonly exitCode: ExitCodeValue = ExitCode.usage;
-  constructor(
-    message: string,
-    readonly problems: string[] = [],
-    options?: ErrorOptions,
-  ) {
-    super(problems.length > 0 ? `${message}\n${problems.map((p) => `  - ${p}`).join('\n')}` : message, options);
-  }
-}
+export { RecipeInputError } from '../errors/input-error.ts';
 
 /** A precondition of the run is not met (requires, destructive intents, canary, isolation): nothing ran. */
 export class RunRefusedError extends Error {

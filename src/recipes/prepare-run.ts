@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expandPath } from '../paths/expand-path.ts';
 import { authEnv, buildBackendSpec, chooseBackendName, promptModeOf } from './backends/select.ts';
 import { configForRecipe } from './config/recipe-config.ts';
-import { loadWorkspaceConfig, type WorkspaceConfig } from './config/workspace-config.ts';
+import { loadWorkspaceConfig, type WorkspaceConfig } from '../workspace/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from './errors.ts';
 import { findRecipe } from './loading/discovery.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';

@@ -4,7 +4,7 @@
 // Returns the exit code.
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { loadWorkspaceConfig } from './config/workspace-config.ts';
+import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { treeStartRefusals } from './check/check-recipe.ts';
 import { ExitCode, type ExitCodeValue, RecipeInputError, RunRefusedError } from './errors.ts';
 import { GateKeeper } from './gates/gate.ts';

@@ -4,7 +4,7 @@
 // marks what was running as interrupted (its processes died with it) and
 // carries on from the stored schedule and subscription cursors. It also runs
 // the project's queued dispatch jobs.
-import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
+import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { discoverRecipes } from '../recipes/loading/discovery.ts';
 import { toolActor } from '../protocol/client-actor.ts';
 import { ServerPublisher } from '../recipes/publish/server-publisher.ts';

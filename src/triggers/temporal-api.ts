@@ -3,7 +3,7 @@
 // TemporalEntry. enable/disable write vigil.db; a running daemon reads it
 // within a second. fire runs the target here and now, whatever the schedule,
 // circuit or enabled state, and is recorded like any firing.
-import { loadWorkspaceConfig } from '../recipes/config/workspace-config.ts';
+import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { discoverRecipes } from '../recipes/loading/discovery.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
 import { toolActor } from '../protocol/client-actor.ts';

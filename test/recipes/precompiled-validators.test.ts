@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newAjv } from '../../src/recipes/loading/compile-schema.ts';
+import { newAjv } from '../../src/json/compile-schema.ts';
 import { compile, recipeSchemaFiles, standaloneSchemaFiles } from '../../src/recipes/loading/recipe-schema.ts';
 import { repoRoot } from '../sdk/helpers.ts';
 
@@ -25,7 +25,7 @@ const documents = examples.flatMap((doc) => [
 
 describe('validators compiled by the build', () => {
   const withCommon = recipeSchemaFiles().map((f) => [relative(repoRoot, f), f, () => compile(f)] as const);
-  const alone = [join(repoRoot, 'src/recipes/config/workspace.schema.json'), ...standaloneSchemaFiles()].map(
+  const alone = [join(repoRoot, 'src/workspace/workspace.schema.json'), ...standaloneSchemaFiles()].map(
     (f) => [relative(repoRoot, f), f, () => newAjv().compile(require(f))] as const,
   );
   it.each([...withCommon, ...alone])('%s agrees with compiling it', (_, schemaFile, compileIt) => {

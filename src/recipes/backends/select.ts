@@ -2,7 +2,7 @@
 // before anything runs: the step's `backend`, else --backend, else
 // `default_backend` in vigil.yml, else the first of claude, codex on PATH.
 import { dirname, isAbsolute, resolve } from 'node:path';
-import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import type { WorkspaceConfig } from '../../workspace/workspace-config.ts';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
 import { SHELL_BACKEND } from '../loading/mentu.ts';
 import type { BackendSpec } from '../pool/step-task.ts';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RecipeInputError, RunRefusedError } from '../errors.ts';
 import { linkStepRefs } from '../executor/step-refs.ts';
-import { loadWorkspaceConfig } from '../config/workspace-config.ts';
+import { loadWorkspaceConfig } from '../../workspace/workspace-config.ts';
 import { findRecipe } from '../loading/discovery.ts';
 import { prepareRun } from '../prepare-run.ts';
 import { loadRecipeTree, type RecipeTree } from '../loading/recipe-tree.ts';

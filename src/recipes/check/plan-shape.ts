@@ -10,7 +10,7 @@ import { expandPath } from '../../paths/expand-path.ts';
 import { agentInvocation } from '../backends/agent-invocation.ts';
 import { chooseBackendName } from '../backends/select.ts';
 import { configForRecipe } from '../config/recipe-config.ts';
-import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import type { WorkspaceConfig } from '../../workspace/workspace-config.ts';
 import type { RecipeTree } from '../loading/recipe-tree.ts';
 import type { Plan, PlannedStep } from '../planning/plan.ts';
 import { planRecipe } from '../planning/planners.ts';

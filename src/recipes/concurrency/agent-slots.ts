@@ -3,7 +3,7 @@
 // one line, in the order they asked; only the first of the line asks the
 // store, and every step in the line is told who holds the slots.
 import type { StepOutcome } from '../pool/step-task.ts';
-import { poolsOf, slotName } from './caps.ts';
+import { poolsOf, slotName } from '../../workspace/concurrency-caps.ts';
 import type { SlotGrant, SlotHolder, SlotStore } from './slot-store.ts';
 
 export interface SlotRequest {

@@ -1,9 +1,9 @@
 // The slots a runner keeps its caps with: leases on the server of vigil.yml
 // when there is one (every runner of every machine that uses that server),
 // else lock files under the user's Vigil home (the runners of this machine).
-import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import type { WorkspaceConfig } from '../../workspace/workspace-config.ts';
 import { AgentSlots } from './agent-slots.ts';
-import { DEFAULT_SLOT_LEASE_SECONDS } from './caps.ts';
+import { DEFAULT_SLOT_LEASE_SECONDS } from '../../workspace/concurrency-caps.ts';
 import { LocalSlots } from './local-slots.ts';
 import { ServerSlots } from './server-slots.ts';
 

@@ -3,7 +3,7 @@
 // except an agent Vigil has no backend for, where vigil.yml's provider of
 // that name is the configuration that makes it run.
 import { hasSteps, type Recipe } from '../types.ts';
-import type { WorkspaceConfig } from './workspace-config.ts';
+import type { WorkspaceConfig } from '../../workspace/workspace-config.ts';
 
 export function configForRecipe(config: WorkspaceConfig, recipe: Recipe): WorkspaceConfig {
   const own = hasSteps(recipe) ? recipe.recipe_providers : undefined;

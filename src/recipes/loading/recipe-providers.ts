@@ -5,7 +5,7 @@
 // (config/recipe-config.ts). A mentu `api: "cli"` entry for claude or codex
 // is the built-in backend; for another agent Vigil has no backend, and a
 // step that uses it is refused with what to configure.
-import type { ProviderConfig, ProviderType } from '../config/workspace-config.ts';
+import type { ProviderConfig, ProviderType } from '../../workspace/workspace-config.ts';
 
 export interface RecipeProviders {
   providers: Record<string, ProviderConfig>;

@@ -7,8 +7,8 @@ import { createRequire } from 'node:module';
 import type { Ajv as AjvType, ValidateFunction } from 'ajv';
 import { recipeTypeDef, recipeTypeDefs } from '../types/registry.ts';
 import { commonSchemaFile } from '../types/schema-path.ts';
-import { newAjv, precompiled } from './compile-schema.ts';
-import { describeSchemaErrors } from './schema-errors.ts';
+import { newAjv, precompiled } from '../../json/compile-schema.ts';
+import { describeSchemaErrors } from '../../json/schema-errors.ts';
 
 const require = createRequire(import.meta.url);
 /** The umbrella schema for editors: selects the type's schema by `type`. */

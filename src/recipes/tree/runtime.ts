@@ -4,7 +4,7 @@
 // passed. And what a parent asks of a child run, and gets back.
 import type { BudgetScope } from '../budget/budget-scope.ts';
 import type { AgentSlots } from '../concurrency/agent-slots.ts';
-import type { WorkspaceConfig } from '../config/workspace-config.ts';
+import type { WorkspaceConfig } from '../../workspace/workspace-config.ts';
 import type { GateKeeper } from '../gates/gate.ts';
 import type { RecipeTree } from '../loading/recipe-tree.ts';
 import type { StepPool } from '../pool/step-pool.ts';

@@ -1,8 +1,8 @@
 // The `sentinel` recipe type: a target run for each matching observation of a
 // Vigil monitor by `vigil daemon` (recipes-and-sdk.md §3).
 import { createRequire } from 'node:module';
-import { lazyValidator } from '../../loading/compile-schema.ts';
-import { describeSchemaErrors } from '../../loading/schema-errors.ts';
+import { lazyValidator } from '../../../json/compile-schema.ts';
+import { describeSchemaErrors } from '../../../json/schema-errors.ts';
 import type { SentinelRecipe } from '../../types.ts';
 
 export const SENTINEL_DEFAULTS = { concurrency: 1, lease_seconds: 300, debounce: 0, base: 'http://127.0.0.1:8130' };

@@ -3,8 +3,8 @@
 // timezone are checked by croner itself, so what is accepted is what runs.
 import { createRequire } from 'node:module';
 import { Cron } from 'croner';
-import { lazyValidator } from '../../loading/compile-schema.ts';
-import { describeSchemaErrors } from '../../loading/schema-errors.ts';
+import { lazyValidator } from '../../../json/compile-schema.ts';
+import { describeSchemaErrors } from '../../../json/schema-errors.ts';
 import type { TemporalRecipe } from '../../types.ts';
 
 const require = createRequire(import.meta.url);

@@ -2,10 +2,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { capProblems } from '../concurrency/caps.ts';
-import { RecipeInputError } from '../errors.ts';
-import { lazyValidator } from '../loading/compile-schema.ts';
-import { describeSchemaErrors } from '../loading/schema-errors.ts';
+import { capProblems } from './concurrency-caps.ts';
+import { RecipeInputError } from '../errors/input-error.ts';
+import { lazyValidator } from '../json/compile-schema.ts';
+import { describeSchemaErrors } from '../json/schema-errors.ts';
 
 export type ProviderType = 'openai' | 'ollama' | 'anthropic' | 'custom';
 
