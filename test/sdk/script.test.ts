@@ -1,6 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { compileScript } from '../../src/sdk/script/compile.ts';
+import { runInSandbox, type SandboxOutcome } from '../../src/sdk/script/sandbox.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { until } from '../support/until.ts';
 import { lastJson, makeSdkProject, repoRoot, type SdkProject, vigil } from './helpers.ts';
 
 // Each test runs the real CLI several times; on a loaded machine one start takes seconds.
@@ -96,11 +100,36 @@ return seen;`,
     expect(h.stderr).toContain('memory limit');
   });
 
+  // In-process, on a clock the test moves: the cap is a timer rule (the CLI runs the same sandbox above).
   it('caps sleep at 30000 ms silently: a two-minute sleep ends well inside a 90 s timeout', async () => {
-    project.script('nap.js', 'await sleep(120000); await sleep(-5); await sleep("x"); return "awake";');
-    const r = await vigil(project, ['script', 'run', 'nap', '--timeout', '90']);
-    expect(r.code, r.stderr).toBe(0);
-    expect(lastJson(r)).toBe('awake');
+    const clock = new ManualClock();
+    const started = clock.now();
+    const logged: string[] = [];
+    const file = join(project.root, 'nap.js');
+    let outcome: SandboxOutcome | undefined;
+    void runInSandbox({
+      code: compileScript('await sleep(120000); await sleep(-5); await sleep("x"); return "awake";', file),
+      file,
+      manifest: {},
+      vars: {},
+      workspace: project.root,
+      call: () => undefined,
+      serverCall: async () => undefined,
+      log: (_, line) => logged.push(line),
+      timeoutMs: 90_000,
+      memoryMb: 64,
+      abort: new AbortController(),
+      clock,
+    }).then((o) => (outcome = o));
+    // Time moves to the next timer only once the script waits on one besides the timeout's.
+    for (;;) {
+      await until('the script to finish or sleep', () => (outcome || clock.pending >= 2 ? true : undefined));
+      if (outcome) break;
+      await clock.advanceTo(clock.nextDueMs!);
+    }
+    expect(outcome).toEqual({ kind: 'returned', json: '"awake"' });
+    expect(clock.now() - started).toBe(30_000);
+    expect(logged).toEqual([]);
   });
 
   it('calls a real stdio MCP server from .mcp.json: started at its first call only, closed when the script ends', async () => {

@@ -4,6 +4,7 @@
 // (memory limit) race; whatever happens, MCP clients and running sequences
 // are closed before the result is returned.
 import ivm from 'isolated-vm';
+import type { Clock } from '../../actors/clock.ts';
 import { asVigilError, VigilError } from '../../errors/vigil-error.ts';
 import { BOOTSTRAP } from './bootstrap.ts';
 import { ENTRY } from './compile.ts';
@@ -24,6 +25,8 @@ export interface SandboxInput {
   memoryMb: number;
   /** Aborted when the script must stop (timeout): long host calls cancel their work. */
   abort: AbortController;
+  /** Times the script's sleeps and its timeout: the wall clock unless a test moves one by hand. */
+  clock?: Clock;
 }
 
 export type SandboxOutcome =
@@ -33,6 +36,13 @@ export type SandboxOutcome =
   | { kind: 'crashed'; message: string };
 
 export const SLEEP_CAP_MS = 30_000;
+
+/** Node's own timers: a sleeping script keeps the process alive. */
+const wallClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 const reply = async (work: () => unknown): Promise<string> => {
   try {
@@ -45,7 +55,8 @@ const reply = async (work: () => unknown): Promise<string> => {
 
 export async function runInSandbox(input: SandboxInput): Promise<SandboxOutcome> {
   const isolate = new ivm.Isolate({ memoryLimit: input.memoryMb });
-  let timer: NodeJS.Timeout | undefined;
+  const clock = input.clock ?? wallClock;
+  let timer: unknown;
   try {
     const context = await isolate.createContext();
     const g = context.global;
@@ -63,7 +74,7 @@ export async function runInSandbox(input: SandboxInput): Promise<SandboxOutcome>
         reply(async () => {
           if (id === '__sleep') {
             const ms = Math.min(Math.max(0, Number(JSON.parse(argsJson)) || 0), SLEEP_CAP_MS);
-            await new Promise((r) => setTimeout(r, ms));
+            await new Promise((r) => clock.setTimeout(() => r(undefined), ms));
             return null;
           }
           return input.serverCall(id, tool, JSON.parse(argsJson));
@@ -85,7 +96,7 @@ export async function runInSandbox(input: SandboxInput): Promise<SandboxOutcome>
       }
     })()`;
     const timeout = new Promise<SandboxOutcome>((res) => {
-      timer = setTimeout(() => {
+      timer = clock.setTimeout(() => {
         input.abort.abort();
         res({ kind: 'timeout' });
       }, input.timeoutMs);
@@ -106,7 +117,7 @@ export async function runInSandbox(input: SandboxInput): Promise<SandboxOutcome>
     }
     return { kind: 'crashed', message: isolate.isDisposed ? 'the script exceeded its memory limit' : message };
   } finally {
-    clearTimeout(timer);
+    if (timer !== undefined) clock.clearTimeout(timer);
     if (!isolate.isDisposed) isolate.dispose();
   }
 }
