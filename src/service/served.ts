@@ -3,6 +3,7 @@
 import type { Feed } from './feed.ts';
 import type { LeaseRecord, LeaseState, SubscriptionRecord, SubscriptionState } from '../store/records.ts';
 import { redactDeep } from '../net/redact.ts';
+import { isoTime } from '../protocol/wire-values.ts';
 import { defaults } from './defaults.ts';
 import { servedMonitorFields } from './monitor-fields.ts';
 import type { MonitorService } from './service.ts';
@@ -70,7 +71,7 @@ export function servedSubscription(state: SubscriptionState, s: SubscriptionReco
 }
 
 export function servedLease(state: LeaseState, l: LeaseRecord) {
-  return {
+  const served: ServedLease = {
     subject: l.subject,
     holder: l.holder,
     lease_duration_seconds: l.lease_duration_seconds,
@@ -82,9 +83,30 @@ export function servedLease(state: LeaseState, l: LeaseRecord) {
     dead_letter: state === 'dead_lettered',
     monitor: l.monitor,
     state,
-    expires: l.expiresMs === null ? null : new Date(l.expiresMs).toISOString(),
+    // The same text as the lease's `lease` observation, made once for both (isoTime keeps the last).
+    expires: l.expiresMs === null ? null : isoTime(l.expiresMs),
     fence: l.fence ?? null,
-    ...(l.outcome !== undefined ? { outcome: l.outcome } : {}),
-    ...(l.evidence !== undefined ? { evidence: l.evidence } : {}),
   };
+  if (l.outcome !== undefined) served.outcome = l.outcome;
+  if (l.evidence !== undefined) served.evidence = l.evidence;
+  return served;
+}
+
+/** A lease as replies serve it (§12; `fence`, §21). */
+export interface ServedLease {
+  subject: string;
+  holder: string | null;
+  lease_duration_seconds: number;
+  acquire_time: string | null;
+  renew_time: string | null;
+  lease_transitions: number;
+  attempts: number;
+  delivery_count_limit: number;
+  dead_letter: boolean;
+  monitor: string;
+  state: LeaseState;
+  expires: string | null;
+  fence: number | null;
+  outcome?: unknown;
+  evidence?: unknown[];
 }

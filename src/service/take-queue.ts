@@ -48,6 +48,11 @@ export interface Entry {
   inHeap: boolean;
   /** While held: when the lease lapses (a lapsed lease may be taken, its expiry recorded first). */
   expiresMs: number | null;
+  /**
+   * Found with no lease row, and no change of its lease heard of since: a grant need not read the row
+   * back (every write of a lease row of this monitor reaches `changed`, and a reload `reloaded`).
+   */
+  unleased?: boolean;
 }
 
 /** How take-next sees a lease now. */
@@ -141,6 +146,7 @@ export class TakeQueue {
     const entry = this.entries.get(subject);
     const found = availability(standing, now);
     if (entry) {
+      entry.unleased = false;
       this.place(entry, found, standing.queued, standing.expiresMs);
       return;
     }
@@ -150,7 +156,10 @@ export class TakeQueue {
 
   /** Memory of the monitor was replaced from the database: whatever this line believed held is looked at again. */
   reloaded(): void {
-    for (const entry of this.entries.values()) if (entry.where === 'held') this.toReady(entry);
+    for (const entry of this.entries.values()) {
+      entry.unleased = false;
+      if (entry.where === 'held') this.toReady(entry);
+    }
   }
 
   private discover(subject: string, seq: number, now: number): void {
@@ -161,7 +170,7 @@ export class TakeQueue {
     const place = queued !== null && queued < seq && this.matchesAt(subject, queued) ? queued : seq;
     // Completed after take-next granted it from its place: the lease remembers the place.
     if (found === 'dead' || (found === 'completed' && queued === place)) return;
-    const entry: Entry = { subject, seq: place, where: 'held', inHeap: false, expiresMs: null };
+    const entry: Entry = { subject, seq: place, where: 'held', inHeap: false, expiresMs: null, unleased: standing === undefined };
     this.entries.set(subject, entry);
     if (found === 'available') this.toReady(entry);
     else if (found === 'completed') entry.where = 'done';
