@@ -4,7 +4,9 @@ import { type ServerProcess, startServerProcess, transports } from '../support/s
 import { openSse } from '../support/sse.ts';
 import { scaled } from '../support/time-scale.ts';
 
-describe.each(transports)('server-sent events over %s', (transport) => {
+// Most of the time here is spent waiting on the servers' timers (heartbeats, a stalled stream's 10 s):
+// the two transports' servers are tested at once, each one's tests in order.
+describe.concurrent.each(transports)('server-sent events over %s', (transport) => {
   let server: ServerProcess;
   beforeAll(async () => {
     server = await startServerProcess({ transport, args: ['--heartbeat', '1', '--retire-after-mute', '2', '--max-body', '16777216'] });
@@ -18,7 +20,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     return { id, ownerToken, sub, streamUrl, auth: { authorization: `Bearer ${sub.token}` } };
   }
 
-  it('frames each observation with id, event and data, after one retry line', async () => {
+  it.sequential('frames each observation with id, event and data, after one retry line', async () => {
     const { id, ownerToken, streamUrl, auth } = await setup();
     const stream = await openSse(streamUrl, auth);
     expect(stream.status).toBe(200);
@@ -33,7 +35,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     stream.close();
   });
 
-  it('resumes with Last-Event-ID: nothing lost, nothing repeated', async () => {
+  it.sequential('resumes with Last-Event-ID: nothing lost, nothing repeated', async () => {
     const { id, ownerToken, streamUrl, auth } = await setup();
     const first = await openSse(streamUrl, auth);
     for (let i = 0; i < 5; i++) await publish(server.base, id, ownerToken, { type: 'test.n', data: { i } });
@@ -55,7 +57,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     second.close();
   });
 
-  it('sends heartbeats when idle, and an open stream keeps its subscription from mute retirement', async () => {
+  it.sequential('sends heartbeats when idle, and an open stream keeps its subscription from mute retirement', async () => {
     const { sub, streamUrl, auth } = await setup();
     const stream = await openSse(streamUrl, auth);
     const beats = await stream.waitFor(3, 'heartbeat', 8000);
@@ -67,7 +69,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     stream.close();
   });
 
-  it('refuses a wrong token before streaming, with the protocol error body', async () => {
+  it.sequential('refuses a wrong token before streaming, with the protocol error body', async () => {
     const { streamUrl } = await setup();
     const refused = await openSse(streamUrl, { authorization: 'Bearer nope' });
     expect(refused.status).toBe(401);
@@ -76,7 +78,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     expect(badId.status).toBe(400);
   });
 
-  it('ends the stream with an error event when the subscription is retired', async () => {
+  it.sequential('ends the stream with an error event when the subscription is retired', async () => {
     const { sub, streamUrl, auth, id, ownerToken } = await setup();
     const stream = await openSse(streamUrl, auth);
     await call(server.base, 'POST', `/subscriptions/${sub.id}/retire`, { token: sub.token, body: {} });
@@ -86,7 +88,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     await stream.closed;
   });
 
-  it('delivers one publish to 1,000 open streams', async () => {
+  it.sequential('delivers one publish to 1,000 open streams', async () => {
     const { id, ownerToken, sub } = await createMonitorWithSub();
     const url = `${server.base}/subscriptions/${sub.id}/stream`;
     const streams = await Promise.all(
@@ -104,7 +106,7 @@ describe.each(transports)('server-sent events over %s', (transport) => {
     }
   }, scaled(60_000));
 
-  it('lets go of a reader that stops reading, without holding its backlog in memory', async () => {
+  it.sequential('lets go of a reader that stops reading, without holding its backlog in memory', async () => {
     const { id, ownerToken, streamUrl, auth } = await setup();
     const stream = await openSse(streamUrl, auth);
     stream.response.pause();
