@@ -12,10 +12,12 @@ import { headOf, useServer } from '../http/fixtures.ts';
 
 const limits = 'creates_per_minute=5,monitors_per_client=8,subscribes_per_minute=4,subscriptions_per_client=6,refusals_recorded_per_minute=3';
 
-describe.each(transports)('per-client limits over %s', (transport) => {
+// The second test waits for the create budget to refill (seconds): the two transports' servers are
+// tested at once, each one's tests in order.
+describe.concurrent.each(transports)('per-client limits over %s', (transport) => {
   const server = useServer({ transport, args: ['--client-limits', limits, '--client-limits-loopback'] });
 
-  it('rate-limits and caps monitor creation per client address', async () => {
+  it.sequential('rate-limits and caps monitor creation per client address', async () => {
     const created: number[] = [];
     let refusal: any;
     for (let i = 0; i < 7; i++) {
@@ -29,7 +31,7 @@ describe.each(transports)('per-client limits over %s', (transport) => {
     expect(refusal.error).toMatch(/5 .*per minute/);
   });
 
-  it('rate-limits anonymous subscriptions but not the owner', async () => {
+  it.sequential('rate-limits anonymous subscriptions but not the owner', async () => {
     // The create budget of this address was spent above: wait for it to refill (the owner is never limited).
     const m = await createMonitorOrSkip();
     if (!m) return;
@@ -40,7 +42,7 @@ describe.each(transports)('per-client limits over %s', (transport) => {
     for (let i = 0; i < 6; i++) expect((await subscribe(server.base, { monitor: m.id, subscriber: `own-${i}` }, m.ownerToken)).reply.status).toBe(201);
   });
 
-  it('stores the first refused anonymous writes and counts the rest', async () => {
+  it.sequential('stores the first refused anonymous writes and counts the rest', async () => {
     const m = await createMonitorOrSkip();
     if (!m) return;
     const before = await headOf(server.base, m.id, m.ownerToken);
