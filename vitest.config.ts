@@ -17,10 +17,12 @@ export default defineConfig({
     testTimeout: scaled(30_000),
     hookTimeout: scaled(60_000),
     pool: 'forks',
-    // Most files wait on servers and child processes rather than compute, so
-    // three run at once even on two cores (vitest's default there is one):
-    // on this 2-vCPU machine the suite took 785 s with three, 977 s with two.
-    maxWorkers: 3,
+    // Most files wait on servers, child processes and timers rather than
+    // compute, so four run at once even on two cores (vitest's default there
+    // is one): alone, the 14 slowest files kept one core busy 2-58 % of their
+    // time (32 % over all of them), and three at once left the cores idle for
+    // part of a run (docs/reference/testing.md has the figures).
+    maxWorkers: 4,
     sequence: { sequencer: SlowestFirst },
     projects: [
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: alone } },
