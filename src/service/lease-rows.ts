@@ -76,11 +76,13 @@ export class LeaseRows {
   }
 
   /** A lease as it stands now: its resident actor, else its stored row (undefined when never claimed); restores nothing. */
-  standing(mkey: number, subject: string): Standing | undefined {
+  standing(mkey: number, subject: string, stored?: Standing | null): Standing | undefined {
     const key = leaseKey(mkey, subject);
     if (!this.system.leases.isResident(key)) {
       const cold = this.cold.get(key);
       if (cold) return { state: cold.state, expiresMs: cold.record.expiresMs, queued: cold.record.queued ?? null };
+      // `stored`: the row as a read of the log just found it (null: none), what the store would answer.
+      if (stored !== undefined) return stored ?? undefined;
       return this.store.queue.lease(mkey, subject);
     }
     const snapshot = this.system.leases.get(key)!.getSnapshot();

@@ -89,7 +89,7 @@ export class MonitorService {
     this.queues = new TakeQueues(
       {
         subjectsAfter: (mkey, after, upTo, filters, limit) => this.store.queue.subjectsAfter(mkey, after, upTo, filters, limit),
-        standing: (mkey, subject) => this.leases.standing(mkey, subject),
+        standing: (mkey, subject, stored) => this.leases.standing(mkey, subject, stored),
         firstMatch: (mkey, subject, from, to, filters) => this.store.queue.firstMatch(mkey, subject, from, to, filters),
       },
       () => this.now(),

@@ -34,9 +34,13 @@ export interface Standing {
 
 /** What a line reads: the log and the leases of its monitor (service.ts supplies them). */
 export interface QueueHost {
-  subjectsAfter(mkey: number, after: number, upTo: number, filters: readonly Filter[], limit: number): ReadonlyArray<{ seq: number; subject: string }>;
-  /** The lease as it stands now (its resident actor, else its row); undefined when never claimed. */
-  standing(mkey: number, subject: string): Standing | undefined;
+  /** With each subject's stored lease as the same read found it (null: none). */
+  subjectsAfter(mkey: number, after: number, upTo: number, filters: readonly Filter[], limit: number): ReadonlyArray<{ seq: number; subject: string; lease: Standing | null }>;
+  /**
+   * The lease as it stands now (its resident actor, else its row); undefined when never claimed.
+   * `stored`, when given, is its stored row as just read (null: none), used instead of reading it again.
+   */
+  standing(mkey: number, subject: string, stored?: Standing | null): Standing | undefined;
   firstMatch(mkey: number, subject: string, from: number, to: number, filters: readonly Filter[]): number | undefined;
 }
 
@@ -105,7 +109,7 @@ export class TakeQueue {
       read += rows.length;
       for (const row of rows) {
         this.frontier = row.seq;
-        if (!this.entries.has(row.subject)) this.discover(row.subject, row.seq, now);
+        if (!this.entries.has(row.subject)) this.discover(row.subject, row.seq, now, row.lease);
         if (this.ready >= maxEntries / 2) break;
       }
       if (rows.length < scanChunk && this.ready < maxEntries / 2) this.frontier = head;
@@ -162,8 +166,8 @@ export class TakeQueue {
     }
   }
 
-  private discover(subject: string, seq: number, now: number): void {
-    const standing = this.host.standing(this.feed.key, subject);
+  private discover(subject: string, seq: number, now: number, stored: Standing | null): void {
+    const standing = this.host.standing(this.feed.key, subject, stored);
     const found = availability(standing, now);
     // A subject take-next found earlier (its entry since gone) keeps that place, if it matched here.
     const queued = standing?.queued ?? null;

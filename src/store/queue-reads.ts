@@ -14,6 +14,21 @@ import type { SqlDriver } from './sql-driver.ts';
 export interface SubjectRow {
   readonly seq: number;
   readonly subject: string;
+  /** The subject's stored lease, read in the same statement; null when it was never claimed. */
+  readonly lease: LeaseStanding | null;
+}
+
+/**
+ * The stored lease of the row's subject as one text, "state:expires_ms:queued" (empty when null),
+ * from its primary key in the same statement: one read of the log gives each subject found its
+ * standing, instead of a statement per subject.
+ */
+const leaseOfRow = sql<string | null>`(select l.state || ':' || ifnull(l.expires_ms, '') || ':' || ifnull(${sql.raw(queuedSql)}, '') from leases l where l.mkey = observations.mkey and l.subject = observations.subject)`;
+
+function standingOf(text: string | null): LeaseStanding | null {
+  if (text === null) return null;
+  const [state, expires, queued] = text.split(':') as [string, string, string];
+  return { state: state as LeaseState, expiresMs: expires === '' ? null : Number(expires), queued: queued === '' ? null : Number(queued) };
 }
 
 export interface LeaseStanding {
@@ -47,12 +62,14 @@ export class QueueReads {
     let query = qb
       .selectFrom('observations')
       .select(['seq', 'subject'])
+      .select(leaseOfRow.as('lease'))
       .where('mkey', '=', mkey)
       .where('seq', '>', after)
       .where('seq', '<=', upTo)
       .where('subject', 'is not', null);
     if (filters.length > 0) query = query.where((eb) => whereFilters(eb, filters));
-    return this.dynamic.all<SubjectRow>(query.orderBy('seq').limit(limit).compile());
+    const rows = this.dynamic.all<{ seq: number; subject: string; lease: string | null }>(query.orderBy('seq').limit(limit).compile());
+    return rows.map((row) => ({ seq: row.seq, subject: row.subject, lease: standingOf(row.lease) }));
   }
 
   /** The stored lease of (mkey, subject), undefined when it was never claimed. */
