@@ -34,7 +34,9 @@ const cases: { name: string; fault: () => Fault; mustFail: string[]; mustPass: s
   },
 ];
 
-describe.each(cases)('vigil conform against a server that $name', ({ fault, mustFail, mustPass }) => {
+// Each case has a server and a broken proxy of its own, and a conform run spends much of its time
+// waiting (on leases, streams, retries): the four run at once.
+describe.concurrent.each(cases)('vigil conform against a server that $name', ({ fault, mustFail, mustPass }) => {
   let real: ServerProcess;
   let broken: BrokenServer;
   beforeAll(async () => {
