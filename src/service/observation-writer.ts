@@ -6,7 +6,6 @@ import type { Clock } from '../actors/clock.ts';
 import type { ProtocolError } from '../protocol/errors.ts';
 import { type ObservationDraft, observationOf } from '../protocol/observation.ts';
 import { isoTime } from '../protocol/wire-values.ts';
-import { storedBody } from '../store/observation-text.ts';
 import type { Store } from '../store/store.ts';
 import type { CommitNotices } from './commit-notices.ts';
 import { trackContradictions } from './contradictions.ts';
@@ -32,7 +31,7 @@ export class ObservationWriter {
     const observation = observationOf(feed.id, seq, draft);
     const body = JSON.stringify(observation);
     const p = draft.provenance;
-    const row = {
+    this.store.appendObservation({
       mkey: feed.key,
       seq,
       type: draft.type,
@@ -44,10 +43,7 @@ export class ObservationWriter {
       time: draft.time,
       source_ref: p.source_ref,
       body,
-    };
-    // Stored without the envelope its columns rebuild (observation-text.ts); readers get `body` back.
-    row.body = storedBody(row, body, observation.source, observation.verified);
-    this.store.appendObservation(row);
+    });
     stats.last = { seq, time: draft.time, type: draft.type };
     if (kind === 'rejected') stats.rejected++;
     if (kind === 'producer') {

@@ -18,7 +18,6 @@ import type {
   SubscriptionRow,
 } from './records.ts';
 import { leaseRecordOf, leaseRecordText } from './lease-record-text.ts';
-import { servedBody } from './observation-text.ts';
 import { applySchema } from './schema.ts';
 import { QueueReads } from './queue-reads.ts';
 import { type Statements, observationColumns, prepareStatements } from './statements.ts';
@@ -27,9 +26,6 @@ import { type StateLock, StateLockedError, lockStateFile } from './state-lock.ts
 import { WalCheckpointer } from './wal-checkpointer.ts';
 
 export const memoryPath = ':memory:';
-
-/** What a read of the feed selects: the stored body and the columns its served envelope is rebuilt from. */
-const servedColumns = ['seq', 'type', 'subject', 'actor', 'tier', 'origin', 'horizon', 'time', 'body'] as const;
 
 export interface StoreOptions {
   /** A file path (a leading "~" is the home directory) or ":memory:". */
@@ -180,10 +176,9 @@ export class Store {
    */
   readFeed(mkey: number, from: number, limit: number, filters: readonly Filter[], upTo: number): Array<{ seq: number; body: string }> {
     if (upTo < from) return [];
-    let query = qb.selectFrom('observations').select(servedColumns).where('mkey', '=', mkey).where('seq', '>=', from).where('seq', '<=', upTo);
+    let query = qb.selectFrom('observations').select(['seq', 'body']).where('mkey', '=', mkey).where('seq', '>=', from).where('seq', '<=', upTo);
     if (filters.length > 0) query = query.where((eb) => whereFilters(eb, filters));
-    const rows = this.dynamic.all<ObservationRow>(query.orderBy('seq').limit(limit).compile());
-    return rows.map((row) => ({ seq: row.seq, body: servedBody(row, row.body) }));
+    return this.dynamic.all(query.orderBy('seq').limit(limit).compile());
   }
 
   /** The number of matching observations with from ≤ seq ≤ to. */
