@@ -17,11 +17,11 @@ export default defineConfig({
     testTimeout: scaled(30_000),
     hookTimeout: scaled(60_000),
     pool: 'forks',
-    // Most files wait on servers, child processes and timers rather than
-    // compute, so four run at once even on two cores (vitest's default there
-    // is one): alone, the 14 slowest files kept one core busy 2-58 % of their
-    // time (32 % over all of them), and three at once left the cores idle for
-    // part of a run (docs/reference/testing.md has the figures).
+    // Much of a file's time is waiting on servers, child processes and
+    // timers, so four run at once even on two cores (vitest's default there
+    // is one): the suite needs 700-760 CPU-seconds, and CI's runs with three
+    // at once took 490-545 s, the two cores idle about a third of the time
+    // (docs/reference/testing.md has the figures).
     maxWorkers: 4,
     sequence: { sequencer: SlowestFirst },
     projects: [
