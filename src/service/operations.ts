@@ -32,7 +32,7 @@ export interface InvokeOptions {
   /** Aborted when the client goes away (ends a waiting pull). */
   readonly signal?: AbortSignal;
   /** Whether the client has gone, asked before a write runs; without it, `signal.aborted`. */
-  readonly clientGone?: () => boolean;
+  clientGone?(): boolean;
   /** The request body as the client sent it, for recording a refusal. */
   readonly raw?: () => unknown;
   /** Query-string filters carry lists as comma-separated text. */
@@ -103,10 +103,8 @@ export function invoke(service: MonitorService, name: OperationName, input: unkn
 async function invokeOnce(service: MonitorService, name: OperationName, input: unknown, options: InvokeOptions): Promise<Reply> {
   const operation: Operation = operations[name];
   // Not a create: a cluster node reserves its key just before it runs, with no await between (ClusterNode.run).
-  if (recordsRefusal(name)) {
-    const gone = goneCheck(options);
-    if (gone) await unlessClientGone(gone);
-  }
+  // (`clientGone` first: a transport may make the signal only when it is asked for.)
+  if (recordsRefusal(name) && (options.clientGone !== undefined || options.signal !== undefined)) await unlessClientGone(options);
   let reply: Awaited<ReturnType<Operation['run']>>;
   try {
     reply = await operation.run(service, input, options);
@@ -138,17 +136,13 @@ async function invokeOnce(service: MonitorService, name: OperationName, input: u
  * event loop, so the write waits that long (two turns) and is dropped if the signal fired; the
  * reply goes nowhere. A cluster node checks again before each attempt after a lost race.
  */
-async function unlessClientGone(gone: () => boolean): Promise<void> {
-  if (!gone()) await twoTurns();
-  if (gone()) throw new ProtocolError('STORE_UNAVAILABLE', 'The client closed its connection before this change ran; nothing was changed.');
+async function unlessClientGone(options: InvokeOptions): Promise<void> {
+  if (!clientGone(options)) await twoTurns();
+  if (clientGone(options)) throw new ProtocolError('STORE_UNAVAILABLE', 'The client closed its connection before this change ran; nothing was changed.');
 }
 
-/** How to ask whether the client has gone; the signal only when the transport gives nothing cheaper (it may be made on demand). */
-function goneCheck(options: InvokeOptions): (() => boolean) | undefined {
-  if (options.clientGone) return options.clientGone;
-  const signal = options.signal;
-  return signal ? () => signal.aborted : undefined;
-}
+/** Asks the transport, and the signal only when it gives nothing cheaper (it may be made on demand). */
+const clientGone = (options: InvokeOptions): boolean => (options.clientGone !== undefined ? options.clientGone() : options.signal!.aborted);
 
 // The writes that start in one turn wait on the same two turns: one pair of setImmediates and one
 // promise for all of them, instead of two of each per write. A write that starts once the pair's first

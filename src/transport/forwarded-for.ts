@@ -42,6 +42,42 @@ export function trustProxies(handler: HttpHandler, proxies: readonly string[]): 
   const trusted = new Set(proxies);
   return (request) => {
     const client = clientAddressOf(request, trusted);
-    return handler(client === request.remoteAddress ? request : { ...request, remoteAddress: client });
+    return handler(client === request.remoteAddress ? request : new ForwardedRequest(request, client));
   };
+}
+
+/** The request as its trusted proxy forwarded it: the client's address, the rest the transport's (its getters included). */
+class ForwardedRequest implements HttpRequest {
+  constructor(
+    private readonly request: HttpRequest,
+    readonly remoteAddress: string,
+  ) {}
+
+  get method(): string {
+    return this.request.method;
+  }
+
+  get path(): string {
+    return this.request.path;
+  }
+
+  get query(): string {
+    return this.request.query;
+  }
+
+  get headers(): Readonly<Record<string, string>> {
+    return this.request.headers;
+  }
+
+  get body(): Buffer {
+    return this.request.body;
+  }
+
+  get signal(): AbortSignal {
+    return this.request.signal;
+  }
+
+  clientGone(): boolean {
+    return this.request.clientGone ? this.request.clientGone() : this.request.signal.aborted;
+  }
 }

@@ -11,6 +11,7 @@ import { browserGuard, type BrowserPolicy } from './browser-guard.ts';
 import type { FullResponse, HttpHandler, HttpRequest, HttpResponse, RefusedBody } from './http-types.ts';
 import { idFromHead } from './rpc-head.ts';
 import { matchRoute } from './http-routes.ts';
+import { RequestCaller, RequestInvoke } from './request-caller.ts';
 
 export const basePath = '/mp/v0';
 
@@ -188,13 +189,7 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
     if ('allowed' in match) {
       throw notFound(`${request.path} does not answer ${request.method}; it answers ${match.allowed.join(', ')}.`);
     }
-    const caller: Caller = {
-      bearer: bearerOf(request),
-      // Asked of the transport only by an operation that limits per client.
-      get address() {
-        return request.remoteAddress;
-      },
-    };
+    const caller: Caller = new RequestCaller(bearerOf(request), request);
     const { route: matched, params } = match;
     if (matched.input !== 'query') refuseQuery(request);
     if (matched.operation === 'rpc') {
@@ -210,16 +205,8 @@ export function createHttpHandler(service: MonitorService, options: HttpDoorOpti
       const response = await extensions.stream(request, String(subscription), caller, query);
       return { ...response, headers: { ...response.headers, ...cors } };
     }
-    const reply: Reply = await invoke(service, matched.operation, input, {
-      caller,
-      // A getter: the transport builds the AbortController only when an operation (a waiting pull) asks.
-      get signal() {
-        return request.signal;
-      },
-      clientGone: request.clientGone,
-      splitCommas: matched.input === 'query',
-      raw: () => (matched.input === 'body' ? parseJsonBody(request.body) : extra),
-    });
+    const raw = () => (matched.input === 'body' ? parseJsonBody(request.body) : extra);
+    const reply: Reply = await invoke(service, matched.operation, input, new RequestInvoke(caller, request, raw, matched.input === 'query'));
     return jsonResponse(reply.status, reply.body, cors);
   }
 }

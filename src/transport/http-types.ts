@@ -21,7 +21,7 @@ export interface HttpRequest {
   /** Aborted when the client disconnects before the reply is sent. */
   readonly signal: AbortSignal;
   /** Whether the client has disconnected: what `signal.aborted` says, without making a signal (uWS makes one only when asked). */
-  readonly clientGone?: () => boolean;
+  clientGone?(): boolean;
 }
 
 export interface FullResponse {

