@@ -46,13 +46,20 @@ function nestedBeyond(value: unknown, limit: number): boolean {
 
 let isoMs = Number.NaN;
 let isoText = '';
+let olderMs = Number.NaN;
+let olderText = '';
 
-/** `new Date(ms).toISOString()`, kept for the last `ms` asked: under load many writes share a millisecond. */
+/**
+ * `new Date(ms).toISOString()`, kept for the last two `ms` asked: under load many writes share a
+ * millisecond, and a lease change asks for two in turn (the time now and the lease's expiry).
+ */
 export function isoTime(ms: number): string {
-  if (ms !== isoMs) {
-    isoText = new Date(ms).toISOString();
-    isoMs = ms;
-  }
+  if (ms === isoMs) return isoText;
+  if (ms === olderMs) return olderText;
+  olderMs = isoMs;
+  olderText = isoText;
+  isoText = new Date(ms).toISOString();
+  isoMs = ms;
   return isoText;
 }
 
