@@ -17,8 +17,10 @@ export interface CommitListener {
 const noParams: readonly unknown[] = [];
 
 export class GroupCommit {
-  private readonly queue = new QueuedWrites(() => this.flush());
+  private readonly queue = new QueuedWrites(() => this.flushUnlessHeld());
   private failure: unknown;
+  /** While set, batches wait in memory instead of committing: see holdUntil. */
+  private held: Promise<unknown> | undefined;
   private readonly listeners = new Listeners<CommitListener>();
 
   // Prepared once: exec() parses its SQL on every call, twice per commit.
@@ -61,6 +63,29 @@ export class GroupCommit {
 
   off<E extends keyof CommitListener>(event: E, listener: CommitListener[E]): void {
     this.listeners.off(event, listener);
+  }
+
+  /**
+   * Commits nothing until `released` settles; what is queued meanwhile waits in memory and commits
+   * then, as one batch. For the moment the write-ahead log is emptied by another connection
+   * (wal-checkpointer.ts): a commit would wait for its lock on the server's thread, stalling every
+   * request, where a held batch only makes its own writers wait. `flush` (shutdown) does not wait.
+   */
+  holdUntil(released: Promise<unknown>): void {
+    const hold = released.then(
+      () => {},
+      () => {},
+    );
+    this.held = hold;
+    void hold.then(() => {
+      if (this.held !== hold) return;
+      this.held = undefined;
+      this.flush();
+    });
+  }
+
+  private flushUnlessHeld(): void {
+    if (!this.held) this.flush();
   }
 
   /** Applies the queued writes now (also used on shutdown). */

@@ -38,6 +38,8 @@ export interface StoreOptions {
    * no WAL, and at most `cacheKiB` of its pages held in memory.
    */
   readonly scratch?: { readonly cacheKiB: number };
+  /** Size at which the write-ahead log is restarted under steady writes (wal-checkpointer.ts; default 64 MB). */
+  readonly walRestartBytes?: number;
 }
 
 /** What the service needs from a group commit. */
@@ -110,7 +112,9 @@ export class Store {
       throw new Error(`cannot open the state file ${this.path}: ${(error as Error).message}`, { cause: error });
     }
     this.commits = options.commits ? options.commits(this.driver, this) : new GroupCommit(this.driver);
-    this.checkpointer = this.path === memoryPath || options.scratch ? undefined : WalCheckpointer.for(this.path, this.driver);
+    const commits = this.commits;
+    const hold = commits instanceof GroupCommit ? (released: Promise<unknown>) => commits.holdUntil(released) : undefined;
+    this.checkpointer = this.path === memoryPath || options.scratch ? undefined : WalCheckpointer.for(this.path, this.driver, { holdCommits: hold, restartBytes: options.walRestartBytes });
     const checkpointer = this.checkpointer;
     if (checkpointer) this.commits.on('committed', () => checkpointer.committed());
     this.dynamic = new StatementCache(this.driver);
