@@ -26,6 +26,12 @@ export class ColdLeaseRows {
     this.uncommitted.add(key);
   }
 
+  /** The rows kept, newest first. */
+  *newestFirst(): IterableIterator<[string, LeaseRow]> {
+    const keys = [...this.rows.keys()];
+    for (let i = keys.length - 1; i >= 0; i--) yield [keys[i]!, this.rows.get(keys[i]!)!];
+  }
+
   /** An actor was made from the row: from now on it is the lease's state. */
   adopted(key: string): void {
     this.rows.delete(key);

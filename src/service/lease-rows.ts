@@ -21,6 +21,11 @@ export class LeaseRows {
     private readonly queues: () => TakeQueues,
   ) {}
 
+  /** The most recent leases changed as rows that no actor holds now (the dashboard's Actors tab), newest first. */
+  *withoutActor(): IterableIterator<[string, LeaseRow]> {
+    for (const entry of this.cold.newestFirst()) if (!this.system.leases.isResident(entry[0])) yield entry;
+  }
+
   /** The row an actor is restored from (the actor holds the lease's state from then on). */
   load(key: string): LeaseRow | undefined {
     const colon = key.indexOf(':');

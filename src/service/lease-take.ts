@@ -5,7 +5,6 @@
 // recording nothing. The line comes from take-queue.ts; each grant is a
 // plain claim's (the lease actor decides, the fence is the seq of its `lease`
 // observation), so the one-holder rule and the audit hold as for named claims.
-import { leaseKey } from '../actors/root-system.ts';
 import { leaseStateOf } from '../machines/lease-machine.ts';
 import { ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from './access.ts';
@@ -60,7 +59,7 @@ export function grantNext(service: MonitorService, handle: SubscriptionHandle, r
       skipped.push(entry);
       continue;
     }
-    if (!service.system.leases.isResident(leaseKey(handle.feed.key, entry.subject))) {
+    if (service.changesLeaseAsRow(handle.feed.key, entry.subject)) {
       // Most subjects were never leased, or are free: granted as a row, without building an actor (lease-cold.ts).
       // One the line found without a row, and heard no change of since, is not looked up again (a cluster
       // node looks: another node may have written the row).

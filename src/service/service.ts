@@ -2,7 +2,7 @@
 // the in-memory feeds and the actor system, appends observations, and makes
 // every change durable through the store's group commit before a reply.
 import { type Clock, systemClock } from '../actors/clock.ts';
-import { RootSystem } from '../actors/root-system.ts';
+import { leaseKey, RootSystem } from '../actors/root-system.ts';
 import { subscriptionStateOf, touchedSubscription } from '../machines/subscription-machine.ts';
 import { isClusterConflict } from '../store/cluster-conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
@@ -60,10 +60,13 @@ export class MonitorService {
   private clusterHooks: ClusterNodeHooks | undefined;
   /** Keys handed out by the cluster's database, used before local ones. */
   private readonly reservedMonitorKeys: number[] = [];
+  /** Leases no actor holds are changed on their rows (lease-cold.ts), except under --inspect. */
+  private readonly leasesAsRows: boolean;
 
   constructor(options: ServiceOptions) {
     this.store = options.store;
     this.clock = options.clock ?? systemClock;
+    this.leasesAsRows = options.inspect === undefined;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.options = {
       retireAfterMuteSeconds: options.retireAfterMuteSeconds ?? defaults.retireAfterMuteSeconds,
@@ -313,6 +316,20 @@ export class MonitorService {
   /** The lease as it stands now: its resident actor's, else its row (undefined when never claimed). */
   currentLease(mkey: number, subject: string): LeaseRow | undefined {
     return this.leases.current(mkey, subject);
+  }
+
+  /**
+   * Whether a change of this lease is made on its row, without an actor (lease-cold.ts): when no actor
+   * holds it, unless the server runs with --inspect, whose inspector is there to watch every lease's
+   * machine take its transitions.
+   */
+  changesLeaseAsRow(mkey: number, subject: string): boolean {
+    return this.leasesAsRows && !this.system.leases.isResident(leaseKey(mkey, subject));
+  }
+
+  /** The most recent leases changed on their rows that no actor holds now, newest first, with their keys. */
+  leasesWithoutActor(): IterableIterator<[string, LeaseRow]> {
+    return this.leases.withoutActor();
   }
 
   /** Writes the row of a lease no actor holds (take-next's grant or completion, lease-cold.ts; lease-rows.ts). */

@@ -47,13 +47,15 @@ export function chartedActor(
 ): ChartedActor {
   const missing = { ...target, found: false, state: null, status: null, transitions: [] };
   if (!visible.some((a) => a.kind === target.kind && a.key === target.key)) return missing;
-  for (const [kind, key, actor] of service.system.residents()) {
-    if (kind !== target.kind || key !== target.key) continue;
+  const charted = (actor: AnyActorRef): ChartedActor => {
     follow(actor);
     const snapshot = actor.getSnapshot() as { value: unknown; status: string; context: Record<string, unknown> };
     // What the monitor recorded of it (from when it started), else what was seen since the chart opened.
-    const recorded = recordedTransitions(service, kind, key, snapshot.context);
+    const recorded = recordedTransitions(service, target.kind, target.key, snapshot.context);
     return { ...target, found: true, state: statePath(snapshot.value), status: snapshot.status, transitions: recorded ?? log.of(actor) };
-  }
-  return missing;
+  };
+  for (const [kind, key, actor] of service.system.residents()) if (kind === target.kind && key === target.key) return charted(actor);
+  // A lease kept as a row has no actor until one is needed: charting it is such a need.
+  const stored = target.kind === 'lease' ? service.system.leases.get(target.key) : undefined;
+  return stored ? charted(stored) : missing;
 }

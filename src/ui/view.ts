@@ -1,7 +1,8 @@
 // What the dashboard shows (§19), for one caller: the monitors its token may
 // see (all of them with the admin token), their subscriptions with lag,
 // leases and expiry, recent observations, recipe runs, and every resident
-// actor of those monitors with its machine and current state. Built from
+// actor of those monitors with its machine and current state (and the leases
+// kept as rows without an actor, as `stored`). Built from
 // what the server holds in memory plus a few bounded reads.
 import { sourceStateOf } from '../machines/source-machine.ts';
 import { isLive } from '../sources/config.ts';
@@ -93,16 +94,22 @@ export function dashboardView(service: MonitorService, caller: Caller, cache: Re
   }
 
   const leases = [];
-  for (const [, actor] of service.system.leases.entries()) {
+  // Resident actors' leases, then the leases changed on their rows that no actor holds (service/lease-cold.ts).
+  const leaseStates = function* () {
+    for (const [, actor] of service.system.leases.entries()) {
+      const snapshot = actor.getSnapshot();
+      yield { state: stateName(snapshot.value), lease: snapshot.context.lease };
+    }
+    for (const [, row] of service.leasesWithoutActor()) yield { state: row.state, lease: row.record };
+  };
+  for (const { state, lease } of leaseStates()) {
     if (leases.length >= maxRows) break;
-    const snapshot = actor.getSnapshot();
-    const lease = snapshot.context.lease;
     const feed = byKey.get(lease.mkey);
     if (!feed || !insider.has(lease.mkey)) continue;
     leases.push({
       monitor: feed.id,
       subject: lease.subject,
-      state: stateName(snapshot.value),
+      state,
       holder: lease.holder,
       expires: lease.expiresMs === null ? null : new Date(lease.expiresMs).toISOString(),
       attempts: lease.attempts,
@@ -139,6 +146,13 @@ export function dashboardView(service: MonitorService, caller: Caller, cache: Re
       state: kind === 'source' ? sourceStateOf(snapshot.value) : stateName(snapshot.value),
       status: snapshot.status,
     });
+  }
+  // A lease changed on its row has no actor until something needs one (charting it makes one): `stored`.
+  for (const [key, row] of service.leasesWithoutActor()) {
+    if (actors.length >= maxRows * 2) break;
+    const monitor = byKey.get(row.record.mkey)?.id;
+    if (monitor === undefined || (!admin && (!visibleIds.has(monitor) || !insider.has(row.record.mkey)))) continue;
+    actors.push({ kind: 'lease', key, monitor, machine: 'lease', state: row.state, status: 'stored' });
   }
 
   const leaseTimelines = [];

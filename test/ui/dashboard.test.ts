@@ -106,11 +106,12 @@ describe.skipIf(!haveChromium)('the dashboard in Chromium', () => {
     });
     expect(await page.evaluate(() => (window as unknown as { loadedOnce?: number }).loadedOnce)).toBe(1);
 
-    // A completed lease: its machine's state is `completed`, its actor still runs (it may be claimed again), said in words.
+    // A completed lease: its machine's state is `completed` (it may be claimed again). Claimed and completed
+    // with no actor holding it, it is changed on its row (service/lease-cold.ts) and said to be stored, in words.
     await call(base, 'POST', `/subscriptions/${sub.body.subscription.id}/leases/complete`, { token: sub.body.token, body: { subject: 'incident-7' } });
     await page.waitForFunction(() => [...document.querySelectorAll('#actors tr')].some((tr) => tr.textContent?.includes('completed')));
     const lease = page.locator('#actors tr', { hasText: 'completed' });
-    expect(await lease.locator('[data-actor-status]').textContent()).toBe('▶ running');
+    expect(await lease.locator('[data-actor-status]').textContent()).toBe('◇ stored as a row (an actor is made when needed)');
     expect(await page.locator('#actors th').allTextContents()).toEqual(['Kind', 'Id', 'Monitor', 'Machine', 'State', 'Actor', 'Chart']);
     expect(await page.textContent('#actors .actors-note')).toContain('whether the actor itself is running');
 

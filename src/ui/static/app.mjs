@@ -64,7 +64,7 @@ function gapsCell(gaps) {
 }
 
 /** An actor's own status (XState's), in words: a lease actor that is running may well be in its `completed` state. */
-const actorWord = { active: '▶ running', done: '■ finished', stopped: '■ stopped', error: '✗ failed' };
+const actorWord = { active: '▶ running', done: '■ finished', stopped: '■ stopped', error: '✗ failed', stored: '◇ stored as a row (an actor is made when needed)' };
 
 /** Data cells open: a cut cell's button shows the whole data, indented, until it is folded again (kept across redraws). */
 const openData = new Set();
@@ -135,7 +135,7 @@ const views = {
     el(
       'div',
       {},
-      el('p', { class: 'muted actors-note' }, "State is where the actor's machine stands (a completed lease can be claimed again); Actor says whether the actor itself is running and takes events."),
+      el('p', { class: 'muted actors-note' }, "State is where the actor's machine stands (a completed lease can be claimed again); Actor says whether the actor itself is running and takes events, or, for a lease that no actor holds, that it is stored as a row (its chart makes its actor)."),
       table(
         ['Kind', 'Id', 'Monitor', 'Machine', 'State', 'Actor', 'Chart'],
         v.actors.map((a) => [a.kind, el('code', {}, a.key), a.monitor ?? '—', a.machine, pill(a.state), el('td', { 'data-actor-status': a.status }, actorWord[a.status] ?? a.status), chartButton(a)]),
