@@ -6,11 +6,12 @@
 // claims and expiries, in-process on a manual clock.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { invoke, type OperationName } from '../../src/service/operations.ts';
+import type { OperationName } from '../../src/service/operations.ts';
 import { MonitorService } from '../../src/service/service.ts';
 import { Store } from '../../src/store/store.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { tempDir } from '../support/server-process.ts';
+import { replyOf } from '../support/invoke-reply.ts';
 
 let service: MonitorService | undefined;
 afterEach(() => {
@@ -28,13 +29,7 @@ function open(path: string, clock: ManualClock): MonitorService {
 }
 
 async function run(name: OperationName, input: Record<string, unknown>, bearer?: string): Promise<any> {
-  try {
-    const reply = await invoke(service!, name, input, { caller: { bearer } });
-    return { status: reply.status, ...(reply.body as object) };
-  } catch (error: any) {
-    if (typeof error?.toBody !== 'function') throw error;
-    return { status: error.status, ...error.toBody() };
-  }
+  return replyOf(service!, name, input, bearer);
 }
 
 function random(seed: number) {

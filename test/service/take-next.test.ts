@@ -8,10 +8,11 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/actors/clock.ts';
-import { invoke, type OperationName } from '../../src/service/operations.ts';
+import type { OperationName } from '../../src/service/operations.ts';
 import { MonitorService } from '../../src/service/service.ts';
 import { Store } from '../../src/store/store.ts';
 import { tempDir } from '../support/server-process.ts';
+import { replyOf } from '../support/invoke-reply.ts';
 
 /** Time moves only when the test says so; timers due by then fire in order. */
 class ManualClock implements Clock {
@@ -57,13 +58,7 @@ function start(path = ':memory:'): MonitorService {
 
 /** A reply body, or the refusal's body with its status. */
 async function run(name: OperationName, input: Record<string, unknown>, bearer?: string): Promise<any> {
-  try {
-    const reply = await invoke(service!, name, input, { caller: { bearer } });
-    return { status: reply.status, ...(reply.body as object) };
-  } catch (error: any) {
-    if (typeof error?.toBody !== 'function') throw error;
-    return { status: error.status, ...error.toBody() };
-  }
+  return replyOf(service!, name, input, bearer);
 }
 
 async function workplace(subjects: Array<[type: string, subject: string]>, filter?: Record<string, unknown>) {

@@ -5,7 +5,7 @@
 // lease's whole record as JSON).
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { invoke, type OperationName } from '../../src/service/operations.ts';
+import type { OperationName } from '../../src/service/operations.ts';
 import { MonitorService } from '../../src/service/service.ts';
 import { leaseRecordOf } from '../../src/store/lease-record-text.ts';
 import { qb } from '../../src/store/query-builder.ts';
@@ -14,6 +14,7 @@ import { openSqlDriver } from '../../src/store/sql-driver.ts';
 import { Store } from '../../src/store/store.ts';
 import { createTable, tableDefinitions } from '../../src/store/table-definitions.ts';
 import { tempDir } from '../support/server-process.ts';
+import { replyOf } from '../support/invoke-reply.ts';
 
 let service: MonitorService | undefined;
 afterEach(() => {
@@ -28,13 +29,7 @@ function open(path: string): MonitorService {
 }
 
 async function run(name: OperationName, input: Record<string, unknown>, bearer?: string): Promise<any> {
-  try {
-    const reply = await invoke(service!, name, input, { caller: { bearer } });
-    return { status: reply.status, ...(reply.body as object) };
-  } catch (error: any) {
-    if (typeof error?.toBody !== 'function') throw error;
-    return { status: error.status, ...error.toBody() };
-  }
+  return replyOf(service!, name, input, bearer);
 }
 
 /** Rewrites the file's tables as schema 1 laid them out, and marks it schema 1. */
