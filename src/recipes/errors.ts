@@ -2,20 +2,13 @@
 // (src/errors/exit-codes.ts), so the command layer turns any of them into a
 // message and a status the same way.
 import { ExitCode, type ExitCodeValue } from '../errors/exit-codes.ts';
+import { ProblemsError } from '../errors/input-error.ts';
 
 export { ExitCode, type ExitCodeValue };
-
 export { RecipeInputError } from '../errors/input-error.ts';
 
 /** A precondition of the run is not met (requires, destructive intents, canary, isolation): nothing ran. */
-export class RunRefusedError extends Error {
+export class RunRefusedError extends ProblemsError {
   override name = 'RunRefusedError';
   readonly exitCode: ExitCodeValue = ExitCode.failed;
-  constructor(
-    message: string,
-    readonly problems: string[] = [],
-    options?: ErrorOptions,
-  ) {
-    super(problems.length > 0 ? `${message}\n${problems.map((p) => `  - ${p}`).join('\n')}` : message, options);
-  }
 }
