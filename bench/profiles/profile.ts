@@ -114,14 +114,14 @@ async function poolOf(mode: 'rpc' | 'items', server: BenchServer): Promise<Windo
   const cpu0 = server.cpuSeconds();
   const w0 = writesOf(server.pid);
   const from = monotonicUs();
-  const [r] = await runChildren<{ cycles: number; failed: number; elapsedMs: number; requests: number }>(
+  const [r] = await runChildren<{ cycles: number; failed: number; elapsedMs: number; requests: number; cpuSeconds: number }>(
     'vigil-pool',
     () => ({ base: server.base, subscription: worker.id, token: worker.token, slots: 50, jobs, durationMs: seconds * 1000, mode }),
     1,
   );
   const to = monotonicUs();
   const cpuSeconds = server.cpuSeconds() - cpu0;
-  return { from, to, requests: r!.cycles, unit: 'cycle', cpuSeconds, extra: { rate: round(r!.cycles / (r!.elapsedMs / 1000)), failed: r!.failed, httpRequests: r!.requests, ...writesPer(w0, writesOf(server.pid), r!.cycles) } };
+  return { from, to, requests: r!.cycles, unit: 'cycle', cpuSeconds, extra: { rate: round(r!.cycles / (r!.elapsedMs / 1000)), failed: r!.failed, httpRequests: r!.requests, poolCpuUsPerUnit: round((r!.cpuSeconds * 1e6) / r!.cycles, 1), ...writesPer(w0, writesOf(server.pid), r!.cycles) } };
 }
 
 /** 100 observations, one every 10 ms, to `streams` open event streams; the window is first publish → last arrival. */
