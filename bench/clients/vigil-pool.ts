@@ -15,7 +15,7 @@
 // the audit), and this process's CPU. Self-contained: it needs only the base
 // URL and the subscription.
 import { childArgs, finish, readyThenGo } from '../lib/child-side.ts';
-import { client } from '../lib/http.ts';
+import { keepAlive } from '../lib/keep-alive.ts';
 import { nowMs } from '../lib/stats.ts';
 
 interface Args {
@@ -34,7 +34,9 @@ interface Lease {
 }
 
 const args = childArgs<Args>();
-const request = client(args.base, args.mode === 'http' ? args.slots : 1);
+// One keep-alive connection per slot in `http` mode, one for the pool otherwise (keep-alive.ts).
+const connections = Array.from({ length: args.mode === 'http' ? args.slots : 1 }, () => keepAlive(args.base));
+const idle = [...connections];
 const path = `/subscriptions/${args.subscription}/leases`;
 let cycles = 0;
 let failed = 0;
@@ -50,8 +52,13 @@ const noteGrant = (lease: Lease | null | undefined): Lease | undefined => {
 
 async function post(route: string, body: unknown): Promise<{ status: number; body: any }> {
   requests++;
-  const reply = await request('POST', route, body, args.token);
-  return { status: reply.status, body: reply.body ? JSON.parse(reply.body) : undefined };
+  const connection = idle.pop()!;
+  try {
+    const reply = await connection.post(route, JSON.stringify(body), args.token);
+    return { status: reply.status, body: reply.body ? JSON.parse(reply.body) : undefined };
+  } finally {
+    idle.push(connection);
+  }
 }
 
 const done = (until: number) => cycles >= args.jobs || nowMs() >= until;
@@ -142,4 +149,5 @@ else if (args.mode === 'http') await runHttp(until);
 else await runItems(until);
 const elapsedMs = nowMs() - start;
 const cpu = process.cpuUsage(cpu0);
+for (const connection of connections) connection.close();
 finish({ cycles, failed, requests, elapsedMs, cpuSeconds: (cpu.user + cpu.system) / 1e6, grants });
