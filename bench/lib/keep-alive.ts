@@ -3,7 +3,7 @@
 // worker holds one ioredis socket. It writes each request as one string and
 // reads each reply whole (status line, Content-Length, body); a reply it
 // cannot read that way (chunked, no length) fails the request. node:http's
-// client cost the pool process 1-3 µs more per cycle (bench/README.md, issue 46).
+// client cost the pool process about 6 µs more per cycle (bench/README.md, issue 46).
 import net from 'node:net';
 
 export interface KeepAliveReply {
