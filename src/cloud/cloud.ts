@@ -41,6 +41,8 @@ export interface CloudOptions {
   readonly maxQueuedEventBytes?: number;
   /** How long a managed-edge worker may take over a request or a scheduled run (30 s). */
   readonly workerTimeoutMs?: number;
+  /** The least time a managed-edge worker's top-level code gets at its start (10 s; tests set less). */
+  readonly workerStartMs?: number;
   /** Resident memory a managed-edge worker's workerd may hold (256 MB). */
   readonly workerMemoryBytes?: number;
   /** Workers' fetches may reach loopback, private and link-local addresses (off: public only). */
@@ -101,6 +103,7 @@ export class Cloud {
       {
         ...defaultWorkerLimits,
         ...(options.workerTimeoutMs !== undefined && { timeoutMs: options.workerTimeoutMs }),
+        ...(options.workerStartMs !== undefined && { startMs: options.workerStartMs }),
         ...(options.workerMemoryBytes !== undefined && { memoryBytes: options.workerMemoryBytes }),
         allowPrivate: options.allowPrivateWorkers ?? false,
         runtimes: caps.runtimes,

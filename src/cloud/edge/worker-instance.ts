@@ -50,6 +50,8 @@ export interface Instance {
 
 export interface InstanceOptions {
   readonly timeoutMs: number;
+  /** The least time the top-level code gets (WorkerLimits.startMs). */
+  readonly startMs: number;
   readonly memoryLimitBytes: number;
   readonly memory: MemoryWatch;
   readonly outbound: WorkerOutbound | undefined;
@@ -96,7 +98,7 @@ export function runLimited<T>(name: string, instance: Instance, what: string, ti
 /**
  * Starts a worker's workerd. Its top-level code runs here: one that never
  * finishes would leave `ready` unsettled and a core spinning, so it gets the
- * time limit too (at least 10 s, for the process to start on a busy machine).
+ * time limit too (at least startMs, 10 s unless set, for the process to start on a busy machine).
  */
 export async function startInstance(name: string, source: WorkerSource, options: InstanceOptions): Promise<Instance> {
   const { Miniflare } = await import('miniflare');
@@ -107,7 +109,7 @@ export async function startInstance(name: string, source: WorkerSource, options:
     compatibilityDate,
     ...(options.outbound && { outboundService: options.outbound.fetch as never }),
   });
-  const limitMs = Math.max(options.timeoutMs, 10_000);
+  const limitMs = Math.max(options.timeoutMs, options.startMs);
   let entry: URL;
   try {
     entry = await withinLimit(mf.ready, limitMs, () => new WorkerLimitError(`the script did not start within ${limitMs / 1000} s (its top-level code must finish)`, 504));

@@ -36,6 +36,8 @@ const scheduledTrigger = '/cdn-cgi/mf/scheduled';
 export interface WorkerLimits {
   /** A request (answer and body) or a scheduled run, in ms. */
   readonly timeoutMs: number;
+  /** The least time a worker's top-level code gets to finish at its start, in ms (the start gets timeoutMs if longer). */
+  readonly startMs: number;
   readonly maxResponseBytes: number;
   /** Resident memory of a worker's workerd process. */
   readonly memoryBytes: number;
@@ -47,6 +49,8 @@ export interface WorkerLimits {
 
 export const defaultWorkerLimits: WorkerLimits = {
   timeoutMs: 30_000,
+  // Time for workerd to start on a busy machine.
+  startMs: 10_000,
   maxResponseBytes: 32 << 20,
   memoryBytes: 256 << 20,
   allowPrivate: false,
@@ -133,7 +137,7 @@ export class WorkerRuntimes {
   }
 
   private start(name: string, source: WorkerSource): Promise<Instance> {
-    return startInstance(name, source, { timeoutMs: this.limits.timeoutMs, memoryLimitBytes: this.limits.memoryBytes, memory: this.memory, outbound: this.outbound });
+    return startInstance(name, source, { timeoutMs: this.limits.timeoutMs, startMs: this.limits.startMs, memoryLimitBytes: this.limits.memoryBytes, memory: this.memory, outbound: this.outbound });
   }
 
   private entry(source: WorkerSource, instance: Promise<Instance>): Running {
