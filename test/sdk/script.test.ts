@@ -91,9 +91,9 @@ return seen;`,
     expect(t.code).toBe(1);
     expect(t.stderr).toContain('INVALID_ARGUMENT: confidence: must be a number from 0.0 to 1.0; got 1.5');
     project.script('spin.js', 'while (true) {}');
-    const s = await vigil(project, ['script', 'run', 'spin', '--timeout', '2']);
+    const s = await vigil(project, ['script', 'run', 'spin', '--timeout', '1']);
     expect(s.code).toBe(124);
-    expect(s.stderr).toContain('exceeded its timeout of 2 s');
+    expect(s.stderr).toContain('exceeded its timeout of 1 s');
     project.script('hog.js', 'const a = []; while (true) a.push(new Array(100000).fill("x"));');
     const h = await vigil(project, ['script', 'run', 'hog', '--memory', '32']);
     expect(h.code).toBe(1);
