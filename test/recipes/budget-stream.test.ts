@@ -288,9 +288,9 @@ describe('a budget is run-wide and survives --resume', () => {
   it('a parallel run resumed carries what all its children spent: the cap holds over both runs', async () => {
     project = makeProject();
     const failFile = `${project.root}.fail`;
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: vigil's own variable, rendered by the runner
     // Turns at a model's pace (800 ms): a stand-in printing its turns a moment apart can print another before
     // any reader kills it on a loaded machine (once seen: 9,900 tokens), which no runner can prevent.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: vigil's own variable, rendered by the runner
     project.recipe({ name: 'one', steps: [{ label: 'work', args: ['TURNS=3 SLEEP_MS=2400 ${WHICH}'], backend: 'claude' }] });
     project.recipe({ name: 'pair', type: 'parallel', recipe: 'one', transfer_mode: 'none', budget: { tokens: 8000 }, vars: [{ WHICH: 'fine' }, { WHICH: 'FAIL_IF_FILE' }] });
     const e = env(project, { FAKE_FAIL_FILE: failFile, FAKE_FAIL_STEP: 'prompt' });

@@ -127,6 +127,7 @@ const refusals: Array<[string, (p: Project) => void, string]> = [
   ['a variable set nowhere', (p) => p.recipe({ name: 'r', canary: false, steps: [{ label: 'a', prompt: 'use $NOWHERE' }] }), 'NOWHERE'],
   ['a missing binary', (p) => p.recipe({ name: 'r', canary: false, requires: { bins: ['no-such-binary-here'] }, steps: [{ label: 'a', prompt: 'x' }] }), 'no-such-binary-here'],
   ['a destructive intent', (p) => p.recipe({ name: 'r', canary: false, steps: [{ label: 'a', prompt: 'x', build_command: 'rm -rf ~' }] }), 'destructive'],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${steps.nope.output} is vigil's own reference, rendered by the runner
   ["another step's output that does not exist", (p) => p.recipe({ name: 'r', canary: false, steps: [{ label: 'a', prompt: 'x ${steps.nope.output}' }] }), 'nope'],
   ['a step on claude when claude is not installed', (p) => { rmSync(join(p.bin, 'claude')); p.recipe({ name: 'r', canary: false, steps: [{ label: 'a', backend: 'claude', prompt: 'x' }] }); }, 'claude is not on PATH'],
   [
