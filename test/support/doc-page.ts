@@ -54,9 +54,11 @@ export async function runDocPage(page: string, options: { limitMs?: number; env?
   const home = join(work, 'home');
   const project = join(work, 'project');
   const bin = join(work, 'bin');
+  // The page's temporary files too (a cluster node killed with -9 leaves its replica folder there).
+  const tmp = join(work, 'tmp');
   const prelude = [
     'set -euo pipefail',
-    `mkdir -p ${home} ${project} ${bin}`,
+    `mkdir -p ${home} ${project} ${bin} ${tmp}`,
     `printf '#!/bin/sh\\nexec "%s" "%s" "$@"\\n' '${process.execPath}' '${join(repoRoot, 'bin/vigil.js')}' > ${bin}/vigil`,
     `chmod +x ${bin}/vigil`,
     `cd ${project}`,
@@ -69,6 +71,7 @@ export async function runDocPage(page: string, options: { limitMs?: number; env?
       ...process.env,
       HOME: home,
       VIGIL_HOME: join(home, '.vigil'),
+      TMPDIR: tmp,
       PATH: `${bin}:${process.env.PATH}`,
       GIT_AUTHOR_NAME: 'Doc Reader',
       GIT_AUTHOR_EMAIL: 'reader@example.com',
