@@ -4,16 +4,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GroupCommit } from '../../src/store/group-commit.ts';
 import { openSqlDriver, type SqlDriver } from '../../src/store/sql-driver.ts';
+import { turns } from '../support/manual-clock.ts';
 
 let driver: SqlDriver | undefined;
 afterEach(() => {
   driver?.close();
   driver = undefined;
 });
-
-const turns = async (n: number) => {
-  for (let i = 0; i < n; i++) await new Promise((done) => setImmediate(done));
-};
 
 describe('a held group commit', () => {
   it('commits nothing until released, then everything queued meanwhile, in order, as one batch', async () => {
