@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { isAlive, lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
@@ -73,5 +74,27 @@ describe('a runner that dies', () => {
     expect(next.stdout).toContain(`run ${doomedId} was interrupted`);
     const listed = await runVigil(project, ['runs']);
     expect(listed.stdout).toMatch(new RegExp(`${doomedId}\\s+doomed\\s+interrupted`));
+  });
+
+  it('leaves no run without its record when killed while making it: vigil runs skips the half-made folder, the next run removes it', async () => {
+    project = makeProject();
+    project.recipe({ name: 'next', canary: false, steps: [{ label: 'b', args: ['fine'] }] });
+    const runs = join(project.root, '.vigil', 'runs');
+    // What a runner killed between making its record's folder and renaming it into place leaves, and what a live one has.
+    const dead = spawnSync('true').pid!;
+    const record = (id: string) => JSON.stringify({ id, recipe: 'half', type: 'sequence', status: 'running', pid: dead, started: new Date().toISOString(), steps: [] });
+    for (const [name, id] of [[`.20260101-000000-dead.${dead}.new`, '20260101-000000-dead'], [`.20260101-000000-live.${process.pid}.new`, '20260101-000000-live']] as const) {
+      mkdirSync(join(runs, name, 'steps'), { recursive: true });
+      writeFileSync(join(runs, name, 'run.json'), record(id));
+    }
+
+    const listed = await runVigil(project, ['runs']);
+    expect(listed.stdout).not.toContain('half');
+    const next = await runVigil(project, ['sequence', 'next']);
+    expect(next.code, next.stderr).toBe(0);
+    const left = readdirSync(runs);
+    expect(left).not.toContain(`.20260101-000000-dead.${dead}.new`);
+    expect(left).toContain(`.20260101-000000-live.${process.pid}.new`); // its maker may still rename it
+    expect(left.filter((n) => !n.startsWith('.'))).toEqual([lastRun(project).id]);
   });
 });

@@ -40,7 +40,10 @@ export function runById(project: Project, id: string): RunJson {
 
 export function allRuns(project: Project): RunJson[] {
   const dir = join(project.root, '.vigil', 'runs');
-  return readdirSync(dir).map((id) => runById(project, id));
+  // As `vigil runs` does: a hidden entry is a record still being made (or left by a runner killed while making it).
+  return readdirSync(dir)
+    .filter((id) => !id.startsWith('.'))
+    .map((id) => runById(project, id));
 }
 
 /** The root run (no parent) started last. */

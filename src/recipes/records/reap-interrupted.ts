@@ -3,9 +3,9 @@
 // process groups. The next run of the project marks such runs interrupted
 // and stops every process that carries the run's VIGIL_RUN_ID in its
 // environment (read through /proc), so a reused pid is never killed.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRunJson, runsDir, writeJsonAtomic } from './run-record.ts';
+import { readRunJson, runsDir, stagingMaker, writeJsonAtomic } from './run-record.ts';
 import { processAlive } from '../../file-lock/process-alive.ts';
 
 export interface ReapedRun {
@@ -52,6 +52,12 @@ export function reapInterruptedRuns(projectRoot: string): ReapedRun[] {
   }
   for (const id of ids) {
     const dir = join(runsDir(projectRoot), id);
+    const maker = stagingMaker(id);
+    if (maker !== null) {
+      // A record that was being made when its runner died: it never became a run.
+      if (!processAlive(maker)) rmSync(dir, { recursive: true, force: true });
+      continue;
+    }
     let run: ReturnType<typeof readRunJson>;
     try {
       run = readRunJson(dir);

@@ -168,6 +168,17 @@ export function writeJsonAtomic(file: string, value: unknown): void {
   renameSync(tmp, file);
 }
 
+/** The folder a run's record is made in before it is renamed to the run's id: hidden, and naming its maker. */
+export function stagingName(runId: string, pid: number): string {
+  return `.${runId}.${pid}.new`;
+}
+
+/** The pid of the process that made a staging folder of `stagingName`, or null for any other name. */
+export function stagingMaker(name: string): number | null {
+  const m = /^\.[^/]+\.(\d+)\.new$/.exec(name);
+  return m ? Number(m[1]) : null;
+}
+
 export function readRunJson(dir: string): RunJson {
   return JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as RunJson;
 }
@@ -185,12 +196,14 @@ export class RunRecorder {
 
   constructor(projectRoot: string, run: RunJson) {
     this.dir = join(runsDir(projectRoot), run.id);
-    // steps/ now; prompts/ when a run has prompt files and gates/ when a step waits at its gate (each a
-    // directory more to create for every child of a wide run otherwise).
-    mkdirSync(this.dir, { recursive: true });
-    mkdirSync(join(this.dir, 'steps'), { recursive: true });
     this.run = run;
-    this.flush();
+    // Made under a staging name and renamed into place, so that a runner killed right here leaves no run
+    // folder without its run.json (the next run sweeps the staging folder). steps/ now; prompts/ when a run
+    // has prompt files and gates/ when a step waits at its gate (a directory more per child of a wide run otherwise).
+    const staging = join(runsDir(projectRoot), stagingName(run.id, process.pid));
+    mkdirSync(join(staging, 'steps'), { recursive: true });
+    writeJsonAtomic(join(staging, 'run.json'), run);
+    renameSync(staging, this.dir);
     this.event({ type: 'run.started', recipe: run.recipe, steps: run.steps.map((s) => s.label) });
   }
 

@@ -45,12 +45,13 @@ export function listRuns(projectRoot: string): ListedRun[] {
   }
   const runs: ListedRun[] = [];
   for (const entry of entries) {
+    if (entry.startsWith('.')) continue; // a record being made (run-record.ts stagingName)
     try {
       const run = readRunJson(join(dir, entry));
       const shownStatus = run.status === 'running' && !processAlive(run.pid) ? 'interrupted' : run.status;
       runs.push({ ...run, shownStatus });
     } catch {
-      // not a run directory, or a run.json being written for the first time
+      // not a run directory
     }
   }
   return runs.sort((a, b) => (a.started < b.started ? 1 : a.started > b.started ? -1 : b.id.localeCompare(a.id)));
