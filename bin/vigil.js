@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the compiled CLI from dist/ when it is there and up to date with src/
+// Runs the compiled CLI (dist/bundle/, the bundle of dist/cli/main.js) when it is there and up to date with src/
 // (an installed package ships dist/ only); otherwise runs the TypeScript
 // sources through tsx, so that a fresh clone works without a build step.
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -25,7 +25,7 @@ function distIsCurrent() {
 }
 
 if (distIsCurrent()) {
-  await import('../dist/cli/main.js');
+  await import('../dist/bundle/main.js');
 } else {
   const { register } = await import('tsx/esm/api');
   register();
