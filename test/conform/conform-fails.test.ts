@@ -34,18 +34,25 @@ const cases: { name: string; fault: () => Fault; mustFail: string[]; mustPass: s
   },
 ];
 
-// Each case has a server and a broken proxy of its own, and a conform run spends much of its time
-// waiting (on leases, streams, retries): the four run at once.
+// The four broken proxies stand in front of one real server: conform names everything it makes
+// uniquely per run (ctx.unique), so runs at once on one server do not meet, and a server per case
+// only cost three more server starts. A conform run spends much of its time waiting (on leases,
+// streams, retries): the four run at once.
+let real: ServerProcess;
+beforeAll(async () => {
+  real = await startServerProcess({ transport: 'node' });
+});
+afterAll(async () => {
+  await real?.stop();
+});
+
 describe.concurrent.each(cases)('vigil conform against a server that $name', ({ fault, mustFail, mustPass }) => {
-  let real: ServerProcess;
   let broken: BrokenServer;
   beforeAll(async () => {
-    real = await startServerProcess({ transport: 'node' });
     broken = await startBrokenProxy(real.url, fault());
   });
   afterAll(async () => {
     await broken?.close();
-    await real?.stop();
   });
 
   it('exits 1 and fails the checks of the broken rule', async () => {
