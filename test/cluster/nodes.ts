@@ -33,6 +33,11 @@ export interface ClusterNodes {
    * for tests that neither kill, restart nor configure a node (each on a monitor of its own).
    */
   shared(count?: number): () => ServerProcess[];
+  /**
+   * Nodes of a describe block that kill some: the live ones among those started by `shared()`, topped
+   * up to `count` with fresh nodes, which stay with them (killed after the block, not after the test).
+   */
+  liveShared(count?: number): Promise<ServerProcess[]>;
 }
 
 /**
@@ -92,6 +97,15 @@ export function nodesOnOneDatabase(): ClusterNodes {
         shared = [];
       });
       return () => shared;
+    },
+    async liveShared(count = 3) {
+      const live = shared.filter((n) => n.child.exitCode === null && n.child.signalCode === null);
+      while (live.length < count) {
+        const node = await startOn([]);
+        shared.push(node);
+        live.push(node);
+      }
+      return live;
     },
   };
 }

@@ -26,10 +26,9 @@ function processOnPort(port: number): number | undefined {
 
 describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL database', () => {
   const cluster = nodesOnOneDatabase();
-  const startNodes = (count = 3, extra: string[] = []) => cluster.start(count, extra);
 
   // Tests that neither kill nor configure a node share three, each on a monitor of its own; they are
-  // stopped before the tests below start their own (PostgreSQL's connections are counted).
+  // stopped before the tests below start theirs (PostgreSQL's connections are counted).
   describe('on three nodes that run throughout', () => {
     const nodes = cluster.shared(3);
 
@@ -143,135 +142,144 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
         expect((await publish(node.base, 'raced', winner, { type: 'test.item' })).status).toBe(201);
       }
     });
-  });
 
-  it('expires a lease claimed through node A after A is killed with SIGKILL', async () => {
-    const [a, b, c] = await startNodes();
-    const monitor = await createMonitor(a!.base, { capabilities: ['observe', 'act'] });
-    await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.task', subject: 'job-2' });
-    const sub = await subscribe(a!.base, { monitor: monitor.id, subscriber: 'agent:holder', capabilities: ['observe', 'act'] }, monitor.ownerToken);
-    const claim = await call(a!.base, 'POST', `/subscriptions/${sub.id}/leases/claim`, { body: { subject: 'job-2', lease_duration_seconds: 3 }, token: sub.token });
-    expect(claim.status).toBe(201);
-    const expires = Date.parse(claim.body.expires);
-    await a!.kill();
-    const reader = await subscribe(b!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
-    let expired: any;
-    for (let i = 0; i < 100 && !expired; i++) {
-      const read = await replayAll(c!.base, reader);
-      expired = read.find((o) => o.type === 'ai.vigil.monitor.lease' && o.data.payload.action === 'expired');
-      if (!expired) await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(expired, 'a surviving node recorded the expiry').toBeDefined();
-    // A marker written after the expiry was seen: any second expiry, from a second timer at the same deadline, is stored before it.
-    const marker = await publish(c!.base, monitor.id, monitor.ownerToken, { type: 'test.marker' });
-    const upToMarker = (await replayAll(b!.base, reader)).filter((o) => Number(o.id) < marker.body.seq);
-    const expiries = upToMarker.filter((o) => o.type === 'ai.vigil.monitor.lease' && o.data.payload.action === 'expired');
-    expect(expiries, 'one node ran the timer').toHaveLength(1);
-    expect(expired.data.payload.holder).toBe(`sub:${sub.id}`);
-    // Recorded at the expiry, not at some later request: the survivors' timer fired.
-    expect(Date.parse(expired.time)).toBeGreaterThanOrEqual(expires);
-    const again = await call(b!.base, 'POST', `/subscriptions/${reader.id}/leases/claim`, { body: { subject: 'job-2' }, token: reader.token });
-    expect(again.status).toBe(403); // the reader holds no act capability: the lease itself is free
-  });
-
-  it('keeps every acknowledged write when one node is killed under mixed load', async () => {
-    const all = await startNodes();
-    const monitor = await createMonitor(all[0]!.base, { capabilities: ['observe', 'act'] });
-    const acknowledged: number[] = [];
-    let stop = false;
-    const writer = async (node: ServerProcess, k: number) => {
-      for (let i = 0; !stop; i++) {
-        try {
-          const reply = await publish(node.base, monitor.id, monitor.ownerToken, { type: 'test.load', subject: `w${k}-${i}` });
-          if (reply.status === 201) acknowledged.push(reply.body.seq);
-        } catch {
-          // The killed node's connections fail: those writes were never acknowledged.
-        }
+    it('retires a mute subscription once, whichever node it was made on', async () => {
+      const all = nodes();
+      // The monitor's own default (what --retire-after-mute sets for a whole node): the subscriptions take it whichever node they are made on.
+      const monitor = await createMonitor(all[0]!.base, { retire_after_mute_seconds: 2 });
+      const subs = await Promise.all(all.map((n, i) => subscribe(n.base, { monitor: monitor.id, subscriber: `agent:quiet${i}` }, monitor.ownerToken)));
+      const reader = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:reader', retire_after_mute_seconds: 600 }, monitor.ownerToken);
+      let retired: any[] = [];
+      for (let i = 0; i < 60 && retired.length < 3; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        retired = (await replayAll(all[2]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired');
       }
-    };
-    const reader = async (node: ServerProcess) => {
-      const sub = await subscribe(node.base, { monitor: monitor.id, subscriber: `agent:r${node.port}` }, monitor.ownerToken);
-      while (!stop) await call(node.base, 'GET', `/subscriptions/${sub.id}/pull?limit=100`, { token: sub.token }).catch(() => {});
-    };
-    // Lease workers: each claims and releases its own subject; an acknowledged release's seq must be stored.
-    await publish(all[0]!.base, monitor.id, monitor.ownerToken, { observations: all.map((_, k) => ({ type: 'test.task', subject: `job-${k}` })) });
-    const leaseWorker = async (node: ServerProcess, k: number) => {
-      const sub = await subscribe(node.base, { monitor: monitor.id, subscriber: `agent:l${k}`, capabilities: ['observe', 'act'] }, monitor.ownerToken);
-      const path = `/subscriptions/${sub.id}/leases`;
-      while (!stop) {
-        try {
-          await call(node.base, 'POST', `${path}/claim`, { body: { subject: `job-${k}` }, token: sub.token });
-          const released = await call(node.base, 'POST', `${path}/release`, { body: { subject: `job-${k}` }, token: sub.token });
-          if (released.status === 200) acknowledged.push(released.body.seq);
-        } catch {
-          // As for publishes: only acknowledged writes count.
-        }
-      }
-    };
-    const load = [...all.flatMap((n, k) => [writer(n, k * 2), writer(n, k * 2 + 1), leaseWorker(n, k)]), ...all.map(reader)];
-    // A node is killed once the load is going (writes acknowledged), and the load goes on until the survivors have acknowledged more.
-    await until('50 acknowledged writes', () => (acknowledged.length >= 50 ? true : undefined), scaled(60_000));
-    await all[0]!.kill();
-    const atKill = acknowledged.length;
-    await until('50 more acknowledged writes after the kill', () => (acknowledged.length >= atKill + 50 ? true : undefined), scaled(60_000));
-    stop = true;
-    await Promise.allSettled(load);
-    expect(acknowledged.length).toBeGreaterThan(0);
-    const sub = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:audit' }, monitor.ownerToken);
-    const stored = await replayAll(all[2]!.base, sub);
-    const seqs = stored.map((o) => Number(o.id));
-    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
-    const present = new Set(seqs);
-    expect(acknowledged.filter((s) => !present.has(s))).toEqual([]);
-  });
-
-  it('polls a live source from one node only, and from a survivor once that node is killed', async () => {
-    // Which process made each poll, from the target's own side of the connection.
-    const pollers: (number | undefined)[] = [];
-    const target = createServer((req, res) => {
-      pollers.push(processOnPort(req.socket.remotePort!));
-      res.end('ok');
+      // A marker written after the three were seen: a second retirement of one of them, from another node's timer, is stored before it.
+      const marker = await publish(all[1]!.base, monitor.id, monitor.ownerToken, { type: 'test.marker' });
+      retired = (await replayAll(all[0]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired' && Number(o.id) < marker.body.seq);
+      expect(retired.map((o) => o.data.payload.subscription).sort()).toEqual(subs.map((s) => s.id).sort());
+      expect(retired.every((o) => o.data.payload.reason === 'mute')).toBe(true);
     });
-    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
-    try {
-      const all = await startNodes();
-      // Until then a new monitor may move between nodes as their heartbeats arrive, and the count below would time that.
-      await untilNodesSeeEachOther(all);
-      const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/health`;
-      const monitor = await createMonitor(all[0]!.base, { source: { kind: 'http', url, interval_s: 1 } });
-      const reader = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
-      await until('five polls', async () => (pollers.length >= 5 ? true : undefined));
-      // One poller, not three.
-      const nodePids = all.map((n) => n.child.pid);
-      expect(new Set(pollers.slice(0, 5)).size, `the processes that polled: ${pollers.join(', ')}`).toBe(1);
-      expect(nodePids).toContain(pollers[0]);
-      const sourced = (await replayAll(all[2]!.base, reader)).filter((o) => o.type === 'ai.vigil.source.http');
-      expect(sourced, 'one first contact, written once').toHaveLength(1);
-      // Two of three nodes die, whichever was polling among them: the survivor takes the source over.
-      await all[0]!.kill();
-      await all[1]!.kill();
-      // The survivor takes the monitor once the killed owner's lease ends (4 s), then polls.
-      const survivor = all[2]!.child.pid;
-      await until(() => `a poll from the survivor (pid ${survivor}); polls came from ${[...new Set(pollers)].join(', ')}`, () => (pollers.includes(survivor) ? true : undefined), scaled(15_000));
-    } finally {
-      target.close();
-    }
-  }, scaled(60_000));
+  });
 
-  it('retires a mute subscription once, whichever node it was made on', async () => {
-    const all = await startNodes(3, ['--retire-after-mute', '2']);
-    const monitor = await createMonitor(all[0]!.base, {});
-    const subs = await Promise.all(all.map((n, i) => subscribe(n.base, { monitor: monitor.id, subscriber: `agent:quiet${i}` }, monitor.ownerToken)));
-    const reader = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:reader', retire_after_mute_seconds: 600 }, monitor.ownerToken);
-    let retired: any[] = [];
-    for (let i = 0; i < 60 && retired.length < 3; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      retired = (await replayAll(all[2]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired');
-    }
-    // A marker written after the three were seen: a second retirement of one of them, from another node's timer, is stored before it.
-    const marker = await publish(all[1]!.base, monitor.id, monitor.ownerToken, { type: 'test.marker' });
-    retired = (await replayAll(all[0]!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.subscription_retired' && Number(o.id) < marker.body.seq);
-    expect(retired.map((o) => o.data.payload.subscription).sort()).toEqual(subs.map((s) => s.id).sort());
-    expect(retired.every((o) => o.data.payload.reason === 'mute')).toBe(true);
+  // The three tests below kill nodes. They share the nodes too: each takes the live ones, and a fresh
+  // node for each one killed before it (four node starts fewer than three nodes of their own each).
+  // A killed node stays listed as live for a few seconds; until then a new monitor may be assigned to
+  // it, which is why the source test first waits until the nodes see exactly each other.
+  describe('on nodes that the tests kill', () => {
+    cluster.shared(3);
+
+    it('expires a lease claimed through node A after A is killed with SIGKILL', async () => {
+      const [a, b, c] = await cluster.liveShared(3);
+      const monitor = await createMonitor(a!.base, { capabilities: ['observe', 'act'] });
+      await publish(a!.base, monitor.id, monitor.ownerToken, { type: 'test.task', subject: 'job-2' });
+      const sub = await subscribe(a!.base, { monitor: monitor.id, subscriber: 'agent:holder', capabilities: ['observe', 'act'] }, monitor.ownerToken);
+      const claim = await call(a!.base, 'POST', `/subscriptions/${sub.id}/leases/claim`, { body: { subject: 'job-2', lease_duration_seconds: 3 }, token: sub.token });
+      expect(claim.status).toBe(201);
+      const expires = Date.parse(claim.body.expires);
+      await a!.kill();
+      const reader = await subscribe(b!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
+      let expired: any;
+      for (let i = 0; i < 100 && !expired; i++) {
+        const read = await replayAll(c!.base, reader);
+        expired = read.find((o) => o.type === 'ai.vigil.monitor.lease' && o.data.payload.action === 'expired');
+        if (!expired) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(expired, 'a surviving node recorded the expiry').toBeDefined();
+      // A marker written after the expiry was seen: any second expiry, from a second timer at the same deadline, is stored before it.
+      const marker = await publish(c!.base, monitor.id, monitor.ownerToken, { type: 'test.marker' });
+      const upToMarker = (await replayAll(b!.base, reader)).filter((o) => Number(o.id) < marker.body.seq);
+      const expiries = upToMarker.filter((o) => o.type === 'ai.vigil.monitor.lease' && o.data.payload.action === 'expired');
+      expect(expiries, 'one node ran the timer').toHaveLength(1);
+      expect(expired.data.payload.holder).toBe(`sub:${sub.id}`);
+      // Recorded at the expiry, not at some later request: the survivors' timer fired.
+      expect(Date.parse(expired.time)).toBeGreaterThanOrEqual(expires);
+      const again = await call(b!.base, 'POST', `/subscriptions/${reader.id}/leases/claim`, { body: { subject: 'job-2' }, token: reader.token });
+      expect(again.status).toBe(403); // the reader holds no act capability: the lease itself is free
+    });
+
+    it('keeps every acknowledged write when one node is killed under mixed load', async () => {
+      const all = await cluster.liveShared(3);
+      const monitor = await createMonitor(all[0]!.base, { capabilities: ['observe', 'act'] });
+      const acknowledged: number[] = [];
+      let stop = false;
+      const writer = async (node: ServerProcess, k: number) => {
+        for (let i = 0; !stop; i++) {
+          try {
+            const reply = await publish(node.base, monitor.id, monitor.ownerToken, { type: 'test.load', subject: `w${k}-${i}` });
+            if (reply.status === 201) acknowledged.push(reply.body.seq);
+          } catch {
+            // The killed node's connections fail: those writes were never acknowledged.
+          }
+        }
+      };
+      const reader = async (node: ServerProcess) => {
+        const sub = await subscribe(node.base, { monitor: monitor.id, subscriber: `agent:r${node.port}` }, monitor.ownerToken);
+        while (!stop) await call(node.base, 'GET', `/subscriptions/${sub.id}/pull?limit=100`, { token: sub.token }).catch(() => {});
+      };
+      // Lease workers: each claims and releases its own subject; an acknowledged release's seq must be stored.
+      await publish(all[0]!.base, monitor.id, monitor.ownerToken, { observations: all.map((_, k) => ({ type: 'test.task', subject: `job-${k}` })) });
+      const leaseWorker = async (node: ServerProcess, k: number) => {
+        const sub = await subscribe(node.base, { monitor: monitor.id, subscriber: `agent:l${k}`, capabilities: ['observe', 'act'] }, monitor.ownerToken);
+        const path = `/subscriptions/${sub.id}/leases`;
+        while (!stop) {
+          try {
+            await call(node.base, 'POST', `${path}/claim`, { body: { subject: `job-${k}` }, token: sub.token });
+            const released = await call(node.base, 'POST', `${path}/release`, { body: { subject: `job-${k}` }, token: sub.token });
+            if (released.status === 200) acknowledged.push(released.body.seq);
+          } catch {
+            // As for publishes: only acknowledged writes count.
+          }
+        }
+      };
+      const load = [...all.flatMap((n, k) => [writer(n, k * 2), writer(n, k * 2 + 1), leaseWorker(n, k)]), ...all.map(reader)];
+      // A node is killed once the load is going (writes acknowledged), and the load goes on until the survivors have acknowledged more.
+      await until('50 acknowledged writes', () => (acknowledged.length >= 50 ? true : undefined), scaled(60_000));
+      await all[0]!.kill();
+      const atKill = acknowledged.length;
+      await until('50 more acknowledged writes after the kill', () => (acknowledged.length >= atKill + 50 ? true : undefined), scaled(60_000));
+      stop = true;
+      await Promise.allSettled(load);
+      expect(acknowledged.length).toBeGreaterThan(0);
+      const sub = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:audit' }, monitor.ownerToken);
+      const stored = await replayAll(all[2]!.base, sub);
+      const seqs = stored.map((o) => Number(o.id));
+      expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+      const present = new Set(seqs);
+      expect(acknowledged.filter((s) => !present.has(s))).toEqual([]);
+    });
+
+    it('polls a live source from one node only, and from a survivor once that node is killed', async () => {
+      // Which process made each poll, from the target's own side of the connection.
+      const pollers: (number | undefined)[] = [];
+      const target = createServer((req, res) => {
+        pollers.push(processOnPort(req.socket.remotePort!));
+        res.end('ok');
+      });
+      await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+      try {
+        const all = await cluster.liveShared(3);
+        // Until then a new monitor may move between nodes as their heartbeats arrive, and the count below would time that.
+        await untilNodesSeeEachOther(all);
+        const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/health`;
+        const monitor = await createMonitor(all[0]!.base, { source: { kind: 'http', url, interval_s: 1 } });
+        const reader = await subscribe(all[1]!.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
+        await until('five polls', async () => (pollers.length >= 5 ? true : undefined));
+        // One poller, not three.
+        const nodePids = all.map((n) => n.child.pid);
+        expect(new Set(pollers.slice(0, 5)).size, `the processes that polled: ${pollers.join(', ')}`).toBe(1);
+        expect(nodePids).toContain(pollers[0]);
+        const sourced = (await replayAll(all[2]!.base, reader)).filter((o) => o.type === 'ai.vigil.source.http');
+        expect(sourced, 'one first contact, written once').toHaveLength(1);
+        // Two of three nodes die, whichever was polling among them: the survivor takes the source over.
+        await all[0]!.kill();
+        await all[1]!.kill();
+        // The survivor takes the monitor once the killed owner's lease ends (4 s), then polls.
+        const survivor = all[2]!.child.pid;
+        await until(() => `a poll from the survivor (pid ${survivor}); polls came from ${[...new Set(pollers)].join(', ')}`, () => (pollers.includes(survivor) ? true : undefined), scaled(15_000));
+      } finally {
+        target.close();
+      }
+    }, scaled(60_000));
   });
 });
