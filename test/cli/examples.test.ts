@@ -26,8 +26,36 @@ beforeAll(() => {
 });
 afterAll(() => project.cleanup());
 
-const recipes = () =>
-  readdirSync(join(repoRoot, 'examples/.vigil/recipes')).map((f) => JSON.parse(readFileSync(join(repoRoot, 'examples/.vigil/recipes', f), 'utf8')) as { name: string; type?: string });
+interface Recipe {
+  name: string;
+  type?: string;
+  blue?: { recipe: string };
+  red?: { recipe: string };
+  judge?: { recipe: string };
+  layers?: Array<{ sequence: string }>;
+  recipe?: string;
+  scorer?: string;
+  sequences?: Array<{ name: string; on?: string }>;
+  target?: string;
+}
+const recipes = () => readdirSync(join(repoRoot, 'examples/.vigil/recipes')).map((f) => JSON.parse(readFileSync(join(repoRoot, 'examples/.vigil/recipes', f), 'utf8')) as Recipe);
+
+/** The recipes a run of `r` starts as children (or its trigger fires), as the recipe names them; a pipeline's `on: failure` one does not run when all goes well. */
+function childrenOf(r: Recipe): string[] {
+  const names = [r.blue?.recipe, r.red?.recipe, r.judge?.recipe, r.recipe, r.scorer, r.target, ...(r.layers ?? []).map((l) => l.sequence), ...(r.sequences ?? []).filter((s) => s.on !== 'failure').map((s) => s.name)];
+  return [...new Set(names.filter((n): n is string => typeof n === 'string'))];
+}
+
+const runsDir = () => join(project.root, '.vigil', 'runs');
+const runIds = (): Set<string> => new Set(existsSync(runsDir()) ? readdirSync(runsDir()).filter((id) => !id.startsWith('.')) : []);
+const runsSince = (before: Set<string>) =>
+  [...runIds()].filter((id) => !before.has(id)).map((id) => JSON.parse(readFileSync(join(runsDir(), id, 'run.json'), 'utf8')) as { recipe: string; status: string });
+/** Each recipe named ran (as a child of a composite, or fired by a trigger) and succeeded, in a run made since `before`. */
+function expectRan(before: Set<string>, names: string[]): void {
+  const fresh = runsSince(before);
+  for (const name of names) expect(fresh.filter((r) => r.recipe === name).map((r) => r.status), `the runs of ${name}`).toContain('succeeded');
+  for (const r of fresh.filter((x) => names.includes(x.recipe))) expect(r.status, `a run of ${r.recipe}`).toBe('succeeded');
+}
 
 describe('examples/', { timeout: 300_000 }, () => {
   it('lists every recipe without a problem, one of each of the nine types', async () => {
@@ -36,16 +64,25 @@ describe('examples/', { timeout: 300_000 }, () => {
     expect(new Set(recipes().map((x) => x.type ?? 'sequence')).size).toBe(9);
   });
 
-  const runnable = recipes().filter((x) => !['temporal', 'sentinel'].includes(x.type ?? 'sequence'));
-  it.each(runnable.map((x) => x.name))('vigil sequence %s', async (name) => {
-    const r = await vigil(project, ['sequence', name], { env: { STRATEGY: '1', CANDIDATE_DIR: project.root, ROUND: '1', OBSERVATION_SUBJECT: 'job-1' } });
+  // A recipe that another example runs as a child (or that the schedule or the sentinel fires) runs there, with the
+  // variables its parent gives it, and each such test checks that it ran and succeeded: its own `vigil sequence`
+  // would run the same recipe again (15 of 22 runs, a third of the file's CPU). The others run by name.
+  const all = recipes();
+  const started = new Set(all.flatMap(childrenOf));
+  const runnable = all.filter((x) => !['temporal', 'sentinel'].includes(x.type ?? 'sequence') && !started.has(x.name));
+  it.each(runnable.map((x) => [x.name, childrenOf(x)] as const))('vigil sequence %s (and the recipes it runs: %j)', async (name, children) => {
+    const before = runIds();
+    const r = await vigil(project, ['sequence', name]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
+    expectRan(before, [name, ...children]);
   });
 
   it('vigil temporal fire nightly-report', async () => {
+    const before = runIds();
     const r = await vigil(project, ['temporal', 'fire', 'nightly-report']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(readFileSync(join(project.root, 'reports/billing.md'), 'utf8')).toBe('report on billing\n');
+    expectRan(before, childrenOf(all.find((x) => x.name === 'nightly-report')!));
   });
 
   const scripts = readdirSync(join(repoRoot, 'examples/scripts')).filter((f) => !f.endsWith('.d.ts'));
@@ -70,9 +107,13 @@ describe('examples/', { timeout: 300_000 }, () => {
       daemon.stdout!.on('data', (d) => (log += d));
       daemon.stderr!.on('data', (d) => (log += d));
       await until('the sentinel to subscribe', () => log.includes('subscribed to builds'));
+      const before = runIds();
       await vigil(project, ['publish', 'builds', '--token', ownerToken, '--type', 'ci.build.failed', '--subject', 'job-9'], { env });
       const file = join(project.root, 'triage.log');
       await until('the triage', () => existsSync(file) && readFileSync(file, 'utf8').includes('triaged job-9'));
+      // The agent wrote the line before it ended: its run is recorded a moment later.
+      await until('the triage run to end', () => runsSince(before).some((r) => r.recipe === 'triage' && r.status !== 'running'));
+      expectRan(before, childrenOf(all.find((x) => x.name === 'triage-failed-builds')!));
     } finally {
       if (daemon && daemon.exitCode === null) {
         const exited = new Promise((done) => daemon!.once('exit', done));
