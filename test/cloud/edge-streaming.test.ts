@@ -13,7 +13,9 @@ import { untilTrue } from '../support/until.ts';
 import { useServer } from '../http/fixtures.ts';
 import { adminToken, makeKey, useCloudServer } from './fixtures.ts';
 
-const answerMb = 31;
+// 16 MB, not the issue's 31: held whole, 40 answers are still 640 MB (three times the 200 MB
+// allowed, twice that in RSS as measured), and relaying half the bytes halves the file's CPU.
+const answerMb = 16;
 const bigScript = `export default { async fetch() {
   const chunk = new Uint8Array(1 << 20).fill(97);
   let sent = 0;
@@ -44,7 +46,7 @@ describe.each(transports)('edge answers relayed over %s', { timeout: 300_000 }, 
   // Room for 40 requests from this one client (the default is 16), and time for all of them on a busy machine.
   const server = useServer({ transport, args: ['--allow-admin', adminToken, '--worker-timeout', '300', '--edge-limits', 'requests_per_client=64'] });
 
-  it('40 concurrent 31 MB answers each arrive whole while the server grows by less than 200 MB', async () => {
+  it(`40 concurrent ${answerMb} MB answers each arrive whole while the server grows by less than 200 MB`, async () => {
     const key = await makeKey(server.url);
     const deployed = await call(server.url, 'PUT', '/v1/workers/firehose', { token: key, body: { script: bigScript } });
     expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
@@ -57,7 +59,7 @@ describe.each(transports)('edge answers relayed over %s', { timeout: 300_000 }, 
     const answers = await Promise.all(Array.from({ length: 40 }, () => edgeGet(port, host)));
     expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
     expect(answers.every((a) => a.complete && a.bytes === answerMb << 20)).toBe(true);
-    // VmHWM: the most the server ever held. Held whole, 40 answers were over 1.2 GB (2.4 GB measured).
+    // VmHWM: the most the server ever held. Held whole, 40 answers of 31 MB were over 1.2 GB (2.4 GB measured).
     const peak = rssMb(pid, 'VmHWM');
     expect(peak - before, `server RSS ${Math.round(before)} MB before, ${Math.round(peak)} MB at its peak`).toBeLessThan(200);
   });
