@@ -8,6 +8,7 @@
 // The one liberty taken: the ports a page uses (8130 and the ones after it,
 // 8787 for the edge) are moved to free ones, so that pages run beside other
 // tests; the page's text is otherwise run as written.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -20,6 +21,8 @@ export interface PageRun {
   readonly code: number | null;
   readonly output: string;
   readonly script: string;
+  /** The page's folder (its home/ and project/), left until the test file ends for checks of what the page left. */
+  readonly folder: string;
 }
 
 /** The ```sh blocks of a markdown page, in order. */
@@ -51,8 +54,7 @@ export async function runDocPage(page: string, options: { limitMs?: number; env?
   let script = shellBlocks(readFileSync(join(repoRoot, 'docs', page), 'utf8')).join('\n');
   for (const port of pagePorts) script = script.replaceAll(String(port), String(await freePort()));
   const work = tempDir('vigil-doc-');
-  const home = join(work, 'home');
-  const project = join(work, 'project');
+  const { home, project } = pageFolders(work);
   const bin = join(work, 'bin');
   // The page's temporary files too (a cluster node killed with -9 leaves its replica folder there).
   const tmp = join(work, 'tmp');
@@ -99,7 +101,23 @@ export async function runDocPage(page: string, options: { limitMs?: number; env?
   });
   // What the page left in the background (a server, a daemon) goes with it.
   killGroup(child.pid);
-  return { code, output, script: full };
+  return { code, output, script: full, folder: work };
+}
+
+function pageFolders(work: string): { home: string; project: string } {
+  return { home: join(work, 'home'), project: join(work, 'project') };
+}
+
+/** Runs `vigil <args>` in a page's project after the page ran, as the page's reader would next. */
+export function vigilAfterPage(run: PageRun, args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const { home, project } = pageFolders(run.folder);
+  const result = spawnSync(process.execPath, [join(repoRoot, 'bin/vigil.js'), ...args], {
+    cwd: project,
+    encoding: 'utf8',
+    timeout: scaled(60_000),
+    env: { ...process.env, HOME: home, VIGIL_HOME: join(home, '.vigil'), VIGIL_BASE: '', CI: '' },
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 function killGroup(pid: number | undefined): void {
@@ -111,9 +129,9 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-/** Runs the page and fails the test with everything it printed unless it exits 0; returns what it printed. */
-export async function expectPageRuns(page: string, limitMs: number): Promise<string> {
+/** Runs the page and fails the test with everything it printed unless it exits 0; returns the run. */
+export async function expectPageRuns(page: string, limitMs: number): Promise<PageRun> {
   const run = await runDocPage(page, { limitMs });
   expect(run.code, `${page} failed (exit ${run.code}):\n${run.output}`).toBe(0);
-  return run.output;
+  return run;
 }
