@@ -48,6 +48,8 @@ export interface FleetOptions {
   publishToServer?: boolean;
   /** The monitor's capabilities (default observe and act, what a sentinel needs). */
   capabilities?: string[];
+  /** A running server to use (the fleet makes its own monitor on it and leaves it running); by default the fleet starts its own. */
+  server?: ServerProcess;
 }
 
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
@@ -56,7 +58,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   mkdirSync(join(out, 'started'), { recursive: true });
   const home = join(base, 'home');
   mkdirSync(home, { recursive: true });
-  const server = await startServerProcess();
+  const server = options.server ?? (await startServerProcess());
   const { id: monitor, ownerToken } = await createMonitor(server.base, { capabilities: options.capabilities ?? ['observe', 'act'] });
   const roots = Array.from({ length: options.instances }, (_, i) => {
     const root = join(base, `sentinel-${i}`);
@@ -122,7 +124,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       for (const s of sentinels) if (s && s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGTERM');
       await Promise.all(sentinels.filter(Boolean).map((s) => Promise.race([s.exited, new Promise((r) => setTimeout(r, 5000))])));
       for (const s of sentinels) if (s && s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
-      await server.stop();
+      if (!options.server) await server.stop();
       rmSync(base, { recursive: true, force: true });
     },
   };

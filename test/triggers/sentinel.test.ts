@@ -3,12 +3,24 @@
 // published back to the server as observations.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, startFleet, until } from '../../bench/lib/sentinel-fleet.ts';
 import { serverCacheFile } from '../../src/recipes/publish/server-publisher.ts';
 import { call, publish } from '../support/client.ts';
+import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 
 let fleet: Fleet | null = null;
+// One server for the file: each test's fleet makes a monitor of its own on it (and its sentinel
+// reads only that monitor), so a server per test only cost five more server starts.
+let server: ServerProcess;
+
+beforeAll(async () => {
+  server = await startServerProcess();
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
 
 afterEach(async () => {
   await fleet?.stop();
@@ -16,7 +28,7 @@ afterEach(async () => {
 });
 
 async function one(target: string, recipe: Record<string, unknown> = {}, publishToServer = false, filter?: Record<string, unknown>): Promise<Fleet> {
-  fleet = await startFleet({ instances: 1, target, recipe, publishToServer, ...(filter ? { filter } : {}) });
+  fleet = await startFleet({ instances: 1, target, recipe, publishToServer, server, ...(filter ? { filter } : {}) });
   const f = fleet;
   await until('the sentinel to subscribe', () => f.sentinels[0]!.log().includes('subscribed to'));
   return f;
@@ -46,7 +58,7 @@ describe('sentinel', () => {
   });
 
   it('on a monitor without act, says what to change and backs off; once update adds act it reacts', { timeout: 120_000 }, async () => {
-    fleet = await startFleet({ instances: 1, target: 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', capabilities: ['observe'] });
+    fleet = await startFleet({ instances: 1, target: 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', capabilities: ['observe'], server });
     const f = fleet;
     const log = () => f.sentinels[0]!.log();
     await until('the advice', () => log().includes('does not grant "act"'));
