@@ -1,14 +1,16 @@
 // kill -9 under a mixed load (§12, issue 4 point 4): 24 clients publish,
-// pull, ack, claim, complete and release for two seconds, the server is
-// killed with SIGKILL, restarted on the same file, and every write that was
-// answered 2xx must be there; the lease observations must never show two
-// holders of one subject at once.
+// pull, ack, claim, complete and release, the server is killed with SIGKILL
+// while they are at it (once it has acknowledged twice as many publishes as
+// there are clients, and some completes), restarted on the same file, and
+// every write that was answered 2xx must be there; the lease observations
+// must never show two holders of one subject at once.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { stablePort, startServerProcess, tempDir, transports } from '../support/server-process.ts';
 import { leaseType, readAll, sleep } from './support.ts';
 import { scaled } from '../support/time-scale.ts';
+import { until } from '../support/until.ts';
 
 interface Sub {
   readonly id: string;
@@ -16,7 +18,6 @@ interface Sub {
 }
 
 const clients = 24;
-const loadMs = 2500;
 
 describe.each(transports)('kill -9 under load over %s', (transport) => {
   it(`${clients} clients: no acknowledged write lost, never two holders`, async () => {
@@ -74,7 +75,14 @@ describe.each(transports)('kill -9 under load over %s', (transport) => {
     };
 
     const running = Array.from({ length: clients }, (_, i) => client(i));
-    await sleep(loadMs);
+    // Killed on what the server has acknowledged, not after a fixed time: 2.5 s of load gave 84-119
+    // publishes on a loaded two-core machine (and on a busier one too few), and what is asserted below
+    // holds for any amount, as long as writes are in flight at the kill.
+    await until(
+      () => `${2 * clients} acknowledged publishes and ${clients / 4} completes (${published.size} and ${completed.length} so far)`,
+      () => (published.size >= 2 * clients && completed.length >= clients / 4 ? true : undefined),
+      scaled(30_000),
+    );
     await server.kill();
     stop = true;
     await Promise.all(running);
