@@ -30,9 +30,10 @@ export interface ClusterNodes {
   adopt(node: ServerProcess): void;
   /**
    * Call inside a describe block: `count` nodes started once before its tests and killed after them,
-   * for tests that neither kill, restart nor configure a node (each on a monitor of its own).
+   * each with `extra` flags, for tests that neither kill, restart nor configure a node (each on a
+   * monitor of its own).
    */
-  shared(count?: number): () => ServerProcess[];
+  shared(count?: number, extra?: string[]): () => ServerProcess[];
   /**
    * Nodes of a describe block that kill some: the live ones among those started by `shared()`, topped
    * up to `count` with fresh nodes, which stay with them (killed after the block, not after the test).
@@ -51,6 +52,7 @@ export function nodesOnOneDatabase(): ClusterNodes {
   let database: TestDatabase | undefined;
   let started: ServerProcess[] = [];
   let shared: ServerProcess[] = [];
+  let sharedExtra: readonly string[] = [];
   const startOn = (extra: readonly string[], port?: number) =>
     startServerProcess({ args: ['--store', database!.url, ...withSessions(extra)], ...(port !== undefined && { port }) });
   beforeAll(async () => {
@@ -88,9 +90,10 @@ export function nodesOnOneDatabase(): ClusterNodes {
       started.push(node);
       return node;
     },
-    shared(count = 3) {
+    shared(count = 3, extra = []) {
       beforeAll(async () => {
-        for (let i = 0; i < count; i++) shared.push(await startOn([]));
+        sharedExtra = extra;
+        for (let i = 0; i < count; i++) shared.push(await startOn(extra));
       });
       afterAll(async () => {
         await Promise.all(shared.map((n) => n.kill()));
@@ -101,7 +104,7 @@ export function nodesOnOneDatabase(): ClusterNodes {
     async liveShared(count = 3) {
       const live = shared.filter((n) => n.child.exitCode === null && n.child.signalCode === null);
       while (live.length < count) {
-        const node = await startOn([]);
+        const node = await startOn(sharedExtra);
         shared.push(node);
         live.push(node);
       }

@@ -27,6 +27,35 @@ const makeKey = async (node: ServerProcess) => {
 describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () => {
   const cluster = nodesOnOneDatabase();
 
+  it('lists the live nodes in discover, each keeping its id across a restart, and names the store in the snapshot', async () => {
+    const portB = await stablePort();
+    const a = await cluster.startOne(flags);
+    let b = await cluster.startOne(flags, portB);
+    // Nodes killed before stay listed until their heartbeat is 5 s old (which is why this test comes
+    // first, before any is killed): wait for exactly these two.
+    const expected = [a.url, b.url].sort().join(' ');
+    const both = await until('both nodes listed, and only they', async () => {
+      const nodes = (await call(a.base, 'GET', '/discover')).body.nodes as { id: string; url: string }[];
+      return nodes.map((n) => n.url).sort().join(' ') === expected ? nodes : undefined;
+    });
+    const idOfB = (await call(b.base, 'GET', '/discover')).body.node.id as string;
+    expect(both.map((n) => n.id)).toContain(idOfB);
+
+    await b.kill();
+    await until('the dead node left out', async () => {
+      const nodes = (await call(a.base, 'GET', '/discover')).body.nodes as { id: string; url: string }[];
+      return nodes.length === 1 && nodes[0]!.url === a.url ? nodes : undefined;
+    });
+    b = await cluster.startOne(flags, portB);
+    expect((await call(b.base, 'GET', '/discover')).body.node.id).toBe(idOfB);
+
+    const snapshot = await call(a.base, 'GET', '/admin/snapshot', { token: admin });
+    expect(snapshot.status).toBe(200);
+    expect(snapshot.body.store.kind).toBe('postgres');
+    expect(snapshot.body.store.url).toMatch(/^postgres(ql)?:\/\//);
+    expect(snapshot.body.store.path).toBeUndefined();
+  });
+
   it('serves a key made on one node on the other, and on both after they restart', async () => {
     const [portA, portB] = [await stablePort(), await stablePort()];
     let a = await cluster.startOne(flags, portA);
@@ -49,57 +78,62 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
     expect((await call(a.url, 'GET', '/v1/webhooks', { token: key })).status).toBe(401);
   });
 
-  it('answers a trigger through one node after writes through the other', async () => {
-    const [a, b] = await cluster.start(2, flags);
-    const key = await makeKey(a!);
-    const monitor = await createMonitor(a!.base, {});
-    const first = await call(a!.url, 'POST', `/v1/triggers/${monitor.id}`, { token: key, body: { vars: { N: '0' } } });
-    expect(first.status).toBe(201);
-    let last = first.body.seq as number;
-    for (let i = 1; i <= 5; i++) {
-      expect((await publish(b!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: `s${i}` })).status).toBe(201);
-      const fired = await call(a!.url, 'POST', `/v1/triggers/${monitor.id}`, { token: key, body: { vars: { N: String(i) } } });
-      expect(fired.status, JSON.stringify(fired.body)).toBe(201);
-      // After the publish through B, the seq that B's write took.
-      expect(fired.body.seq).toBe(last + 2);
-      last = fired.body.seq;
-    }
-  });
+  // Two nodes for both: the first test neither kills nor configures one, the second kills one at its end.
+  describe('on two nodes', () => {
+    const nodes = cluster.shared(2, flags);
 
-  it('delivers a delivery queued on a node that dies once, from another node', async () => {
-    const receiver = await startReceiver(secret);
-    try {
-      const [a, b] = await cluster.start(2, flags);
+    it('answers a trigger through one node after writes through the other', async () => {
+      const [a, b] = nodes();
       const key = await makeKey(a!);
-      const webhook = await call(a!.url, 'POST', '/v1/webhooks', { token: key, body: { event: 'cir.capture', url: receiver.url, secret } });
-      expect(webhook.status).toBe(201);
-      // With both nodes up, events sent through either are each delivered once.
-      for (const node of [a!, b!, a!, b!]) {
-        expect((await call(node.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: {} } })).status).toBe(202);
+      const monitor = await createMonitor(a!.base, {});
+      const first = await call(a!.url, 'POST', `/v1/triggers/${monitor.id}`, { token: key, body: { vars: { N: '0' } } });
+      expect(first.status).toBe(201);
+      let last = first.body.seq as number;
+      for (let i = 1; i <= 5; i++) {
+        expect((await publish(b!.base, monitor.id, monitor.ownerToken, { type: 'test.item', subject: `s${i}` })).status).toBe(201);
+        const fired = await call(a!.url, 'POST', `/v1/triggers/${monitor.id}`, { token: key, body: { vars: { N: String(i) } } });
+        expect(fired.status, JSON.stringify(fired.body)).toBe(201);
+        // After the publish through B, the seq that B's write took.
+        expect(fired.body.seq).toBe(last + 2);
+        last = fired.body.seq;
       }
-      await receiver.waitFor(4);
-      // The first attempt of the next one fails; the node that queued it dies before the retry.
-      receiver.answers.push(500);
-      expect((await call(a!.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { last: true } } })).status).toBe(202);
-      await receiver.waitFor(5);
-      // A recorded the failed attempt and its retry (an attempt A never finished is taken over once its 60 s claim ends).
-      await until('the failed attempt recorded', async () => {
-        const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
-        return listed.body.deliveries.some((d: { status: string; attempts: number }) => d.status === 'pending' && d.attempts === 1) ? listed : undefined;
-      });
-      await a!.kill();
-      await until('the retry from the surviving node', async () => {
-        const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
-        return listed.body.deliveries.every((d: { status: string }) => d.status === 'delivered') ? listed : undefined;
-      });
-      const ids = receiver.received.map((r) => r.headers['webhook-id']);
-      expect(ids).toHaveLength(6);
-      // Four delivered at once, the last one twice: its failed attempt and its retry.
-      expect(new Set(ids).size).toBe(5);
-      expect(receiver.received.at(-1)!.body.data).toEqual({ last: true });
-    } finally {
-      await receiver.close();
-    }
+    });
+
+    it('delivers a delivery queued on a node that dies once, from another node', async () => {
+      const receiver = await startReceiver(secret);
+      try {
+        const [a, b] = nodes();
+        const key = await makeKey(a!);
+        const webhook = await call(a!.url, 'POST', '/v1/webhooks', { token: key, body: { event: 'cir.capture', url: receiver.url, secret } });
+        expect(webhook.status).toBe(201);
+        // With both nodes up, events sent through either are each delivered once.
+        for (const node of [a!, b!, a!, b!]) {
+          expect((await call(node.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: {} } })).status).toBe(202);
+        }
+        await receiver.waitFor(4);
+        // The first attempt of the next one fails; the node that queued it dies before the retry.
+        receiver.answers.push(500);
+        expect((await call(a!.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { last: true } } })).status).toBe(202);
+        await receiver.waitFor(5);
+        // A recorded the failed attempt and its retry (an attempt A never finished is taken over once its 60 s claim ends).
+        await until('the failed attempt recorded', async () => {
+          const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+          return listed.body.deliveries.some((d: { status: string; attempts: number }) => d.status === 'pending' && d.attempts === 1) ? listed : undefined;
+        });
+        await a!.kill();
+        await until('the retry from the surviving node', async () => {
+          const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+          return listed.body.deliveries.every((d: { status: string }) => d.status === 'delivered') ? listed : undefined;
+        });
+        const ids = receiver.received.map((r) => r.headers['webhook-id']);
+        expect(ids).toHaveLength(6);
+        // Four delivered at once, the last one twice: its failed attempt and its retry.
+        expect(new Set(ids).size).toBe(5);
+        expect(receiver.received.at(-1)!.body.data).toEqual({ last: true });
+      } finally {
+        await receiver.close();
+      }
+    });
   });
 
   it('counts the bytes a key has waiting for delivery across the nodes', async () => {
@@ -136,33 +170,5 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
     } finally {
       await receiver.close();
     }
-  });
-
-  it('lists the live nodes in discover, each keeping its id across a restart, and names the store in the snapshot', async () => {
-    const portB = await stablePort();
-    const a = await cluster.startOne(flags);
-    let b = await cluster.startOne(flags, portB);
-    // Nodes of the earlier tests, killed, stay listed until their heartbeat is 5 s old: wait for exactly these two.
-    const expected = [a.url, b.url].sort().join(' ');
-    const both = await until('both nodes listed, and only they', async () => {
-      const nodes = (await call(a.base, 'GET', '/discover')).body.nodes as { id: string; url: string }[];
-      return nodes.map((n) => n.url).sort().join(' ') === expected ? nodes : undefined;
-    });
-    const idOfB = (await call(b.base, 'GET', '/discover')).body.node.id as string;
-    expect(both.map((n) => n.id)).toContain(idOfB);
-
-    await b.kill();
-    await until('the dead node left out', async () => {
-      const nodes = (await call(a.base, 'GET', '/discover')).body.nodes as { id: string; url: string }[];
-      return nodes.length === 1 && nodes[0]!.url === a.url ? nodes : undefined;
-    });
-    b = await cluster.startOne(flags, portB);
-    expect((await call(b.base, 'GET', '/discover')).body.node.id).toBe(idOfB);
-
-    const snapshot = await call(a.base, 'GET', '/admin/snapshot', { token: admin });
-    expect(snapshot.status).toBe(200);
-    expect(snapshot.body.store.kind).toBe('postgres');
-    expect(snapshot.body.store.url).toMatch(/^postgres(ql)?:\/\//);
-    expect(snapshot.body.store.path).toBeUndefined();
   });
 });
