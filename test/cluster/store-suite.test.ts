@@ -1,7 +1,7 @@
 // One suite, every store: the same scenarios run against a server on a
 // SQLite file and against a node on PostgreSQL — the conformance suite, and
 // state that must survive a killed server (seq, cursor, lease, counters).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
 import { createTestDatabase, postgresFor, type TestDatabase } from '../support/postgres.ts';
 import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
@@ -58,26 +58,35 @@ describe.each(stores)('store suite on %s', (_storeName, store, skip) => {
   beforeAll(async () => {
     if (!skip) await store.open();
   });
-  afterEach(async () => {
+  afterAll(async () => {
     await server?.kill();
-    server = undefined;
+    await store.close();
   });
-  afterAll(() => store.close());
 
-  const start = async (extra: string[] = []) => {
-    server = await startServerProcess({ transport: 'node', args: [...(await store.open()), ...extra] });
+  // The tests of a store share its server, each on monitors of its own: the one that ran the conformance
+  // suite is the one the next test kills, and the one started after a kill is the next test's to kill
+  // (three starts a store instead of five; what each test asserts is about the server it killed).
+  const running = async () => {
+    server ??= await startServerProcess({ transport: 'node', args: [...(await store.open()), '--allow-admin=conform-admin'] });
     return server;
+  };
+  /** Kills the store's server (SIGKILL) and starts another on the same store. */
+  const killAndStart = async () => {
+    const killed = server;
+    server = undefined;
+    await killed?.kill();
+    return running();
   };
 
   it.skipIf(skip)('passes the conformance suite', { timeout: scaled(120_000) }, async () => {
-    const node = await start(['--allow-admin=conform-admin']);
+    const node = await running();
     const run = await runConform(['--base', node.url, '--admin-token', 'conform-admin', '--json']);
     expect(failedIds(run), run.stdout + run.stderr).toEqual([]);
     expect(run.report!.skipped).toBe(0);
   });
 
   it.skipIf(skip)('keeps seq, cursor, lease and counters across a killed server', async () => {
-    let node = await start();
+    let node = await running();
     const monitor = await createMonitor(node.base, { capabilities: ['observe', 'act'] });
     for (let i = 0; i < 20; i++) expect((await publish(node.base, monitor.id, monitor.ownerToken, { type: 'suite.item', subject: `s${i}` })).status).toBe(201);
     const sub = await subscribe(node.base, { monitor: monitor.id, subscriber: 'agent:worker', capabilities: ['observe', 'act'] }, monitor.ownerToken);
@@ -86,9 +95,7 @@ describe.each(stores)('store suite on %s', (_storeName, store, skip) => {
     const claim = await call(node.base, 'POST', `/subscriptions/${sub.id}/leases/claim`, { body: { subject: 's3', lease_duration_seconds: 600 }, token: sub.token });
     expect(claim.status).toBe(201);
     const before = (await call(node.base, 'GET', `/monitors/${monitor.id}/state`, { token: monitor.ownerToken })).body;
-    await node.kill();
-
-    node = await start();
+    node = await killAndStart();
     const after = (await call(node.base, 'GET', `/monitors/${monitor.id}/state`, { token: monitor.ownerToken })).body;
     expect(after.head).toBe(before.head);
     expect(after.counters).toEqual(before.counters);
@@ -105,14 +112,13 @@ describe.each(stores)('store suite on %s', (_storeName, store, skip) => {
   }, scaled(60_000));
 
   it.skipIf(skip)('expires a lease on time after a restart, with no request arriving', async () => {
-    let node = await start();
+    let node = await running();
     const monitor = await createMonitor(node.base, { capabilities: ['observe', 'act'] });
     await publish(node.base, monitor.id, monitor.ownerToken, { type: 'suite.task', subject: 'job' });
     const sub = await subscribe(node.base, { monitor: monitor.id, subscriber: 'agent:worker', capabilities: ['observe', 'act'] }, monitor.ownerToken);
     const claim = await call(node.base, 'POST', `/subscriptions/${sub.id}/leases/claim`, { body: { subject: 'job', lease_duration_seconds: 4 }, token: sub.token });
     const expires = Date.parse(claim.body.expires);
-    await node.kill();
-    node = await start();
+    node = await killAndStart();
     await new Promise((r) => setTimeout(r, Math.max(0, expires - Date.now()) + 1500));
     const reader = await subscribe(node.base, { monitor: monitor.id, subscriber: 'agent:reader' }, monitor.ownerToken);
     const expired = (await replayAll(node.base, reader)).find((o) => o.type === 'ai.vigil.monitor.lease' && o.data.payload.action === 'expired');
