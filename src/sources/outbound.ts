@@ -5,37 +5,28 @@
 // the same way (it is a new connection through the same agent). A refused
 // source fails like an unreachable one and says why.
 import { isIP } from 'node:net';
-import type { Agent, RequestInit, Response } from 'undici';
+import { Agent, buildConnector, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
 import { bracketless, guardedLookup, isInwardAddress } from '../net/inward-addresses.ts';
-import { loadUndici, type Undici } from '../net/undici.ts';
 import { privateSourcesHint } from './config.ts';
 
 export class Outbound {
-  private dispatcher: Promise<{ agent: Agent; send: Undici['fetch'] }> | null = null;
+  private readonly agent: Agent;
   readonly lookup: ReturnType<typeof guardedLookup>;
 
   constructor(readonly allowInward: boolean) {
     this.lookup = guardedLookup(allowInward, privateSourcesHint);
-  }
-
-  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
-    const { agent, send } = await this.agent();
-    return send(url, { ...init, dispatcher: agent });
-  }
-
-  private agent(): NonNullable<Outbound['dispatcher']> {
-    this.dispatcher ??= loadUndici().then(({ Agent, buildConnector, fetch }) => {
-      const connect = buildConnector({ lookup: this.lookup });
-      const agent = new Agent({
-        connect: (options, callback) => {
-          const refused = this.refusal(options.hostname);
-          if (refused) return callback(refused, null);
-          connect(options, callback);
-        },
-      });
-      return { agent, send: fetch };
+    const connect = buildConnector({ lookup: this.lookup });
+    this.agent = new Agent({
+      connect: (options, callback) => {
+        const refused = this.refusal(options.hostname);
+        if (refused) return callback(refused, null);
+        connect(options, callback);
+      },
     });
-    return this.dispatcher;
+  }
+
+  fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    return undiciFetch(url, { ...init, dispatcher: this.agent });
   }
 
   /** Why a connection to this host is refused before it is made (a literal inward address), or undefined. */
@@ -45,7 +36,7 @@ export class Outbound {
     return Object.assign(new Error(`${host} is a private, loopback or link-local address; ${privateSourcesHint}`), { code: 'EADDRNOTAVAIL' });
   }
 
-  async close(): Promise<void> {
-    if (this.dispatcher) await (await this.dispatcher).agent.close();
+  close(): Promise<void> {
+    return this.agent.close();
   }
 }

@@ -36,6 +36,7 @@ describe('vigil serve --inspect', () => {
     const sub = await call(base, 'POST', '/subscriptions', { token: owner, body: { monitor: 'inspected', subscriber: 'agent:w', capabilities: ['act'] } });
     const claimed = await call(base, 'POST', `/subscriptions/${sub.body.subscription.id}/leases/claim`, { token: sub.body.token, body: { subject: 'task-1' } });
     expect(claimed.status).toBe(201);
+    await call(base, 'POST', '/monitors/inspected/pause', { token: owner, body: { reason: 'inspected' } });
 
     const names = () => new Set(events.filter((e) => e.type === '@xstate.actor').map((e) => (e as { name: string }).name));
     await untilTrue('the four actors', () => {
@@ -46,11 +47,9 @@ describe('vigil serve --inspect', () => {
     const sessionOf = (name: string) => (events.find((e) => e.type === '@xstate.actor' && (e as { name: string }).name === name) as { sessionId: string }).sessionId;
     const statesOf = (name: string) =>
       events.filter((e) => e.type === '@xstate.snapshot' && e.sessionId === sessionOf(name)).map((e) => JSON.stringify((e as { snapshot: { value: unknown } }).snapshot.value));
-    await untilTrue('the lease being held', () => statesOf('lease:inspected:task-1').includes('"held"'));
-    // Its first fetch done (undici loads on the first one); a pause before that stops it while it is still starting.
-    await untilTrue('the source watching', () => statesOf('source:inspected').some((s) => s.includes('watching')));
-    await call(base, 'POST', '/monitors/inspected/pause', { token: owner, body: { reason: 'inspected' } });
     await untilTrue('the monitor pausing', () => statesOf('monitor:inspected').includes('"paused"'));
+    await untilTrue('the lease being held', () => statesOf('lease:inspected:task-1').includes('"held"'));
+    await untilTrue('the source watching', () => statesOf('source:inspected').some((s) => s.includes('watching')));
     // Events name what happened to each actor.
     const leaseEvents = events.filter((e) => e.type === '@xstate.event' && e.sessionId === sessionOf('lease:inspected:task-1'));
     expect(leaseEvents.map((e) => (e as { event: { type: string } }).event.type)).toContain('CLAIM');

@@ -8,9 +8,8 @@
 // literal address before connecting. Each redirect hop is a new fetch from
 // the worker and is checked the same way. `--allow-private-workers` lifts it.
 import { isIP } from 'node:net';
-import type { Agent } from 'undici';
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { bracketless, guardedLookup, isInwardAddress } from '../../net/inward-addresses.ts';
-import { loadUndici, type Undici } from '../../net/undici.ts';
 
 export const privateWorkersHint = 'this server lets workers fetch only public addresses (start it with --allow-private-workers to allow more)';
 
@@ -18,40 +17,33 @@ export const privateWorkersHint = 'this server lets workers fetch only public ad
 export const refusedHeader = 'x-vigil-edge-refused';
 
 export class WorkerOutbound {
-  private dispatcher: Promise<{ agent: Agent; send: Undici['fetch'] }> | null = null;
+  private readonly agent: Agent;
 
-  constructor(private readonly timeoutMs: number) {}
-
-  private agent(): NonNullable<WorkerOutbound['dispatcher']> {
-    this.dispatcher ??= loadUndici().then(({ Agent, buildConnector, fetch }) => {
-      const connect = buildConnector({ lookup: guardedLookup(false, privateWorkersHint) });
-      const agent = new Agent({
-        connect: (options, callback) => {
-          const host = bracketless(options.hostname);
-          if (isIP(host) !== 0 && isInwardAddress(host)) {
-            return callback(Object.assign(new Error(`${host} is a private, loopback or link-local address; ${privateWorkersHint}`), { code: 'EADDRNOTAVAIL' }), null);
-          }
-          connect(options, callback);
-        },
-      });
-      return { agent, send: fetch };
+  constructor(private readonly timeoutMs: number) {
+    const connect = buildConnector({ lookup: guardedLookup(false, privateWorkersHint) });
+    this.agent = new Agent({
+      connect: (options, callback) => {
+        const host = bracketless(options.hostname);
+        if (isIP(host) !== 0 && isInwardAddress(host)) {
+          return callback(Object.assign(new Error(`${host} is a private, loopback or link-local address; ${privateWorkersHint}`), { code: 'EADDRNOTAVAIL' }), null);
+        }
+        connect(options, callback);
+      },
     });
-    return this.dispatcher;
   }
 
   /** miniflare's outboundService: the worker's request, sent under the rules; a refusal or failure is a 502 saying why. */
   readonly fetch = async (request: Request): Promise<Response> => {
     try {
       const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
-      const { agent, send } = await this.agent();
-      const answer = await send(request.url, {
+      const answer = await undiciFetch(request.url, {
         method: request.method,
         headers: [...request.headers],
         // Streamed, never gathered: a worker's upload may be larger than this server should hold.
         body: hasBody ? (request.body as ReadableStream | null) : undefined,
         duplex: 'half',
         redirect: 'manual',
-        dispatcher: agent,
+        dispatcher: this.agent,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       const bodiless = answer.status === 101 || answer.status === 204 || answer.status === 205 || answer.status === 304;
@@ -66,7 +58,7 @@ export class WorkerOutbound {
     }
   };
 
-  async close(): Promise<void> {
-    if (this.dispatcher) await (await this.dispatcher).agent.close();
+  close(): Promise<void> {
+    return this.agent.close();
   }
 }
