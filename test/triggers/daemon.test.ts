@@ -2,27 +2,38 @@
 // lock, recipe files added and removed while it runs, enable/disable from
 // another process, and a kill -9 in the middle of a firing.
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { TriggerStore } from '../../src/triggers/trigger-store.ts';
-import { lines, type Running, type Scratch, scratchProject, startDaemon, vigil, waitFor } from './helpers.ts';
+import { lines, type Running, type Scratch, scratchProject, startDaemon, vigilAsync as vigil, waitFor } from './helpers.ts';
 
-let s: Scratch;
-let daemons: Running[];
+interface Project {
+  readonly s: Scratch;
+  /** Starts the project's daemon; it is killed after the test if still running. */
+  daemon(): Running;
+}
 
-beforeEach(() => {
-  s = scratchProject();
-  daemons = [];
-});
-
-afterEach(async () => {
-  for (const d of daemons) {
-    if (d.child.exitCode === null && d.child.signalCode === null) {
-      d.child.kill('SIGKILL');
-      await d.exited;
+/** A scratch project of the test's own, removed after it with what its daemons left running. */
+function project({ onTestFinished }: TestContext): Project {
+  const s = scratchProject();
+  const daemons: Running[] = [];
+  onTestFinished(async () => {
+    for (const d of daemons) {
+      if (d.child.exitCode === null && d.child.signalCode === null) {
+        d.child.kill('SIGKILL');
+        await d.exited;
+      }
     }
-  }
-  s.cleanup();
-});
+    s.cleanup();
+  });
+  return {
+    s,
+    daemon() {
+      const d = startDaemon(s);
+      daemons.push(d);
+      return d;
+    },
+  };
+}
 
 /** No firing of the project is running (a firing started before a change may still be finishing). */
 function idle(root: string): boolean {
@@ -39,7 +50,7 @@ function idle(root: string): boolean {
  * the daemon's scheduler seconds have gone by, in which any other every-second
  * schedule still known to it would have fired too.
  */
-async function twoMoreSeconds(witness = 'witness'): Promise<void> {
+async function twoMoreSeconds(s: Scratch, witness = 'witness'): Promise<void> {
   const from = lines(s.read(`${witness}.txt`)).length;
   await waitFor(`two more firings of ${witness}`, () => lines(s.read(`${witness}.txt`)).length >= from + 2, 20_000);
 }
@@ -58,12 +69,6 @@ function processesWith(text: string): number[] {
     .map(Number);
 }
 
-function daemon(): Running {
-  const d = startDaemon(s);
-  daemons.push(d);
-  return d;
-}
-
 const every = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
   type: 'temporal',
@@ -73,16 +78,19 @@ const every = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-describe('vigil daemon', () => {
-  it('fires an every-second schedule, and refuses a second daemon naming the first', { timeout: 90_000 }, async () => {
+// Each test has a project and daemon of its own, and most of their time is spent waiting on the
+// daemons' every-second schedules: they run at once.
+describe.concurrent('vigil daemon', () => {
+  it('fires an every-second schedule, and refuses a second daemon naming the first', { timeout: 90_000 }, async (context) => {
+    const { s, daemon } = project(context);
     s.recipe(every('tick'));
     const d = daemon();
     await waitFor('three firings', () => lines(s.read('tick.txt')).length >= 3);
-    const second = vigil(s, ['daemon']);
+    const second = await vigil(s, ['daemon']);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`pid ${d.child.pid}`);
     expect(second.stderr).toContain('a daemon already runs for this project');
-    const list = JSON.parse(vigil(s, ['temporal', 'list', '--json']).stdout);
+    const list = JSON.parse((await vigil(s, ['temporal', 'list', '--json'])).stdout);
     expect(list[0]).toMatchObject({ name: 'tick', schedule: '* * * * * *', enabled: true, consecutive_failures: 0, circuit_broken: false });
     expect(list[0].last_run).toMatch(/^\d{4}-\d\d-\d\dT/);
     d.child.kill('SIGTERM');
@@ -90,7 +98,8 @@ describe('vigil daemon', () => {
     expect(existsSync(`${s.root}/.vigil/daemon.lock`)).toBe(false);
   });
 
-  it('picks up a recipe file added, changed and removed while it runs', { timeout: 90_000 }, async () => {
+  it('picks up a recipe file added, changed and removed while it runs', { timeout: 90_000 }, async (context) => {
+    const { s, daemon } = project(context);
     s.recipe(every('witness'));
     const d = daemon();
     await waitFor('the daemon to start', () => d.log().includes('running for'));
@@ -105,26 +114,28 @@ describe('vigil daemon', () => {
     await waitFor('the removal to be seen', () => d.log().includes('temporal late: removed'), 20_000);
     await waitFor('a firing already started to end', () => idle(s.root), 30_000);
     const count = lines(s.read('late.txt')).length;
-    await twoMoreSeconds();
+    await twoMoreSeconds(s);
     expect(lines(s.read('late.txt')).length).toBe(count);
   });
 
-  it('disable and enable from another process take effect in the running daemon', { timeout: 90_000 }, async () => {
+  it('disable and enable from another process take effect in the running daemon', { timeout: 90_000 }, async (context) => {
+    const { s, daemon } = project(context);
     s.recipe(every('tick'));
     s.recipe(every('witness'));
     const d = daemon();
     await waitFor('a firing', () => lines(s.read('tick.txt')).length >= 1);
-    expect(vigil(s, ['temporal', 'disable', 'tick']).stdout).toBe('temporal tick disabled\n');
+    expect((await vigil(s, ['temporal', 'disable', 'tick'])).stdout).toBe('temporal tick disabled\n');
     await waitFor('the daemon to see it', () => d.log().includes('temporal tick: disabled'), 20_000);
     await waitFor('a firing started before to end', () => idle(s.root), 30_000);
     const count = lines(s.read('tick.txt')).length;
-    await twoMoreSeconds();
+    await twoMoreSeconds(s);
     expect(lines(s.read('tick.txt')).length).toBe(count);
-    vigil(s, ['temporal', 'enable', 'tick']);
+    await vigil(s, ['temporal', 'enable', 'tick']);
     await waitFor('firings again', () => lines(s.read('tick.txt')).length > count, 10_000);
   });
 
-  it('after kill -9 mid-firing, the firing is recorded interrupted, its target is gone, and the schedule resumes', { timeout: 90_000 }, async () => {
+  it('after kill -9 mid-firing, the firing is recorded interrupted, its target is gone, and the schedule resumes', { timeout: 90_000 }, async (context) => {
+    const { s, daemon } = project(context);
     // The target's command line names this project, so that its processes can be told apart from any other test's.
     const target = `echo start >> slow.txt; sleep 3; echo end >> slow.txt # ${s.root}`;
     s.recipe(every('slow', { schedule: '*/2 * * * * *', target }));
@@ -144,38 +155,41 @@ describe('vigil daemon', () => {
     } finally {
       store.close();
     }
-    expect(vigil(s, ['runs']).stdout).toContain('interrupted');
+    expect((await vigil(s, ['runs'])).stdout).toContain('interrupted');
   });
 
-  it('temporal fire prints the output, exits 1 on failure, and names unknown recipes', { timeout: 90_000 }, async () => {
+  it('temporal fire prints the output, exits 1 on failure, and names unknown recipes', { timeout: 90_000 }, async (context) => {
+    const { s } = project(context);
     s.recipe(every('hello', { target: 'echo "hi $NAME"', vars: { NAME: 'there' } }));
     s.recipe(every('broken', { target: 'echo oops >&2; exit 4' }));
-    const ok = vigil(s, ['temporal', 'fire', 'hello']);
+    const ok = await vigil(s, ['temporal', 'fire', 'hello']);
     expect(ok).toMatchObject({ code: 0, stdout: 'hi there\n' });
-    expect(vigil(s, ['temporal', 'fire', 'broken']).code).toBe(1);
-    const status = JSON.parse(vigil(s, ['temporal', 'status', 'broken', '--json']).stdout);
+    expect((await vigil(s, ['temporal', 'fire', 'broken'])).code).toBe(1);
+    const status = JSON.parse((await vigil(s, ['temporal', 'status', 'broken', '--json'])).stdout);
     expect(status).toMatchObject({ name: 'broken', consecutive_failures: 1, last_firing: { status: 'failed', reason: 'exited with 4' } });
-    const missing = vigil(s, ['temporal', 'fire', 'nope']);
+    const missing = await vigil(s, ['temporal', 'fire', 'nope']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('no temporal recipe named "nope"; temporal recipes: broken, hello');
-    expect(vigil(s, ['temporal', 'frob']).stderr).toContain('unknown action "frob"');
+    expect((await vigil(s, ['temporal', 'frob'])).stderr).toContain('unknown action "frob"');
   });
 
-  it('refuses an invalid temporal recipe naming the field', { timeout: 90_000 }, async () => {
+  it('refuses an invalid temporal recipe naming the field', { timeout: 90_000 }, async (context) => {
+    const { s } = project(context);
     s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x', shedule: 'typo' });
-    const out = vigil(s, ['recipe', 'check', 'bad']);
+    const out = await vigil(s, ['recipe', 'check', 'bad']);
     expect(out.stdout).toContain('shedule');
     s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x', timezone: 'Mars/Olympus' });
-    const out2 = vigil(s, ['recipe', 'check', 'bad']);
+    const out2 = await vigil(s, ['recipe', 'check', 'bad']);
     expect(out2.stdout).toContain('timezone: "Mars/Olympus" is not an IANA time zone');
     s.recipe({ name: 'bad', type: 'temporal', schedule: '61 * * * *', target: 'x' });
-    expect(vigil(s, ['recipe', 'list']).stderr).toContain('invalid recipe');
-    expect(vigil(s, ['recipe', 'check', 'bad']).stdout).toContain('schedule: "61 * * * *" is not a cron expression');
+    expect((await vigil(s, ['recipe', 'list'])).stderr).toContain('invalid recipe');
+    expect((await vigil(s, ['recipe', 'check', 'bad'])).stdout).toContain('schedule: "61 * * * *" is not a cron expression');
   });
 });
 
-describe('recipe-mode targets', () => {
-  it('temporal fire of a recipe target returns the run output, and the child run names its trigger and parent', { timeout: 90_000 }, async () => {
+describe.concurrent('recipe-mode targets', () => {
+  it('temporal fire of a recipe target returns the run output, and the child run names its trigger and parent', { timeout: 90_000 }, async (context) => {
+    const { s } = project(context);
     const { chmodSync, writeFileSync } = await import('node:fs');
     const agent = `${s.root}/agent.sh`;
     writeFileSync(agent, '#!/bin/sh\necho "report for $TOPIC"\n');
@@ -183,11 +197,11 @@ describe('recipe-mode targets', () => {
     writeFileSync(`${s.root}/vigil.yml`, `providers:\n  sh:\n    type: custom\n    command: ${agent}\n`);
     s.recipe({ name: 'report', canary: false, steps: [{ label: 'write', backend: 'sh', args: [] }] });
     s.recipe({ name: 'nightly', type: 'temporal', schedule: '0 3 * * *', mode: 'recipe', target: 'report', vars: { TOPIC: 'billing' } });
-    const out = vigil(s, ['temporal', 'fire', 'nightly', '--json']);
+    const out = await vigil(s, ['temporal', 'fire', 'nightly', '--json']);
     expect(out.code, out.stderr).toBe(0);
     const fired = JSON.parse(out.stdout);
     expect(fired).toMatchObject({ status: 'succeeded', output: 'report for billing\n' });
-    const runs = JSON.parse(vigil(s, ['runs', '--json']).stdout) as Array<{ id: string; recipe: string; trigger?: string; parent?: string }>;
+    const runs = JSON.parse((await vigil(s, ['runs', '--json'])).stdout) as Array<{ id: string; recipe: string; trigger?: string; parent?: string }>;
     const child = runs.find((r) => r.recipe === 'report');
     expect(child).toMatchObject({ trigger: 'temporal:nightly', parent: fired.run_id });
   });

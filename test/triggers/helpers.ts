@@ -53,6 +53,19 @@ export function vigil(s: Scratch, args: string[]): { code: number | null; stdout
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** As vigil(), without blocking the event loop meanwhile (for tests that run at once in one file). */
+export function vigilAsync(s: Scratch, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawnChild(process.execPath, [vigilBin, ...args], { cwd: s.root, env: s.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.once('error', fail);
+    child.once('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
 export interface Running {
   child: ChildProcess;
   log(): string;
