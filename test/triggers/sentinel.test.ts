@@ -3,15 +3,15 @@
 // published back to the server as observations.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Fleet, startFleet, until } from '../../bench/lib/sentinel-fleet.ts';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { type Fleet, type FleetOptions, startFleet, until } from '../../bench/lib/sentinel-fleet.ts';
 import { serverCacheFile } from '../../src/recipes/publish/server-publisher.ts';
 import { call, publish } from '../support/client.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 
-let fleet: Fleet | null = null;
 // One server for the file: each test's fleet makes a monitor of its own on it (and its sentinel
-// reads only that monitor), so a server per test only cost five more server starts.
+// reads only that monitor), so a server per test only cost five more server starts. The tests run
+// at once: each has a fleet of its own, and they mostly wait (on reactions, backoffs, debounce).
 let server: ServerProcess;
 
 beforeAll(async () => {
@@ -22,24 +22,32 @@ afterAll(async () => {
   await server?.stop();
 });
 
-afterEach(async () => {
-  await fleet?.stop();
-  fleet = null;
-});
+/** A fleet of one sentinel on the file's server, stopped after the test. */
+async function fleetOf({ onTestFinished }: TestContext, options: Omit<FleetOptions, 'instances' | 'server'>): Promise<Fleet> {
+  const f = await startFleet({ instances: 1, server, ...options });
+  onTestFinished(() => f.stop());
+  return f;
+}
 
-async function one(target: string, recipe: Record<string, unknown> = {}, publishToServer = false, filter?: Record<string, unknown>): Promise<Fleet> {
-  fleet = await startFleet({ instances: 1, target, recipe, publishToServer, server, ...(filter ? { filter } : {}) });
-  const f = fleet;
+async function one(
+  context: TestContext,
+  target: string,
+  recipe: Record<string, unknown> = {},
+  publishToServer = false,
+  filter?: Record<string, unknown>,
+): Promise<Fleet> {
+  const f = await fleetOf(context, { target, recipe, publishToServer, ...(filter ? { filter } : {}) });
   await until('the sentinel to subscribe', () => f.sentinels[0]!.log().includes('subscribed to'));
   return f;
 }
 
 const runsOf = (f: Fleet) => readdirSync(join(f.sentinels[0]!.root, '.vigil', 'runs')).map((id) => JSON.parse(readFileSync(join(f.sentinels[0]!.root, '.vigil', 'runs', id, 'run.json'), 'utf8')));
 
-describe('sentinel', () => {
-  it('gives the reaction MONITOR, OBSERVATION_* and the data.vars its recipe declares, and records a run with its trigger', { timeout: 60_000 }, async () => {
+describe.concurrent('sentinel', () => {
+  it('gives the reaction MONITOR, OBSERVATION_* and the data.vars its recipe declares, and records a run with its trigger', { timeout: 60_000 }, async (context) => {
     // BRANCH is declared by the recipe's vars; EXTRA is not, so it never reaches the environment (issue 42).
     const f = await one(
+      context,
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's ${VAR:-default} form, on purpose
       'printf "%s|%s|%s|%s|%s|%s|%s\\n" "$MONITOR" "$OBSERVATION_SEQ" "$OBSERVATION_TYPE" "$OBSERVATION_SUBJECT" "$BRANCH" "${EXTRA:-unset}" "$OBSERVATION_DATA" > "$OUT/vars.txt"; cp "$OBSERVATION_FILE" "$OUT/observation.json"; echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"',
       { vars: { BRANCH: 'none' } },
@@ -57,9 +65,8 @@ describe('sentinel', () => {
     expect(runsOf(f)[0]).toMatchObject({ type: 'sentinel', trigger: `sentinel:react:${reply.body.seq}`, status: 'succeeded' });
   });
 
-  it('on a monitor without act, says what to change and backs off; once update adds act it reacts', { timeout: 120_000 }, async () => {
-    fleet = await startFleet({ instances: 1, target: 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', capabilities: ['observe'], server });
-    const f = fleet;
+  it('on a monitor without act, says what to change and backs off; once update adds act it reacts', { timeout: 120_000 }, async (context) => {
+    const f = await fleetOf(context, { target: 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', capabilities: ['observe'] });
     const log = () => f.sentinels[0]!.log();
     await until('the advice', () => log().includes('does not grant "act"'));
     expect(log()).toContain(`POST /mp/v0/monitors/${f.monitor}/update {"reason": "sentinel", "patch": {"capabilities": ["observe", "act"]}}`);
@@ -80,8 +87,8 @@ describe('sentinel', () => {
     await until('the reaction', () => f.reactions().includes(reply.body.seq));
   });
 
-  it('rejects the lease when the reaction fails, retries, and stops when the fifth reject dead-letters the subject', { timeout: 90_000 }, async () => {
-    const f = await one('echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"; exit 1', { circuit_breaker_threshold: 0 });
+  it('rejects the lease when the reaction fails, retries, and stops when the fifth reject dead-letters the subject', { timeout: 90_000 }, async (context) => {
+    const f = await one(context, 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"; exit 1', { circuit_breaker_threshold: 0 });
     const flaky = (await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'flaky' })).body.seq;
     await until('the dead letter', () => f.sentinels[0]!.log().includes('is dead-lettered'), 60_000);
     // Other subjects still run; once one has, no further attempt at the dead letter is on its way.
@@ -91,8 +98,8 @@ describe('sentinel', () => {
     expect(runsOf(f).filter((r) => r.trigger === `sentinel:react:${flaky}`).map((r) => r.status)).toEqual(['failed', 'failed', 'failed', 'failed', 'failed']);
   });
 
-  it('filters on types the monitor has not received yet, reacting only to those', { timeout: 60_000 }, async () => {
-    const f = await one('echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', {}, false, { types: ['ci.build.failed', 'deploy.*'] });
+  it('filters on types the monitor has not received yet, reacting only to those', { timeout: 60_000 }, async (context) => {
+    const f = await one(context, 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', {}, false, { types: ['ci.build.failed', 'deploy.*'] });
     await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build.passed', subject: 'a' });
     const failed = (await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build.failed', subject: 'b' })).body.seq;
     const deploy = (await publish(f.server.base, f.monitor, f.ownerToken, { type: 'deploy.done', subject: 'c' })).body.seq;
@@ -103,8 +110,8 @@ describe('sentinel', () => {
     expect(f.reactions().sort((a, b) => a - b)).toEqual([failed, deploy, marker]);
   });
 
-  it('with debounce, runs only the newest of a burst on one subject', { timeout: 60_000 }, async () => {
-    const f = await one('echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', { debounce: 1.5 });
+  it('with debounce, runs only the newest of a burst on one subject', { timeout: 60_000 }, async (context) => {
+    const f = await one(context, 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"', { debounce: 1.5 });
     const seqs: number[] = [];
     for (let i = 0; i < 3; i++) seqs.push((await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'burst', data: { i } })).body.seq);
     await until('the reaction', () => f.reactions().length >= 1);
@@ -114,8 +121,8 @@ describe('sentinel', () => {
     expect(f.reactions()).toEqual([seqs[2], marker]);
   });
 
-  it('publishes its reactions as observations when vigil.yml names a server', { timeout: 60_000 }, async () => {
-    const f = await one('echo hi', {}, true);
+  it('publishes its reactions as observations when vigil.yml names a server', { timeout: 60_000 }, async (context) => {
+    const f = await one(context, 'echo hi', {}, true);
     const reply = await publish(f.server.base, f.monitor, f.ownerToken, { type: 'ci.build', subject: 'job-1' });
     await until('the reaction', () => f.sentinels[0]!.log().includes('succeeded'));
     const cache = JSON.parse(readFileSync(serverCacheFile(f.sentinels[0]!.root, { VIGIL_HOME: join(f.home, '.vigil') }), 'utf8'));
