@@ -27,10 +27,11 @@ function processOnPort(port: number): number | undefined {
 describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL database', () => {
   const cluster = nodesOnOneDatabase();
 
-  // Tests that neither kill nor configure a node share three, each on a monitor of its own; they are
-  // stopped before the tests below start theirs (PostgreSQL's connections are counted).
+  // All the tests share three nodes, each test on a monitor of its own. The first ones neither kill
+  // nor configure a node.
+  const nodes = cluster.shared(3);
+
   describe('on three nodes that run throughout', () => {
-    const nodes = cluster.shared(3);
 
     it('names each node in discover', async () => {
       const [a, b] = nodes();
@@ -162,12 +163,11 @@ describe.skipIf(unavailable !== undefined)('three nodes on one PostgreSQL databa
     });
   });
 
-  // The three tests below kill nodes. They share the nodes too: each takes the live ones, and a fresh
-  // node for each one killed before it (four node starts fewer than three nodes of their own each).
-  // A killed node stays listed as live for a few seconds; until then a new monitor may be assigned to
-  // it, which is why the source test first waits until the nodes see exactly each other.
+  // The three tests below kill nodes: each takes the live ones, and a fresh node for each one killed
+  // before it (seven node starts fewer than three nodes of their own each). A killed node stays
+  // listed as live for a few seconds; until then a new monitor may be assigned to it, which is why
+  // the source test first waits until the nodes see exactly each other.
   describe('on nodes that the tests kill', () => {
-    cluster.shared(3);
 
     it('expires a lease claimed through node A after A is killed with SIGKILL', async () => {
       const [a, b, c] = await cluster.liveShared(3);
