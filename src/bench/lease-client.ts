@@ -128,7 +128,11 @@ export class LeaseClient {
     if (stalls) hold.stalled = true;
     for (;;) {
       const now = nowMs();
-      if (ctx.stop.aborted) break;
+      if (ctx.stop.aborted) {
+        // Cut short by the run's end: it ends within its lease, and is not counted a stall.
+        if (stalls && now < until) hold.stalled = false;
+        break;
+      }
       if (now >= crashAt) return this.crash(hold, now);
       if (now >= until) break;
       const renewAt = stalls ? Number.POSITIVE_INFINITY : hold.validSend + renewMs;

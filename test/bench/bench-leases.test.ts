@@ -13,10 +13,14 @@ import { runBench, said } from './run-bench.ts';
 
 /**
  * Contention on few subjects, crashes and stalled holders, a short lease: every rule gets exercised. Two
- * seconds are twice the lease, time enough for stalled holders to come back late and for crashed holders'
- * subjects to be granted again (a longer run only repeats the same cases, at two cores' worth of CPU).
+ * seconds are twice the lease, time enough for crashed holders' subjects to be granted again (a longer run
+ * only repeats the same cases, at two cores' worth of CPU). A stalled holder oversleeps its lease by
+ * 0.25-0.5 s and one the run's end cuts short is no stall, so only holds granted in a run's first
+ * 0.5-0.75 s of 2 can stall: the run that counts late ends takes 3 s (on a machine at load 20, 2 s
+ * gave none twice).
  */
-const shape = ['--clients', '16', '--subjects', '6', '--hold', '5ms-40ms', '--lease-seconds', '1', '--crash', '0.08', '--stall', '0.08', '--duration', '2s', '--seed', '7'];
+const shape = ['--clients', '16', '--subjects', '6', '--hold', '5ms-40ms', '--lease-seconds', '1', '--crash', '0.08', '--stall', '0.08', '--seed', '7'];
+const twoSeconds = [...shape, '--duration', '2s'];
 
 describe('vigil bench leases against a Vigil node', () => {
   let server: ServerProcess;
@@ -29,7 +33,7 @@ describe('vigil bench leases against a Vigil node', () => {
 
   it('measures, sends fencing tokens, and finds no violation', async () => {
     const report = join(tempDir('vigil-bench-report-'), 'r.html');
-    const run = await runBench(['leases', '--base', server.url, ...shape, '--json', '--report', report]);
+    const run = await runBench(['leases', '--base', server.url, ...shape, '--duration', '3s', '--json', '--report', report]);
     expect(run.code, said(run)).toBe(0);
     const f = run.figures;
     expect(f.fence).toBe(true);
@@ -118,7 +122,7 @@ describe('vigil bench leases against a lease server of another make', () => {
 
   it('finds no violation on a healthy one, and sends no fence to a server that does not list leases.fence', async () => {
     const fake = await start('none');
-    const run = await runBench(['leases', '--base', fake.url, ...shape, '--json']);
+    const run = await runBench(['leases', '--base', fake.url, ...twoSeconds, '--json']);
     expect(run.code, said(run)).toBe(0);
     expect(run.figures.fence).toBe(false);
     expect(run.figures.duplicates).toBe(0);
@@ -129,7 +133,7 @@ describe('vigil bench leases against a lease server of another make', () => {
 
   it('sends the fence on every renew and end to a server that lists leases.fence', async () => {
     const fake = await start('none', { fence: true });
-    const run = await runBench(['leases', '--base', fake.url, ...shape, '--json']);
+    const run = await runBench(['leases', '--base', fake.url, ...twoSeconds, '--json']);
     expect(run.code, said(run)).toBe(0);
     expect(run.figures.fence).toBe(true);
     expect(fake.fences()).toMatchObject({ without: 0 });
