@@ -78,9 +78,11 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
     expect((await call(a.url, 'GET', '/v1/webhooks', { token: key })).status).toBe(401);
   });
 
-  // Two nodes for both: the first test neither kills nor configures one, the second kills one at its end.
+  // Two nodes for three tests: the first two neither kill nor configure one, the last kills one at its
+  // end. The nodes hold at most 64 KiB of events waiting for delivery per key (the second test's
+  // subject); the others queue a few small events each, under keys of their own.
   describe('on two nodes', () => {
-    const nodes = cluster.shared(2, flags);
+    const nodes = cluster.shared(2, [...flags, '--max-queued-event-bytes', '65536']);
 
     it('answers a trigger through one node after writes through the other', async () => {
       const [a, b] = nodes();
@@ -96,6 +98,41 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
         // After the publish through B, the seq that B's write took.
         expect(fired.body.seq).toBe(last + 2);
         last = fired.body.seq;
+      }
+    });
+
+    it('counts the bytes a key has waiting for delivery across the nodes', async () => {
+      const receiver = await startReceiver(secret);
+      try {
+        const [a, b] = nodes();
+        const key = await makeKey(a!);
+        const webhook = await call(a!.url, 'POST', '/v1/webhooks', { token: key, body: { event: 'cir.capture', url: receiver.url, secret } });
+        expect(webhook.status).toBe(201);
+        const event = { type: 'cir.capture', data: { blob: 'x'.repeat(40_000) } };
+        // The first attempt fails: 40 KB wait for the retry, queued through A.
+        receiver.answers.push(503);
+        expect((await call(a!.url, 'POST', '/v1/events', { token: key, body: event })).status).toBe(202);
+        await receiver.waitFor(1);
+        // Through B another 40 KB would pass the 64 KiB cap.
+        const over = await call(b!.url, 'POST', '/v1/events', { token: key, body: event });
+        expect(over.status, JSON.stringify(over.body)).toBe(429);
+        expect(over.body).toMatchObject({ code: 'OVER_BUDGET', queued_bytes: expect.any(Number) });
+        expect(over.body.queued_bytes).toBeGreaterThan(40_000);
+        // Once the retry is delivered (by either node), either node takes the next event.
+        await until('the retry delivered', async () => {
+          const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+          return listed.body.deliveries[0]?.status === 'delivered' ? listed : undefined;
+        });
+        for (const node of [a!, b!]) {
+          const sent = await call(node.url, 'POST', '/v1/events', { token: key, body: event });
+          expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+          await until('the event delivered', async () => {
+            const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+            return listed.body.deliveries.every((d: { status: string }) => d.status === 'delivered') ? listed : undefined;
+          });
+        }
+      } finally {
+        await receiver.close();
       }
     });
 
@@ -134,41 +171,5 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
         await receiver.close();
       }
     });
-  });
-
-  it('counts the bytes a key has waiting for delivery across the nodes', async () => {
-    const receiver = await startReceiver(secret);
-    try {
-      const capped = [...flags, '--max-queued-event-bytes', '65536'];
-      const [a, b] = await cluster.start(2, capped);
-      const key = await makeKey(a!);
-      const webhook = await call(a!.url, 'POST', '/v1/webhooks', { token: key, body: { event: 'cir.capture', url: receiver.url, secret } });
-      expect(webhook.status).toBe(201);
-      const event = { type: 'cir.capture', data: { blob: 'x'.repeat(40_000) } };
-      // The first attempt fails: 40 KB wait for the retry, queued through A.
-      receiver.answers.push(503);
-      expect((await call(a!.url, 'POST', '/v1/events', { token: key, body: event })).status).toBe(202);
-      await receiver.waitFor(1);
-      // Through B another 40 KB would pass the 64 KiB cap.
-      const over = await call(b!.url, 'POST', '/v1/events', { token: key, body: event });
-      expect(over.status, JSON.stringify(over.body)).toBe(429);
-      expect(over.body).toMatchObject({ code: 'OVER_BUDGET', queued_bytes: expect.any(Number) });
-      expect(over.body.queued_bytes).toBeGreaterThan(40_000);
-      // Once the retry is delivered (by either node), either node takes the next event.
-      await until('the retry delivered', async () => {
-        const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
-        return listed.body.deliveries[0]?.status === 'delivered' ? listed : undefined;
-      });
-      for (const node of [a!, b!]) {
-        const sent = await call(node.url, 'POST', '/v1/events', { token: key, body: event });
-        expect(sent.status, JSON.stringify(sent.body)).toBe(202);
-        await until('the event delivered', async () => {
-          const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
-          return listed.body.deliveries.every((d: { status: string }) => d.status === 'delivered') ? listed : undefined;
-        });
-      }
-    } finally {
-      await receiver.close();
-    }
   });
 });
