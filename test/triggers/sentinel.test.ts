@@ -8,6 +8,7 @@ import { type Fleet, type FleetOptions, startFleet, until } from '../../bench/li
 import { serverCacheFile } from '../../src/recipes/publish/server-publisher.ts';
 import { call, publish } from '../support/client.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
+import { until as untilFound } from '../support/until.ts';
 
 // One server for the file: each test's fleet makes a monitor of its own on it (and its sentinel
 // reads only that monitor), so a server per test only cost five more server starts. The tests run
@@ -127,12 +128,12 @@ describe.concurrent('sentinel', () => {
     await until('the reaction', () => f.sentinels[0]!.log().includes('succeeded'));
     const cache = JSON.parse(readFileSync(serverCacheFile(f.sentinels[0]!.root, { VIGIL_HOME: join(f.home, '.vigil') }), 'utf8'));
     const entry = Object.values(cache)[0] as { watch: { subscription: string; token: string } };
-    let observations: Array<{ type: string; data: { trigger?: string; status?: string } }> = [];
-    for (let i = 0; i < 50 && !observations.some((o) => o.data.status === 'succeeded'); i++) {
+    type Run = { type: string; data: { trigger?: string; status?: string } };
+    const observations = await untilFound('the run\'s end published', async () => {
       const page = await call(f.server.base, 'GET', `/subscriptions/${entry.watch.subscription}/pull?cursor=1&limit=100`, { token: entry.watch.token });
-      observations = page.body.observations;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      const seen = page.body.observations as Run[];
+      return seen.some((o) => o.data.status === 'succeeded') ? seen : undefined;
+    });
     const mine = observations.filter((o) => o.data.trigger === `sentinel:react:${reply.body.seq}`);
     expect(mine.map((o) => o.data.status)).toEqual(['running', 'succeeded']);
     expect(mine[0]!.type).toBe('ai.vigil.recipe.run');
