@@ -149,9 +149,25 @@ export interface RunJson {
   steps: StepRecord[];
 }
 
+// The ids this process gave out in the current second: a wide composite prepares hundreds of children in
+// one, and two of 500 draws of two random bytes are more likely than not to meet (their records would share
+// a folder).
+let issuedIn = '';
+const issued = new Set<string>();
+
 export function newRunId(now = new Date()): string {
   const iso = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${iso}-${randomBytes(2).toString('hex')}`;
+  if (iso !== issuedIn) {
+    issued.clear();
+    issuedIn = iso;
+  }
+  if (issued.size >= 0x10000) throw new Error(`more than 65,536 runs started in the second ${iso}`);
+  for (;;) {
+    const id = `${iso}-${randomBytes(2).toString('hex')}`;
+    if (issued.has(id)) continue;
+    issued.add(id);
+    return id;
+  }
 }
 
 export function runsDir(projectRoot: string): string {
