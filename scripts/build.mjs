@@ -35,7 +35,7 @@ await bundleCli();
 /**
  * Dependencies made of hundreds of small modules are bundled into one file each under dist/vendor/,
  * and dist/ imports that file: Node resolves, reads and links every module at every start of the
- * CLI, and kysely alone cost 300 ms of CPU there (40 ms as one file), undici 150 ms, ajv 32 ms. Only what
+ * CLI, and kysely alone cost 300 ms of CPU there (40 ms as one file), undici 150 ms. Only what
  * dist/ imports from each is re-exported (undici is CommonJS: its names must be listed).
  */
 async function vendor() {
@@ -43,7 +43,7 @@ async function vendor() {
   const vendored = {
     kysely: "export * from 'kysely';",
     undici: "export { Agent, buildConnector, fetch } from 'undici';",
-    // The protocol's validators are compiled at every server start: 75 files, 32 ms of CPU to load.
+    // The protocol's validators are compiled at every server start: 75 files (32 ms of CPU loaded alone).
     ajv: "export { Ajv } from 'ajv';",
   };
   for (const [name, contents] of Object.entries(vendored)) {
@@ -105,8 +105,8 @@ async function precompileValidators() {
 /**
  * The CLI and every module of dist/ it imports, as one entry file and shared chunks under dist/bundle/
  * (the commands' lazy imports stay lazy: each is a chunk). Node resolved, read and linked about 500
- * modules at every start: a `vigil serve` needed 0.30-0.31 s of CPU to be ready, 0.26-0.28 as a bundle; a
- * `vigil sequence` of two steps 0.40 s, 0.33-0.35. Packages stay outside (the native ones and piscina
+ * modules at every start: a `vigil serve` needed 0.30-0.32 s of CPU to be ready, 0.24 as a bundle with
+ * ajv vendored; a two-step `vigil sequence` 0.44-0.46 s, 0.38-0.40. Packages stay outside (the native ones and piscina
  * find files of their own). A module that finds a file beside itself (schemas, static pages, worker
  * entries, bin/vigil.js) keeps its own place in dist/: its import.meta.url and import.meta.dirname are
  * rewritten to the module's file in dist/, relative to the bundle's, so the bundle works wherever dist/ is.
