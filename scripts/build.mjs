@@ -45,6 +45,9 @@ async function vendor() {
     undici: "export { Agent, buildConnector, fetch } from 'undici';",
     // The protocol's validators are compiled at every server start: 75 files (32 ms of CPU loaded alone).
     ajv: "export { Ajv } from 'ajv';",
+    // Node is given xstate's CommonJS build (7 files, lexed for their names); bundled, esbuild takes its
+    // ES module build: 9.6 ms of CPU to load instead of 20.
+    xstate: "export * from 'xstate';",
   };
   for (const [name, contents] of Object.entries(vendored)) {
     await build({
