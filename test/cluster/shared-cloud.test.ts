@@ -5,10 +5,10 @@
 // runs on the monitor's fresh state like any publish. /discover lists the live
 // nodes, each keeping its id across restarts; /admin/snapshot names the store.
 import { describe, expect, it } from 'vitest';
+import { type Receiver, startReceiver } from '../cloud/receiver.ts';
 import { call, createMonitor, publish } from '../support/client.ts';
 import { postgresFor } from '../support/postgres.ts';
 import { type ServerProcess, stablePort } from '../support/server-process.ts';
-import { startReceiver } from '../cloud/receiver.ts';
 import { until } from '../support/until.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 
@@ -101,65 +101,67 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
       }
     });
 
-    it('counts the bytes a key has waiting for delivery across the nodes', async () => {
+    /** A receiver, and a key made on node A with a webhook of cir.capture events to it; the receiver is closed after `test`. */
+    const withWebhook = async (test: (setting: { a: ServerProcess; b: ServerProcess; key: string; webhook: string; receiver: Receiver }) => Promise<void>) => {
       const receiver = await startReceiver(secret);
       try {
         const [a, b] = nodes();
         const key = await makeKey(a!);
         const webhook = await call(a!.url, 'POST', '/v1/webhooks', { token: key, body: { event: 'cir.capture', url: receiver.url, secret } });
         expect(webhook.status).toBe(201);
+        await test({ a: a!, b: b!, key, webhook: webhook.body.id, receiver });
+      } finally {
+        await receiver.close();
+      }
+    };
+
+    it('counts the bytes a key has waiting for delivery across the nodes', async () => {
+      await withWebhook(async ({ a, b, key, webhook, receiver }) => {
         const event = { type: 'cir.capture', data: { blob: 'x'.repeat(40_000) } };
         // The first attempt fails: 40 KB wait for the retry, queued through A.
         receiver.answers.push(503);
-        expect((await call(a!.url, 'POST', '/v1/events', { token: key, body: event })).status).toBe(202);
+        expect((await call(a.url, 'POST', '/v1/events', { token: key, body: event })).status).toBe(202);
         await receiver.waitFor(1);
         // Through B another 40 KB would pass the 64 KiB cap.
-        const over = await call(b!.url, 'POST', '/v1/events', { token: key, body: event });
+        const over = await call(b.url, 'POST', '/v1/events', { token: key, body: event });
         expect(over.status, JSON.stringify(over.body)).toBe(429);
         expect(over.body).toMatchObject({ code: 'OVER_BUDGET', queued_bytes: expect.any(Number) });
         expect(over.body.queued_bytes).toBeGreaterThan(40_000);
         // Once the retry is delivered (by either node), either node takes the next event.
         await until('the retry delivered', async () => {
-          const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+          const listed = await call(b.url, 'GET', `/v1/webhooks/${webhook}/deliveries`, { token: key });
           return listed.body.deliveries[0]?.status === 'delivered' ? listed : undefined;
         });
-        for (const node of [a!, b!]) {
+        for (const node of [a, b]) {
           const sent = await call(node.url, 'POST', '/v1/events', { token: key, body: event });
           expect(sent.status, JSON.stringify(sent.body)).toBe(202);
           await until('the event delivered', async () => {
-            const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+            const listed = await call(b.url, 'GET', `/v1/webhooks/${webhook}/deliveries`, { token: key });
             return listed.body.deliveries.every((d: { status: string }) => d.status === 'delivered') ? listed : undefined;
           });
         }
-      } finally {
-        await receiver.close();
-      }
+      });
     });
 
     it('delivers a delivery queued on a node that dies once, from another node', async () => {
-      const receiver = await startReceiver(secret);
-      try {
-        const [a, b] = nodes();
-        const key = await makeKey(a!);
-        const webhook = await call(a!.url, 'POST', '/v1/webhooks', { token: key, body: { event: 'cir.capture', url: receiver.url, secret } });
-        expect(webhook.status).toBe(201);
+      await withWebhook(async ({ a, b, key, webhook, receiver }) => {
         // With both nodes up, events sent through either are each delivered once.
-        for (const node of [a!, b!, a!, b!]) {
+        for (const node of [a, b, a, b]) {
           expect((await call(node.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: {} } })).status).toBe(202);
         }
         await receiver.waitFor(4);
         // The first attempt of the next one fails; the node that queued it dies before the retry.
         receiver.answers.push(500);
-        expect((await call(a!.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { last: true } } })).status).toBe(202);
+        expect((await call(a.url, 'POST', '/v1/events', { token: key, body: { type: 'cir.capture', data: { last: true } } })).status).toBe(202);
         await receiver.waitFor(5);
         // A recorded the failed attempt and its retry (an attempt A never finished is taken over once its 60 s claim ends).
         await until('the failed attempt recorded', async () => {
-          const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+          const listed = await call(b.url, 'GET', `/v1/webhooks/${webhook}/deliveries`, { token: key });
           return listed.body.deliveries.some((d: { status: string; attempts: number }) => d.status === 'pending' && d.attempts === 1) ? listed : undefined;
         });
-        await a!.kill();
+        await a.kill();
         await until('the retry from the surviving node', async () => {
-          const listed = await call(b!.url, 'GET', `/v1/webhooks/${webhook.body.id}/deliveries`, { token: key });
+          const listed = await call(b.url, 'GET', `/v1/webhooks/${webhook}/deliveries`, { token: key });
           return listed.body.deliveries.every((d: { status: string }) => d.status === 'delivered') ? listed : undefined;
         });
         const ids = receiver.received.map((r) => r.headers['webhook-id']);
@@ -167,9 +169,7 @@ describe.skipIf(unavailable !== undefined)('the cloud API on several nodes', () 
         // Four delivered at once, the last one twice: its failed attempt and its retry.
         expect(new Set(ids).size).toBe(5);
         expect(receiver.received.at(-1)!.body.data).toEqual({ last: true });
-      } finally {
-        await receiver.close();
-      }
+      });
     });
   });
 });
