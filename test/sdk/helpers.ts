@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnChild } from '../support/children.ts';
+import { type CliResult, runCli } from '../support/cli.ts';
 import { tempDir } from '../support/server-process.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -45,11 +45,7 @@ export function makeSdkProject(): SdkProject {
   };
 }
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type { CliResult } from '../support/cli.ts';
 
 export function projectEnv(project: SdkProject, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
@@ -62,17 +58,7 @@ export function projectEnv(project: SdkProject, extra: Record<string, string> = 
 }
 
 export function vigil(project: SdkProject, args: string[], options: { stdin?: string; env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
-  const child = spawnChild(process.execPath, [cliEntry, ...args], { cwd: options.cwd ?? project.root, env: projectEnv(project, options.env), stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  child.stdin.end(options.stdin ?? '');
-  return new Promise((res) => child.on('close', (code) => res({ code, stdout, stderr })));
+  return runCli(args, { cwd: options.cwd ?? project.root, env: projectEnv(project, options.env), stdin: options.stdin });
 }
 
 /** The last line of stdout parsed as JSON (what `vigil script run` prints). */

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawnChild } from '../support/children.ts';
+import { type CliResult, runCli } from '../support/cli.ts';
 import { scaled } from '../support/time-scale.ts';
 
 export const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
@@ -54,16 +55,8 @@ export function vigil(s: Scratch, args: string[]): { code: number | null; stdout
 }
 
 /** As vigil(), without blocking the event loop meanwhile (for tests that run at once in one file). */
-export function vigilAsync(s: Scratch, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawnChild(process.execPath, [vigilBin, ...args], { cwd: s.root, env: s.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.once('error', fail);
-    child.once('close', (code) => done({ code, stdout, stderr }));
-  });
+export function vigilAsync(s: Scratch, args: string[]): Promise<CliResult> {
+  return runCli(args, { cwd: s.root, env: s.env, timeoutMs: 60_000 });
 }
 
 export interface Running {
