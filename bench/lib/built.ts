@@ -4,28 +4,18 @@
 // instead, each function the server makes per request would also pay for
 // esbuild's name-keeping helper, and a start would take seconds.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { distIsCurrent } from '../../bin/dist-current.js';
 import { log } from './report.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const stamp = join(root, 'dist', '.built');
 let checked = false;
-
-function newestUnder(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestUnder(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
 
 /** Builds dist/ when it is missing or older than src/ (once per bench run), by bin/vigil.js's rule. */
 export function ensureBuilt(): void {
   if (checked) return;
-  if (!existsSync(stamp) || newestUnder(join(root, 'src')) > statSync(stamp).mtimeMs) {
+  if (!distIsCurrent(root)) {
     log('dist/ is missing or older than src/: building it (npm run build), since the bench measures the built server');
     const built = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit', cwd: root });
     if (built.status !== 0) throw new Error('npm run build failed');

@@ -6,15 +6,14 @@
 // run's output is output.txt, else the output of its last succeeded step.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { confined } from '../workspace/confine.ts';
-import { fileURLToPath } from 'node:url';
 import { type RunJson, readRunJson, runsDir } from './records/run-record.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 import { RUN_ID_FD, RUN_ID_FD_ENV, reportedRunId } from './run-id-report.ts';
+import { vigilEntry } from '../paths/self-entry.ts';
 
 export const RUN_TIMEOUT_MS = 600_000;
-const cliEntry = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'vigil.js');
 
 export interface RecipeRunRequest {
   name: string;
@@ -52,7 +51,7 @@ export function runOutput(run: RunJson, dir: string): string {
 export function runRecipe(req: RecipeRunRequest): Promise<{ output: string; run_id: string | null }> {
   const timeoutMs = req.timeoutMs ?? RUN_TIMEOUT_MS;
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [cliEntry, 'sequence', req.name, ...req.args], {
+    const child = spawn(process.execPath, [vigilEntry, 'sequence', req.name, ...req.args], {
       cwd: req.cwd,
       env: { ...req.env, [RUN_ID_FD_ENV]: String(RUN_ID_FD) },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],

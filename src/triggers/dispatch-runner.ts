@@ -5,10 +5,9 @@
 // sentinels for as long as a tool takes. Claiming a job is atomic in the
 // store, so a `send --wait` racing the daemon never runs a job twice.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { queuedJobIds } from '../dispatch/jobs.ts';
+import { vigilEntry } from '../paths/self-entry.ts';
 
-const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
 
 export interface DispatchRunner {
   stop(): Promise<void>;
@@ -27,7 +26,7 @@ export function startDispatchRunner(projectRoot: string, env: NodeJS.ProcessEnv,
     }
     if (queued === 0) return;
     log(`dispatch: running ${queued} queued job(s)`);
-    const started = spawn(process.execPath, [vigilBin, 'dispatch', 'run'], { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const started = spawn(process.execPath, [vigilEntry, 'dispatch', 'run'], { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
     child = started;
     let stderr = '';
     started.stderr?.on('data', (b: Buffer) => {

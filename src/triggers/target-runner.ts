@@ -12,14 +12,13 @@
 // run, and a guard that hears of no renewal in that time stops the group
 // (SIGTERM, then SIGKILL) by itself, even while the runner is stopped.
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { targetGuard } from '../recipes/process/guard-shell.ts';
 import { dataVarFlags, declaredBy, environmentOf } from '../recipes/outside-vars.ts';
 import { describeFinding, scanShell } from '../recipes/preflight/destructive.ts';
 import type { TriggerMode } from '../recipes/types.ts';
 import type { Clock } from './clock.ts';
+import { vigilEntry } from '../paths/self-entry.ts';
 
-const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
 const MAX_OUTPUT = 1024 * 1024;
 
 export interface TargetSpec {
@@ -62,10 +61,10 @@ const varFlags = (vars: Record<string, string>) => Object.entries(vars).flatMap(
 export function targetCommand(spec: TargetSpec): string[] {
   if (spec.mode === 'command') return ['sh', '-c', spec.target];
   // A script reads its variables as data (sdk.vars) whatever their origin.
-  if (spec.mode === 'script') return [process.execPath, vigilBin, 'script', 'run', spec.target, ...varFlags({ ...spec.vars, ...spec.outside })];
+  if (spec.mode === 'script') return [process.execPath, vigilEntry, 'script', 'run', spec.target, ...varFlags({ ...spec.vars, ...spec.outside })];
   const outside = spec.outside ?? {};
   const own = Object.fromEntries(Object.entries(spec.vars).filter(([k]) => !Object.hasOwn(outside, k)));
-  return [process.execPath, vigilBin, 'sequence', spec.target, ...varFlags(own), ...dataVarFlags(outside)];
+  return [process.execPath, vigilEntry, 'sequence', spec.target, ...varFlags(own), ...dataVarFlags(outside)];
 }
 
 /** A command target's environment: the daemon's and the recipe's, then the variables it may take (outside-vars.ts). */

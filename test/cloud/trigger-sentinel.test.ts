@@ -4,15 +4,15 @@
 // recipe's own vars.
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../../bench/lib/sentinel-fleet.ts';
 import { call, createMonitor } from '../support/client.ts';
 import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
 import { adminToken, makeKey } from './fixtures.ts';
 import { spawnChild } from '../support/children.ts';
+import { cliEntry as vigilBin } from '../support/cli-entry.ts';
 
-const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
 const dir = tempDir('vigil-trigger-');
 let server: ServerProcess | undefined;
 let daemon: ChildProcess | undefined;

@@ -9,12 +9,12 @@ import type { RunJson } from '../../src/recipes/records/run-record.ts';
 import { spawnChild } from '../support/children.ts';
 import { scaled } from '../support/time-scale.ts';
 import { tempDir } from '../support/server-process.ts';
+import { cliEntry } from '../support/cli-entry.ts';
 
+export { cliEntry };
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
 export const fakesDir = join(repoRoot, 'test', 'fakes');
-/** The CLI entry the tests run, as a user would (`bin/vigil.js`). */
-export const cliEntry = process.env.VIGIL_TEST_ENTRY ?? join(repoRoot, 'bin', 'vigil.js');
 
 export interface Project {
   root: string;

@@ -9,7 +9,7 @@ import { tempDir } from '../support/server-process.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
-export const cliEntry = join(repoRoot, 'bin', 'vigil.js');
+export { cliEntry } from '../support/cli-entry.ts';
 
 export interface SdkProject {
   /** The children's TMPDIR. */

@@ -3,13 +3,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { spawnChild } from './children.ts';
 import { scaled } from './time-scale.ts';
+import { cliEntry, repoRoot } from './cli-entry.ts';
 
-export const repoRoot = resolve(import.meta.dirname, '../..');
-/** What a user runs: `dist/` when it is built and current (CI builds first), the sources otherwise. */
-export const cliEntry = join(repoRoot, 'bin/vigil.js');
+export { cliEntry, repoRoot };
 
 /** Runs the CLI the way a user does, without npm in between. */
 export function vigilArgs(args: readonly string[]): string[] {

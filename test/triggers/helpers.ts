@@ -4,12 +4,13 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { spawnChild } from '../support/children.ts';
 import { type CliResult, runCli } from '../support/cli.ts';
 import { scaled } from '../support/time-scale.ts';
+import { cliEntry as vigilBin } from '../support/cli-entry.ts';
 
-export const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
+export { vigilBin };
 
 export interface Scratch {
   root: string;

@@ -9,7 +9,7 @@
 // variable still reaches the program.
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../../bench/lib/sentinel-fleet.ts';
 import { call, createMonitor } from '../support/client.ts';
@@ -18,8 +18,7 @@ import { type ServerProcess, startServerProcess, tempDir } from '../support/serv
 import { scaled } from '../support/time-scale.ts';
 import { adminToken, makeKey } from '../cloud/fixtures.ts';
 import { makeSdkProject, vigil } from '../sdk/helpers.ts';
-
-const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
+import { cliEntry as vigilBin } from '../support/cli-entry.ts';
 
 /** NODE_OPTIONS that runs code in every node program started with it: it writes `marker`. */
 const nodeOptionsWriting = (marker: string) =>

@@ -13,9 +13,9 @@ import { type Fleet, startFleet } from '../../bench/lib/sentinel-fleet.ts';
 import { replayAll, subscribe } from '../support/client.ts';
 import { scaled } from '../support/time-scale.ts';
 import { until, untilTrue } from '../support/until.ts';
+import { cliEntry as vigilBin } from '../support/cli-entry.ts';
 
 const agent = resolve(import.meta.dirname, '../fakes/slot-agent.mjs');
-const vigilBin = resolve(import.meta.dirname, '../../bin/vigil.js');
 // Short, yet long enough that a loaded machine's stalls do not fence the reaction that takes over.
 const LEASE_SECONDS = 6;
 /** The documented window (docs/triggers.md): the guard's SIGTERM-to-SIGKILL grace. */
