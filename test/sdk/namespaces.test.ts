@@ -2,6 +2,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { scaled } from '../support/time-scale.ts';
 import { lastJson, makeSdkProject, repoRoot, type SdkProject, vigil } from './helpers.ts';
 
 // Each test runs the real CLI several times; on a loaded machine one start takes seconds.
@@ -73,7 +74,9 @@ describe('sdk namespaces from scripts', () => {
     project.file('vigil.yml', `providers:\n  fake:\n    type: custom\n    command: ${agent}\n`);
     project.file('.vigil/recipes/slow.json', JSON.stringify({ name: 'slow', canary: false, steps: [{ label: 'wait', backend: 'fake', args: ['HANG'] }] }));
     project.script('slow.js', `return sdk.sequence.run('slow');`);
-    const r = await vigil(project, ['script', 'run', 'slow', '--timeout', '30']);
+    // Long enough for the sequence to have started its step when it fires, on a machine this busy.
+    const timeout = Math.max(10, Math.ceil(scaled(5_000) / 1000));
+    const r = await vigil(project, ['script', 'run', 'slow', '--timeout', String(timeout)]);
     expect(r.code).toBe(124);
     const runs = join(project.root, '.vigil', 'runs');
     let status = '';
