@@ -137,12 +137,17 @@ async function invokeOnce(service: MonitorService, name: OperationName, input: u
  * reply goes nowhere. A cluster node checks again before each attempt after a lost race.
  */
 async function unlessClientGone(options: InvokeOptions): Promise<void> {
-  if (!clientGone(options)) await twoTurns();
-  if (clientGone(options)) throw new ProtocolError('STORE_UNAVAILABLE', 'The client closed its connection before this change ran; nothing was changed.');
+  if (!hasClientGone(options)) await twoTurns();
+  if (hasClientGone(options)) throw new ProtocolError('STORE_UNAVAILABLE', 'The client closed its connection before this change ran; nothing was changed.');
 }
 
-/** Asks the transport, and the signal only when it gives nothing cheaper (it may be made on demand). */
-const clientGone = (options: InvokeOptions): boolean => (options.clientGone !== undefined ? options.clientGone() : options.signal!.aborted);
+/**
+ * Whether the client has gone: the transport's own answer, and the signal only when it gives none
+ * (the transport may make the signal only when it is asked for). The transports' requests ask the same.
+ */
+export function hasClientGone(source: { clientGone?(): boolean; readonly signal?: AbortSignal | undefined }): boolean {
+  return source.clientGone !== undefined ? source.clientGone() : source.signal?.aborted === true;
+}
 
 // The writes that start in one turn wait on the same two turns: one pair of setImmediates and one
 // promise for all of them, instead of two of each per write. A write that starts once the pair's first

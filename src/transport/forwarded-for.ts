@@ -6,6 +6,7 @@
 // proxy. Anyone else's X-Forwarded-For is ignored, so a client cannot choose
 // the address it is limited as.
 import { isIP } from 'node:net';
+import { hasClientGone } from '../service/operations.ts';
 import type { HttpHandler, HttpRequest } from './http-types.ts';
 
 function normalize(address: string): string {
@@ -78,6 +79,6 @@ class ForwardedRequest implements HttpRequest {
   }
 
   clientGone(): boolean {
-    return this.request.clientGone ? this.request.clientGone() : this.request.signal.aborted;
+    return hasClientGone(this.request);
   }
 }

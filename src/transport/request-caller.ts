@@ -3,7 +3,7 @@
 // literal's accessors are made anew for every request, and V8 then kept a
 // quarter of each young generation alive past its scavenges (see UwsRequest).
 import type { Caller } from '../service/access.ts';
-import type { InvokeOptions } from '../service/operations.ts';
+import { hasClientGone, type InvokeOptions } from '../service/operations.ts';
 import type { HttpRequest } from './http-types.ts';
 
 /** The caller of one request: its bearer, and its address read only when an operation asks (a per-client limit). */
@@ -34,6 +34,6 @@ export class RequestInvoke implements InvokeOptions {
   }
 
   clientGone(): boolean {
-    return this.request.clientGone ? this.request.clientGone() : this.request.signal.aborted;
+    return hasClientGone(this.request);
   }
 }
