@@ -8,7 +8,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { queuedJobIds } from '../dispatch/jobs.ts';
 import { vigilEntry } from '../paths/self-entry.ts';
 
-
 export interface DispatchRunner {
   stop(): Promise<void>;
 }
