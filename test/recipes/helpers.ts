@@ -11,7 +11,9 @@ import { scaled } from '../support/time-scale.ts';
 import { tempDir } from '../support/server-process.ts';
 import { cliEntry } from '../support/cli-entry.ts';
 
+/** The CLI entry the tests run (test/support/cli-entry.ts). */
 export { cliEntry };
+
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
 export const fakesDir = join(repoRoot, 'test', 'fakes');
