@@ -196,10 +196,14 @@ export class ClusterCommit implements CommitQueue {
       const waiters = this.idleWaiters.splice(0);
       for (const waiter of waiters) waiter();
       if (!this.hasPending) return;
-      // A catch-up waiting for the replica to be free runs first: flushing the next batch at once
-      // would keep it waiting for as long as writes keep coming (requests hung for 20 s and more).
-      if (waiters.length > 0) setImmediate(() => this.flush());
-      else this.flush();
+      // The next batch goes at the end of this turn, as any batch does (QueuedWrites), never at once:
+      // - a request woken by this commit (a take-next that waited for work) queues its grant in this
+      //   turn and then waits on settled(); taken at once, the grant was in flight by then, settled()
+      //   gave the promise of the batch in flight, which settles whether the batch stood or not, and
+      //   the request answered a grant PostgreSQL had refused: a second holder, with the same fence;
+      // - a catch-up waiting for the replica to be free runs first, where flushing at once would keep
+      //   it waiting for as long as writes keep coming (requests hung for 20 s and more).
+      setImmediate(() => this.flush());
     });
   }
 

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { call, createMonitor, replayAll, subscribe } from '../support/client.ts';
 import { adminUrl, postgresUnavailable } from '../support/postgres.ts';
 import { stablePort } from '../support/server-process.ts';
+import { untilTrue } from '../support/until.ts';
 import { nodesOnOneDatabase } from './nodes.ts';
 import type { LeaseRecord } from './workload/lease-clients.ts';
 import { checkLeases, leaseHistory } from './workload/lease-invariants.ts';
@@ -154,6 +155,12 @@ describe.skipIf(unavailable !== undefined)('take-next on three nodes', () => {
       bases[1] = again.base;
       await produce(() => bases, queue.id, queue.ownerToken, 100, published, 'c');
       while (records.filter((r) => r.op === 'complete' && r.status === 200).length < 125) await new Promise((r) => setTimeout(r, 100));
+      // Then the slots run dry: they take what is left, each lapsed lease once it lapses, and are told
+      // NO_WORK while nothing is free, the answers idleWhileWorkWaited judges (with work always waiting,
+      // a run saw none). Waiting takes racing for lapsed leases across the nodes is also where a node
+      // answered grants PostgreSQL had refused (two holders, one fence: src/cluster/cluster-commit.ts).
+      const idleBefore = noWork.length;
+      await untilTrue('each slot to be told NO_WORK twice', () => noWork.length >= idleBefore + 2 * clients.length);
     } finally {
       running = false;
       await slots;
