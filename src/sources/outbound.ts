@@ -4,9 +4,9 @@
 // resolves, a literal address before connecting, and each redirect's target
 // the same way (it is a new connection through the same agent). A refused
 // source fails like an unreachable one and says why.
-import { isIP } from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
-import { bracketless, guardedLookup, isInwardAddress } from '../net/inward-addresses.ts';
+import { type Agent, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
+import { guardedAgent, literalRefusal } from '../net/guarded-agent.ts';
+import { guardedLookup } from '../net/inward-addresses.ts';
 import { privateSourcesHint } from './config.ts';
 
 export class Outbound {
@@ -15,14 +15,7 @@ export class Outbound {
 
   constructor(readonly allowInward: boolean) {
     this.lookup = guardedLookup(allowInward, privateSourcesHint);
-    const connect = buildConnector({ lookup: this.lookup });
-    this.agent = new Agent({
-      connect: (options, callback) => {
-        const refused = this.refusal(options.hostname);
-        if (refused) return callback(refused, null);
-        connect(options, callback);
-      },
-    });
+    this.agent = guardedAgent(this.lookup, (hostname) => this.refusal(hostname));
   }
 
   fetch(url: string, init: RequestInit = {}): Promise<Response> {
@@ -31,9 +24,7 @@ export class Outbound {
 
   /** Why a connection to this host is refused before it is made (a literal inward address), or undefined. */
   refusal(hostname: string): Error | undefined {
-    const host = bracketless(hostname);
-    if (this.allowInward || isIP(host) === 0 || !isInwardAddress(host)) return undefined;
-    return Object.assign(new Error(`${host} is a private, loopback or link-local address; ${privateSourcesHint}`), { code: 'EADDRNOTAVAIL' });
+    return literalRefusal(hostname, this.allowInward, privateSourcesHint);
   }
 
   close(): Promise<void> {

@@ -7,9 +7,9 @@
 // (src/net/inward-addresses.ts): a name is checked after it resolves, a
 // literal address before connecting. Each redirect hop is a new fetch from
 // the worker and is checked the same way. `--allow-private-workers` lifts it.
-import { isIP } from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import { bracketless, guardedLookup, isInwardAddress } from '../../net/inward-addresses.ts';
+import { type Agent, fetch as undiciFetch } from 'undici';
+import { guardedAgent, literalRefusal } from '../../net/guarded-agent.ts';
+import { guardedLookup } from '../../net/inward-addresses.ts';
 
 export const privateWorkersHint = 'this server lets workers fetch only public addresses (start it with --allow-private-workers to allow more)';
 
@@ -20,16 +20,7 @@ export class WorkerOutbound {
   private readonly agent: Agent;
 
   constructor(private readonly timeoutMs: number) {
-    const connect = buildConnector({ lookup: guardedLookup(false, privateWorkersHint) });
-    this.agent = new Agent({
-      connect: (options, callback) => {
-        const host = bracketless(options.hostname);
-        if (isIP(host) !== 0 && isInwardAddress(host)) {
-          return callback(Object.assign(new Error(`${host} is a private, loopback or link-local address; ${privateWorkersHint}`), { code: 'EADDRNOTAVAIL' }), null);
-        }
-        connect(options, callback);
-      },
-    });
+    this.agent = guardedAgent(guardedLookup(false, privateWorkersHint), (hostname) => literalRefusal(hostname, false, privateWorkersHint));
   }
 
   /** miniflare's outboundService: the worker's request, sent under the rules; a refusal or failure is a 502 saying why. */
