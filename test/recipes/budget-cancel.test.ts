@@ -131,7 +131,10 @@ describe('usage from the agent CLIs', () => {
 
   it("counts Codex's turn.completed usage against a step's token budget", async () => {
     project = makeShProject({ git: false, codex: true });
-    project.recipe({ name: 'codex-tokens', canary: false, steps: [{ label: 'a', args: ['ROUNDS=6'], backend: 'codex', max_phases: 10, budget: { tokens: 4 } }] });
+    // Its turns take time, as a real agent's do (half a second each, and more of them than the kill
+    // needs): six turns written at once let a loaded machine see the agent finish before the budget's
+    // kill landed, which by design stands (run-step.ts), and the step succeeded.
+    project.recipe({ name: 'codex-tokens', canary: false, steps: [{ label: 'a', args: ['ROUNDS=40 SLEEP_MS=20000'], backend: 'codex', max_phases: 50, budget: { tokens: 4 } }] });
     const r = await runVigil(project, ['sequence', 'codex-tokens']);
     expect(r.code).toBe(1);
     const run = rootRun(project);
