@@ -5,6 +5,7 @@ import { call, createMonitor, subscribe } from '../support/client.ts';
 import { repoRoot, stablePort, startServerProcess, tempDir, vigilArgs } from '../support/server-process.ts';
 import { spawnChild } from '../support/children.ts';
 import { scaled } from '../support/time-scale.ts';
+import { untilTrue } from '../support/until.ts';
 
 function vigil(args: string[]) {
   return spawnSync(process.execPath, vigilArgs(args), { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
@@ -96,9 +97,15 @@ describe('vigil publish and vigil watch', () => {
     const subjects = out.split('\n').filter(Boolean).map((line) => line.split(' ')[2]);
     expect(subjects).toEqual(['s1', 's2', 's3', 's4', 's5']);
     expect(all).toHaveLength(5);
-    // It acknowledged what it printed.
-    const pulled = await call(server.base, 'GET', `/subscriptions/${sub.id}/pull`, { token: sub.token });
-    expect(pulled.body.observations).toHaveLength(0);
+    // It acknowledges what it printed, once the page's lines are written (so a moment after the last one).
+    let left = -1;
+    await untilTrue(
+      () => `the watch to acknowledge what it printed (${left} observation(s) left)`,
+      async () => {
+        left = (await call(server.base, 'GET', `/subscriptions/${sub.id}/pull`, { token: sub.token })).body.observations.length;
+        return left === 0;
+      },
+    );
     await server.stop();
   }, scaled(60_000));
 
