@@ -12,6 +12,7 @@ import type { ClusterCommit } from './cluster-commit.ts';
 import { dropFromReplica, ReplicaBudget } from './replica-budget.ts';
 import { readDeltaInPages } from './replica-pages.ts';
 import type { ReplicaWriter } from './replica-writer.ts';
+import { SyncQueue } from './sync-queue.ts';
 
 // delta: what changed since the known rev; reload: everything, from inside the batch that was refused;
 // refresh: everything, for a monitor whose memory may be ahead of the database; takeover: arm the timers.
@@ -36,7 +37,8 @@ export interface MonitorSyncParts {
 export class MonitorSync {
   /** The rev of each monitor that memory and the local replica hold. */
   readonly known = new Map<number, number>();
-  private readonly syncing = new Map<number, Promise<void>>();
+  /** Catch-ups and drops, one after another per monitor (sync-queue.ts). */
+  private readonly syncing = new SyncQueue();
   /** Monitors whose memory may hold a refused batch's changes: reloaded whole before their next use. */
   private readonly stale = new Set<number>();
   /** The highest rev the database's notifications named per monitor (only when above what memory held then). */
@@ -90,7 +92,7 @@ export class MonitorSync {
     for (const wake of this.dormant.values()) clearTimeout(wake);
     this.dormant.clear();
     await this.budget.close();
-    await Promise.allSettled([...this.syncing.values()]);
+    await this.syncing.drain();
   }
 
   /** A request is about to use the monitor, whose rev the database gave as `rev`: memory catches up when behind (reloads when stale). */
@@ -104,7 +106,7 @@ export class MonitorSync {
       if (this.stale.has(mkey)) return this.sync(mkey, 'refresh');
       if (!this.behind(mkey, rev)) return;
     }
-    await this.sync(mkey, 'delta');
+    await this.sync(mkey, 'delta', rev);
   }
 
   /**
@@ -114,7 +116,7 @@ export class MonitorSync {
    */
   believedCurrent(mkey: number): boolean {
     const known = this.known.get(mkey);
-    return known !== undefined && !this.stale.has(mkey) && !this.syncing.has(mkey) && (this.heard.get(mkey) ?? 0) <= known;
+    return known !== undefined && !this.stale.has(mkey) && !this.syncing.busy(mkey) && (this.heard.get(mkey) ?? 0) <= known;
   }
 
   /**
@@ -165,15 +167,21 @@ export class MonitorSync {
     for (const mkey of mkeys) await this.syncNow(mkey, 'reload');
   }
 
-  /** Catches up on one monitor; syncs of one monitor run one after another. */
-  sync(mkey: number, mode: SyncMode): Promise<void> {
-    const previous = this.syncing.get(mkey) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => this.syncNow(mkey, mode));
-    this.syncing.set(mkey, next);
-    void next.finally(() => {
-      if (this.syncing.get(mkey) === next) this.syncing.delete(mkey);
-    }).catch(() => {});
-    return next;
+  /**
+   * Catches up on one monitor, after the catch-ups of it already queued; a delta or a refresh joins
+   * one of its mode that waits its turn (sync-queue.ts). `until`, for a delta: the rev the request
+   * needs; once memory holds it, nothing is read.
+   */
+  sync(mkey: number, mode: SyncMode, until?: number): Promise<void> {
+    const joinable = mode === 'delta' ? { mode, until } : mode === 'refresh' ? { mode } : undefined;
+    return this.syncing.run(mkey, (upTo) => (this.needed(mkey, mode, upTo) ? this.syncNow(mkey, mode) : Promise.resolve()), joinable);
+  }
+
+  /** A delta whose rev the catch-ups before it reached, or a refresh of a monitor reloaded meanwhile, reads nothing. */
+  private needed(mkey: number, mode: SyncMode, until: number | undefined): boolean {
+    if (mode === 'refresh') return this.stale.has(mkey);
+    if (mode === 'delta' && until !== undefined) return this.stale.has(mkey) || this.behind(mkey, until);
+    return true;
   }
 
   private async syncNow(mkey: number, mode: SyncMode): Promise<void> {
@@ -220,15 +228,11 @@ export class MonitorSync {
   /** Drops a monitor the replica budget found cold, after the syncs of it already queued (replica-budget.ts). */
   private dropCold(mkey: number): Promise<'dropped' | 'dormant' | 'kept' | 'absent'> {
     let outcome: 'dropped' | 'dormant' | 'kept' | 'absent' = 'kept';
-    const previous = this.syncing.get(mkey) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(async () => {
-      outcome = await this.dropNow(mkey);
-    });
-    this.syncing.set(mkey, next);
-    void next.finally(() => {
-      if (this.syncing.get(mkey) === next) this.syncing.delete(mkey);
-    }).catch(() => {});
-    return next.then(() => outcome);
+    return this.syncing
+      .run(mkey, async () => {
+        outcome = await this.dropNow(mkey);
+      })
+      .then(() => outcome);
   }
 
   private async dropNow(mkey: number): Promise<'dropped' | 'dormant' | 'kept' | 'absent'> {
