@@ -1,9 +1,11 @@
 // LISTEN on the changes channel: every committed batch of any node announces
 // (monitor, rev) pairs, and this node catches up on the monitors it holds.
+// The same session hears the turns channel (turns.ts).
 // A lost connection is reopened; what was missed meanwhile is caught up on.
 import type pg from 'pg';
 import type { PgConnection } from '../store/postgres/pg-connection.ts';
 import { changesChannel } from '../store/postgres/pg-store.ts';
+import { parseTurnMessage, type TurnMessage, turnsChannel } from './turns.ts';
 
 const beatMs = 5000;
 
@@ -17,16 +19,21 @@ export class ChangeListener {
     private readonly connection: PgConnection,
     private readonly changed: (mkey: number, rev: number, timers: boolean) => void,
     private readonly reconnected: () => Promise<void>,
+    private readonly turn: (message: TurnMessage) => void,
     private readonly log: (line: string) => void,
   ) {}
 
   static async start(
     connection: PgConnection,
-    changed: (mkey: number, rev: number, timers: boolean) => void,
-    reconnected: () => Promise<void>,
+    hooks: {
+      changed: (mkey: number, rev: number, timers: boolean) => void;
+      reconnected: () => Promise<void>;
+      /** Another node asks for a turn on a monitor, or is done with it (turns.ts). */
+      turn: (message: TurnMessage) => void;
+    },
     log: (line: string) => void,
   ): Promise<ChangeListener> {
-    const listener = new ChangeListener(connection, changed, reconnected, log);
+    const listener = new ChangeListener(connection, hooks.changed, hooks.reconnected, hooks.turn, log);
     await listener.connect();
     return listener;
   }
@@ -38,6 +45,11 @@ export class ChangeListener {
       return;
     }
     client.on('notification', (message) => {
+      if (message.channel === turnsChannel) {
+        const turn = parseTurnMessage(message.payload);
+        if (turn) this.turn(turn);
+        return;
+      }
       if (message.channel !== changesChannel || !message.payload) return;
       for (const pair of message.payload.split(',')) {
         const [mkey, rev, timers] = pair.split(':').map(Number);
@@ -53,7 +65,7 @@ export class ChangeListener {
     client.on('error', lost);
     client.on('end', lost);
     try {
-      await client.query(`listen ${changesChannel}`);
+      await client.query(`listen ${changesChannel}; listen ${turnsChannel}`);
     } catch (error) {
       await client.end().catch(() => {});
       throw error;

@@ -41,6 +41,9 @@ export class ClusterCommit implements CommitQueue {
   private writingBatch: CapturedBatch | undefined;
   private readonly idleWaiters: Array<() => void> = [];
   private closed = false;
+  /** Batches wait until then: another node's turn on a monitor both keep writing (turns.ts). */
+  private heldUntil = 0;
+  private holdTimer: NodeJS.Timeout | undefined;
   private readonly listeners = new Listeners<CommitListener>();
 
   constructor(
@@ -125,8 +128,26 @@ export class ClusterCommit implements CommitQueue {
     this.flush();
   }
 
+  /** Holds the next batches until `atMs` (a Date.now() time), for another node's turn; 0 goes on now. */
+  holdUntil(atMs: number): void {
+    this.heldUntil = atMs;
+    if (atMs === 0 && this.holdTimer) {
+      clearTimeout(this.holdTimer);
+      this.holdTimer = undefined;
+      setImmediate(() => this.flush());
+    }
+  }
+
   flush(): void {
     if (this.inFlight) return;
+    const heldFor = this.heldUntil - Date.now();
+    if (heldFor > 0 && !this.closed) {
+      this.holdTimer ??= setTimeout(() => {
+        this.holdTimer = undefined;
+        this.flush();
+      }, heldFor);
+      return;
+    }
     const taken = this.takeNext();
     if (!taken) return;
     const settles = [...taken.batches.map((b) => b.settle)];

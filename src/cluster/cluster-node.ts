@@ -29,6 +29,7 @@ import { MonitorSync } from './monitor-sync.ts';
 import { ReplicaWriter } from './replica-writer.ts';
 import { ReplicaFile } from './replica-file.ts';
 import { storeUnavailable } from './store-unavailable.ts';
+import { Turns, turnsChannel } from './turns.ts';
 
 const maxAttempts = 50;
 /** Reads before a request's change, each on a new session when the database ended the last one. */
@@ -51,6 +52,12 @@ export class ClusterNode implements ClusterNodeHooks {
   private readonly revByKey = new LookupBatch<number, number>((keys) => this.pg.revsByKey(keys));
   private readonly revById = new LookupBatch<string, { key: number; rev: number }>((ids) => this.pg.revsById(ids));
   private ownership: Ownership | undefined;
+  private readonly turns = new Turns({
+    nodeId: () => this.node.id,
+    send: (message) => void this.connection.pool.query({ name: 'vigil_turn', text: 'select pg_notify($1, $2)', values: [turnsChannel, JSON.stringify(message)] }).catch(() => {}),
+    holdUntil: (atMs) => this.queue.holdUntil(atMs),
+    now: Date.now,
+  });
   private heartbeat: Heartbeat | undefined;
   /** The replica's private file (Store.open's path and `scratch`). */
   readonly replicaFile = new ReplicaFile();
@@ -96,7 +103,11 @@ export class ClusterNode implements ClusterNodeHooks {
       log: this.log,
     });
     this.monitors = monitors;
-    this.listener = await ChangeListener.start(this.connection, (mkey, rev, timers) => monitors.changed(mkey, rev, timers), () => monitors.resyncKnown(), this.log);
+    this.listener = await ChangeListener.start(
+      this.connection,
+      { changed: (mkey, rev, timers) => monitors.changed(mkey, rev, timers), reconnected: () => monitors.resyncKnown(), turn: (message) => this.turns.heard(message) },
+      this.log,
+    );
   }
 
   /**
@@ -161,6 +172,7 @@ export class ClusterNode implements ClusterNodeHooks {
 
   /** Runs one operation on fresh state; a batch that lost a race runs again. */
   async run<T>(operation: TargetedOperation, input: unknown, attempt: () => Promise<T>): Promise<T> {
+    const since = Date.now();
     for (let tries = 1, lostSessions = 0; ; tries++) {
       const unread = tries === 1 ? this.publishOnCurrentMemory(operation, input) : undefined;
       try {
@@ -179,7 +191,7 @@ export class ClusterNode implements ClusterNodeHooks {
         return await attempt();
       } catch (error) {
         if (unread !== undefined && (await this.refusedOnStaleMemory(error, unread))) continue;
-        await this.afterLostRace(error, tries);
+        await this.afterLostRace(error, tries, since);
       }
     }
   }
@@ -216,6 +228,7 @@ export class ClusterNode implements ClusterNodeHooks {
    * that kept it out after a request's retries; the writer keeps it and decides when to try again.
    */
   async writeOn(mkey: number, attempt: () => Promise<void>): Promise<Error | undefined> {
+    const since = Date.now();
     try {
       for (let tries = 1; ; tries++) {
         await this.catchUpOn(mkey);
@@ -227,7 +240,7 @@ export class ClusterNode implements ClusterNodeHooks {
           await attempt();
           return undefined;
         } catch (error) {
-          await this.afterLostRace(error, tries);
+          await this.afterLostRace(error, tries, since);
         }
       }
     } catch (error) {
@@ -236,8 +249,9 @@ export class ClusterNode implements ClusterNodeHooks {
   }
 
   /** Rethrows what is not a lost race, and a lost race past the bound; otherwise waits a little before the next attempt. */
-  private async afterLostRace(error: unknown, tries: number): Promise<void> {
+  private async afterLostRace(error: unknown, tries: number, since: number): Promise<void> {
     if (!isClusterConflict(error)) throw error;
+    this.turns.lost(error.monitors, tries, since);
     if (tries >= maxAttempts) {
       this.log(`vigil: gave up after ${maxAttempts} lost races; the last, on monitor(s) ${[...error.monitors].join(', ')}: ${error.message}`);
       throw new ProtocolError('STORE_UNAVAILABLE', `Other nodes kept changing this monitor; the change was not stored after ${maxAttempts} attempts. Try again.`, {}, { cause: error });
@@ -285,6 +299,7 @@ export class ClusterNode implements ClusterNodeHooks {
       throw error;
     });
     const created = this.monitors.committed(revs);
+    this.turns.committed(revs.keys());
     // A new monitor gets a timer owner at once rather than at the next ownership round.
     if (created) this.ownership?.poke();
     for (const [id, params] of batch.subscriptions) this.subscriptionMonitors.set(id, params[1] as number);

@@ -1,0 +1,125 @@
+// Turns on a monitor that several nodes keep writing. Commits are optimistic
+// (a batch stands only if the monitor's rev is still the one the node read),
+// and that favours the node that just committed: its memory is current at
+// once, while a node that lost must reload and catch up first, a window in
+// which the others commit again. Under steady load one node lost race after
+// race: its requests took up to 16 s (or failed after 50 attempts), while
+// the others answered in milliseconds. So a node whose request has lost
+// three races on a monitor asks the other nodes, on the turns channel, to
+// hold their next batches for a moment; they do, unless a request of theirs
+// has waited longer, and go on when it says its batch stood or the moment
+// ends. Best effort by design: the database still decides every race, and a
+// hold ends by itself (a paused or dead asker holds nobody for long).
+
+/** Sent on this channel as JSON: an ask to hold (`hold` ms), or `done` once the asker's batch stood. */
+export const turnsChannel = 'vigil_turns';
+
+/** How long the others hold their batches for an asker at most (its batch usually stands well before). */
+export const holdMs = 100;
+/**
+ * A request that lost this many races on a monitor makes its node ask for a turn. After two, nodes
+ * asked so often that the holds cost a seventh of the throughput of named claims across three nodes;
+ * after three, the throughput stayed and the slowest request still fell from seconds to under one.
+ */
+export const askAfterLosses = 3;
+
+export type TurnMessage = { m: number; n: string; since: number; hold: number } | { m: number; n: string; done: true };
+
+export interface TurnParts {
+  /** This node's id (set once it listens). */
+  nodeId(): string;
+  /** Sends a message to every node (pg_notify on the turns channel); a failure only costs the turn. */
+  send(message: TurnMessage): void;
+  /** Holds this node's batches until `atMs` (0: goes on now). */
+  holdUntil(atMs: number): void;
+  now(): number;
+}
+
+interface Waiting {
+  /** When the oldest request still losing on the monitor began. */
+  readonly since: number;
+  /** Until when the last ask holds the others. */
+  askedUntil: number;
+}
+
+export class Turns {
+  /** Monitors on which this node's requests keep losing. */
+  private readonly waiting = new Map<number, Waiting>();
+  /** Who this node holds its batches for: the monitor and asker, until when. */
+  private holding: { m: number; n: string; until: number } | undefined;
+
+  constructor(private readonly parts: TurnParts) {}
+
+  /** A request that began at `since` lost its `losses`-th race on these monitors. */
+  lost(mkeys: Iterable<number>, losses: number, since: number): void {
+    if (losses < askAfterLosses) return;
+    const now = this.parts.now();
+    for (const m of mkeys) {
+      let waiting = this.waiting.get(m);
+      if (!waiting || waiting.since > since) {
+        waiting = { since, askedUntil: waiting?.askedUntil ?? 0 };
+        this.waiting.set(m, waiting);
+      }
+      if (waiting.askedUntil > now) continue;
+      waiting.askedUntil = now + holdMs;
+      this.parts.send({ m, n: this.parts.nodeId(), since: waiting.since, hold: holdMs });
+    }
+  }
+
+  /** This node's batch on these monitors stood: the others go on. */
+  committed(mkeys: Iterable<number>): void {
+    for (const m of mkeys) {
+      const waiting = this.waiting.get(m);
+      if (!waiting) continue;
+      this.waiting.delete(m);
+      if (waiting.askedUntil > this.parts.now()) this.parts.send({ m, n: this.parts.nodeId(), done: true });
+    }
+  }
+
+  /** A message another node sent (this node's own come back too, and are ignored). */
+  heard(message: TurnMessage): void {
+    const self = this.parts.nodeId();
+    if (message.n === self) return;
+    if ('done' in message) {
+      if (this.holding?.m === message.m && this.holding.n === message.n) this.release();
+      return;
+    }
+    // A node that has waited longer itself keeps its turn (ties go to the lower id): the oldest waiting
+    // request goes first, and two nodes never hold for each other.
+    const mine = this.oldestWaiting();
+    if (mine !== undefined && (mine < message.since || (mine === message.since && self < message.n))) return;
+    const until = this.parts.now() + Math.min(Math.max(message.hold, 0), holdMs);
+    if (this.holding && this.holding.until >= until) return;
+    this.holding = { m: message.m, n: message.n, until };
+    this.parts.holdUntil(until);
+  }
+
+  /** When this node's oldest request still losing on any monitor began. */
+  private oldestWaiting(): number | undefined {
+    let oldest: number | undefined;
+    for (const { since } of this.waiting.values()) if (oldest === undefined || since < oldest) oldest = since;
+    return oldest;
+  }
+
+  private release(): void {
+    this.holding = undefined;
+    this.parts.holdUntil(0);
+  }
+}
+
+/** A turns message read from the channel, or undefined for anything else. */
+export function parseTurnMessage(payload: string | undefined): TurnMessage | undefined {
+  if (!payload) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { m, n, since, hold, done } = value as Record<string, unknown>;
+  if (!Number.isSafeInteger(m) || typeof n !== 'string') return undefined;
+  if (done === true) return { m: m as number, n, done: true };
+  if (typeof since !== 'number' || typeof hold !== 'number' || !Number.isFinite(since) || !Number.isFinite(hold)) return undefined;
+  return { m: m as number, n, since, hold };
+}

@@ -1,0 +1,90 @@
+// The rules of turns between nodes on a monitor they keep writing
+// (src/cluster/turns.ts), on a manual clock: when a node asks the others to
+// hold their batches, for how long, who yields to whom, and when they go on.
+import { describe, expect, it } from 'vitest';
+import { askAfterLosses, holdMs, parseTurnMessage, type TurnMessage, Turns } from '../../src/cluster/turns.ts';
+
+function node(id: string) {
+  const clock = { now: 1_000 };
+  const sent: TurnMessage[] = [];
+  const holds: number[] = [];
+  const turns = new Turns({ nodeId: () => id, send: (m) => sent.push(m), holdUntil: (at) => holds.push(at), now: () => clock.now });
+  return { turns, sent, holds, clock };
+}
+
+describe('turns on a monitor several nodes write', () => {
+  it('asks once a request has lost a few races, and again only when its hold has ended', () => {
+    const a = node('node-a');
+    a.turns.lost([7], askAfterLosses - 1, 900);
+    expect(a.sent).toEqual([]);
+    a.turns.lost([7], askAfterLosses, 900);
+    expect(a.sent).toEqual([{ m: 7, n: 'node-a', since: 900, hold: holdMs }]);
+    a.clock.now += holdMs - 1;
+    a.turns.lost([7], askAfterLosses + 1, 900);
+    expect(a.sent).toHaveLength(1);
+    a.clock.now += 1;
+    a.turns.lost([7], askAfterLosses + 2, 950);
+    // The oldest request still waiting is what the ask carries.
+    expect(a.sent.at(-1)).toEqual({ m: 7, n: 'node-a', since: 900, hold: holdMs });
+  });
+
+  it('says it is done once its batch on the monitor stood, and only if its ask still held the others', () => {
+    const a = node('node-a');
+    a.turns.lost([7, 8], askAfterLosses, 900);
+    a.turns.committed([7]);
+    expect(a.sent.at(-1)).toEqual({ m: 7, n: 'node-a', done: true });
+    a.clock.now += holdMs;
+    a.turns.committed([8]);
+    expect(a.sent.filter((m) => 'done' in m)).toHaveLength(1);
+    // Not waiting any more: a commit says nothing.
+    a.turns.committed([7]);
+    expect(a.sent.filter((m) => 'done' in m)).toHaveLength(1);
+  });
+
+  it('holds its batches for another node, at most the hold, and goes on when it is done', () => {
+    const b = node('node-b');
+    b.turns.heard({ m: 7, n: 'node-a', since: 900, hold: 60_000 });
+    expect(b.holds).toEqual([1_000 + holdMs]);
+    b.turns.heard({ m: 7, n: 'node-a', done: true });
+    expect(b.holds.at(-1)).toBe(0);
+    // Its own messages come back on the channel: ignored.
+    b.turns.heard({ m: 7, n: 'node-b', since: 900, hold: holdMs });
+    expect(b.holds).toHaveLength(2);
+  });
+
+  it('does not hold for a node whose request has waited less than its own, on any monitor', () => {
+    const b = node('node-b');
+    b.turns.lost([7], askAfterLosses, 800);
+    b.turns.heard({ m: 7, n: 'node-a', since: 900, hold: holdMs });
+    b.turns.heard({ m: 8, n: 'node-a', since: 900, hold: holdMs });
+    expect(b.holds).toEqual([]);
+    // Waiting as long: the lower id goes first.
+    b.turns.heard({ m: 7, n: 'node-a', since: 800, hold: holdMs });
+    expect(b.holds).toEqual([1_000 + holdMs]);
+    // A node waiting less holds for the older asker, whichever monitor either waits on.
+    const c = node('node-c');
+    c.turns.lost([8], askAfterLosses, 950);
+    c.turns.heard({ m: 7, n: 'node-a', since: 900, hold: holdMs });
+    expect(c.holds).toEqual([1_000 + holdMs]);
+    // Once its batch stood it waits no more, and holds for anyone.
+    b.turns.committed([7]);
+    b.clock.now += holdMs;
+    b.turns.heard({ m: 9, n: 'node-d', since: 990, hold: holdMs });
+    expect(b.holds).toEqual([1_000 + holdMs, 1_000 + 2 * holdMs]);
+  });
+
+  it('a done from another asker than the one held for does not end the hold', () => {
+    const c = node('node-c');
+    c.turns.heard({ m: 7, n: 'node-a', since: 900, hold: holdMs });
+    c.turns.heard({ m: 7, n: 'node-b', done: true });
+    expect(c.holds).toEqual([1_000 + holdMs]);
+  });
+
+  it('reads only well-formed messages from the channel', () => {
+    expect(parseTurnMessage('{"m":7,"n":"node-a","since":900,"hold":100}')).toEqual({ m: 7, n: 'node-a', since: 900, hold: 100 });
+    expect(parseTurnMessage('{"m":7,"n":"node-a","done":true}')).toEqual({ m: 7, n: 'node-a', done: true });
+    for (const bad of [undefined, '', 'not json', '7:3:1', '{"m":"7","n":"a","done":true}', '{"m":7,"done":true}', '{"m":7,"n":"a","since":"x","hold":1}', 'null']) {
+      expect(parseTurnMessage(bad)).toBeUndefined();
+    }
+  });
+});
