@@ -56,6 +56,7 @@ export class ClusterNode implements ClusterNodeHooks {
     nodeId: () => this.node.id,
     send: (message) => void this.connection.pool.query({ name: 'vigil_turn', text: 'select pg_notify($1, $2)', values: [turnsChannel, JSON.stringify(message)] }).catch(() => {}),
     holdUntil: (atMs) => this.queue.holdUntil(atMs),
+    holdsMonitor: (mkey) => this.monitors?.known.has(mkey) ?? false,
     now: Date.now,
   });
   private heartbeat: Heartbeat | undefined;

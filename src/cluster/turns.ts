@@ -32,6 +32,8 @@ export interface TurnParts {
   send(message: TurnMessage): void;
   /** Holds this node's batches until `atMs` (0: goes on now). */
   holdUntil(atMs: number): void;
+  /** This node holds the monitor in memory: only then can a batch of its write it. */
+  holdsMonitor(mkey: number): boolean;
   now(): number;
 }
 
@@ -84,6 +86,8 @@ export class Turns {
       if (this.holding?.m === message.m && this.holding.n === message.n) this.release();
       return;
     }
+    // A node that holds nothing of the monitor has no write of it to hold back.
+    if (!this.parts.holdsMonitor(message.m)) return;
     // A node that has waited longer itself keeps its turn (ties go to the lower id): the oldest waiting
     // request goes first, and two nodes never hold for each other.
     const mine = this.oldestWaiting();

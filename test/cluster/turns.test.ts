@@ -4,11 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { askAfterLosses, holdMs, parseTurnMessage, type TurnMessage, Turns } from '../../src/cluster/turns.ts';
 
-function node(id: string) {
+function node(id: string, monitorsHeld: readonly number[] = [7, 8, 9]) {
   const clock = { now: 1_000 };
   const sent: TurnMessage[] = [];
   const holds: number[] = [];
-  const turns = new Turns({ nodeId: () => id, send: (m) => sent.push(m), holdUntil: (at) => holds.push(at), now: () => clock.now });
+  const turns = new Turns({ nodeId: () => id, send: (m) => sent.push(m), holdUntil: (at) => holds.push(at), holdsMonitor: (m) => monitorsHeld.includes(m), now: () => clock.now });
   return { turns, sent, holds, clock };
 }
 
@@ -71,6 +71,12 @@ describe('turns on a monitor several nodes write', () => {
     b.clock.now += holdMs;
     b.turns.heard({ m: 9, n: 'node-d', since: 990, hold: holdMs });
     expect(b.holds).toEqual([1_000 + holdMs, 1_000 + 2 * holdMs]);
+  });
+
+  it('does not hold for a monitor it holds nothing of (it has no write of it to hold back)', () => {
+    const d = node('node-d', [8]);
+    d.turns.heard({ m: 7, n: 'node-a', since: 900, hold: holdMs });
+    expect(d.holds).toEqual([]);
   });
 
   it('a done from another asker than the one held for does not end the hold', () => {
