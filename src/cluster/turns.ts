@@ -11,7 +11,10 @@
 // ends. Best effort by design: the database still decides every race, and a
 // hold ends by itself (a paused or dead asker holds nobody for long).
 
-/** Sent on this channel as JSON: an ask to hold (`hold` ms), or `done` once the asker's batch stood. */
+/**
+ * Sent on this channel as JSON: an ask to hold (`hold` ms) for a request that has waited `waited` ms
+ * (a duration, not a time: nodes' clocks need not agree), or `done` once the asker's batch stood.
+ */
 export const turnsChannel = 'vigil_turns';
 
 /** How long the others hold their batches for an asker at most (its batch usually stands well before). */
@@ -23,7 +26,7 @@ export const holdMs = 100;
  */
 export const askAfterLosses = 3;
 
-export type TurnMessage = { m: number; n: string; since: number; hold: number } | { m: number; n: string; done: true };
+export type TurnMessage = { m: number; n: string; waited: number; hold: number } | { m: number; n: string; done: true };
 
 export interface TurnParts {
   /** This node's id (set once it listens). */
@@ -64,7 +67,7 @@ export class Turns {
       }
       if (waiting.askedUntil > now) continue;
       waiting.askedUntil = now + holdMs;
-      this.parts.send({ m, n: this.parts.nodeId(), since: waiting.since, hold: holdMs });
+      this.parts.send({ m, n: this.parts.nodeId(), waited: now - waiting.since, hold: holdMs });
     }
   }
 
@@ -90,9 +93,11 @@ export class Turns {
     if (!this.parts.holdsMonitor(message.m)) return;
     // A node that has waited longer itself keeps its turn (ties go to the lower id): the oldest waiting
     // request goes first, and two nodes never hold for each other.
+    const now = this.parts.now();
+    const theirs = now - message.waited;
     const mine = this.oldestWaiting();
-    if (mine !== undefined && (mine < message.since || (mine === message.since && self < message.n))) return;
-    const until = this.parts.now() + Math.min(Math.max(message.hold, 0), holdMs);
+    if (mine !== undefined && (mine < theirs || (mine === theirs && self < message.n))) return;
+    const until = now + Math.min(Math.max(message.hold, 0), holdMs);
     if (this.holding && this.holding.until >= until) return;
     this.holding = { m: message.m, n: message.n, until };
     this.parts.holdUntil(until);
@@ -121,9 +126,9 @@ export function parseTurnMessage(payload: string | undefined): TurnMessage | und
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const { m, n, since, hold, done } = value as Record<string, unknown>;
+  const { m, n, waited, hold, done } = value as Record<string, unknown>;
   if (!Number.isSafeInteger(m) || typeof n !== 'string') return undefined;
   if (done === true) return { m: m as number, n, done: true };
-  if (typeof since !== 'number' || typeof hold !== 'number' || !Number.isFinite(since) || !Number.isFinite(hold)) return undefined;
-  return { m: m as number, n, since, hold };
+  if (typeof waited !== 'number' || typeof hold !== 'number' || !Number.isFinite(waited) || !Number.isFinite(hold)) return undefined;
+  return { m: m as number, n, waited, hold };
 }

@@ -18,14 +18,14 @@ describe('turns on a monitor several nodes write', () => {
     a.turns.lost([7], askAfterLosses - 1, 900);
     expect(a.sent).toEqual([]);
     a.turns.lost([7], askAfterLosses, 900);
-    expect(a.sent).toEqual([{ m: 7, n: 'node-a', since: 900, hold: holdMs }]);
+    expect(a.sent).toEqual([{ m: 7, n: 'node-a', waited: 100, hold: holdMs }]);
     a.clock.now += holdMs - 1;
     a.turns.lost([7], askAfterLosses + 1, 900);
     expect(a.sent).toHaveLength(1);
     a.clock.now += 1;
     a.turns.lost([7], askAfterLosses + 2, 950);
-    // The oldest request still waiting is what the ask carries.
-    expect(a.sent.at(-1)).toEqual({ m: 7, n: 'node-a', since: 900, hold: holdMs });
+    // The ask carries how long the oldest request still waiting has waited (a duration: clocks differ).
+    expect(a.sent.at(-1)).toEqual({ m: 7, n: 'node-a', waited: 200, hold: holdMs });
   });
 
   it('says it is done once its batch on the monitor stood, and only if its ask still held the others', () => {
@@ -43,53 +43,62 @@ describe('turns on a monitor several nodes write', () => {
 
   it('holds its batches for another node, at most the hold, and goes on when it is done', () => {
     const b = node('node-b');
-    b.turns.heard({ m: 7, n: 'node-a', since: 900, hold: 60_000 });
+    b.turns.heard({ m: 7, n: 'node-a', waited: 100, hold: 60_000 });
     expect(b.holds).toEqual([1_000 + holdMs]);
     b.turns.heard({ m: 7, n: 'node-a', done: true });
     expect(b.holds.at(-1)).toBe(0);
     // Its own messages come back on the channel: ignored.
-    b.turns.heard({ m: 7, n: 'node-b', since: 900, hold: holdMs });
+    b.turns.heard({ m: 7, n: 'node-b', waited: 100, hold: holdMs });
     expect(b.holds).toHaveLength(2);
   });
 
   it('does not hold for a node whose request has waited less than its own, on any monitor', () => {
     const b = node('node-b');
     b.turns.lost([7], askAfterLosses, 800);
-    b.turns.heard({ m: 7, n: 'node-a', since: 900, hold: holdMs });
-    b.turns.heard({ m: 8, n: 'node-a', since: 900, hold: holdMs });
+    b.turns.heard({ m: 7, n: 'node-a', waited: 100, hold: holdMs });
+    b.turns.heard({ m: 8, n: 'node-a', waited: 100, hold: holdMs });
     expect(b.holds).toEqual([]);
     // Waiting as long: the lower id goes first.
-    b.turns.heard({ m: 7, n: 'node-a', since: 800, hold: holdMs });
+    b.turns.heard({ m: 7, n: 'node-a', waited: 200, hold: holdMs });
     expect(b.holds).toEqual([1_000 + holdMs]);
     // A node waiting less holds for the older asker, whichever monitor either waits on.
     const c = node('node-c');
     c.turns.lost([8], askAfterLosses, 950);
-    c.turns.heard({ m: 7, n: 'node-a', since: 900, hold: holdMs });
+    c.turns.heard({ m: 7, n: 'node-a', waited: 100, hold: holdMs });
     expect(c.holds).toEqual([1_000 + holdMs]);
     // Once its batch stood it waits no more, and holds for anyone.
     b.turns.committed([7]);
     b.clock.now += holdMs;
-    b.turns.heard({ m: 9, n: 'node-d', since: 990, hold: holdMs });
+    b.turns.heard({ m: 9, n: 'node-d', waited: 110, hold: holdMs });
     expect(b.holds).toEqual([1_000 + holdMs, 1_000 + 2 * holdMs]);
+  });
+
+  it('orders by how long each request has waited, whatever the nodes\' clocks say', () => {
+    const e = node('node-e');
+    e.clock.now = 5_000_000;
+    // Its own request has waited 50 ms; the asker's 100 ms: the asker goes first.
+    e.turns.lost([7], askAfterLosses, e.clock.now - 50);
+    e.turns.heard({ m: 7, n: 'node-a', waited: 100, hold: holdMs });
+    expect(e.holds).toEqual([5_000_000 + holdMs]);
   });
 
   it('does not hold for a monitor it holds nothing of (it has no write of it to hold back)', () => {
     const d = node('node-d', [8]);
-    d.turns.heard({ m: 7, n: 'node-a', since: 900, hold: holdMs });
+    d.turns.heard({ m: 7, n: 'node-a', waited: 100, hold: holdMs });
     expect(d.holds).toEqual([]);
   });
 
   it('a done from another asker than the one held for does not end the hold', () => {
     const c = node('node-c');
-    c.turns.heard({ m: 7, n: 'node-a', since: 900, hold: holdMs });
+    c.turns.heard({ m: 7, n: 'node-a', waited: 100, hold: holdMs });
     c.turns.heard({ m: 7, n: 'node-b', done: true });
     expect(c.holds).toEqual([1_000 + holdMs]);
   });
 
   it('reads only well-formed messages from the channel', () => {
-    expect(parseTurnMessage('{"m":7,"n":"node-a","since":900,"hold":100}')).toEqual({ m: 7, n: 'node-a', since: 900, hold: 100 });
+    expect(parseTurnMessage('{"m":7,"n":"node-a","waited":100,"hold":100}')).toEqual({ m: 7, n: 'node-a', waited: 100, hold: 100 });
     expect(parseTurnMessage('{"m":7,"n":"node-a","done":true}')).toEqual({ m: 7, n: 'node-a', done: true });
-    for (const bad of [undefined, '', 'not json', '7:3:1', '{"m":"7","n":"a","done":true}', '{"m":7,"done":true}', '{"m":7,"n":"a","since":"x","hold":1}', 'null']) {
+    for (const bad of [undefined, '', 'not json', '7:3:1', '{"m":"7","n":"a","done":true}', '{"m":7,"done":true}', '{"m":7,"n":"a","waited":"x","hold":1}', 'null']) {
       expect(parseTurnMessage(bad)).toBeUndefined();
     }
   });
