@@ -45,7 +45,16 @@ interface Waiting {
   readonly since: number;
   /** Until when the last ask holds the others. */
   askedUntil: number;
+  /** When a request last lost on the monitor. */
+  lastLoss: number;
 }
+
+/**
+ * A monitor on which no request has lost for this long is not waited on any more (its requests gave
+ * up, or stood in a batch of another monitor's): it must not keep this node first for ever. A request
+ * still waiting loses again sooner, and comes back with its own start.
+ */
+const forgetAfterMs = 1000;
 
 export class Turns {
   /** Monitors on which this node's requests keep losing. */
@@ -62,9 +71,10 @@ export class Turns {
     for (const m of mkeys) {
       let waiting = this.waiting.get(m);
       if (!waiting || waiting.since > since) {
-        waiting = { since, askedUntil: waiting?.askedUntil ?? 0 };
+        waiting = { since, askedUntil: waiting?.askedUntil ?? 0, lastLoss: now };
         this.waiting.set(m, waiting);
       }
+      waiting.lastLoss = now;
       if (waiting.askedUntil > now) continue;
       waiting.askedUntil = now + holdMs;
       this.parts.send({ m, n: this.parts.nodeId(), waited: now - waiting.since, hold: holdMs });
@@ -95,7 +105,7 @@ export class Turns {
     // request goes first, and two nodes never hold for each other.
     const now = this.parts.now();
     const theirs = now - message.waited;
-    const mine = this.oldestWaiting();
+    const mine = this.oldestWaiting(now);
     if (mine !== undefined && (mine < theirs || (mine === theirs && self < message.n))) return;
     const until = now + Math.min(Math.max(message.hold, 0), holdMs);
     if (this.holding && this.holding.until >= until) return;
@@ -104,9 +114,12 @@ export class Turns {
   }
 
   /** When this node's oldest request still losing on any monitor began. */
-  private oldestWaiting(): number | undefined {
+  private oldestWaiting(now: number): number | undefined {
     let oldest: number | undefined;
-    for (const { since } of this.waiting.values()) if (oldest === undefined || since < oldest) oldest = since;
+    for (const [m, { since, lastLoss }] of this.waiting) {
+      if (lastLoss < now - forgetAfterMs) this.waiting.delete(m);
+      else if (oldest === undefined || since < oldest) oldest = since;
+    }
     return oldest;
   }
 

@@ -82,6 +82,14 @@ describe('turns on a monitor several nodes write', () => {
     expect(e.holds).toEqual([5_000_000 + holdMs]);
   });
 
+  it('forgets a monitor on which none of its requests has lost for a second (they gave up): it holds for others again', () => {
+    const b = node('node-b');
+    b.turns.lost([7], askAfterLosses, 800);
+    b.clock.now += 1_001;
+    b.turns.heard({ m: 8, n: 'node-a', waited: 50, hold: holdMs });
+    expect(b.holds).toEqual([b.clock.now + holdMs]);
+  });
+
   it('does not hold for a monitor it holds nothing of (it has no write of it to hold back)', () => {
     const d = node('node-d', [8]);
     d.turns.heard({ m: 7, n: 'node-a', waited: 100, hold: holdMs });
