@@ -14,6 +14,7 @@ import { ProtocolError } from '../protocol/errors.ts';
 import { defaults } from '../service/defaults.ts';
 import { type TargetedOperation, touchedBy } from '../service/operation-targets.ts';
 import type { MonitorService, ClusterNodeHooks } from '../service/service.ts';
+import type { ClusterContention } from '../service/cluster-hooks.ts';
 import type { CapturedBatch } from '../store/postgres/captured-batch.ts';
 import { isStoreFailure, type PgConnection, openPostgres } from '../store/postgres/pg-connection.ts';
 import { PgStore } from '../store/postgres/pg-store.ts';
@@ -151,6 +152,13 @@ export class ClusterNode implements ClusterNodeHooks {
     return this.heartbeat?.live() ?? [{ id: this.node.id, url: '' }];
   }
 
+  private lostRaces = 0;
+  private gaveUp = 0;
+
+  get contention(): ClusterContention {
+    return { lost_races: this.lostRaces, gave_up: this.gaveUp, turns_asked: this.turns.counts.asked, turns_held_for_others: this.turns.counts.heldFor };
+  }
+
   /** How many monitors' timers and sources run on this node. */
   get timerMonitors(): number {
     return this.ownership?.ownedCount ?? 0;
@@ -252,8 +260,10 @@ export class ClusterNode implements ClusterNodeHooks {
   /** Rethrows what is not a lost race, and a lost race past the bound; otherwise waits a little before the next attempt. */
   private async afterLostRace(error: unknown, tries: number, since: number): Promise<void> {
     if (!isClusterConflict(error)) throw error;
+    this.lostRaces++;
     this.turns.lost(error.monitors, tries, since);
     if (tries >= maxAttempts) {
+      this.gaveUp++;
       this.log(`vigil: gave up after ${maxAttempts} lost races; the last, on monitor(s) ${[...error.monitors].join(', ')}: ${error.message}`);
       throw new ProtocolError('STORE_UNAVAILABLE', `Other nodes kept changing this monitor; the change was not stored after ${maxAttempts} attempts. Try again.`, {}, { cause: error });
     }

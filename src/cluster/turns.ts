@@ -61,6 +61,8 @@ export class Turns {
   private readonly waiting = new Map<number, Waiting>();
   /** Who this node holds its batches for: the monitor and asker, until when. */
   private holding: { m: number; n: string; until: number } | undefined;
+  /** Asks this node sent, and asks of others it held its batches for (/admin/snapshot). */
+  readonly counts = { asked: 0, heldFor: 0 };
 
   constructor(private readonly parts: TurnParts) {}
 
@@ -77,6 +79,7 @@ export class Turns {
       waiting.lastLoss = now;
       if (waiting.askedUntil > now) continue;
       waiting.askedUntil = now + holdMs;
+      this.counts.asked++;
       this.parts.send({ m, n: this.parts.nodeId(), waited: now - waiting.since, hold: holdMs });
     }
   }
@@ -110,6 +113,7 @@ export class Turns {
     const until = now + Math.min(Math.max(message.hold, 0), holdMs);
     if (this.holding && this.holding.until >= until) return;
     this.holding = { m: message.m, n: message.n, until };
+    this.counts.heldFor++;
     this.parts.holdUntil(until);
   }
 

@@ -32,7 +32,13 @@ export function snapshot(service: MonitorService, _input: unknown, caller: Calle
       pending_deadlines: service.system.deadlines.size,
       client_limits: { ...service.clientLimits.settings, refusals_counted_not_stored: service.clientLimits.refusalsCounted },
       store: service.cluster
-        ? { kind: 'postgres', url: redactCredentials(service.cluster.storeUrl), node: service.cluster.node.id, timer_monitors: service.cluster.timerMonitors }
+        ? {
+            kind: 'postgres',
+            url: redactCredentials(service.cluster.storeUrl),
+            node: service.cluster.node.id,
+            timer_monitors: service.cluster.timerMonitors,
+            contention: service.cluster.contention,
+          }
         : { kind: 'sqlite', path: redactCredentials(service.store.path) },
       health: { ok: !service.store.commits.failed, uptime_s: Math.round(process.uptime()) },
       memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },

@@ -6,6 +6,7 @@
 // node at once served by each of them. A few seconds of load each.
 import { describe, expect, it } from 'vitest';
 import { runBench, said } from '../bench/run-bench.ts';
+import { call } from '../support/client.ts';
 import { postgresFor } from '../support/postgres.ts';
 import { nodesOnOneDatabase, untilNodesSeeEachOther } from './nodes.ts';
 
@@ -14,7 +15,8 @@ const unavailable = await postgresFor('the cluster bench tests');
 describe.skipIf(unavailable !== undefined)('vigil bench against three PostgreSQL nodes', () => {
   const cluster = nodesOnOneDatabase();
   // Each run makes a monitor of its own, and no test kills a node.
-  const shared = cluster.shared(3);
+  const admin = 'vga_bench-nodes-admin-token-of-the-test';
+  const shared = cluster.shared(3, ['--allow-admin', admin]);
 
   /** `vigil bench <scenario> --json` with its clients spread over the three nodes; its figures once it exited 0. */
   async function benchAcross(scenario: string, flags: string[]): Promise<{ figures: any; said: string }> {
@@ -64,5 +66,11 @@ describe.skipIf(unavailable !== undefined)('vigil bench against three PostgreSQL
     expect(total).toBeGreaterThan(300);
     // A fair share is a third; on the old code one node answered 8 %, 11 % and 15 % in three runs of this test.
     for (const node of perNode) expect(node.answered, `${node.root} answered ${node.answered} of ${total} requests\n${run}`).toBeGreaterThan(total / 5);
+    // The operator sees the contention on each node: lost races, and turns asked and given; no write gave up.
+    const contention = await Promise.all(shared().map(async (n) => (await call(n.base, 'GET', '/admin/snapshot', { token: admin })).body.store.contention));
+    expect(contention.map((c) => c.gave_up)).toEqual([0, 0, 0]);
+    expect(contention.reduce((sum, c) => sum + c.lost_races, 0)).toBeGreaterThan(0);
+    expect(contention.reduce((sum, c) => sum + c.turns_asked, 0)).toBeGreaterThan(0);
+    expect(contention.reduce((sum, c) => sum + c.turns_held_for_others, 0)).toBeGreaterThan(0);
   });
 });
