@@ -287,6 +287,19 @@ describe.concurrent('budgets', () => {
       expect(r.stdout).toMatch(/over_budget \(budget reached: run \S+ \("tip"\) used \$0\.3 of \$0\.25 \(usd\)\)/);
       expect(messages(project).filter((m) => m.step === 'b')).toEqual([]);
     });
+
+    it('the last step tipping the budget: its result stands, and the run still ends over_budget (exit 1), not succeeded', async ({ onTestFinished }) => {
+      const project = ownProject(onTestFinished);
+      project.recipe({ name: 'tip-last', canary: false, budget: { usd: 0.25 }, env: { FAKE_COST: '0.3' }, steps: [{ label: 'a', args: ['TURNS=3'], backend: 'claude' }] });
+      const r = await runVigil(project, ['sequence', 'tip-last'], env(project));
+      expect(r.code).toBe(1);
+      const run = rootRun(project);
+      expect(run.steps[0]).toMatchObject({ status: 'succeeded' });
+      expect(run.steps[0]!.killed_by).toBeUndefined();
+      expect(run.status).toBe('over_budget');
+      expect(run.usage!.usd).toBe(0.3);
+      expect(r.stdout).toMatch(/over_budget \(budget reached: run \S+ \("tip-last"\) used \$0\.3 of \$0\.25 \(usd\)\)/);
+    });
   });
 
   describe('the limit that stopped a step, by name', () => {

@@ -193,7 +193,8 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   let reason = outcome.reason;
   const reached = budget.reachedHereOrAbove();
   const overChild = (recorder.run.children ?? []).find((c) => c.status === 'over_budget');
-  if ((reached || overChild) && status !== 'succeeded') {
+  // Its own limit passed ends it over_budget even when its children's work stood (steps-plan.ts, planEnd).
+  if (budget.reached || ((reached || overChild) && status !== 'succeeded')) {
     status = 'over_budget';
     // What stopped it, not what the type's runner saw of it ("cancelled").
     reason = reached ? describeReached(reached) : `child ${overChild!.role} ("${overChild!.name}") over budget${overChild!.reason ? `: ${overChild!.reason}` : ''}`;
