@@ -210,6 +210,28 @@ describe.concurrent('budgets', () => {
       expect(run.status).toBe('over_budget');
     });
 
+    it("a step's own budget crossed as its agent finished: the step stands, its dependent runs, and the run ends over_budget naming the step's budget", async ({ onTestFinished }) => {
+      const project = ownProject(onTestFinished, { claude: false, codex: true });
+      project.recipe({
+        name: 'cx-step',
+        canary: false,
+        steps: [
+          { label: 'a', args: ['TURNS=3'], backend: 'codex', budget: { tokens: 500 } },
+          { label: 'b', args: ['TURNS=1'], backend: 'codex', depends_on: ['a'] },
+        ],
+      });
+      const r = await runVigil(project, ['sequence', 'cx-step'], { FAKE_MSG_LOG: msgLogOf(project), FAKE_TURN_TOKENS: '1000,800,100' });
+      expect(r.code).toBe(1);
+      const run = rootRun(project);
+      const a = run.steps.find((s) => s.label === 'a')!;
+      expect(a).toMatchObject({ status: 'succeeded' });
+      expect(a.killed_by).toBeUndefined();
+      expect(a.budget_reached).toMatch(/^budget reached: step "a" of run \S+ used \d+ tokens of 500 tokens/);
+      expect(run.steps.find((s) => s.label === 'b')!.status).toBe('succeeded');
+      expect(run.status).toBe('over_budget');
+      expect(run.reason).toBe(a.budget_reached);
+    });
+
     it('an HTTP provider: a tokens budget stops the phase loop at the response that crossed it', async ({ onTestFinished }) => {
       const server = await startFakeModelServer();
       try {

@@ -79,6 +79,12 @@ export interface StepRecord {
   reason?: string;
   /** The limit that stopped the step: a budget's tokens or usd, its minutes, vigil's max_phases, a watchdog, or the agent's own turn limit (a failed step). */
   killed_by?: 'timeout' | 'inactivity' | 'budget' | 'minutes' | 'max_phases' | 'error_max_turns';
+  /**
+   * The step's own budget reached (its reason): with `killed_by` when the kill stopped it, alone when
+   * the agent had finished before its last report crossed the limit (the step stands). Either way the
+   * run ends over_budget.
+   */
+  budget_reached?: string;
   /** Where the last attempt's output starts in the step's log (a retried step keeps every attempt's). */
   attempt_offset?: number;
   usage?: { input_tokens: number; output_tokens: number; usd: number; usd_unknown?: true };
