@@ -154,9 +154,16 @@ export class ClusterNode implements ClusterNodeHooks {
 
   private lostRaces = 0;
   private gaveUp = 0;
+  private mostLost = 0;
 
   get contention(): ClusterContention {
-    return { lost_races: this.lostRaces, gave_up: this.gaveUp, turns_asked: this.turns.counts.asked, turns_held_for_others: this.turns.counts.heldFor };
+    return {
+      lost_races: this.lostRaces,
+      most_lost_by_one_write: this.mostLost,
+      gave_up: this.gaveUp,
+      turns_asked: this.turns.counts.asked,
+      turns_held_for_others: this.turns.counts.heldFor,
+    };
   }
 
   /** How many monitors' timers and sources run on this node. */
@@ -261,6 +268,7 @@ export class ClusterNode implements ClusterNodeHooks {
   private async afterLostRace(error: unknown, tries: number, since: number): Promise<void> {
     if (!isClusterConflict(error)) throw error;
     this.lostRaces++;
+    this.mostLost = Math.max(this.mostLost, tries);
     this.turns.lost(error.monitors, tries, since);
     if (tries >= maxAttempts) {
       this.gaveUp++;

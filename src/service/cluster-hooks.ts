@@ -28,6 +28,8 @@ export interface ClusterNodeHooks {
 export interface ClusterContention {
   /** Attempts of requests and source writes refused because another node changed the monitor first. */
   readonly lost_races: number;
+  /** The most races one request or source write lost (its retries; at 50 it gives up). */
+  readonly most_lost_by_one_write: number;
   /** Writes that lost every attempt: a request is answered 503 STORE_UNAVAILABLE, a source's write is kept and tried again later. */
   readonly gave_up: number;
   /** Times this node asked the others for a turn on a monitor (src/cluster/turns.ts). */

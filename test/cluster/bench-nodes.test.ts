@@ -51,8 +51,11 @@ describe.skipIf(unavailable !== undefined)('vigil bench against three PostgreSQL
   // Commits are optimistic, and the node that just committed kept winning, while one node's requests
   // lost race after race and took seconds (up to 16 s), or failed after 50 attempts (STORE_UNAVAILABLE);
   // it answered 2-15 % of the requests. Nodes now take turns (src/cluster/turns.ts). Judged from the
-  // clients' own records: every request answered without a store failure, and each node answers a fair
-  // share of them (the clients are spread evenly and each waits for its answer).
+  // clients' own records (every request answered, none refused but for the workload's own refusals)
+  // and from each node's count of the most races one write lost (/admin/snapshot): 9-21 per node
+  // without turns, 3-5 with them, also with three busy loops taking the cores. How many requests each
+  // node answers depends on the CPU it gets as much as on races (one got 17 % in a loaded CI run):
+  // only a node answering almost nothing fails that.
   it('a monitor written through every node at once: no request fails after lost races, none of the nodes starves', { timeout: 180_000 }, async () => {
     const { figures: f, said: run } = await benchAcross('leases', ['--mode', 'next', '--clients', '36', '--subjects', '1500', '--hold', '0ms-5ms', '--duration', '8s', '--seed', '7']);
     expect(f.duplicates).toBe(0);
@@ -64,11 +67,11 @@ describe.skipIf(unavailable !== undefined)('vigil bench against three PostgreSQL
     expect(perNode.map((n) => n.unanswered)).toEqual([0, 0, 0]);
     const total = perNode.reduce((sum, n) => sum + n.answered, 0);
     expect(total).toBeGreaterThan(300);
-    // A fair share is a third; on the old code one node answered 8 %, 11 % and 15 % in three runs of this test.
-    for (const node of perNode) expect(node.answered, `${node.root} answered ${node.answered} of ${total} requests\n${run}`).toBeGreaterThan(total / 5);
+    for (const node of perNode) expect(node.answered, `${node.root} answered ${node.answered} of ${total} requests\n${run}`).toBeGreaterThan(total / 10);
     // The operator sees the contention on each node: lost races, and turns asked and given; no write gave up.
     const contention = await Promise.all(shared().map(async (n) => (await call(n.base, 'GET', '/admin/snapshot', { token: admin })).body.store.contention));
     expect(contention.map((c) => c.gave_up)).toEqual([0, 0, 0]);
+    for (const c of contention) expect(c.most_lost_by_one_write, JSON.stringify(contention)).toBeLessThanOrEqual(10);
     expect(contention.reduce((sum, c) => sum + c.lost_races, 0)).toBeGreaterThan(0);
     expect(contention.reduce((sum, c) => sum + c.turns_asked, 0)).toBeGreaterThan(0);
     expect(contention.reduce((sum, c) => sum + c.turns_held_for_others, 0)).toBeGreaterThan(0);
