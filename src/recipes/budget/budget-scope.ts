@@ -80,6 +80,16 @@ export class BudgetScope {
     return null;
   }
 
+  /**
+   * The limit a run of this scope ends over_budget for. Its own, even when its work stood (the step
+   * that crossed it finished before its kill landed): the cap was passed, and the run says so (exit 1).
+   * An enclosing run's only when this run did not succeed: a run whose work stood leaves that limit to
+   * the enclosing run to report.
+   */
+  endsOverBudget(succeeded: boolean): BudgetReached | null {
+    return this.reached ?? (succeeded ? null : this.reachedHereOrAbove());
+  }
+
   private check(unpriced?: string): void {
     if (this.reached || !this.limits) return;
     const counted = meterReached(this.meter);

@@ -80,7 +80,7 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
       const own = new AbortController();
       let warned = false;
       const scope = new BudgetScope(`step "${label}" of run ${recorder.run.id}`, step.budget, runScope, (reached) => {
-        if (recorder.run.steps.some((s) => s.label === label)) recorder.updateStep(label, { budget_reached: describeReached(reached) });
+        recorder.updateStep(label, { budget_reached: describeReached(reached) });
         limitReached(rt, recorder, label, reached);
         own.abort();
       });

@@ -191,10 +191,9 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
     if (c.status === 'pending' || c.status === 'running') recorder.updateChild(c.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });
   let status: RunStatus = outcome.status;
   let reason = outcome.reason;
-  const reached = budget.reachedHereOrAbove();
+  const reached = budget.endsOverBudget(status === 'succeeded');
   const overChild = (recorder.run.children ?? []).find((c) => c.status === 'over_budget');
-  // Its own limit passed ends it over_budget even when its children's work stood (steps-plan.ts, planEnd).
-  if (budget.reached || ((reached || overChild) && status !== 'succeeded')) {
+  if (reached || (overChild && status !== 'succeeded')) {
     status = 'over_budget';
     // What stopped it, not what the type's runner saw of it ("cancelled").
     reason = reached ? describeReached(reached) : `child ${overChild!.role} ("${overChild!.name}") over budget${overChild!.reason ? `: ${overChild!.reason}` : ''}`;

@@ -47,21 +47,15 @@ export async function runStepsPlan(rt: TreeRuntime, prep: PreparedRun, recorder:
 
 /**
  * A step killed on a budget, then a step's own limit reached (by an agent that had finished: it stood),
- * then this run's own limit reached, then an enclosing run's limit reached with a step failed, then a
- * cancel, decide before the steps' result. This run's limit reached by a
- * step that finished before its kill landed (its last message tipped it) ends the run over_budget even
- * when that step was the last: the cap was passed, and the run says so (exit 1) instead of succeeded.
- * An enclosing run's limit is that run's to report: a run whose steps all stood still succeeded.
+ * then a run's limit (BudgetScope.endsOverBudget), then a cancel, decide before the steps' result.
  */
 function planEnd(recorder: RunRecorder, scope: StepsScope, result: ExecutionResult): StepsEnd {
   const budgetKill = recorder.run.steps.find((s) => s.killed_by === 'budget' || s.killed_by === 'minutes');
   if (budgetKill) return { status: 'over_budget', reason: budgetKill.reason };
   const stepLimit = recorder.run.steps.find((s) => s.budget_reached !== undefined);
   if (stepLimit) return { status: 'over_budget', reason: stepLimit.budget_reached };
-  const own = scope.budget.reached;
-  if (own) return { status: 'over_budget', reason: describeReached(own) };
-  const over = scope.budget.reachedHereOrAbove();
-  if (over && !result.ok) return { status: 'over_budget', reason: describeReached(over) };
+  const over = scope.budget.endsOverBudget(result.ok);
+  if (over) return { status: 'over_budget', reason: describeReached(over) };
   if (result.cancelled) return { status: 'cancelled', reason: 'cancelled by a signal' };
   return { status: result.ok ? 'succeeded' : 'failed' };
 }

@@ -54,8 +54,7 @@ export function openStepsScope(rt: TreeRuntime, node: NodeRequest, prep: Prepare
   const finish = (status: RunStatus, reason?: string): NodeResult => {
     abort.detach();
     budget.dispose();
-    const over = budget.reachedHereOrAbove();
-    const final = (over && status !== 'succeeded') || budget.reached ? 'over_budget' : status;
+    const final = budget.endsOverBudget(status === 'succeeded') ? 'over_budget' : status;
     events('run.end', { run: prep.runId, recipe: recipe.name, status: final });
     return finishNode(rt, recorder, final, reason, lastStepOutput(recorder.run, recorder.dir));
   };
