@@ -21,7 +21,7 @@ import { PgStore } from '../store/postgres/pg-store.ts';
 import type { SqlDriver } from '../store/sql-driver.ts';
 import type { Store } from '../store/store.ts';
 import { ClusterCommit } from './cluster-commit.ts';
-import { FencedOffError, isClusterConflict } from '../store/cluster-conflict.ts';
+import { FencedOffError } from '../store/cluster-conflict.ts';
 import { ChangeListener } from './change-listener.ts';
 import { Heartbeat, type NodeInfo } from './heartbeat.ts';
 import { Ownership } from './ownership.ts';
@@ -30,9 +30,9 @@ import { MonitorSync } from './monitor-sync.ts';
 import { ReplicaWriter } from './replica-writer.ts';
 import { ReplicaFile } from './replica-file.ts';
 import { storeUnavailable } from './store-unavailable.ts';
+import { type LostRace, Races } from './races.ts';
 import { Turns, turnsChannel } from './turns.ts';
 
-const maxAttempts = 50;
 /** Reads before a request's change, each on a new session when the database ended the last one. */
 const readAttempts = 3;
 /** Pages of the replica held in memory. */
@@ -60,6 +60,7 @@ export class ClusterNode implements ClusterNodeHooks {
     holdsMonitor: (mkey) => this.monitors?.known.has(mkey) ?? false,
     now: Date.now,
   });
+  private readonly races = new Races(this.turns, (line) => this.log(line));
   private heartbeat: Heartbeat | undefined;
   /** The replica's private file (Store.open's path and `scratch`). */
   readonly replicaFile = new ReplicaFile();
@@ -152,18 +153,8 @@ export class ClusterNode implements ClusterNodeHooks {
     return this.heartbeat?.live() ?? [{ id: this.node.id, url: '' }];
   }
 
-  private lostRaces = 0;
-  private gaveUp = 0;
-  private mostLost = 0;
-
   get contention(): ClusterContention {
-    return {
-      lost_races: this.lostRaces,
-      most_lost_by_one_write: this.mostLost,
-      gave_up: this.gaveUp,
-      turns_asked: this.turns.counts.asked,
-      turns_held_for_others: this.turns.counts.heldFor,
-    };
+    return this.races.contention;
   }
 
   /** How many monitors' timers and sources run on this node. */
@@ -187,8 +178,11 @@ export class ClusterNode implements ClusterNodeHooks {
   }
 
   /** Runs one operation on fresh state; a batch that lost a race runs again. */
-  async run<T>(operation: TargetedOperation, input: unknown, attempt: () => Promise<T>): Promise<T> {
-    const since = Date.now();
+  run<T>(operation: TargetedOperation, input: unknown, attempt: () => Promise<T>): Promise<T> {
+    return this.races.run((lost) => this.attempts(operation, input, attempt, lost));
+  }
+
+  private async attempts<T>(operation: TargetedOperation, input: unknown, attempt: () => Promise<T>, lost: LostRace): Promise<T> {
     for (let tries = 1, lostSessions = 0; ; tries++) {
       const unread = tries === 1 ? this.publishOnCurrentMemory(operation, input) : undefined;
       try {
@@ -207,7 +201,7 @@ export class ClusterNode implements ClusterNodeHooks {
         return await attempt();
       } catch (error) {
         if (unread !== undefined && (await this.refusedOnStaleMemory(error, unread))) continue;
-        await this.afterLostRace(error, tries, since);
+        await lost(error, tries);
       }
     }
   }
@@ -244,39 +238,25 @@ export class ClusterNode implements ClusterNodeHooks {
    * that kept it out after a request's retries; the writer keeps it and decides when to try again.
    */
   async writeOn(mkey: number, attempt: () => Promise<void>): Promise<Error | undefined> {
-    const since = Date.now();
     try {
-      for (let tries = 1; ; tries++) {
-        await this.catchUpOn(mkey);
-        // The source runs here because this node owns the monitor: its writes stand only under that token.
-        const token = this.ownerToken(mkey);
-        if (token === undefined) return new Error('this node no longer runs the source: another node owns the monitor now');
-        this.service.store.fence(mkey, token);
-        try {
-          await attempt();
-          return undefined;
-        } catch (error) {
-          await this.afterLostRace(error, tries, since);
+      return await this.races.run(async (lost) => {
+        for (let tries = 1; ; tries++) {
+          await this.catchUpOn(mkey);
+          // The source runs here because this node owns the monitor: its writes stand only under that token.
+          const token = this.ownerToken(mkey);
+          if (token === undefined) return new Error('this node no longer runs the source: another node owns the monitor now');
+          this.service.store.fence(mkey, token);
+          try {
+            await attempt();
+            return undefined;
+          } catch (error) {
+            await lost(error, tries);
+          }
         }
-      }
+      });
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));
     }
-  }
-
-  /** Rethrows what is not a lost race, and a lost race past the bound; otherwise waits a little before the next attempt. */
-  private async afterLostRace(error: unknown, tries: number, since: number): Promise<void> {
-    if (!isClusterConflict(error)) throw error;
-    this.lostRaces++;
-    this.mostLost = Math.max(this.mostLost, tries);
-    this.turns.lost(error.monitors, tries, since);
-    if (tries >= maxAttempts) {
-      this.gaveUp++;
-      this.log(`vigil: gave up after ${maxAttempts} lost races; the last, on monitor(s) ${[...error.monitors].join(', ')}: ${error.message}`);
-      throw new ProtocolError('STORE_UNAVAILABLE', `Other nodes kept changing this monitor; the change was not stored after ${maxAttempts} attempts. Try again.`, {}, { cause: error });
-    }
-    // Spread the retries of nodes that keep colliding.
-    await sleep(Math.random() * Math.min(50, tries * 2));
   }
 
   async refreshSubscription(id: string): Promise<void> {
@@ -318,7 +298,7 @@ export class ClusterNode implements ClusterNodeHooks {
       throw error;
     });
     const created = this.monitors.committed(revs);
-    this.turns.committed(revs.keys());
+    this.turns.finished(revs.keys());
     // A new monitor gets a timer owner at once rather than at the next ownership round.
     if (created) this.ownership?.poke();
     for (const [id, params] of batch.subscriptions) this.subscriptionMonitors.set(id, params[1] as number);

@@ -6,19 +6,28 @@
 // race: its requests took up to 16 s (or failed after 50 attempts), while
 // the others answered in milliseconds. So a node whose request has lost
 // three races on a monitor asks the other nodes, on the turns channel, to
-// hold their next batches for a moment; they do, unless a request of theirs
-// has waited longer, and go on when it says its batch stood or the moment
-// ends. Best effort by design: the database still decides every race, and a
-// hold ends by itself (a paused or dead asker holds nobody for long).
+// hold their next batches for a moment (twice its attempts' average, within
+// bounds), and asks again at each race it still loses; they hold, unless a
+// request of theirs has waited longer, and go on when it says it is done
+// (its batch stood, or the request ended without one) or the moment ends.
+// Best effort by design: the database still decides every race, and a hold
+// ends by itself (a paused or dead asker holds nobody for long).
 
 /**
  * Sent on this channel as JSON: an ask to hold (`hold` ms) for a request that has waited `waited` ms
- * (a duration, not a time: nodes' clocks need not agree), or `done` once the asker's batch stood.
+ * (a duration, not a time: nodes' clocks need not agree), or `done` once the asker's request is over.
  */
 export const turnsChannel = 'vigil_turns';
 
-/** How long the others hold their batches for an asker at most (its batch usually stands well before). */
+/** The shortest hold a node asks for (its batch usually stands well before it ends). */
 export const holdMs = 100;
+/**
+ * The longest hold a node asks for, or grants: a request whose attempts take long (a machine short of
+ * CPU, a slow database) asks for twice its average attempt, since a hold that ends before its next
+ * attempt commits lets the others win again (one write lost 12 races with 100 ms holds in a loaded CI
+ * run). An asker that is paused or dead holds the others this long at most.
+ */
+export const maxHoldMs = 1000;
 /**
  * A request that lost this many races on a monitor makes its node ask for a turn. After two, nodes
  * asked so often that the holds cost a seventh of the throughput of named claims across three nodes;
@@ -77,15 +86,21 @@ export class Turns {
         this.waiting.set(m, waiting);
       }
       waiting.lastLoss = now;
-      if (waiting.askedUntil > now) continue;
-      waiting.askedUntil = now + holdMs;
+      // Asked again at every loss, also while an ask still holds: a node that did not hold then (its
+      // own request had waited longer, or the ask reached it after it had taken its next batch) holds
+      // now, and those holding hold on.
+      const hold = holdFor(now - since, losses);
+      waiting.askedUntil = now + hold;
       this.counts.asked++;
-      this.parts.send({ m, n: this.parts.nodeId(), waited: now - waiting.since, hold: holdMs });
+      this.parts.send({ m, n: this.parts.nodeId(), waited: now - waiting.since, hold });
     }
   }
 
-  /** This node's batch on these monitors stood: the others go on. */
-  committed(mkeys: Iterable<number>): void {
+  /**
+   * This node's batch on these monitors stood, or the request that lost on them ended without one (it
+   * found nothing left to do, or gave up): the others go on.
+   */
+  finished(mkeys: Iterable<number>): void {
     for (const m of mkeys) {
       const waiting = this.waiting.get(m);
       if (!waiting) continue;
@@ -110,7 +125,7 @@ export class Turns {
     const theirs = now - message.waited;
     const mine = this.oldestWaiting(now);
     if (mine !== undefined && (mine < theirs || (mine === theirs && self < message.n))) return;
-    const until = now + Math.min(Math.max(message.hold, 0), holdMs);
+    const until = now + Math.min(Math.max(message.hold, 0), maxHoldMs);
     if (this.holding && this.holding.until >= until) return;
     this.holding = { m: message.m, n: message.n, until };
     this.counts.heldFor++;
@@ -131,6 +146,11 @@ export class Turns {
     this.holding = undefined;
     this.parts.holdUntil(0);
   }
+}
+
+/** The hold asked for a request that lost `losses` races in `waitedMs`: twice its average attempt, within the bounds. */
+function holdFor(waitedMs: number, losses: number): number {
+  return Math.round(Math.min(maxHoldMs, Math.max(holdMs, (2 * waitedMs) / losses)));
 }
 
 /** A turns message read from the channel, or undefined for anything else. */

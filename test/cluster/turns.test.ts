@@ -2,7 +2,7 @@
 // (src/cluster/turns.ts), on a manual clock: when a node asks the others to
 // hold their batches, for how long, who yields to whom, and when they go on.
 import { describe, expect, it } from 'vitest';
-import { askAfterLosses, holdMs, parseTurnMessage, type TurnMessage, Turns } from '../../src/cluster/turns.ts';
+import { askAfterLosses, holdMs, maxHoldMs, parseTurnMessage, type TurnMessage, Turns } from '../../src/cluster/turns.ts';
 
 function node(id: string, monitorsHeld: readonly number[] = [7, 8, 9]) {
   const clock = { now: 1_000 };
@@ -13,38 +13,53 @@ function node(id: string, monitorsHeld: readonly number[] = [7, 8, 9]) {
 }
 
 describe('turns on a monitor several nodes write', () => {
-  it('asks once a request has lost a few races, and again only when its hold has ended', () => {
+  it('asks once a request has lost a few races, and again at every race it still loses', () => {
     const a = node('node-a');
     a.turns.lost([7], askAfterLosses - 1, 900);
     expect(a.sent).toEqual([]);
     a.turns.lost([7], askAfterLosses, 900);
     expect(a.sent).toEqual([{ m: 7, n: 'node-a', waited: 100, hold: holdMs }]);
-    a.clock.now += holdMs - 1;
-    a.turns.lost([7], askAfterLosses + 1, 900);
-    expect(a.sent).toHaveLength(1);
-    a.clock.now += 1;
-    a.turns.lost([7], askAfterLosses + 2, 950);
+    // Lost again while its ask still holds: a node that did not hold (it had its own request waiting
+    // longer, or heard the ask after it took its next batch) is asked again.
+    a.clock.now += 10;
+    a.turns.lost([7], askAfterLosses + 1, 950);
     // The ask carries how long the oldest request still waiting has waited (a duration: clocks differ).
-    expect(a.sent.at(-1)).toEqual({ m: 7, n: 'node-a', waited: 200, hold: holdMs });
+    expect(a.sent).toEqual([
+      { m: 7, n: 'node-a', waited: 100, hold: holdMs },
+      { m: 7, n: 'node-a', waited: 110, hold: holdMs },
+    ]);
   });
 
-  it('says it is done once its batch on the monitor stood, and only if its ask still held the others', () => {
+  it('asks for twice its attempts\' average when they take longer than the shortest hold, up to the longest', () => {
+    const a = node('node-a');
+    // Four races lost in 400 ms: 100 ms an attempt, a hold of 200 ms.
+    a.turns.lost([7], askAfterLosses + 1, a.clock.now - 400);
+    expect(a.sent.at(-1)).toMatchObject({ hold: 200 });
+    // A machine so short of CPU that an attempt takes seconds: the hold stops at the longest.
+    a.turns.lost([7], askAfterLosses + 2, a.clock.now - 50_000);
+    expect(a.sent.at(-1)).toMatchObject({ hold: maxHoldMs });
+    // Fast attempts: the shortest hold.
+    a.turns.lost([8], askAfterLosses, a.clock.now - 30);
+    expect(a.sent.at(-1)).toMatchObject({ m: 8, hold: holdMs });
+  });
+
+  it('says it is done once its request on the monitor is over, and only if its ask still held the others', () => {
     const a = node('node-a');
     a.turns.lost([7, 8], askAfterLosses, 900);
-    a.turns.committed([7]);
+    a.turns.finished([7]);
     expect(a.sent.at(-1)).toEqual({ m: 7, n: 'node-a', done: true });
     a.clock.now += holdMs;
-    a.turns.committed([8]);
+    a.turns.finished([8]);
     expect(a.sent.filter((m) => 'done' in m)).toHaveLength(1);
     // Not waiting any more: a commit says nothing.
-    a.turns.committed([7]);
+    a.turns.finished([7]);
     expect(a.sent.filter((m) => 'done' in m)).toHaveLength(1);
   });
 
-  it('holds its batches for another node, at most the hold, and goes on when it is done', () => {
+  it('holds its batches for another node, at most the longest hold, and goes on when it is done', () => {
     const b = node('node-b');
     b.turns.heard({ m: 7, n: 'node-a', waited: 100, hold: 60_000 });
-    expect(b.holds).toEqual([1_000 + holdMs]);
+    expect(b.holds).toEqual([1_000 + maxHoldMs]);
     b.turns.heard({ m: 7, n: 'node-a', done: true });
     expect(b.holds.at(-1)).toBe(0);
     // Its own messages come back on the channel: ignored.
@@ -67,7 +82,7 @@ describe('turns on a monitor several nodes write', () => {
     c.turns.heard({ m: 7, n: 'node-a', waited: 100, hold: holdMs });
     expect(c.holds).toEqual([1_000 + holdMs]);
     // Once its batch stood it waits no more, and holds for anyone.
-    b.turns.committed([7]);
+    b.turns.finished([7]);
     b.clock.now += holdMs;
     b.turns.heard({ m: 9, n: 'node-d', waited: 110, hold: holdMs });
     expect(b.holds).toEqual([1_000 + holdMs, 1_000 + 2 * holdMs]);
