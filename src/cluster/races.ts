@@ -25,17 +25,20 @@ export class Races {
   constructor(
     private readonly turns: Turns,
     private readonly log: (line: string) => void,
+    /** Waits between attempts (a manual clock's in tests). */
+    private readonly pause: (ms: number) => Promise<unknown> = sleep,
   ) {}
 
   /** Runs one request's or source write's attempts; once it ends, nodes holding their batches for it go on. */
   async run<T>(attempts: (lost: LostRace) => Promise<T>): Promise<T> {
     const since = Date.now();
-    const lostOn = new Set<number>();
+    let lostOn: Set<number> | undefined;
     try {
       return await attempts(async (error, tries) => {
         if (!isClusterConflict(error)) throw error;
         this.lostRaces++;
         this.mostLost = Math.max(this.mostLost, tries);
+        lostOn ??= new Set();
         for (const mkey of error.monitors) lostOn.add(mkey);
         this.turns.lost(error.monitors, tries, since);
         if (tries >= maxAttempts) {
@@ -44,10 +47,10 @@ export class Races {
           throw new ProtocolError('STORE_UNAVAILABLE', `Other nodes kept changing this monitor; the change was not stored after ${maxAttempts} attempts. Try again.`, {}, { cause: error });
         }
         // Spread the retries of nodes that keep colliding.
-        await sleep(Math.random() * Math.min(50, tries * 2));
+        await this.pause(Math.random() * Math.min(50, tries * 2));
       });
     } finally {
-      this.turns.finished(lostOn);
+      if (lostOn) this.turns.finished(lostOn);
     }
   }
 
