@@ -97,7 +97,10 @@ export class LeaseRows {
 
   /** The resident actor's lease as a row. */
   row(key: string): LeaseRow {
-    const snapshot = this.system.leases.get(key)!.getSnapshot();
+    const actor = this.system.leases.get(key);
+    // A write queued for a lease that a batch refused since made: the reload took it away (a lost race).
+    if (!actor) throw new Error(`lease ${key} is neither in memory nor stored: its monitor was reloaded after this write was queued`);
+    const snapshot = actor.getSnapshot();
     return { state: leaseStateOf(snapshot.value), record: snapshot.context.lease };
   }
 

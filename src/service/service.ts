@@ -343,7 +343,10 @@ export class MonitorService {
   }
 
   subscriptionRow(id: string): SubscriptionRow {
-    const snapshot = this.system.subscriptions.get(id)!.getSnapshot();
+    const actor = this.system.subscriptions.get(id);
+    // A write queued for a subscription that a batch refused since made: the reload took it away (a lost race).
+    if (!actor) throw new Error(`subscription ${id} is neither in memory nor stored: its monitor was reloaded after this write was queued`);
+    const snapshot = actor.getSnapshot();
     return { state: subscriptionStateOf(snapshot.value), record: snapshot.context.subscription };
   }
 
