@@ -112,7 +112,7 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   private isLive(): boolean {
     if (!this.changed) return this.live;
     this.changed = false;
-    const current = this.service.currentSubscription(this.id);
+    const current = this.service.subscriptionRows.current(this.id);
     this.live = current?.state === 'live' && current.record.tokenHash === this.tokenHash;
     return this.live;
   }
@@ -195,7 +195,7 @@ export class FeedStream implements FeedFollower, SubscriptionWatcher, Ticking {
   /** An open stream keeps its subscription from mute retirement: activity is recorded a few times per mute period. */
   private recordActivity(now: number): void {
     if (this.closed || !this.isLive()) return;
-    this.service.noteStreamActivity(this.id, this.next - 1);
+    this.service.subscriptionRows.active(this.id, this.next - 1);
     this.nextActivityMs = now + Math.max(250, Math.min(this.service.options.heartbeatMs, Math.floor(this.muteMs / 3)));
   }
 }

@@ -31,14 +31,14 @@ export function grantCold(
 ): Applied {
   const before = stored?.record ?? emptyLease(handle, subject);
   const lease = acquiredLease(before, { type: 'CLAIM', holder: request.holder, durationSeconds: request.durationSeconds, fence: nextSeq(handle), now: request.now, queued: request.queued });
-  service.putColdLease({ state: 'held', record: lease });
+  service.leaseRows.putCold({ state: 'held', record: lease });
   recordObservation(service, handle, lease, { action: 'claim', on_behalf_of: request.onBehalfOf ?? null, ...noted(request) });
   return { effect: 'claimed', lease, state: 'held' };
 }
 
 /** Completes a lease that is only a row, by the machine's rule; throws its refusal as the actor would. */
 export function completeCold(service: MonitorService, handle: SubscriptionHandle, item: CompleteItem, now: number): Applied {
-  const stored = service.storedLease(handle.feed.key, item.subject);
+  const stored = service.leaseRows.stored(handle.feed.key, item.subject);
   if (!stored) {
     requireKnownSubject(service, handle, item.subject);
     throw refusal({ ok: false, code: 'LEASE_LOST', holder: null, expiresMs: null, fence: null }, item.subject);
@@ -48,6 +48,6 @@ export function completeCold(service: MonitorService, handle: SubscriptionHandle
   if (refused) throw refusal(refused, item.subject, item.fence);
   if (stored.state === 'completed') return { effect: 'recompleted', lease: stored.record, state: 'completed' };
   const lease = completedLease(stored.record, { type: 'COMPLETE', holder, outcome: item.outcome, evidence: item.evidence, fence: item.fence, seq: nextSeq(handle), now });
-  service.putColdLease({ state: 'completed', record: lease });
+  service.leaseRows.putCold({ state: 'completed', record: lease });
   return { effect: 'completed', lease, state: 'completed' };
 }

@@ -83,7 +83,7 @@ export function completeItems(
   items.forEach((item, i) => {
     try {
       // Read as it stands (actor or row), without making an actor for it.
-      const current = service.currentLease(handle.feed.key, item.subject);
+      const current = service.leaseRows.current(handle.feed.key, item.subject);
       if (!current) heldLease(service, handle, item.subject);
       const refused = completeRefusal(current!.state, current!.record, holder, item.fence, now);
       if (refused) throw refusal(refused, item.subject, item.fence);

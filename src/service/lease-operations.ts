@@ -83,8 +83,8 @@ export function claim(service: MonitorService, input: unknown, caller: Caller, c
  * the grant already, or it lapsed and its expiry is recorded first).
  */
 function claimCold(service: MonitorService, handle: SubscriptionHandle, body: LeaseBody, subject: string): Reply | undefined {
-  if (!service.changesLeaseAsRow(handle.feed.key, subject)) return undefined;
-  const stored = service.storedLease(handle.feed.key, subject);
+  if (!service.leaseRows.changedAsRow(handle.feed.key, subject)) return undefined;
+  const stored = service.leaseRows.stored(handle.feed.key, subject);
   const holder = holderOf(handle);
   const now = service.now();
   if (!stored) requireKnownSubject(service, handle, subject);
@@ -118,7 +118,7 @@ export function renewLease(service: MonitorService, input: unknown, caller: Call
 /** Completes one named subject held by the caller (or repeats its completion); the reply body. */
 function completeOne(service: MonitorService, handle: SubscriptionHandle, item: CompleteItem & { note?: string | null }, now = service.now()) {
   // A lease no actor holds (take-next's, as a rule) is completed as a row (lease-cold.ts).
-  const cold = service.changesLeaseAsRow(handle.feed.key, item.subject);
+  const cold = service.leaseRows.changedAsRow(handle.feed.key, item.subject);
   const event = { type: 'COMPLETE', holder: holderOf(handle), outcome: item.outcome, evidence: item.evidence, fence: item.fence, seq: nextSeq(handle), now } as const;
   const result = cold ? completeCold(service, handle, item, now) : apply(heldLease(service, handle, item.subject), event, item.subject);
   if (result.effect === 'completed') {

@@ -180,7 +180,7 @@ export function recordObservation(service: MonitorService, handle: SubscriptionH
 /** Records the change of an actor's lease and queues its row. */
 export function record(service: MonitorService, handle: SubscriptionHandle, lease: LeaseRecord, payload: Record<string, unknown>): number {
   const seq = recordObservation(service, handle, lease, payload);
-  service.persistLease(lease.mkey, lease.subject);
+  service.leaseRows.persist(lease.mkey, lease.subject);
   return seq;
 }
 

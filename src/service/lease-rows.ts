@@ -19,7 +19,18 @@ export class LeaseRows {
     private readonly store: Store,
     private readonly system: RootSystem,
     private readonly queues: () => TakeQueues,
+    /** Leases no actor holds are changed on their rows (false under --inspect, to watch every machine). */
+    private readonly asRows: boolean,
   ) {}
+
+  /**
+   * Whether a change of this lease is made on its row, without an actor (lease-cold.ts): when no actor
+   * holds it, unless the server runs with --inspect, whose inspector is there to watch every lease's
+   * machine take its transitions.
+   */
+  changedAsRow(mkey: number, subject: string): boolean {
+    return this.asRows && !this.system.leases.isResident(leaseKey(mkey, subject));
+  }
 
   /** The most recent leases changed as rows that no actor holds now (the dashboard's Actors tab), newest first. */
   *withoutActor(): IterableIterator<[string, LeaseRow]> {

@@ -59,11 +59,11 @@ export function grantNext(service: MonitorService, handle: SubscriptionHandle, r
       skipped.push(entry);
       continue;
     }
-    if (service.changesLeaseAsRow(handle.feed.key, entry.subject)) {
+    if (service.leaseRows.changedAsRow(handle.feed.key, entry.subject)) {
       // Most subjects were never leased, or are free: granted as a row, without building an actor (lease-cold.ts).
       // One the line found without a row, and heard no change of since, is not looked up again (a cluster
       // node looks: another node may have written the row).
-      const stored = entry.unleased && !service.cluster ? undefined : service.storedLease(handle.feed.key, entry.subject);
+      const stored = entry.unleased && !service.cluster ? undefined : service.leaseRows.stored(handle.feed.key, entry.subject);
       if (!stored || stored.state === 'free') {
         grants.push(grantCold(service, handle, entry.subject, stored, { holder, durationSeconds: request.durationSeconds, now, onBehalfOf: request.onBehalfOf, queued: entry.seq, note: request.note }));
         continue;

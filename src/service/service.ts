@@ -2,15 +2,13 @@
 // the in-memory feeds and the actor system, appends observations, and makes
 // every change durable through the store's group commit before a reply.
 import { type Clock, systemClock } from '../actors/clock.ts';
-import { leaseKey, RootSystem } from '../actors/root-system.ts';
-import { subscriptionStateOf, touchedSubscription } from '../machines/subscription-machine.ts';
+import { RootSystem } from '../actors/root-system.ts';
 import { isClusterConflict } from '../store/cluster-conflict.ts';
 import { ProtocolError } from '../protocol/errors.ts';
-import type { LeaseRecord, LeaseRow, SubscriptionRow } from '../store/records.ts';
+import type { SubscriptionRow } from '../store/records.ts';
 import { memoryPath, type Store } from '../store/store.ts';
 import type { ServiceOptions, SourceHooks } from './service-options.ts';
 import { ClientLimits, defaultClientLimits } from './client-limits.ts';
-import { ColdSubscriptionRows } from './cold-subscription-rows.ts';
 import { defaults } from './defaults.ts';
 import type { ClusterNodeHooks } from './cluster-hooks.ts';
 import { Listeners } from '../events/listeners.ts';
@@ -21,6 +19,7 @@ import { type ReloadedMonitor, reloadMonitor } from './monitor-reload.ts';
 import { ObservationWriter } from './observation-writer.ts';
 import { StreamTicker, tickPeriodMs } from './stream-ticker.ts';
 import { LeaseRows } from './lease-rows.ts';
+import { SubscriptionRows } from './subscription-rows.ts';
 import { TakeQueues } from './take-queues.ts';
 import { SubscriptionWatchers } from './subscription-watchers.ts';
 import { leaseExpired, subscriptionMuted } from './timer-transitions.ts';
@@ -45,9 +44,10 @@ export class MonitorService {
   readonly log: (line: string) => void;
   /** Open event streams by subscription id, told when the subscription changes. */
   readonly watchers = new SubscriptionWatchers();
-  private readonly coldRows: ColdSubscriptionRows;
-  /** Every lease row read and written (lease-rows.ts). */
-  private readonly leases: LeaseRows;
+  /** Every subscription row read and written; each change tells the subscription's open streams. */
+  readonly subscriptionRows: SubscriptionRows;
+  /** Every lease row read and written; each change tells take-next's lines of its monitor. */
+  readonly leaseRows: LeaseRows;
   readonly clientLimits: ClientLimits;
   /** The heartbeats and activity of every open event stream, on one timer. */
   readonly streamTicker: StreamTicker;
@@ -60,13 +60,10 @@ export class MonitorService {
   private clusterHooks: ClusterNodeHooks | undefined;
   /** Keys handed out by the cluster's database, used before local ones. */
   private readonly reservedMonitorKeys: number[] = [];
-  /** Leases no actor holds are changed on their rows (lease-cold.ts), except under --inspect. */
-  private readonly leasesAsRows: boolean;
 
   constructor(options: ServiceOptions) {
     this.store = options.store;
     this.clock = options.clock ?? systemClock;
-    this.leasesAsRows = options.inspect === undefined;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.options = {
       retireAfterMuteSeconds: options.retireAfterMuteSeconds ?? defaults.retireAfterMuteSeconds,
@@ -81,8 +78,8 @@ export class MonitorService {
     this.system = new RootSystem({
       clock: this.clock,
       rejectLimit: defaults.deliveryCountLimit,
-      loadSubscription: (id) => this.coldRows.get(id),
-      loadLease: (key) => this.leases.load(key),
+      loadSubscription: (id) => this.subscriptionRows.load(id),
+      loadLease: (key) => this.leaseRows.load(key),
       leaseExpired: (lease) => leaseExpired(this, lease),
       subscriptionMuted: (subscription) => subscriptionMuted(this, subscription),
       inspect: options.inspect,
@@ -92,13 +89,14 @@ export class MonitorService {
     this.queues = new TakeQueues(
       {
         subjectsAfter: (mkey, after, upTo, filters, limit) => this.store.queue.subjectsAfter(mkey, after, upTo, filters, limit),
-        standing: (mkey, subject, stored) => this.leases.standing(mkey, subject, stored),
+        standing: (mkey, subject, stored) => this.leaseRows.standing(mkey, subject, stored),
         firstMatch: (mkey, subject, from, to, filters) => this.store.queue.firstMatch(mkey, subject, from, to, filters),
       },
       () => this.now(),
     );
-    this.leases = new LeaseRows(this.store, this.system, () => this.queues);
-    this.coldRows = new ColdSubscriptionRows(this.store, (id) => (this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : undefined));
+    // Leases no actor holds are changed on their rows (lease-cold.ts), except under --inspect.
+    this.leaseRows = new LeaseRows(this.store, this.system, () => this.queues, options.inspect === undefined);
+    this.subscriptionRows = new SubscriptionRows(this.store, this.system, this.watchers, () => this.now());
     this.store.commits.on('committed', (heads) => (heads ? this.afterClusterCommit(heads) : this.afterCommit()));
     this.store.commits.on('failed', (error) =>
       this.log(
@@ -131,7 +129,7 @@ export class MonitorService {
     }
     // Timers resume from stored deadlines; the actors themselves stay on disk until due or used.
     for (const { id, deadlineMs } of this.store.muteDeadlines()) this.system.wakeSubscriptionAt(id, deadlineMs);
-    this.leases.wakeStoredDeadlines();
+    this.leaseRows.wakeStoredDeadlines();
   }
 
   private register(feed: Feed): void {
@@ -164,12 +162,7 @@ export class MonitorService {
   addSubscription(row: SubscriptionRow): void {
     const id = row.record.id;
     this.subscriberIds.set(subscriberKey(row.record.mkey, row.record.subscriber), id);
-    this.watchers.changed(id);
-    if (this.system.admitSubscription(row)) {
-      this.persistSubscription(id);
-    } else {
-      this.coldRows.put(id, row);
-    }
+    this.subscriptionRows.add(row);
   }
 
   /** The live sources, when the server runs them. */
@@ -225,8 +218,8 @@ export class MonitorService {
       setSubscriber: (mkey, subscriber, id) => this.subscriberIds.set(subscriberKey(mkey, subscriber), id),
     }, update);
     // Rows written since the last commit are committed, or in a batch the reload just refused: the database's stand.
-    this.coldRows.forgetMonitor(feed.key);
-    this.leases.forgetMonitor(feed.key);
+    this.subscriptionRows.forgetMonitor(feed.key);
+    this.leaseRows.forgetMonitor(feed.key);
     if (update.changed === 'all') {
       for (const follower of feed.followers) follower.subscriptionsReloaded();
     } else {
@@ -249,42 +242,6 @@ export class MonitorService {
   }
 
   /**
-   * An open stream's periodic activity, which keeps its subscription from mute
-   * retirement. A resident actor gets the event; a subscription that is only a
-   * row has the row rewritten and its deadline moved, without building an actor
-   * for it (thousands of open streams would otherwise restore and evict actors
-   * all the time). Open streams are not told: activity changes no token or state.
-   */
-  noteStreamActivity(id: string, shownUpTo: number): void {
-    const now = this.now();
-    if (this.system.subscriptions.isResident(id)) {
-      this.system.subscriptions.get(id)!.send({ type: 'ACTIVITY', now, shownUpTo });
-      this.store.putSubscription(id, () => this.subscriptionRow(id));
-      return;
-    }
-    const stored = this.coldRows.get(id);
-    if (stored?.state !== 'live') return;
-    const row = { state: stored.state, record: touchedSubscription(stored.record, now, shownUpTo) };
-    this.coldRows.put(id, row);
-    this.system.wakeSubscriptionAt(id, row.record.lastActivityMs + row.record.muteMs);
-  }
-
-  /**
-   * The subscription as it stands, from its actor when resident and from its row
-   * otherwise: reading it never restores an actor (an open stream re-checks after
-   * every change, thousands at once when a cluster node reloads a monitor).
-   */
-  currentSubscription(id: string): SubscriptionRow | undefined {
-    return this.system.subscriptions.isResident(id) ? this.subscriptionRow(id) : this.coldRows.get(id);
-  }
-
-  /** Every change of a subscription is stored through here, so its open streams hear of each one. */
-  persistSubscription(id: string): void {
-    this.store.putSubscription(id, () => this.subscriptionRow(id));
-    this.watchers.changed(id);
-  }
-
-  /**
    * A reply read from memory that writes nothing (an idempotent lease re-claim or complete): on a
    * cluster node it stands only once PostgreSQL confirms, with the batch, that the monitor is still
    * at the rev memory holds; otherwise the operation runs again on the reloaded state.
@@ -303,58 +260,11 @@ export class MonitorService {
     if (token !== undefined) this.store.fence(mkey, token);
   }
 
-  /** Every change of a lease is stored through here, so take-next's lines of its monitor hear of each one. */
-  persistLease(mkey: number, subject: string): void {
-    this.leases.persist(mkey, subject);
-  }
-
-  /** A lease's row as last written, committed or not; it restores no actor. */
-  storedLease(mkey: number, subject: string): LeaseRow | undefined {
-    return this.leases.stored(mkey, subject);
-  }
-
-  /** The lease as it stands now: its resident actor's, else its row (undefined when never claimed). */
-  currentLease(mkey: number, subject: string): LeaseRow | undefined {
-    return this.leases.current(mkey, subject);
-  }
-
-  /**
-   * Whether a change of this lease is made on its row, without an actor (lease-cold.ts): when no actor
-   * holds it, unless the server runs with --inspect, whose inspector is there to watch every lease's
-   * machine take its transitions.
-   */
-  changesLeaseAsRow(mkey: number, subject: string): boolean {
-    return this.leasesAsRows && !this.system.leases.isResident(leaseKey(mkey, subject));
-  }
-
-  /** The most recent leases changed on their rows that no actor holds now, newest first, with their keys. */
-  leasesWithoutActor(): IterableIterator<[string, LeaseRow]> {
-    return this.leases.withoutActor();
-  }
-
-  /** Writes the row of a lease no actor holds (take-next's grant or completion, lease-cold.ts; lease-rows.ts). */
-  putColdLease(row: LeaseRow): void {
-    this.leases.putCold(row);
-  }
-
-  /** A lease expired: it is free for take-next again. */
-  leaseFreed(lease: LeaseRecord): void {
-    this.leases.freed(lease);
-  }
-
-  subscriptionRow(id: string): SubscriptionRow {
-    const actor = this.system.subscriptions.get(id);
-    // A write queued for a subscription that a batch refused since made: the reload took it away (a lost race).
-    if (!actor) throw new Error(`subscription ${id} is neither in memory nor stored: its monitor was reloaded after this write was queued`);
-    const snapshot = actor.getSnapshot();
-    return { state: subscriptionStateOf(snapshot.value), record: snapshot.context.subscription };
-  }
-
   // ---- commits ----
 
   private afterCommit(): void {
-    this.coldRows.committed();
-    this.leases.committed();
+    this.subscriptionRows.committed();
+    this.leaseRows.committed();
     // Nothing is pending right now, so cold actors can go without losing a write.
     this.system.trim();
     this.notices.committedAll();
@@ -364,8 +274,8 @@ export class MonitorService {
   private afterClusterCommit(heads: ReadonlyMap<number, number>): void {
     const nothingQueued = !this.store.commits.hasPending;
     if (nothingQueued) {
-      this.coldRows.committed();
-      this.leases.committed();
+      this.subscriptionRows.committed();
+      this.leaseRows.committed();
       this.system.trim();
     }
     this.notices.committedHeads(heads, (mkey) => this.feedsByKey.get(mkey), nothingQueued);

@@ -66,7 +66,7 @@ export function startAfterReset(service: MonitorService, handle: SubscriptionHan
   if (named || record.reset_policy === 'none') throw cursorExpired(feed, start);
   const moved = record.reset_policy === 'earliest' ? floor : feed.committedHead + 1;
   handle.actor.send({ type: 'SEEK', cursor: moved, head: feed.committedHead, now: service.now() });
-  service.persistSubscription(handle.id);
+  service.subscriptionRows.persist(handle.id);
   return moved;
 }
 

@@ -89,7 +89,7 @@ export function subscribe(service: MonitorService, input: unknown, caller: Calle
     });
     if (!wasLive) feed.liveSubscriptions++;
     const record = existing.getSnapshot().context.subscription;
-    service.persistSubscription(existingId);
+    service.subscriptionRows.persist(existingId);
     service.observations.recordBookkeeping(feed, observationTypes.subscribed, body.subscriber, {
       action: 'resubscribe',
       subscription: existingId,
@@ -203,7 +203,7 @@ export async function pull(
   const now = service.now();
   const after = send(handle, { type: 'ACTIVITY', now, shownUpTo: page.lastSeq ?? 0 });
   feed.stats.last_pull = new Date(now).toISOString();
-  service.persistSubscription(handle.id);
+  service.subscriptionRows.persist(handle.id);
   service.persistMonitor(feed);
   return {
     status: 200,
@@ -241,7 +241,7 @@ export function ack(service: MonitorService, input: unknown, caller: Caller): Re
     feed.stats.delivered += Math.max(0, record.cursor - Math.max(before, feed.stats.retention_floor, 1));
     service.persistMonitor(feed);
   }
-  service.persistSubscription(handle.id);
+  service.subscriptionRows.persist(handle.id);
   // The base protocol's reply is {cursor, head, lag}; the subscription goes with them.
   return {
     status: 200,
@@ -261,7 +261,7 @@ export function seek(service: MonitorService, input: unknown, caller: Caller): R
   const previous = handle.record.cursor;
   const { outcome, record, state } = send(handle, { type: 'SEEK', cursor: body.cursor, head, now: service.now() });
   if (!outcome.ok) throw invalid(`"cursor" may be at most head + 1 (${head + 1}); got ${body.cursor}.`, { field: 'cursor', head });
-  service.persistSubscription(handle.id);
+  service.subscriptionRows.persist(handle.id);
   const seq = service.observations.recordBookkeeping(feed, observationTypes.subscribed, record.subscriber, {
     action: 'seek',
     subscription: handle.id,
@@ -279,7 +279,7 @@ export function renew(service: MonitorService, input: unknown, caller: Caller): 
   requireLive(handle);
   const token = mintToken('subscription');
   const { record, state } = send(handle, { type: 'RENEW', tokenHash: token.hash, now: service.now() });
-  service.persistSubscription(handle.id);
+  service.subscriptionRows.persist(handle.id);
   return { status: 200, body: () => ({ subscription: servedSubscription(state, record, lagOf(service, handle.feed, record)), token: token.token }) };
 }
 
@@ -290,7 +290,7 @@ export function retire(service: MonitorService, input: unknown, caller: Caller):
   let seq: number | null = null;
   if (outcome.ok && outcome.changed) {
     handle.feed.liveSubscriptions = Math.max(0, handle.feed.liveSubscriptions - 1);
-    service.persistSubscription(handle.id);
+    service.subscriptionRows.persist(handle.id);
     seq = service.observations.recordBookkeeping(handle.feed, observationTypes.subscriptionRetired, record.subscriber, {
       subscription: handle.id,
       subscriber: record.subscriber,

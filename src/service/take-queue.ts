@@ -9,7 +9,7 @@
 // it) or `done` (completed by a named claim). A completed subject that
 // take-next granted is forgotten: its lease keeps `queued`, the seq it was
 // found at, which puts it back in line if it is ever freed. Every change of a
-// lease on the monitor is reported here (service.persistLease, a cluster
+// lease on the monitor is reported here (service.leaseRows.persist, a cluster
 // node's reload), so a freed subject returns to the heap at its place.
 //
 // The lease's actor has the last word on every grant: the line only proposes.

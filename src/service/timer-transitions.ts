@@ -4,16 +4,17 @@ import { serverPrincipal } from '../protocol/principal.ts';
 import { observationTypes } from '../protocol/vocabulary.ts';
 import type { LeaseRecord, SubscriptionRecord } from '../store/records.ts';
 import type { Feed } from './feed.ts';
+import type { LeaseRows } from './lease-rows.ts';
 import type { ObservationWriter } from './observation-writer.ts';
+import type { SubscriptionRows } from './subscription-rows.ts';
 
 /** What the transitions need of the service (MonitorService is one), so that this file does not import it back. */
 export interface TimerTransitionHost {
   feedByKey(key: number): Feed | undefined;
   readonly observations: Pick<ObservationWriter, 'recordBookkeeping'>;
-  persistLease(mkey: number, subject: string): void;
-  /** The lease is free again (take-next's lines put it back in line). */
-  leaseFreed(lease: LeaseRecord): void;
-  persistSubscription(id: string): void;
+  /** Stores a lease's change; `freed`: the lease is free again (take-next's lines put it back in line). */
+  readonly leaseRows: Pick<LeaseRows, 'persist' | 'freed'>;
+  readonly subscriptionRows: Pick<SubscriptionRows, 'persist'>;
   /** On a cluster node that owns the monitor's timers: the write that follows stands only while it still does. */
   fenceOwnedWrite(mkey: number): void;
 }
@@ -30,8 +31,8 @@ export function leaseExpired(service: TimerTransitionHost, lease: LeaseRecord): 
     { action: 'expired', holder: lease.holder, subject: lease.subject, expires, fence: lease.fence ?? null },
     lease.subject,
   );
-  service.persistLease(lease.mkey, lease.subject);
-  service.leaseFreed(lease);
+  service.leaseRows.persist(lease.mkey, lease.subject);
+  service.leaseRows.freed(lease);
 }
 
 export function subscriptionMuted(service: TimerTransitionHost, subscription: SubscriptionRecord): void {
@@ -45,5 +46,5 @@ export function subscriptionMuted(service: TimerTransitionHost, subscription: Su
     reason: 'mute',
     cursor: subscription.cursor,
   });
-  service.persistSubscription(subscription.id);
+  service.subscriptionRows.persist(subscription.id);
 }

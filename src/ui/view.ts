@@ -100,7 +100,7 @@ export function dashboardView(service: MonitorService, caller: Caller, cache: Re
       const snapshot = actor.getSnapshot();
       yield { state: stateName(snapshot.value), lease: snapshot.context.lease };
     }
-    for (const [, row] of service.leasesWithoutActor()) yield { state: row.state, lease: row.record };
+    for (const [, row] of service.leaseRows.withoutActor()) yield { state: row.state, lease: row.record };
   };
   for (const { state, lease } of leaseStates()) {
     if (leases.length >= maxRows) break;
@@ -148,7 +148,7 @@ export function dashboardView(service: MonitorService, caller: Caller, cache: Re
     });
   }
   // A lease changed on its row has no actor until something needs one (charting it makes one): `stored`.
-  for (const [key, row] of service.leasesWithoutActor()) {
+  for (const [key, row] of service.leaseRows.withoutActor()) {
     if (actors.length >= maxRows * 2) break;
     const monitor = byKey.get(row.record.mkey)?.id;
     if (monitor === undefined || (!admin && (!visibleIds.has(monitor) || !insider.has(row.record.mkey)))) continue;

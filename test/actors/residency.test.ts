@@ -194,7 +194,7 @@ describe('bounded actor residency', () => {
     });
     // What a cluster node finds in the database after another node retired the first subscription.
     const retired = subs[0]!.subscription.id;
-    const record = service.currentSubscription(retired)!.record;
+    const record = service.subscriptionRows.current(retired)!.record;
     service.store.putSubscription(retired, () => ({ state: 'retired', record }));
     await service.settle();
     const feed = service.feed('reload')!;

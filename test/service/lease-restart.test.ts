@@ -94,13 +94,13 @@ describe('a restart after many lease cycles', () => {
     }
     await service!.settle();
     const feed = service!.feed('work')!;
-    const before = new Map(subjects.map((s) => [s, plain(service!.currentLease(feed.key, s))]));
+    const before = new Map(subjects.map((s) => [s, plain(service!.leaseRows.current(feed.key, s))]));
     expect([...before.values()].filter((l) => l !== null).length).toBeGreaterThan(30);
     const stateBefore = await run('monitors/state', { id: 'work' }, owner);
     const monitorBefore = await run('monitors/get', { id: 'work' }, owner);
     // The oldest subject free for take-next: never leased, or free (released, rejected, expired).
     const oldestFree = subjects.find((s) => {
-      const l = service!.currentLease(feed.key, s);
+      const l = service!.leaseRows.current(feed.key, s);
       return l === undefined || (l.state === 'free' && l.record.holder === null);
     });
     expect(oldestFree).toBeDefined();
@@ -109,7 +109,7 @@ describe('a restart after many lease cycles', () => {
 
     open(path, clock);
     const reopened = service!.feed('work')!;
-    for (const s of subjects) expect({ s, lease: plain(service!.currentLease(reopened.key, s)) }).toEqual({ s, lease: before.get(s) });
+    for (const s of subjects) expect({ s, lease: plain(service!.leaseRows.current(reopened.key, s)) }).toEqual({ s, lease: before.get(s) });
     expect(await run('monitors/state', { id: 'work' }, owner)).toEqual(stateBefore);
     expect(await run('monitors/get', { id: 'work' }, owner)).toEqual(monitorBefore);
     expect(monitorBefore.monitor?.description ?? monitorBefore.description).toBe('halfway');
