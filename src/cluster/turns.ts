@@ -25,9 +25,10 @@ export const holdMs = 100;
  * The longest hold a node asks for, or grants: a request whose attempts take long (a machine short of
  * CPU, a slow database) asks for twice its average attempt, since a hold that ends before its next
  * attempt commits lets the others win again (one write lost 12 races with 100 ms holds in a loaded CI
- * run). An asker that is paused or dead holds the others this long at most.
+ * run). A hold holds all of a node's batches, whichever monitors they write (a write's monitors are
+ * known only once it runs), so this is also how long a paused or dead asker stalls the others at most.
  */
-export const maxHoldMs = 1000;
+export const maxHoldMs = 500;
 /**
  * A request that lost this many races on a monitor makes its node ask for a turn. After two, nodes
  * asked so often that the holds cost a seventh of the throughput of named claims across three nodes;
