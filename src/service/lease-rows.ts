@@ -106,7 +106,7 @@ export class LeaseRows {
     return { state: leaseStateOf(snapshot.value), expiresMs: lease.expiresMs, queued: lease.queued ?? null };
   }
 
-  /** The resident actor's lease as a row. */
+  /** The lease's actor's state as a row (restored from the store when it is not resident). */
   row(key: string): LeaseRow {
     const actor = this.system.leases.get(key);
     // A write queued for a lease that a batch refused since made: the reload took it away (a lost race).
