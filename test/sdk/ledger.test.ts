@@ -79,7 +79,9 @@ describe('ledger', () => {
 function holdLock(lock: string): { pid: number; held: Promise<void>; gone: Promise<void>; kill: () => void } {
   const code = `import { withFileLock } from ${JSON.stringify(join(repoRoot, 'src', 'file-lock', 'file-lock.ts'))};
 withFileLock(${JSON.stringify(lock)}, 'LEDGER_BROKEN', () => { console.log('held'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); });`;
-  const child = spawnChild(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  // No tsx compile cache: it would stay behind in /tmp/tsx-<uid>.
+  const env = { ...process.env, TSX_DISABLE_CACHE: '1' };
+  const child = spawnChild(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'inherit'] });
   const held = new Promise<void>((res, rej) => {
     child.stdout!.on('data', (c: Buffer) => c.toString().includes('held') && res());
     child.once('exit', (c) => rej(new Error(`the lock holder exited (${c}) before taking the lock`)));
