@@ -54,9 +54,9 @@ interface Waiting {
   /** When the oldest request still losing on the monitor began. */
   readonly since: number;
   /** Until when the last ask holds the others. */
-  askedUntil: number;
+  readonly askedUntil: number;
   /** When a request last lost on the monitor. */
-  lastLoss: number;
+  readonly lastLoss: number;
 }
 
 /**
@@ -81,19 +81,14 @@ export class Turns {
     if (losses < askAfterLosses) return;
     const now = this.parts.now();
     for (const m of mkeys) {
-      let waiting = this.waiting.get(m);
-      if (!waiting || waiting.since > since) {
-        waiting = { since, askedUntil: waiting?.askedUntil ?? 0, lastLoss: now };
-        this.waiting.set(m, waiting);
-      }
-      waiting.lastLoss = now;
       // Asked again at every loss, also while an ask still holds: a node that did not hold then (its
       // own request had waited longer, or the ask reached it after it had taken its next batch) holds
       // now, and those holding hold on.
       const hold = holdFor(now - since, losses);
-      waiting.askedUntil = now + hold;
+      const oldest = Math.min(since, this.waiting.get(m)?.since ?? since);
+      this.waiting.set(m, { since: oldest, askedUntil: now + hold, lastLoss: now });
       this.counts.asked++;
-      this.parts.send({ m, n: this.parts.nodeId(), waited: now - waiting.since, hold });
+      this.parts.send({ m, n: this.parts.nodeId(), waited: now - oldest, hold });
     }
   }
 
