@@ -200,7 +200,7 @@ describe('sessions', () => {
     project.recipe({ name: 'limited', canary: false, steps: [{ label: 'work', prompt: 'Go. USAGE_LIMIT=2' }] });
     const vigil = startVigil(project, ['sequence', 'limited']);
     vigil.child.stdin!.end();
-    await vigil.waitFor(/waiting for claude usage limit reset at \d\d:\d\d \(\d+s left\), then continuing its session/);
+    await vigil.waitFor(/waiting for claude usage limit reset at (?:[A-Z][a-z]{2} \d{1,2} )?\d\d:\d\d \(\d+s left\), then continuing its session/);
     const r = await vigil.done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const step = stepOf(lastRun(project), 'work');
@@ -227,7 +227,8 @@ describe('sessions', () => {
     // A run whose runner is alive (this test's process), as `vigil runs` sees one that is waiting.
     const run = { id, recipe: 'fix', recipe_file: 'x', type: 'sequence', status: 'running', pid: process.pid, started: new Date().toISOString(), ended: null, project_root: project.root, workspace: project.root, transfer_mode: 'none', vars: [], resumed_from: null, from_label: null, steps: [step] };
     writeFileSync(join(dir, 'run.json'), JSON.stringify(run));
-    const hm = `${String(until.getHours()).padStart(2, '0')}:${String(until.getMinutes()).padStart(2, '0')}`;
+    // The day is named when the reset falls after midnight (see usage-limit.test.ts).
+    const hm = `${until.toDateString() === new Date().toDateString() ? '' : `${until.toLocaleString('en-US', { month: 'short' })} ${until.getDate()} `}${String(until.getHours()).padStart(2, '0')}:${String(until.getMinutes()).padStart(2, '0')}`;
     const list = await runVigil(project, ['runs']);
     expect(list.stdout).toContain(`running     0/1 steps ok  started ${run.started}  waiting for claude usage limit reset at ${hm} (42m left)`);
     const shown = await runVigil(project, ['runs', id]);
@@ -242,7 +243,7 @@ describe('sessions', () => {
     const r = await runVigil(project, ['sequence', 'cxlimit']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain("You've hit your usage limit.");
-    expect(r.stdout).toMatch(/waiting for codex usage limit reset at \d\d:\d\d \(0s left\), then continuing its session/);
+    expect(r.stdout).toMatch(/waiting for codex usage limit reset at (?:[A-Z][a-z]{2} \d{1,2} )?\d\d:\d\d \(0s left\), then continuing its session/);
     const step = stepOf(lastRun(project), 'work');
     const runs = project.logEntries().filter((e) => e.agent === 'codex' && e.step === 'work').map((e) => e.argv as string[]);
     expect(runs).toHaveLength(2);

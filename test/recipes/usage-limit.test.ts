@@ -51,6 +51,8 @@ describe('the wait for a reset', () => {
     // Limited again right after a wait, with a reset already past: a minute, not a spin.
     expect(planWait({ ...limit, resetAt: now - 5000 }, now, 6 * 3600_000, '6h', true)).toEqual({ until: now + 60_000 });
     expect(describeWait('claude', at(15), at(14, 18))).toBe('waiting for claude usage limit reset at 15:00 (42m left)');
+    // A reset past midnight names its day, so "00:12" is not read as this morning.
+    expect(describeWait('claude', at(0, 12, 7), at(23, 30))).toBe('waiting for claude usage limit reset at Dec 7 00:12 (42m left)');
   });
 
   it('resumes when the clock reaches the reset, not before; a cancel ends the wait', async () => {
