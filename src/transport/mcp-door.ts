@@ -25,7 +25,7 @@ import { packageVersion } from '../version.ts';
 import { localBackend, type McpBackend } from './mcp-backend.ts';
 import { Coalescer, realTimers, type Timers } from './mcp-coalescer.ts';
 import { remoteBackend } from './mcp-remote.ts';
-import { configureActions, listedTools, operationOf, type ToolSpec, toolNamed, tools } from './mcp-tools.ts';
+import { allTools, configureActions, listedTools, operationOf, type ToolSpec, toolNamed } from './mcp-tools.ts';
 
 /** At most one resource-update notification per resource in this many milliseconds (§15). */
 export const notifyIntervalMs = 250;
@@ -119,7 +119,7 @@ export function createMcpDoor(backend: McpBackend, options: McpDoorOptions = {})
     if (!tool) {
       throw new McpError(
         ErrorCode.InvalidParams,
-        `Unknown tool "${request.params.name}"; the tools are ${tools.map((t) => t.name).join(', ')}.`,
+        `Unknown tool "${request.params.name}"; the tools are ${allTools().map((t) => t.name).join(', ')}.`,
       );
     }
     const signal = AbortSignal.any([extra.signal, shutdown.signal]);

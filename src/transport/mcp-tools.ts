@@ -186,10 +186,15 @@ function buildTools(): readonly ToolSpec[] {
   ];
 }
 
-export const tools: readonly ToolSpec[] = buildTools();
+let built: readonly ToolSpec[] | undefined;
+/** The tools, built from the protocol's schemas on first use: not at every start of the CLI, whose other commands never need them. */
+export function allTools(): readonly ToolSpec[] {
+  built ??= buildTools();
+  return built;
+}
 
 export function toolNamed(name: string): ToolSpec | undefined {
-  return tools.find((t) => t.name === name);
+  return allTools().find((t) => t.name === name);
 }
 
 /** The operation a call of `tool` with `input` runs; undefined when the input cannot say (a bad `action`). */
@@ -199,5 +204,5 @@ export function operationOf(tool: ToolSpec, input: Json): OperationName | undefi
 
 /** The tool list as `tools/list` answers it. */
 export function listedTools(): { name: string; description: string; inputSchema: ToolSpec['inputSchema'] }[] {
-  return tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+  return allTools().map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 }
