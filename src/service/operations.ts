@@ -26,6 +26,7 @@ import { type Reply, renderReply } from './reply.ts';
 import type { MonitorService } from './service.ts';
 import { ack, pull, renew, retire, seek, subscribe } from './subscription-operations.ts';
 import { tokenMatches } from './tokens.ts';
+import { hasClientGone } from './client-gone.ts';
 
 export interface InvokeOptions {
   readonly caller: Caller;
@@ -139,14 +140,6 @@ async function invokeOnce(service: MonitorService, name: OperationName, input: u
 async function unlessClientGone(options: InvokeOptions): Promise<void> {
   if (!hasClientGone(options)) await twoTurns();
   if (hasClientGone(options)) throw new ProtocolError('STORE_UNAVAILABLE', 'The client closed its connection before this change ran; nothing was changed.');
-}
-
-/**
- * Whether the client has gone: the transport's own answer, and the signal only when it gives none
- * (the transport may make the signal only when it is asked for). The transports' requests ask the same.
- */
-export function hasClientGone(source: { clientGone?(): boolean; readonly signal?: AbortSignal | undefined }): boolean {
-  return source.clientGone !== undefined ? source.clientGone() : source.signal?.aborted === true;
 }
 
 // The writes that start in one turn wait on the same two turns: one pair of setImmediates and one

@@ -6,7 +6,7 @@
 // proxy. Anyone else's X-Forwarded-For is ignored, so a client cannot choose
 // the address it is limited as.
 import { isIP } from 'node:net';
-import { hasClientGone } from '../service/operations.ts';
+import { hasClientGone } from '../service/client-gone.ts';
 import type { HttpHandler, HttpRequest } from './http-types.ts';
 
 function normalize(address: string): string {

@@ -3,7 +3,8 @@
 // literal's accessors are made anew for every request, and V8 then kept a
 // quarter of each young generation alive past its scavenges (see UwsRequest).
 import type { Caller } from '../service/access.ts';
-import { hasClientGone, type InvokeOptions } from '../service/operations.ts';
+import { hasClientGone } from '../service/client-gone.ts';
+import type { InvokeOptions } from '../service/operations.ts';
 import type { HttpRequest } from './http-types.ts';
 
 /** The caller of one request: its bearer, and its address read only when an operation asks (a per-client limit). */
