@@ -49,6 +49,21 @@ async function vendor() {
     // ES module build: 9.6 ms of CPU to load instead of 20.
     xstate: "export * from 'xstate';",
   };
+  // Loaded with require() where it is read synchronously (vigil.yml, YAML recipes), so bundled as
+  // CommonJS (esbuild annotates the names for an ES import too): 74 files, 53 ms of CPU to load at
+  // every command that reads vigil.yml; 13 ms as one file.
+  const vendoredCommonJs = { yaml: "export { parse, parseAllDocuments, stringify } from 'yaml';" };
+  for (const [name, contents] of Object.entries(vendoredCommonJs)) {
+    await build({
+      stdin: { contents, resolveDir: root, loader: 'js' },
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      outfile: join(dist, 'vendor', `${name}.cjs`),
+      logLevel: 'warning',
+    });
+  }
   for (const [name, contents] of Object.entries(vendored)) {
     await build({
       stdin: { contents, resolveDir: root, loader: 'js' },
@@ -62,7 +77,13 @@ async function vendor() {
       banner: { js: "import { createRequire as vendorRequire } from 'node:module'; const require = vendorRequire(import.meta.url);" },
     });
   }
-  const specifier = new RegExp(`(from\\s*|import\\(\\s*)(['"])(${Object.keys(vendored).join('|')})\\2`, 'g');
+  const file = (name) => (name in vendoredCommonJs ? `${name}.cjs` : `${name}.js`);
+  const names = (map) => Object.keys(map).join('|');
+  // require() only of the CommonJS ones: the others are ES modules (ajv is also required as the package).
+  const specifier = new RegExp(
+    `(from\\s*|import\\(\\s*)(['"])(${names({ ...vendored, ...vendoredCommonJs })})\\2|(require\\(\\s*)(['"])(${names(vendoredCommonJs)})\\5`,
+    'g',
+  );
   (function rewrite(dir) {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -72,8 +93,9 @@ async function vendor() {
       }
       if (!entry.name.endsWith('.js')) continue;
       const text = readFileSync(path, 'utf8');
-      const next = text.replace(specifier, (_, head, quote, name) => {
-        const target = relative(dirname(path), join(dist, 'vendor', `${name}.js`));
+      const next = text.replace(specifier, (_, importHead, importQuote, importName, requireHead, requireQuote, requireName) => {
+        const [head, quote, name] = importHead !== undefined ? [importHead, importQuote, importName] : [requireHead, requireQuote, requireName];
+        const target = relative(dirname(path), join(dist, 'vendor', file(name)));
         return `${head}${quote}${target.startsWith('.') ? target : `./${target}`}${quote}`;
       });
       if (next !== text) writeFileSync(path, next);

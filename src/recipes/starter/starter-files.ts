@@ -4,9 +4,9 @@
 // (the README's quick start runs each). `hello`, `say` and `score` are the
 // building blocks the composite recipes name.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
 
 export interface StarterFile {
   /** Relative to the project root. */
@@ -53,7 +53,9 @@ server-monitors.json
 `;
 
 const recipeJson = (value: Record<string, unknown>): string => `${JSON.stringify(value, null, 2)}\n`;
-const recipeYaml = (value: Record<string, unknown>): string => stringify(value, { lineWidth: 0 });
+const require = createRequire(import.meta.url);
+// Required where used, as vigil.yml's reader does: the build points it at the one vendored copy.
+const recipeYaml = (value: Record<string, unknown>): string => (require('yaml') as typeof import('yaml')).stringify(value, { lineWidth: 0 });
 
 const recipes: Record<string, Record<string, unknown>> = {
   hello: {
