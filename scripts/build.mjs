@@ -49,9 +49,10 @@ async function vendor() {
     // ES module build: 9.6 ms of CPU to load instead of 20.
     xstate: "export * from 'xstate';",
   };
-  // Loaded with require() where it is read synchronously (vigil.yml, YAML recipes), so bundled as
-  // CommonJS (esbuild annotates the names for an ES import too): 74 files, 53 ms of CPU to load at
-  // every command that reads vigil.yml; 13 ms as one file.
+  // Required where it is read synchronously (vigil.yml, YAML recipes, the starter files), so bundled
+  // as CommonJS and only require('yaml') is pointed at it (an ES import of it would be inlined into
+  // dist/bundle/, where its require() of Node's modules fails): 74 files took 53 ms of CPU to load at
+  // every command that reads vigil.yml, 13 ms as one file.
   const vendoredCommonJs = { yaml: "export { parse, parseAllDocuments, stringify } from 'yaml';" };
   for (const [name, contents] of Object.entries(vendoredCommonJs)) {
     await build({
@@ -79,9 +80,9 @@ async function vendor() {
   }
   const file = (name) => (name in vendoredCommonJs ? `${name}.cjs` : `${name}.js`);
   const names = (map) => Object.keys(map).join('|');
-  // require() only of the CommonJS ones: the others are ES modules (ajv is also required as the package).
+  // Imports of the ES ones, require() of the CommonJS ones (ajv is also required, as the package).
   const specifier = new RegExp(
-    `(from\\s*|import\\(\\s*)(['"])(${names({ ...vendored, ...vendoredCommonJs })})\\2|(require\\(\\s*)(['"])(${names(vendoredCommonJs)})\\5`,
+    `(from\\s*|import\\(\\s*)(['"])(${names(vendored)})\\2|(require\\(\\s*)(['"])(${names(vendoredCommonJs)})\\5`,
     'g',
   );
   (function rewrite(dir) {
