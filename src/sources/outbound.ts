@@ -4,22 +4,22 @@
 // resolves, a literal address before connecting, and each redirect's target
 // the same way (it is a new connection through the same agent). A refused
 // source fails like an unreachable one and says why.
-import { type Agent, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
-import { guardedAgent, literalRefusal } from '../net/guarded-agent.ts';
+import type { RequestInit, Response } from 'undici';
+import { GuardedClient, literalRefusal } from '../net/guarded-agent.ts';
 import { guardedLookup } from '../net/inward-addresses.ts';
 import { privateSourcesHint } from './config.ts';
 
 export class Outbound {
-  private readonly agent: Agent;
+  private readonly client: GuardedClient;
   readonly lookup: ReturnType<typeof guardedLookup>;
 
   constructor(readonly allowInward: boolean) {
     this.lookup = guardedLookup(allowInward, privateSourcesHint);
-    this.agent = guardedAgent(this.lookup, (hostname) => this.refusal(hostname));
+    this.client = new GuardedClient(this.lookup, (hostname) => this.refusal(hostname));
   }
 
   fetch(url: string, init: RequestInit = {}): Promise<Response> {
-    return undiciFetch(url, { ...init, dispatcher: this.agent });
+    return this.client.fetch(url, init);
   }
 
   /** Why a connection to this host is refused before it is made (a literal inward address), or undefined. */
@@ -28,6 +28,6 @@ export class Outbound {
   }
 
   close(): Promise<void> {
-    return this.agent.close();
+    return this.client.close();
   }
 }

@@ -7,8 +7,7 @@
 // (src/net/inward-addresses.ts): a name is checked after it resolves, a
 // literal address before connecting. Each redirect hop is a new fetch from
 // the worker and is checked the same way. `--allow-private-workers` lifts it.
-import { type Agent, fetch as undiciFetch } from 'undici';
-import { guardedAgent, literalRefusal } from '../../net/guarded-agent.ts';
+import { GuardedClient, literalRefusal } from '../../net/guarded-agent.ts';
 import { guardedLookup } from '../../net/inward-addresses.ts';
 
 export const privateWorkersHint = 'this server lets workers fetch only public addresses (start it with --allow-private-workers to allow more)';
@@ -17,24 +16,21 @@ export const privateWorkersHint = 'this server lets workers fetch only public ad
 export const refusedHeader = 'x-vigil-edge-refused';
 
 export class WorkerOutbound {
-  private readonly agent: Agent;
+  private readonly client = new GuardedClient(guardedLookup(false, privateWorkersHint), (hostname) => literalRefusal(hostname, false, privateWorkersHint));
 
-  constructor(private readonly timeoutMs: number) {
-    this.agent = guardedAgent(guardedLookup(false, privateWorkersHint), (hostname) => literalRefusal(hostname, false, privateWorkersHint));
-  }
+  constructor(private readonly timeoutMs: number) {}
 
   /** miniflare's outboundService: the worker's request, sent under the rules; a refusal or failure is a 502 saying why. */
   readonly fetch = async (request: Request): Promise<Response> => {
     try {
       const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
-      const answer = await undiciFetch(request.url, {
+      const answer = await this.client.fetch(request.url, {
         method: request.method,
         headers: [...request.headers],
         // Streamed, never gathered: a worker's upload may be larger than this server should hold.
         body: hasBody ? (request.body as ReadableStream | null) : undefined,
         duplex: 'half',
         redirect: 'manual',
-        dispatcher: this.agent,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       const bodiless = answer.status === 101 || answer.status === 204 || answer.status === 205 || answer.status === 304;
@@ -50,6 +46,6 @@ export class WorkerOutbound {
   };
 
   close(): Promise<void> {
-    return this.agent.close();
+    return this.client.close();
   }
 }
