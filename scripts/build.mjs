@@ -54,31 +54,21 @@ async function vendor() {
   // dist/bundle/, where its require() of Node's modules fails): 74 files took 53 ms of CPU to load at
   // every command that reads vigil.yml, 13 ms as one file.
   const vendoredCommonJs = { yaml: "export { parse, parseAllDocuments, stringify } from 'yaml';" };
-  for (const [name, contents] of Object.entries(vendoredCommonJs)) {
+  const file = (name) => (name in vendoredCommonJs ? `${name}.cjs` : `${name}.js`);
+  for (const [name, contents] of Object.entries({ ...vendored, ...vendoredCommonJs })) {
+    const commonJs = name in vendoredCommonJs;
     await build({
       stdin: { contents, resolveDir: root, loader: 'js' },
       bundle: true,
       platform: 'node',
-      format: 'cjs',
+      format: commonJs ? 'cjs' : 'esm',
       target: 'node20',
-      outfile: join(dist, 'vendor', `${name}.cjs`),
-      logLevel: 'warning',
-    });
-  }
-  for (const [name, contents] of Object.entries(vendored)) {
-    await build({
-      stdin: { contents, resolveDir: root, loader: 'js' },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      outfile: join(dist, 'vendor', `${name}.js`),
+      outfile: join(dist, 'vendor', file(name)),
       logLevel: 'warning',
       // CommonJS inside an ES module: its require() of Node's own modules needs a require.
-      banner: { js: "import { createRequire as vendorRequire } from 'node:module'; const require = vendorRequire(import.meta.url);" },
+      ...(!commonJs && { banner: { js: "import { createRequire as vendorRequire } from 'node:module'; const require = vendorRequire(import.meta.url);" } }),
     });
   }
-  const file = (name) => (name in vendoredCommonJs ? `${name}.cjs` : `${name}.js`);
   const names = (map) => Object.keys(map).join('|');
   // Imports of the ES ones, require() of the CommonJS ones (ajv is also required, as the package).
   const specifier = new RegExp(
