@@ -5,6 +5,7 @@ import { asProtocolError, ProtocolError } from '../protocol/errors.ts';
 import type { Caller } from './access.ts';
 import { isOwner } from './access.ts';
 import { compact, snapshot } from './admin-operations.ts';
+import { hasClientGone } from './client-gone.ts';
 import {
   claim,
   completeLease,
@@ -26,7 +27,6 @@ import { type Reply, renderReply } from './reply.ts';
 import type { MonitorService } from './service.ts';
 import { ack, pull, renew, retire, seek, subscribe } from './subscription-operations.ts';
 import { tokenMatches } from './tokens.ts';
-import { hasClientGone } from './client-gone.ts';
 
 export interface InvokeOptions {
   readonly caller: Caller;

@@ -5,7 +5,7 @@
 // the same way (it is a new connection through the same agent). A refused
 // source fails like an unreachable one and says why.
 import type { RequestInit, Response } from 'undici';
-import { GuardedClient, literalRefusal } from '../net/guarded-agent.ts';
+import { GuardedClient, literalRefusal } from '../net/guarded-client.ts';
 import { guardedLookup } from '../net/inward-addresses.ts';
 import { privateSourcesHint } from './config.ts';
 

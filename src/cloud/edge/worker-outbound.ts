@@ -7,7 +7,7 @@
 // (src/net/inward-addresses.ts): a name is checked after it resolves, a
 // literal address before connecting. Each redirect hop is a new fetch from
 // the worker and is checked the same way. `--allow-private-workers` lifts it.
-import { GuardedClient, literalRefusal } from '../../net/guarded-agent.ts';
+import { GuardedClient, literalRefusal } from '../../net/guarded-client.ts';
 import { guardedLookup } from '../../net/inward-addresses.ts';
 
 export const privateWorkersHint = 'this server lets workers fetch only public addresses (start it with --allow-private-workers to allow more)';
