@@ -79,6 +79,16 @@ async function threeRunners(yml: string, home: string, log: string): Promise<voi
   expect(mostAlive(entries)).toBeLessThanOrEqual(2);
   // At least one step had to wait, and said for what and behind whom.
   expect(started.map((r) => r.stdout()).join('\n')).toMatch(/waiting for a claude slot: 2 of 2 held by run \S+ step work and run \S+ step work/);
+  // Each step told to wait is told when its agent starts, once, after its wait.
+  for (const r of started) {
+    const lines = r.stdout().split('\n');
+    const waited = new Set(lines.map((l) => /^\S+ (.+ › work): waiting for a claude slot/.exec(l)?.[1]).filter((s) => s !== undefined));
+    for (const step of waited) {
+      const got = lines.flatMap((l, i) => (l.includes(` ${step}: got its slot after `) && /after \d+\.\ds; its agent starts$/.test(l) ? [i] : []));
+      expect(got, r.stdout()).toHaveLength(1);
+      expect(lines.findIndex((l) => l.includes(`${step}: waiting for a claude slot`))).toBeLessThan(got[0]!);
+    }
+  }
 }
 
 describe('concurrency caps of vigil.yml', () => {

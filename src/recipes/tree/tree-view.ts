@@ -49,6 +49,8 @@ function cost(usage: { usd: number; usd_unknown?: true } | undefined): string {
 export class TreeView {
   private readonly runs: RunNodeView[] = [];
   private readonly byId = new Map<string, RunNodeView>();
+  /** Steps told to wait for a slot, by prefix and label, with when the wait began: their start is told too. */
+  private readonly waitingSince = new Map<string, number>();
   private drawn = 0;
   private paused = false;
   private stopped = false;
@@ -118,8 +120,14 @@ export class TreeView {
       return;
     }
     const time = new Date().toISOString().slice(11, 19);
+    const waitKey = `${node.prefix}${String(e.step)}`;
     if (e.type === 'step.changed' && typeof e.slot_wait === 'string') {
+      if (!this.waitingSince.has(waitKey)) this.waitingSince.set(waitKey, Date.now());
       this.out.write(`${time} ${node.prefix}${String(e.step)}: ${e.slot_wait}\n`);
+    } else if (e.type === 'step.changed' && e.slot_wait === null && this.waitingSince.has(waitKey)) {
+      const waited = ((Date.now() - this.waitingSince.get(waitKey)!) / 1000).toFixed(1);
+      this.waitingSince.delete(waitKey);
+      this.out.write(`${time} ${node.prefix}${String(e.step)}: got its slot after ${waited}s; its agent starts\n`);
     } else if (e.type === 'step.changed' && typeof e.status === 'string') {
       const s = node.recorder.run.steps.find((x) => x.label === e.step);
       if (!s) return;
