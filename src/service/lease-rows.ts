@@ -10,6 +10,7 @@ import type { Store } from '../store/store.ts';
 import { ColdLeaseRows } from './cold-lease-rows.ts';
 import type { Standing } from './take-queue.ts';
 import type { TakeQueues } from './take-queues.ts';
+import { residentActor } from './resident-actor.ts';
 
 export class LeaseRows {
   /** Lease rows written without an actor (take-next's grants and completions), until they are committed. */
@@ -108,10 +109,7 @@ export class LeaseRows {
 
   /** The lease's actor's state as a row (restored from the store when it is not resident). */
   row(key: string): LeaseRow {
-    const actor = this.system.leases.get(key);
-    // A write queued for a lease that a batch refused since made: the reload took it away (a lost race).
-    if (!actor) throw new Error(`lease ${key} is neither in memory nor stored: its monitor was reloaded after this write was queued`);
-    const snapshot = actor.getSnapshot();
+    const snapshot = residentActor(this.system.leases, 'lease', key).getSnapshot();
     return { state: leaseStateOf(snapshot.value), record: snapshot.context.lease };
   }
 

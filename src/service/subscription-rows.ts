@@ -9,6 +9,7 @@ import type { SubscriptionRow } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { ColdSubscriptionRows } from './cold-subscription-rows.ts';
 import type { SubscriptionWatchers } from './subscription-watchers.ts';
+import { residentActor } from './resident-actor.ts';
 
 export class SubscriptionRows {
   private readonly cold: ColdSubscriptionRows;
@@ -72,10 +73,7 @@ export class SubscriptionRows {
 
   /** The actor's state as a row (restored from the store when it is not resident). */
   row(id: string): SubscriptionRow {
-    const actor = this.system.subscriptions.get(id);
-    // A write queued for a subscription that a batch refused since made: the reload took it away (a lost race).
-    if (!actor) throw new Error(`subscription ${id} is neither in memory nor stored: its monitor was reloaded after this write was queued`);
-    const snapshot = actor.getSnapshot();
+    const snapshot = residentActor(this.system.subscriptions, 'subscription', id).getSnapshot();
     return { state: subscriptionStateOf(snapshot.value), record: snapshot.context.subscription };
   }
 
