@@ -131,6 +131,7 @@ export class TreeView {
     } else if (e.type === 'step.changed' && typeof e.status === 'string') {
       const s = node.recorder.run.steps.find((x) => x.label === e.step);
       if (!s) return;
+      if (s.status !== 'running') this.waitingSince.delete(waitKey); // ended while it waited (cancelled)
       const phase = s.phase > 0 ? ` phase ${s.phase}` : '';
       const took = s.ended ? ` ${elapsed(s.started, s.ended, Date.now())}` : '';
       const note = s.status !== 'succeeded' && s.status !== 'running' && s.reason ? ` — ${s.reason}` : '';
