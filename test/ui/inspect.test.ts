@@ -36,20 +36,22 @@ describe('vigil serve --inspect', () => {
     const sub = await call(base, 'POST', '/subscriptions', { token: owner, body: { monitor: 'inspected', subscriber: 'agent:w', capabilities: ['act'] } });
     const claimed = await call(base, 'POST', `/subscriptions/${sub.body.subscription.id}/leases/claim`, { token: sub.body.token, body: { subject: 'task-1' } });
     expect(claimed.status).toBe(201);
-    await call(base, 'POST', '/monitors/inspected/pause', { token: owner, body: { reason: 'inspected' } });
 
     const names = () => new Set(events.filter((e) => e.type === '@xstate.actor').map((e) => (e as { name: string }).name));
+    const sessionOf = (name: string) => (events.find((e) => e.type === '@xstate.actor' && (e as { name: string }).name === name) as { sessionId: string }).sessionId;
+    const statesOf = (name: string) =>
+      events.filter((e) => e.type === '@xstate.snapshot' && e.sessionId === sessionOf(name)).map((e) => JSON.stringify((e as { snapshot: { value: unknown } }).snapshot.value));
+    // The pause stops the source: it is paused once the source has made its first contact (watching).
+    await untilTrue('the source watching', () => names().has('source:inspected') && statesOf('source:inspected').some((s) => s.includes('watching')));
+    await call(base, 'POST', '/monitors/inspected/pause', { token: owner, body: { reason: 'inspected' } });
+
     await untilTrue('the four actors', () => {
       const seen = names();
       return ['monitor:inspected', `subscription:${sub.body.subscription.id}`, 'lease:inspected:task-1', 'source:inspected'].every((n) => seen.has(n));
     });
 
-    const sessionOf = (name: string) => (events.find((e) => e.type === '@xstate.actor' && (e as { name: string }).name === name) as { sessionId: string }).sessionId;
-    const statesOf = (name: string) =>
-      events.filter((e) => e.type === '@xstate.snapshot' && e.sessionId === sessionOf(name)).map((e) => JSON.stringify((e as { snapshot: { value: unknown } }).snapshot.value));
     await untilTrue('the monitor pausing', () => statesOf('monitor:inspected').includes('"paused"'));
     await untilTrue('the lease being held', () => statesOf('lease:inspected:task-1').includes('"held"'));
-    await untilTrue('the source watching', () => statesOf('source:inspected').some((s) => s.includes('watching')));
     // Events name what happened to each actor.
     const leaseEvents = events.filter((e) => e.type === '@xstate.event' && e.sessionId === sessionOf('lease:inspected:task-1'));
     expect(leaseEvents.map((e) => (e as { event: { type: string } }).event.type)).toContain('CLAIM');
