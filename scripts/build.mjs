@@ -31,6 +31,7 @@ function copyAssets(dir) {
 copyAssets(src);
 await vendor();
 await precompileValidators();
+await writeShellParserCache();
 await bundleCli();
 await bundleStepWorker();
 
@@ -118,6 +119,15 @@ async function precompileValidators() {
     const alone = fresh();
     write(schemaFile, alone, alone.compile(require(schemaFile)));
   }
+}
+
+/**
+ * V8's code cache for the shell parser (mvdan-sh, 1.5 MB), which the preflight loads to read shell:
+ * src/recipes/preflight/shell-parser.ts says what it saves and when it is not used.
+ */
+async function writeShellParserCache() {
+  const { writeParserCache } = await import(pathToFileURL(join(dist, 'recipes/preflight/shell-parser.js')).href);
+  writeParserCache(join(dist, 'vendor', 'mvdan-sh.code-cache'));
 }
 
 /**

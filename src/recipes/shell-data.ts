@@ -7,7 +7,7 @@
 // not expand a variable (a comment, a quoted heredoc, backquotes, text that
 // does not parse) the value is not placed and the caller gets the reason.
 import { randomBytes } from 'node:crypto';
-import { parser } from './preflight/shell-commands.ts';
+import { parser } from './preflight/shell-parser.ts';
 import type { Node } from './preflight/shell-words.ts';
 
 export interface Hole {

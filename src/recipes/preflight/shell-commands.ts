@@ -13,23 +13,16 @@
 // what a SQL client runs as `sql`. A program it does not know that is given
 // a command line (`frob rm -rf /`) has that line read as a command it may
 // run (`guess`).
-import { createRequire } from 'node:module';
 import { type Lang, normalise, scriptsInVariables, type Stdin } from './command-normalise.ts';
 import { guessedCommands, isSqlClient } from './known-commands.ts';
 import { joinPath } from './paths.ts';
 import { WrittenFiles } from './written-files.ts';
 import { staticOutput } from './static-output.ts';
+import { parser } from './shell-parser.ts';
 import { expandWord, HOME, type Node, ProcessOutputs, type Syntax, UNKNOWN, type WordScope } from './shell-words.ts';
 
 export { joinPath } from './paths.ts';
 export { HOME, UNKNOWN } from './shell-words.ts';
-
-let syntax: Syntax | undefined;
-/** The shell parser (mvdan-sh), loaded once. */
-export function parser(): Syntax {
-  syntax ??= (createRequire(import.meta.url)('mvdan-sh') as { syntax: Syntax }).syntax;
-  return syntax;
-}
 
 export interface ShellCommand {
   argv: string[];
