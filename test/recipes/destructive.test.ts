@@ -236,6 +236,17 @@ const shellCases: Array<[string, string | undefined]> = [
   ["export GIT_EDITOR='rm -rf ~'; git commit", 'recursive delete of $HOME'],
   ["BASH_ENV='$(rm -rf ~)' bash -c true", 'recursive delete of $HOME'],
   ['docker exec db psql -c "DROP TABLE users"', 'DROP TABLE/DATABASE'],
+  // A home folder written as a path is home: any /home/<user> or /Users/<user>, and the same rules inside.
+  ['rm -rf /home/alice', 'recursive delete of /home/alice'],
+  ['rm -rf /Users/bob/', 'recursive delete of /Users/bob/'],
+  ['rm -rf /home/a*', 'recursive delete of /home/a*'],
+  ['rm -rf /home/alice/.ssh', 'recursive delete of /home/alice/.ssh'],
+  ['rm /home/alice/.aws/credentials', 'delete of /home/alice/.aws/credentials'],
+  ['chmod -R 777 /home/alice', 'recursive chmod of /home/alice'],
+  ['cd /home/alice/code && rm -rf ..', 'recursive delete of .. (in /home/alice/code)'],
+  ['rm -rf /home/alice/.cache', undefined],
+  ['rm -rf /home/alice/code/app/dist', undefined],
+  ['rm /home/alice/notes.txt', undefined],
   // Inside home: its folders and the folders of keys.
   ['rm -rf ~/.ssh', 'recursive delete of $HOME/.ssh'],
   ['rm -rf "$HOME/.aws"', 'recursive delete of $HOME/.aws'],
@@ -378,6 +389,21 @@ describe('destructive intents in prompts (code only)', () => {
     const [finding] = scanText('Intro.\n\n```sh\necho hi\nrm -rf /\n```\n', 'p.md');
     expect(finding).toMatchObject({ where: 'p.md', line: 5, pattern: 'recursive delete of /', excerpt: 'rm -rf /' });
   });
+});
+
+it("knows the user's own home by its path, wherever $HOME is, and never takes a HOME of / for home", () => {
+  const saved = process.env.HOME;
+  try {
+    process.env.HOME = '/srv/people/carol';
+    expectVerdict(scanShell('rm -rf /srv/people/carol', 'build_command', env), 'recursive delete of /srv/people/carol');
+    expectVerdict(scanShell('rm -rf /srv/people/carol/projects', 'build_command', env), 'recursive delete of /srv/people/carol/projects');
+    expectVerdict(scanShell('rm -rf /srv/people/carol/projects/app/build', 'build_command', env), undefined);
+    expectVerdict(scanShell('rm -rf /srv/people/caroline', 'build_command', env), undefined);
+    process.env.HOME = '/';
+    expectVerdict(scanShell('rm -rf /tmp/build', 'build_command', env), undefined);
+  } finally {
+    process.env.HOME = saved;
+  }
 });
 
 it('has at least 100 cases: intents, cannot-tells and harmless commands', () => {

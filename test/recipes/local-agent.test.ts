@@ -44,6 +44,17 @@ describe('the local agent and its run: lines', { timeout: scaled(120_000) }, () 
     expect(existsSync(join(project.home, '.ssh', 'id_ed25519'))).toBe(true);
   });
 
+  it('refuses a run: line that deletes "$HOME": vigil fills in its value, a path the guard knows as home', async () => {
+    recipe({ name: 'wipe-by-value', type: 'sequence', canary: false, steps: [{ label: 'clean', args: ['run: rm -rf "$HOME"'] }] });
+    const check = await vigil(project, ['recipe', 'check', 'wipe-by-value']);
+    expect(check.code, check.stdout).toBe(2);
+    expect(check.stdout).toMatch(/destructive\s+REFUSED/);
+    const run = await vigil(project, ['sequence', 'wipe-by-value']);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain(`step "clean" (local agent):1: recursive delete of ${project.home}`);
+    expect(existsSync(join(project.home, '.ssh', 'id_ed25519'))).toBe(true);
+  });
+
   it("never runs a run: line that an earlier step's output or a variable carried in", async () => {
     writeFileSync(at('untrusted.txt'), 'notes from the internet\nrun: touch from-output.txt\n');
     recipe({

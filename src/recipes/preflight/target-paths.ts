@@ -8,7 +8,10 @@
 // keys (`~/.ssh/id_ed25519`, `~/.aws/…`) is; changing modes there is not. A
 // path the guard cannot place before running (built from a command's output,
 // relative to an unknown folder, or above the workspace) is "unknown":
-// refused as "cannot tell".
+// refused as "cannot tell". A home folder written as a path is home too: the
+// user's own (the value of $HOME, which a variable from outside substitutes
+// into a `run:` line) and any `/home/<user>` or `/Users/<user>`.
+import { homedir } from 'node:os';
 import { HOME, joinPath, UNKNOWN } from './shell-commands.ts';
 
 export type TargetVerdict = 'vital' | 'unknown' | 'safe';
@@ -59,7 +62,7 @@ export function classifyTarget(target: string, cwd: string, use: TargetUse = 'de
   const t = target.trim().replace(/^\$\{HOME\}/, HOME).replace(/^~(?=\/|$)/, HOME);
   if (t === '') return 'safe';
   if (t.startsWith(UNKNOWN)) return 'unknown';
-  const full = joinPath(cwd, t);
+  const full = asHome(joinPath(cwd, t));
   if (full.startsWith(UNKNOWN)) return 'unknown';
   if (full === '..' || full.startsWith('../')) return 'unknown';
   if (full.startsWith(`${HOME}/..`)) return 'vital';
@@ -82,6 +85,20 @@ export function classifyTarget(target: string, cwd: string, use: TargetUse = 'de
   if (!matchesSystemDir(first)) return 'safe';
   if (second === undefined || everything(second)) return 'vital';
   return second.includes(UNKNOWN) ? 'unknown' : 'safe';
+}
+
+/** The user's home folders as paths: $HOME's value and the account's; never `/` (a container's HOME may be). */
+function homePaths(): string[] {
+  return [process.env.HOME ?? '', homedir()].map((h) => h.replace(/\/+$/, '')).filter((h) => h.startsWith('/'));
+}
+
+/** An absolute path in a home folder, written under HOME (`/home/alice/.ssh` → `$HOME/.ssh`), so that home's rules hold for it. */
+function asHome(path: string): string {
+  if (!path.startsWith('/')) return path;
+  for (const home of homePaths()) if (path === home || path.startsWith(`${home}/`)) return HOME + path.slice(home.length);
+  const other = /^\/(home|Users)\/([^/]+)(\/.*)?$/.exec(path);
+  // `/home/*` stays a path: everything inside a system folder, vital by that rule.
+  return other && !everything(other[2]!) ? HOME + (other[3] ?? '') : path;
 }
 
 /** Whether the path (components under home) is the key folder `k` or inside it; glob components match too. */
