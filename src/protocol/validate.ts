@@ -33,8 +33,13 @@ export type SchemaId =
 
 type Parent = Record<string | number, unknown>;
 
-function buildAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
+/**
+ * The protocol's schemas with its keywords. They are fixed, so a server does not check them against the
+ * JSON Schema meta-schema (`validateSchemas`): compiling the meta-schema cost every server 60-70 ms of CPU
+ * at its first request; test/protocol/schemas.test.ts checks them once.
+ */
+export function protocolAjv(options: { validateSchemas: boolean }): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true, validateSchema: options.validateSchemas });
   ajv.addKeyword({
     keyword: 'vocabulary',
     schemaType: 'string',
@@ -106,7 +111,7 @@ const compiled = new Map<SchemaId, ValidateFunction>();
 function validatorFor(id: SchemaId): ValidateFunction {
   let validate = compiled.get(id);
   if (!validate) {
-    ajv ??= buildAjv();
+    ajv ??= protocolAjv({ validateSchemas: false });
     validate = ajv.getSchema(id);
     if (!validate) throw new Error(`no schema "${id}" in ${schemaDir}`);
     compiled.set(id, validate);
