@@ -3,6 +3,7 @@
 // prompts (only their code). An expected string is a pattern the guard must
 // report; CANNOT_TELL: it must refuse because it cannot tell what the command
 // touches before it runs; undefined: the command passes.
+import { userInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { type DestructiveFinding, scanShell, scanText } from '../../src/recipes/preflight/destructive.ts';
 import { scaled } from '../support/time-scale.ts';
@@ -399,6 +400,9 @@ it("knows the user's own home by its path, wherever $HOME is, and never takes a 
     expectVerdict(scanShell('rm -rf /srv/people/carol/projects', 'build_command', env), 'recursive delete of /srv/people/carol/projects');
     expectVerdict(scanShell('rm -rf /srv/people/carol/projects/app/build', 'build_command', env), undefined);
     expectVerdict(scanShell('rm -rf /srv/people/caroline', 'build_command', env), undefined);
+    // The account's own home stays home while $HOME points elsewhere (a step's or a test's HOME).
+    const account = userInfo().homedir;
+    expectVerdict(scanShell(`rm -rf ${account}/projects`, 'build_command', env), `recursive delete of ${account}/projects`);
     process.env.HOME = '/';
     expectVerdict(scanShell('rm -rf /tmp/build', 'build_command', env), undefined);
   } finally {

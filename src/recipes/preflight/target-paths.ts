@@ -11,7 +11,7 @@
 // refused as "cannot tell". A home folder written as a path is home too: the
 // user's own (the value of $HOME, which a variable from outside substitutes
 // into a `run:` line) and any `/home/<user>` or `/Users/<user>`.
-import { homedir } from 'node:os';
+import { userInfo } from 'node:os';
 import { HOME, joinPath, UNKNOWN } from './shell-commands.ts';
 
 export type TargetVerdict = 'vital' | 'unknown' | 'safe';
@@ -87,9 +87,22 @@ export function classifyTarget(target: string, cwd: string, use: TargetUse = 'de
   return second.includes(UNKNOWN) ? 'unknown' : 'safe';
 }
 
+let account: string | undefined;
+/** The account's home folder from the user database (os.homedir() would answer $HOME); '' when it has no entry. */
+function accountHome(): string {
+  if (account === undefined) {
+    try {
+      account = userInfo().homedir;
+    } catch {
+      account = '';
+    }
+  }
+  return account;
+}
+
 /** The user's home folders as paths: $HOME's value and the account's; never `/` (a container's HOME may be). */
 function homePaths(): string[] {
-  return [process.env.HOME ?? '', homedir()].map((h) => h.replace(/\/+$/, '')).filter((h) => h.startsWith('/'));
+  return [process.env.HOME ?? '', accountHome()].map((h) => h.replace(/\/+$/, '')).filter((h) => h.startsWith('/'));
 }
 
 /** An absolute path in a home folder, written under HOME (`/home/alice/.ssh` → `$HOME/.ssh`), so that home's rules hold for it. */
