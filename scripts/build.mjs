@@ -29,6 +29,10 @@ function copyAssets(dir) {
   }
 }
 copyAssets(src);
+
+/** What every esbuild call here shares: Node's modules, the oldest Node the package runs on. */
+const forNode = { bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' };
+
 await vendor();
 await precompileValidators();
 await writeShellParserCache();
@@ -61,13 +65,10 @@ async function vendor() {
   for (const [name, contents] of Object.entries({ ...vendored, ...vendoredCommonJs })) {
     const commonJs = name in vendoredCommonJs;
     await build({
+      ...forNode,
       stdin: { contents, resolveDir: root, loader: 'js' },
-      bundle: true,
-      platform: 'node',
       format: commonJs ? 'cjs' : 'esm',
-      target: 'node20',
       outfile: join(dist, 'vendor', file(name)),
-      logLevel: 'warning',
       // CommonJS inside an ES module: its require() of Node's own modules needs a require.
       ...(!commonJs && { banner: { js: "import { createRequire as vendorRequire } from 'node:module'; const require = vendorRequire(import.meta.url);" } }),
     });
@@ -155,17 +156,14 @@ async function bundleCli() {
     },
   };
   const { metafile } = await build({
+    ...forNode,
     entryPoints: [join(dist, 'cli', 'main.js')],
-    bundle: true,
     splitting: true,
     format: 'esm',
-    platform: 'node',
-    target: 'node20',
     outdir: out,
     chunkNames: '[name]-[hash]',
     packages: 'external',
     plugins: [ownPlace],
-    logLevel: 'warning',
     banner: { js: "import { fileURLToPath as bundleFilePath } from 'node:url';" },
     metafile: true,
   });
@@ -183,15 +181,12 @@ async function bundleStepWorker() {
   const { build } = await import('esbuild');
   const worker = join(dist, 'recipes', 'pool', 'step-worker.js');
   const { outputFiles } = await build({
+    ...forNode,
     entryPoints: [worker],
-    bundle: true,
     format: 'esm',
-    platform: 'node',
-    target: 'node20',
     packages: 'external',
     write: false,
     outfile: worker,
-    logLevel: 'warning',
   });
   const text = outputFiles[0].text;
   if (text.includes('import.meta')) {
