@@ -129,8 +129,9 @@ export class LeaseClient {
     for (;;) {
       const now = nowMs();
       if (ctx.stop.aborted) {
-        // Cut short by the run's end: it ends within its lease, and is not counted a stall.
-        if (stalls && now < until) hold.stalled = false;
+        // Cut short by the run's end while its lease still holds: it ends within its lease, and is not
+        // counted a stall. One already past its lease ends as a stall (its end is refused LEASE_LOST).
+        if (stalls && now < hold.validSend + hold.durationMs) hold.stalled = false;
         break;
       }
       if (now >= crashAt) return this.crash(hold, now);
