@@ -17,6 +17,8 @@ export interface LeaseMoment {
   by: string;
   expires: string | null;
   dead_lettered?: boolean;
+  /** The call's note (a concurrency slot's names the run and step), cut to `noteChars`. */
+  note?: string;
 }
 
 const keptMs = 60 * 60_000;
@@ -24,6 +26,8 @@ const seedRows = 2000;
 const perSubject = 60;
 const subjectsShown = 30;
 const readLimit = 5000;
+/** A note may be 4,000 characters; the page keeps up to 30 × 60 moments of them. */
+const noteChars = 200;
 
 interface Book {
   upTo: number;
@@ -74,6 +78,7 @@ export class LeaseHistory {
         by: o.actor,
         expires: typeof d.expires === 'string' ? d.expires : null,
         ...(d.dead_lettered === true ? { dead_lettered: true } : {}),
+        ...(typeof d.note === 'string' && d.note !== '' ? { note: d.note.length > noteChars ? `${d.note.slice(0, noteChars - 1)}…` : d.note } : {}),
       });
       if (list.length > perSubject) list.shift();
       book.subjects.set(subject, list);

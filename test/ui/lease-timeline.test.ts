@@ -34,7 +34,7 @@ describe.skipIf(!haveChromium)('lease timelines in Chromium', () => {
     expect((await alice('claim', { subject: 'build-1', lease_duration_seconds: 300 })).status).toBe(201);
     await alice('renew', { subject: 'build-1', lease_duration_seconds: 300 });
     await alice('complete', { subject: 'build-1', outcome: { ok: true } });
-    expect((await bob('claim', { subject: 'build-2', lease_duration_seconds: 1 })).status).toBe(201);
+    expect((await bob('claim', { subject: 'build-2', lease_duration_seconds: 1, note: 'run r-7 step compile' })).status).toBe(201);
     for (let i = 0; i < 5; i++) {
       expect((await alice('claim', { subject: 'build-3', lease_duration_seconds: 300 })).status).toBe(201);
       await alice('reject', { subject: 'build-3', reason: 'flaky' });
@@ -45,7 +45,10 @@ describe.skipIf(!haveChromium)('lease timelines in Chromium', () => {
     expect(await ui.page.textContent(`${lane('build-1')} .hold`)).toBe('agent:alice');
     // Bob's 1 s lease runs out on the server's timer: the timeline shows the expiry without a reload.
     await ui.page.waitForSelector(`${lane('build-2')} .moment.expired`);
-    expect(await ui.page.textContent(`${lane('build-2')} .hold`)).toBe('agent:bob');
+    // A claim's note (a concurrency slot names its run and step) says what the holding was for.
+    expect(await ui.page.textContent(`${lane('build-2')} .hold`)).toBe('run r-7 step compile (agent:bob)');
+    expect(await ui.page.getAttribute(`${lane('build-2')} .hold`, 'title')).toMatch(/^agent:bob held build-2 .+: run r-7 step compile$/);
+    expect(await ui.page.getAttribute(`${lane('build-2')} .moment.claim`, 'aria-label')).toMatch(/^claim by agent:bob at .+: run r-7 step compile$/);
     await ui.page.waitForSelector(`${lane('build-3')} .moment.dead_lettered`);
     expect(await ui.page.locator(`${lane('build-3')} .moment.reject`).count()).toBe(4);
     expect(await ui.page.textContent(`${lane('build-3')} .dead-zone`)).toBe('dead-lettered');

@@ -36,9 +36,10 @@
       const at = Date.parse(m.at);
       if (m.action === 'claim') {
         if (open) out.push({ ...open, to: at });
-        open = { holder: m.by, from: at, expires: m.expires };
+        open = { holder: m.by, note: m.note, from: at, expires: m.expires };
       } else if (m.action === 'renew' && open) {
         open.expires = m.expires;
+        if (m.note) open.note = m.note;
       } else if (ends.has(m.action) && open) {
         out.push({ ...open, to: at });
         open = null;
@@ -59,8 +60,10 @@
     }
     for (const h of holdings(subject.moments, now)) {
       if (h.to < from || h.from > to) continue;
-      const label = `${h.holder ?? '?'} held ${subject.subject} ${clock(h.from)}–${h.open ? 'now' : clock(h.to)}`;
-      lane.append(el('div', { class: 'hold', style: `left:${pct(h.from)};width:${width(h.from, h.to)};--holder:${colourOf(h.holder)}`, title: label }, h.holder ?? '?'));
+      // A note says what the holder held it for (a concurrency slot's: the run and step), so it leads the bar.
+      const label = `${h.holder ?? '?'} held ${subject.subject} ${clock(h.from)}–${h.open ? 'now' : clock(h.to)}${h.note ? `: ${h.note}` : ''}`;
+      const text = h.note ? `${h.note} (${h.holder ?? '?'})` : (h.holder ?? '?');
+      lane.append(el('div', { class: 'hold', style: `left:${pct(h.from)};width:${width(h.from, h.to)};--holder:${colourOf(h.holder)}`, title: label }, text));
       const expires = h.open && h.expires ? Date.parse(h.expires) : null;
       if (expires && expires > now) lane.append(el('div', { class: 'hold-until', style: `left:${pct(now)};width:${width(now, expires)}`, title: `expires ${clock(expires)}` }));
     }
@@ -68,7 +71,7 @@
       const at = Date.parse(m.at);
       if (at < from || at > to) continue;
       const kind = m.dead_lettered ? 'dead_lettered' : m.action;
-      const what = `${kind.replace('_', ' ')} by ${m.by} at ${clock(at)}`;
+      const what = `${kind.replace('_', ' ')} by ${m.by} at ${clock(at)}${m.note ? `: ${m.note}` : ''}`;
       lane.append(el('span', { class: `moment ${kind}`, style: `left:${pct(at)}`, title: what, 'aria-label': what, role: 'img' }, symbols[kind] ?? '•'));
     }
     lane.append(el('div', { class: 'now-line', style: `left:${pct(now)}` }));
