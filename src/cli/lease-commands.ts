@@ -60,7 +60,7 @@ export function registerLeaseCommands(cli: CAC): void {
         if (!flags.quiet) (verdict.held ? process.stdout : process.stderr).write(`${verdict.reason}\n`);
         exitWith(verdict.held ? ExitCode.ok : ExitCode.failed);
       } catch (error) {
-        fail(error, 'vigil lease');
+        fail(error);
       }
     });
 }

@@ -3,7 +3,7 @@
 import { ExitCode } from '../errors/exit-codes.ts';
 import { exitWith, fail, prepareHelp } from './command.ts';
 import { vigilProgram } from './program.ts';
-import { closestFlag, UsageError } from './options.ts';
+import { closestFlag, closestName, UsageError } from './options.ts';
 import { forwardProductEvents } from '../cloud/event-forwarder.ts';
 
 forwardProductEvents();
@@ -47,6 +47,12 @@ function flagHint(message: string): string {
   return flag ? `; did you mean ${flag}?` : '';
 }
 
+/** "; did you mean sequence?" after an unknown command `sequnce`, from the commands and their aliases. */
+function commandHint(typed: string): string | undefined {
+  const name = closestName(typed, cli.commands.flatMap((c) => [c.name, ...c.aliasNames]).filter((n) => n !== ''));
+  return name && `; did you mean ${name}?`;
+}
+
 const argv = negativeValuesAttached(process.argv);
 // Some summaries load what their command needs: only when help is printed.
 if (argv.length <= 2 || argv.includes('--help') || argv.includes('-h')) await prepareHelp();
@@ -56,7 +62,7 @@ try {
   // cac has printed the help or the version and forgotten the command.
   if (cli.options.help || cli.options.version) exitWith(ExitCode.ok);
   if (!cli.matchedCommand) {
-    if (cli.args.length > 0) fail(new UsageError(`unknown command "${cli.args[0]}". Run "vigil --help" for the list.`));
+    if (cli.args.length > 0) fail(new UsageError(`unknown command "${cli.args[0]}"${commandHint(String(cli.args[0])) ?? '.'} Run "vigil --help" for the list.`));
     cli.outputHelp();
   } else {
     await cli.runMatchedCommand();

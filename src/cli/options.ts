@@ -42,25 +42,36 @@ export function oneOfFlag<T extends string>(flag: string, value: unknown, allowe
   return text as T;
 }
 
+/** Edits that turn `a` into `b`: an insertion, a deletion, a change, or two neighbours swapped (`prot` → `port` is one). */
 function editDistance(a: string, b: string): number {
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, before[j - 2]! + 1);
+    }
+    before = previous;
     previous = row;
   }
   return previous[b.length]!;
 }
 
+/** The known name closest to a mistyped one, when one is close enough to be a typo. */
+export function closestName(typed: string, known: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = editDistance(typed, name);
+    if (distance <= Math.max(1, Math.floor(name.length / 3)) && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
 /** The known flag closest to a mistyped one (`--vars` → `--var`), when one is close enough to be a typo. */
 export function closestFlag(typed: string, known: readonly string[]): string | undefined {
-  const name = typed.replace(/^-+/, '').replace(/=.*$/, '');
-  let best: { flag: string; distance: number } | undefined;
-  for (const flag of known) {
-    const distance = editDistance(name, flag);
-    if (distance <= Math.max(1, Math.floor(flag.length / 3)) && (!best || distance < best.distance)) best = { flag, distance };
-  }
-  return best && `--${best.flag}`;
+  const flag = closestName(typed.replace(/^-+/, '').replace(/=.*$/, ''), known);
+  return flag && `--${flag}`;
 }
 
 /** `name=value,...` over known limit names (`defaults` names them and says each default), each a whole number from `min`. */

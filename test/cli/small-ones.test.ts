@@ -32,6 +32,14 @@ describe('the small ones', { timeout: 120_000 }, () => {
     expect(catchup.stderr).toBe('vigil: Unknown option `--catchup`; did you mean --catch-up?\n');
     const kebab = await vigil(project, ['serve', '--catch-up']);
     expect(kebab.stderr).toBe('vigil: Unknown option `--catch-up`\n');
+    // Two letters swapped are one slip, as one letter wrong is.
+    const swapped = await vigil(project, ['serve', '--prot', '9']);
+    expect(swapped.stderr).toBe('vigil: Unknown option `--prot`; did you mean --port?\n');
+    const command = await vigil(project, ['sequnce', 'hello']);
+    expect(command.code).toBe(2);
+    expect(command.stderr).toBe('vigil: unknown command "sequnce"; did you mean sequence? Run "vigil --help" for the list.\n');
+    const far = await vigil(project, ['deploy']);
+    expect(far.stderr).toBe('vigil: unknown command "deploy". Run "vigil --help" for the list.\n');
   });
 
   it('a recipe that is not valid JSON is reported at its line and column', async () => {
