@@ -130,6 +130,13 @@ export function leaseFigures(input: LeaseFigureInput): LeaseFigures {
   };
 }
 
+/** Why a take-next run left jobs undone, when its duration ended it (the default 10 s ends a large backlog early). */
+function cutShort(f: LeaseFigures): string {
+  const jobs = f.flags.subjects as number;
+  if (f.cycles.complete >= jobs || f.interrupted || f.flags.cycles !== undefined || f.flags.reject !== 0 || f.flags.duration === undefined) return '';
+  return `: the run ended at its duration (${f.flags.duration}) first; --cycles ${jobs} runs until every job is done`;
+}
+
 /** Violations the summary prints in full. */
 const printed = 10;
 
@@ -150,6 +157,7 @@ export function leaseSummary(f: LeaseFigures): string {
   out.push(`  claims    ${num(f.claims.attempts)} (${rate(f.claims.perSecond, '/s')}), ${num(f.claims.granted)} granted${f.mode === 'next' ? ' (take-next claims; most grants come with complete-and-take-next)' : ''}`);
   out.push(`  grants    ${num(f.grants.total)} (${rate(f.grants.perSecond, '/s')})`);
   out.push(`  cycles    ${num(f.cycles.total)} (${rate(f.cycles.perSecond, '/s')}): ${num(f.cycles.complete)} completed, ${num(f.cycles.release)} released, ${num(f.cycles.reject)} rejected`);
+  if (f.mode === 'next') out.push(`  jobs      ${num(f.cycles.complete)} of ${num(f.flags.subjects as number)} completed${cutShort(f)}`);
   out.push('');
   out.push('latency (sent → answered, on the client)');
   const ops = Object.keys(f.latency).sort((a, b) => rank(a) - rank(b));

@@ -81,6 +81,13 @@ describe('vigil bench leases against a Vigil node', () => {
     expect(f.reclaim.unreclaimed).toBe(0);
   });
 
+  it('--mode next says how many jobs were left when its duration ended the run first, and how to drain them', async () => {
+    // Four clients holding each job 10 ms cannot complete 2,000 jobs in the shortest run (100 ms).
+    const run = await runBench(['leases', '--base', server.url, '--mode', 'next', '--clients', '4', '--subjects', '2000', '--duration', '100ms', '--quiet']);
+    expect(run.code, said(run)).toBe(0);
+    expect(run.stdout).toMatch(/\n {2}jobs {6}\d+ of 2,000 completed: the run ended at its duration \(100ms\) first; --cycles 2000 runs until every job is done\n/);
+  });
+
   it('refuses --mode next clearly on a server that does not list leases.next', async () => {
     const fake = await startLeaseServer('none');
     try {
