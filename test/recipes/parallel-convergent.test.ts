@@ -59,6 +59,10 @@ describe('parallel', () => {
     expect(r.stdout).toContain(
       `the results are on branch vigil/${run.id}, not merged: the working tree had uncommitted changes when the run started; merge it with: git merge --no-ff vigil/${run.id}`,
     );
+    // Said at the start too, before the children run, naming what is uncommitted.
+    const early = r.stdout.indexOf(`the results will stay on branch vigil/${run.id}, not merged: the working tree has uncommitted changes (README.md); commit or stash them before the run to have it merge`);
+    expect(early, r.stdout).toBeGreaterThan(-1);
+    expect(early).toBeLessThan(r.stdout.indexOf('child 0'));
     expect(git(project.root, 'log', '--format=%s', 'main')).toBe('init\n');
     expect(git(project.root, 'status', '--porcelain')).toBe(' M README.md\n');
     expect(git(project.root, 'show', `vigil/${run.id}:out-a.txt`)).toBe('a\n');

@@ -17,11 +17,13 @@ export interface RunBranch {
   readonly branch: string;
   /** The run's workspace inside the branch's worktree: where its children's copies start from and merge into. */
   readonly workspace: string;
+  /** Tracked files with uncommitted changes when the run started (`git status --porcelain` lines): with any, the results are never merged. */
+  readonly dirtyAtStart: readonly string[];
   /** Ends the run's use of the branch: merges it (when asked and allowed) and says what became of it, one line each. */
   finish(outcome: { succeeded: boolean; merge: boolean; title: string; handOver?: boolean }): Promise<{ lines: string[]; conflict: string | null }>;
 }
 
-const tracked = async (dir: string): Promise<string> => (await gitOk(dir, ['status', '--porcelain', '--untracked-files=no'])).trim();
+const tracked = async (dir: string): Promise<string> => (await gitOk(dir, ['status', '--porcelain', '--untracked-files=no'])).trimEnd();
 
 export const runBranchName = (runId: string): string => `vigil/${runId}`;
 
@@ -37,7 +39,8 @@ export async function insideVigilCopy(dir: string): Promise<boolean> {
 
 export async function openRunBranch(workspace: string, runId: string, startFrom: string | null): Promise<RunBranch> {
   const top = (await gitOk(workspace, ['rev-parse', '--show-toplevel'])).trim();
-  const clean = (await tracked(top)) === '';
+  const dirtyAtStart = (await tracked(top)).split('\n').filter(Boolean);
+  const clean = dirtyAtStart.length === 0;
   const checkedOut = (await git(top, ['symbolic-ref', '--short', '-q', 'HEAD'])).stdout.trim() || 'HEAD';
   const branch = runBranchName(runId);
   const path = join(worktreesDir(await mainCheckout(top)), runId, 'results');
@@ -47,6 +50,7 @@ export async function openRunBranch(workspace: string, runId: string, startFrom:
   return {
     branch,
     workspace: join(path, relative(top, resolve(workspace))),
+    dirtyAtStart,
     async finish({ succeeded, merge, title, handOver }) {
       await git(top, ['worktree', 'remove', '--force', path]);
       await git(top, ['worktree', 'prune']);

@@ -82,6 +82,10 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
 
   // The results of a run that copies its workspace land on a branch of their own (run-branch.ts).
   const branch = await openResultsBranch(recipe, workspace, runId, previous?.id ?? null);
+  const merge = rt.req.merge === true || ((recipe.type === 'parallel' || recipe.type === 'adversarial' || recipe.type === 'convergent') && recipe.merge === true);
+  // Said now, not only after an hour's run: a merge asked for onto uncommitted changes will not happen.
+  if (branch && merge && !node.parent && branch.dirtyAtStart.length > 0)
+    rt.view.note(`the results will stay on branch ${branch.branch}, not merged: the working tree has uncommitted changes (${dirtySummary(branch.dirtyAtStart)}); commit or stash them before the run to have it merge`);
   const base = branch?.workspace ?? workspace;
   const whatOf = new Map<string, string>();
   let isolation: Promise<Isolation> | null = null;
@@ -177,7 +181,6 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   abort.detach();
   budget.dispose();
   if (branch) {
-    const merge = rt.req.merge === true || ((recipe.type === 'parallel' || recipe.type === 'adversarial' || recipe.type === 'convergent') && recipe.merge === true);
     const title = `vigil ${runId}: ${recipe.type} recipe "${recipe.name}"${varsText(node.vars)}`;
     // Below a pipeline or compound (they share their workspace), the results join it as the other entries' do.
     const ended = await branch.finish({ succeeded: outcome.status === 'succeeded', merge, title, handOver: node.parent !== null });
@@ -215,3 +218,8 @@ function sharedCopy(workspace: string): StepWorkspace {
   return { dir: workspace, root: workspace, bringBack: async () => ({ result: 'nothing-to-merge' }), dispose: async () => {} };
 }
 
+/** `k.txt, src/a.ts and 3 more` from `git status --porcelain` lines. */
+function dirtySummary(lines: readonly string[]): string {
+  const files = lines.map((l) => l.slice(3));
+  return files.length <= 3 ? files.join(', ') : `${files.slice(0, 3).join(', ')} and ${files.length - 3} more`;
+}
