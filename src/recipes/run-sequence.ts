@@ -120,7 +120,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
     const treeReq = { ...req, declared: [...declaredBy(tree.root.recipe)] };
     slots = agentSlotsFor(config, req.env, (l) => view.note(l));
     if (slots) view.note(`concurrency caps ${Object.entries(config.concurrency ?? {}).map(([k, v]) => `${k}: ${v}`).join(', ')} (${slots.where})`);
-    const rt: TreeRuntime = { req: treeReq, projectRoot, config, tree, pool, view, gates, publisher, slots, stderr: io.stderr, canaries: new Map(), live, nodes: { steps: runStepsNode, composite: runCompositeNode } };
+    const rt: TreeRuntime = { req: treeReq, projectRoot, config, tree, pool, view, gates, publisher, slots, stderr: io.stderr, canaries: new Map(), unpricedSaid: new Set(), live, nodes: { steps: runStepsNode, composite: runCompositeNode } };
     const result = await runNode(rt, {
       found: tree.root,
       parent: null,

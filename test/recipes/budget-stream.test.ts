@@ -281,6 +281,8 @@ describe.concurrent('budgets', () => {
       expect(run.status).toBe('over_budget');
       expect(run.reason).toMatch(/budget reached: run \S+ \("wide"\) used \d+ tokens of 5000 tokens/);
       for (const child of childRuns(project, run)) expect(child.status).toBe('over_budget');
+      // Both were stopped before claude reported its cost, for the same reason: it is said once, not once a child.
+      expect(`${r.stdout}${r.stderr}`.match(/usd is unknown/g), r.stdout + r.stderr).toHaveLength(1);
     });
 
     it('a step whose result tips the budget has finished: it stands (not killed), the run stops after it', async ({ onTestFinished }) => {

@@ -78,7 +78,6 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
   return {
     begin(label, step, runSignal) {
       const own = new AbortController();
-      let warned = false;
       const scope = new BudgetScope(`step "${label}" of run ${recorder.run.id}`, step.budget, runScope, (reached) => {
         recorder.updateStep(label, { budget_reached: describeReached(reached) });
         limitReached(rt, recorder, label, reached);
@@ -90,8 +89,8 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
         // The step's reader (in its worker) has counted the report already: it is recorded and read back here.
         usage(report) {
           const unpriced = recordStepUsage(rt, recorder, label, report);
-          if (unpriced && !warned) {
-            warned = true;
+          if (unpriced && !rt.unpricedSaid.has(unpriced)) {
+            rt.unpricedSaid.add(unpriced);
             rt.view.note(`step "${label}": usd is unknown: ${unpriced}`);
           }
           scope.sync(unpriced);

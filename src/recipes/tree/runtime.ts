@@ -29,6 +29,8 @@ export interface TreeRuntime {
   stderr: NodeJS.WriteStream;
   /** Canary results by backend, so a hundred children of one backend check it once. */
   canaries: Map<string, Promise<{ ok: true } | { ok: false; reason: string }>>;
+  /** Why usd is unknown, each reason said once per tree: a parallel of twenty children of one model would say it twenty times. */
+  unpricedSaid: Set<string>;
   /** Every run recorder still running, so a forced exit can close them all. */
   live: Set<RunRecorder>;
   /** How each kind of node runs (run-sequence.ts fills it in), so that run-node.ts dispatches without importing them and composite-node.ts runs its children through run-node.ts. */
