@@ -72,8 +72,14 @@ export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: B
   }
   if (options.report !== undefined) {
     const sections = outcomes.map((o, i) => o.outcome.section(outcomes.length > 1 ? `${i === 0 ? 'First' : 'Second'} server: ${o.label}` : o.label));
-    writeFileSync(options.report, reportPage(spec, sections, comparison));
-    if (!options.quiet) io.err.write(`report: ${options.report}\n`);
+    try {
+      writeFileSync(options.report, reportPage(spec, sections, comparison));
+      if (!options.quiet) io.err.write(`report: ${options.report}\n`);
+    } catch (error) {
+      // The figures are printed already; only the page is lost, and the status says so.
+      io.err.write(`vigil bench ${spec.kind}: the report could not be written to ${options.report}: ${(error as Error).message}\n`);
+      return ExitCode.failed;
+    }
   }
   const violations = outcomes.reduce((a, o) => a + o.outcome.violations, 0);
   if (violations > 0) return ExitCode.failed;

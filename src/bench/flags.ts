@@ -2,6 +2,8 @@
 // which flags each scenario takes, their defaults, and a refusal naming the
 // flag for anything else (a flag of another scenario included).
 import { randomInt } from 'node:crypto';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import {
   type BenchSpec,
   BenchUsageError,
@@ -46,6 +48,22 @@ export function last(value: unknown): string | undefined {
 export function all(value: unknown): string[] {
   if (value === undefined) return [];
   return (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter(Boolean);
+}
+
+/** --report's file, refused before the run when it could not be written after it (a run may take minutes). */
+export function reportFile(value: unknown): string | undefined {
+  const file = last(value);
+  if (file === undefined) return undefined;
+  if (file === '') throw new BenchUsageError('--report needs a file name, e.g. --report r.html.');
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new BenchUsageError(`--report names a folder, ${file}; name the file, e.g. --report ${join(file, 'report.html')}.`);
+  const folder = dirname(resolve(file));
+  if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw new BenchUsageError(`--report ${file}: the folder ${folder} does not exist; make it first, or name a file in a folder that does.`);
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch {
+    throw new BenchUsageError(`--report ${file}: the folder ${folder} cannot be written to; name a file in a folder you can write.`);
+  }
+  return file;
 }
 
 function need(flag: string, value: unknown): string | undefined {

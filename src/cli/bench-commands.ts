@@ -53,7 +53,7 @@ export function registerBenchCommands(cli: CAC): void {
     .example('vigil bench fanout --base http://127.0.0.1:8130 --streams 10000 --rate 50 --reconnect-storm')
     .example('vigil bench publish --base http://127.0.0.1:8130 --connections 50 --compare http://127.0.0.1:8131')
     .action(async (scenario: string, flags: Record<string, unknown>) => {
-      const [{ parseBenchFlags, all, last }, { benchCommand }, { BenchUsageError }, { protocolRoot }] = await Promise.all([
+      const [{ parseBenchFlags, all, reportFile }, { benchCommand }, { BenchUsageError }, { protocolRoot }] = await Promise.all([
         import('../bench/flags.ts'),
         import('../bench/command.ts'),
         import('../bench/spec.ts'),
@@ -64,8 +64,7 @@ export function registerBenchCommands(cli: CAC): void {
       let compare: string[];
       try {
         spec = parseBenchFlags(scenario, flags);
-        report = last(flags.report);
-        if (report === '') throw new BenchUsageError('--report needs a file name, e.g. --report r.html.');
+        report = reportFile(flags.report);
         compare = all(flags.compare).map(protocolRoot);
         for (const url of compare) if (!/^https?:\/\/[^\s/]+/.test(url)) throw new BenchUsageError(`--compare takes http(s) URLs such as http://127.0.0.1:8131; got "${url}".`);
         for (const bare of ['json', 'keep', 'quiet'] as const) if (flags[bare] !== undefined && typeof flags[bare] !== 'boolean') throw new BenchUsageError(`--${bare} takes no value.`);

@@ -2,7 +2,10 @@
 // every bad value that names the flag and what it allows (the CLI turns these
 // into exit 2; test/bench/bench-leases.test.ts runs one through it).
 import { describe, expect, it } from 'vitest';
-import { parseBenchFlags } from '../../src/bench/flags.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseBenchFlags, reportFile } from '../../src/bench/flags.ts';
 import { holdFlag, skewFlag } from '../../src/bench/spec.ts';
 
 const base = { base: ['http://127.0.0.1:8130'] };
@@ -48,5 +51,15 @@ describe('vigil bench flags', () => {
   it('needs --base, and refuses one that is not an http(s) URL', () => {
     expect(() => parseBenchFlags('leases', {})).toThrow('--base is required');
     expect(() => parseBenchFlags('leases', { base: ['ftp://x'] })).toThrow('--base takes http(s) URLs');
+  });
+
+  it('refuses a --report it could not write at the end, before the run', ({ onTestFinished }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-report-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    expect(reportFile(undefined)).toBeUndefined();
+    expect(reportFile([join(dir, 'r.html')])).toBe(join(dir, 'r.html'));
+    expect(() => reportFile([''])).toThrow('--report needs a file name, e.g. --report r.html.');
+    expect(() => reportFile([join(dir, 'no', 'r.html')])).toThrow(`--report ${join(dir, 'no', 'r.html')}: the folder ${join(dir, 'no')} does not exist`);
+    expect(() => reportFile([dir])).toThrow(`--report names a folder, ${dir}; name the file, e.g. --report ${join(dir, 'report.html')}.`);
   });
 });
