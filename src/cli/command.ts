@@ -47,8 +47,9 @@ export function exitCodeLines(): string {
 /** cac's help callback: the same finish on every command's help and on the global one. */
 export function helpStyle(sections: { title?: string; body: string }[]): { title?: string; body: string }[] {
   const finished = sections.map((section) => {
-    // cac pads each option line with a space for a default it may print.
-    const body = section.body.replace(/[ \t]+$/gm, '');
+    // cac pads each option line with a space for a default it may print, and gives a --no-x flag the
+    // default of x ("--no-publish  Do not publish (default: true)" reads as if not publishing were the default).
+    const body = section.body.replace(/^(\s+--no-[^\n]*?) \(default: true\)$/gm, '$1').replace(/[ \t]+$/gm, '');
     return section.title === 'Examples' ? { ...section, body: body.replace(/^(?! {2}\$ )/gm, '  $ ') } : { ...section, body };
   });
   return [...finished, { title: 'Exit codes', body: exitCodeLines() }];

@@ -108,7 +108,10 @@ describe('the help of every command', () => {
       const examples = /Examples:\n([\s\S]*?)\n\n/.exec(help)?.[1];
       if (examples) for (const line of examples.split('\n')) expect(line, name).toMatch(/^ {2}\$ \S/);
       expect(help, name).not.toMatch(/ +$/m);
+      // A --no-x flag does not carry cac's "(default: true)", which is x's default and reads as its own.
+      expect(help, name).not.toMatch(/^ +--no-.*\(default: true\)$/m);
     }
+    expect(commands.get('daemon')).toMatch(/^ {2}--no-publish +Do not publish firings and reactions to the server of vigil\.yml$/m);
   });
 
   it('of vigil sequence lists the runnable types from their registry', async () => {
