@@ -32,7 +32,7 @@ function leaseRef(flags: CheckFlags, env: NodeJS.ProcessEnv): LeaseRef {
 }
 
 export function registerLeaseCommands(cli: CAC): void {
-  defineCommand(cli, 'lease <action>', 'check: exit 0 while the lease of this reaction is still held by its grant (holder and fence), 1 otherwise', {
+  defineCommand(cli, 'lease <action>', 'Leases of a sentinel\'s reaction: "check" exits 0 while the lease it runs under is still held by its grant (holder and fence), 1 otherwise', {
     details:
       'Reads VIGIL_LEASE_BASE, _MONITOR, _SUBJECT, _HOLDER, _FENCE, _SUBSCRIPTION and _TOKEN (set by a sentinel for its reaction); each flag overrides one. ' +
       'Exit 1 also when the server cannot be reached: the lease cannot be shown to be held.',
