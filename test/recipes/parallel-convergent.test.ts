@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { childRuns, git, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
-import { type Project, runVigil } from './helpers.ts';
+import { type Project, runVigil, startVigil } from './helpers.ts';
 
 // Each test runs many real processes (a loaded machine makes that slow).
 vi.setConfig({ testTimeout: 180_000 });
@@ -14,6 +14,27 @@ let project: Project;
 afterEach(() => project?.cleanup());
 
 describe('parallel', () => {
+  it("cancelled after a child succeeded: keeps that child's work committed on its branch, and says where", async () => {
+    project = makeShProject();
+    // Child a writes its file and ends; child b works until the run is cancelled.
+    shRecipe(project, 'one', 'if [ "${NAME}" = a ]; then echo a > out-a.txt; else while :; do sleep 0.1; done; fi');
+    project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', vars: [{ NAME: 'a' }, { NAME: 'b' }] });
+    const run = startVigil(project, ['sequence', 'fan']);
+    await run.waitFor(/child 0: succeeded/);
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code, r.stderr + r.stdout).toBe(130);
+    const root = rootRun(project);
+    const branch = `vigil/${root.id}-0`;
+    expect(r.stdout).toContain(`child 0 succeeded but was not merged (the run was cancelled): its work is kept on branch ${branch} (git merge --no-ff ${branch})`);
+    // Its work is on the branch: the copy was once removed uncommitted, leaving the branch empty.
+    expect(git(project.root, 'show', `${branch}:out-a.txt`)).toBe('a\n');
+    expect(root.children!.find((c) => c.role === 'child 0')!.result).toMatchObject({ merge: 'not merged: the run was cancelled', branch });
+    // The cancelled child kept nothing, and no copy is left.
+    expect(git(project.root, 'branch', '--list', `vigil/${root.id}-1`)).toBe('');
+    expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+  });
+
   it('runs one child per variable set in its own worktree and merges them back in index order', async () => {
     project = makeShProject();
     shRecipe(project, 'one', 'echo "${NAME} ${PARALLEL_INDEX}/${PARALLEL_COUNT} $$(git branch --show-current)" > out-${NAME}.txt; echo made ${NAME}');
@@ -145,6 +166,22 @@ describe('convergent', () => {
     expect(s2.result).toMatchObject({ score: 4, winner: true, merge: 'merged' });
     expect(git(project.root, 'branch', '--list', 'vigil/*').trim()).toBe('');
     expect(existsSync(join(project.root, '.vigil', 'worktrees', run.id, 'strategy-1'))).toBe(false);
+  });
+
+  it("with keep_candidates, keeps each losing strategy's work committed on its branch", async () => {
+    project = makeShProject();
+    shRecipe(project, 'solve', 'echo ${STRATEGY} > answer.txt');
+    shRecipe(project, 'score', 'echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"');
+    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 2, keep_candidates: true });
+    const r = await runVigil(project, ['sequence', 'race']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const run = rootRun(project);
+    expect(outputOf(project, run)).toContain('winner: strategy 2 (score 2)');
+    // The loser's branch holds what it wrote (it was once kept with nothing on it: the copy was never committed).
+    const kept = git(project.root, 'branch', '--list', `vigil/${run.id}-*`).trim();
+    expect(kept).toMatch(new RegExp(`^vigil/${run.id}-\\S*1$`));
+    expect(git(project.root, 'show', `${kept}:answer.txt`)).toBe('1\n');
+    expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
   });
 
   it('fails when no candidate gets a valid score, saying why', async () => {

@@ -14,7 +14,7 @@ import { dirname, join, relative } from 'node:path';
 import { RunRefusedError } from '../errors.ts';
 import { describeConflicts, planCopyBack, snapshot } from './copy-back.ts';
 import { findOnPath } from '../../paths/which.ts';
-import type { Isolation, MergeOutcome, StepWorkspace } from './isolation.ts';
+import type { Isolation, KeptWork, MergeOutcome, StepWorkspace } from './isolation.ts';
 
 const SKIP = new Set(['.git', '.vigil']);
 
@@ -71,9 +71,9 @@ export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string,
           if (plan.conflicts.length > 0) return { result: 'conflict', detail: describeConflicts(plan.conflicts, copy) };
           return { result: plan.copy.length + plan.remove.length > 0 ? 'merged' : 'nothing-to-merge' };
         },
-        async dispose(conflict: boolean): Promise<void> {
-          // After a conflict the step's versions stay where the report says they are.
-          if (conflict) return;
+        async dispose(keep: boolean): Promise<KeptWork> {
+          // After a conflict the step's versions stay where the report says they are (and a kept copy's, there).
+          if (keep) return { folder: copy };
           rmSync(copy, { recursive: true, force: true });
           // The run's folder, the project's and the shared root, once nothing else is in them.
           for (const dir of [join(base, runId), base, dirname(base)]) {
@@ -83,6 +83,7 @@ export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string,
               break; // another step's copy is still there
             }
           }
+          return null;
         },
       };
     },
@@ -96,7 +97,7 @@ export function createNoIsolation(workspace: string): Isolation {
     async prepare(_label: string, relDir: string): Promise<StepWorkspace> {
       const dir = join(workspace, relDir);
       mkdirSync(dir, { recursive: true });
-      return { dir, root: workspace, bringBack: async () => ({ result: 'merged' }), dispose: async () => {} };
+      return { dir, root: workspace, bringBack: async () => ({ result: 'merged' }), dispose: async () => null };
     },
   };
 }

@@ -14,9 +14,16 @@ export interface StepWorkspace {
   root: string;
   /** Brings the step's changes back into the workspace. */
   bringBack(): Promise<MergeOutcome>;
-  /** Removes the isolated copy; always called, also after failure or cancellation. */
-  dispose(conflict: boolean): Promise<void>;
+  /**
+   * Removes the isolated copy; always called, also after failure or cancellation. With `keep` (a conflict,
+   * work not merged because the run was cancelled, a candidate kept) the copy's work is kept, and the answer
+   * says where: the branch it was committed on, or the folder left in place; null when there was none.
+   */
+  dispose(keep: boolean): Promise<KeptWork>;
 }
+
+/** Where a kept copy's work is. */
+export type KeptWork = { branch: string } | { folder: string } | null;
 
 export interface Isolation {
   readonly mode: 'worktree' | 'mirror' | 'rsync' | 'none';

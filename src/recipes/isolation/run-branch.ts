@@ -57,7 +57,8 @@ export async function openRunBranch(workspace: string, runId: string, startFrom:
       const ahead = Number((await gitOk(top, ['rev-list', '--count', `${base}..${branch}`])).trim());
       if (ahead === 0) {
         await git(top, ['branch', '-D', branch]);
-        return { lines: ['the run changed nothing: no branch kept'], conflict: null };
+        // A run that ended early may have kept its children's work on their own branches (said above this line).
+        return { lines: [succeeded ? 'the run changed nothing: no branch kept' : `nothing was merged into the results before the run ended: branch ${branch} removed`], conflict: null };
       }
       const how = `merge it with: git merge --no-ff ${branch}`;
       if (!succeeded) return { lines: [`what the run brought together before it ended is on branch ${branch} (${how})`], conflict: null };

@@ -9,7 +9,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'nod
 import { join, relative, resolve } from 'node:path';
 import { RunRefusedError } from '../errors.ts';
 import { git, gitOk } from './git.ts';
-import type { Isolation, MergeOutcome, StepWorkspace } from './isolation.ts';
+import type { Isolation, KeptWork, MergeOutcome, StepWorkspace } from './isolation.ts';
 import { commitIdentity, mainCheckout, recoverStaleWorktrees, worktreesDir } from './stale-worktrees.ts';
 
 /** How a composite names its children's branches and commits, and where a resumed child starts. */
@@ -62,10 +62,14 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
   };
   const relWorkspace = relative(repo, resolve(workspace));
 
-  const removeWorktree = async (path: string, branch: string | null): Promise<void> => {
+  const removeWorktree = async (path: string, branch: string, start: string, keep: { message: string } | null): Promise<KeptWork> => {
+    // Kept: what the copy holds uncommitted goes onto its branch first (a conflict's is committed already;
+    // a succeeded child of a cancelled run, or a kept candidate, had not been), or removing it would lose it.
+    const kept = keep !== null && (await commitKept(path, branch, start, keep.message, commitEnv));
     await oneAtATime(repo, () => git(repo, ['worktree', 'remove', '--force', path]));
     rmSync(path, { recursive: true, force: true });
-    if (branch) await git(repo, ['branch', '-D', branch]);
+    if (!kept) await git(repo, ['branch', '-D', branch]);
+    return kept ? { branch } : null;
   };
 
   return {
@@ -78,7 +82,8 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
       // Start from the workspace as it is now, so a step sees what the steps it depends on merged
       // (a resumed child: from the work its earlier run left).
       const start = (await names.startOf?.(label)) ?? 'HEAD';
-      await oneAtATime(repo, () => gitOk(repo, ['worktree', 'add', '-b', branch, path, start]));
+      const startCommit = (await gitOk(repo, ['rev-parse', `${start}^{commit}`])).trim();
+      await oneAtATime(repo, () => gitOk(repo, ['worktree', 'add', '-b', branch, path, startCommit]));
       const dir = join(path, relWorkspace, relDir);
       mkdirSync(dir, { recursive: true });
       return {
@@ -86,10 +91,22 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
         root: path,
         // One merge at a time, and never while a worktree is being added or removed.
         bringBack: () => oneAtATime(repo, () => mergeBack(repo, path, branch, names.commitOf(label), names.mergeOf(label), commitEnv)),
-        dispose: (conflict: boolean) => removeWorktree(path, conflict ? null : branch),
+        dispose: (keep: boolean) => removeWorktree(path, branch, startCommit, keep ? { message: names.commitOf(label) } : null),
       };
     },
   };
+}
+
+/** Commits everything the copy at `path` holds, if anything, onto its branch. */
+async function commitAll(path: string, message: string, env: Record<string, string> | undefined): Promise<void> {
+  await gitOk(path, ['add', '-A'], env);
+  if ((await gitOk(path, ['status', '--porcelain'])).trim() !== '') await gitOk(path, ['commit', '-q', '-m', message], env);
+}
+
+/** Commits what `path` holds onto `branch`; true when the branch then holds work beyond `start`. */
+async function commitKept(path: string, branch: string, start: string, message: string, env: Record<string, string> | undefined): Promise<boolean> {
+  await commitAll(path, message, env);
+  return Number((await gitOk(path, ['rev-list', '--count', `${start}..${branch}`])).trim()) > 0;
 }
 
 async function mergeBack(
@@ -100,8 +117,7 @@ async function mergeBack(
   mergeMessage: string,
   env: Record<string, string> | undefined,
 ): Promise<MergeOutcome> {
-  await gitOk(path, ['add', '-A'], env);
-  if ((await gitOk(path, ['status', '--porcelain'])).trim() !== '') await gitOk(path, ['commit', '-q', '-m', commitMessage], env);
+  await commitAll(path, commitMessage, env);
   const ahead = Number((await gitOk(repo, ['rev-list', '--count', `HEAD..${branch}`])).trim());
   if (ahead === 0) return { result: 'nothing-to-merge', branch };
   const merge = await git(repo, ['merge', '--no-ff', '--no-edit', '-m', mergeMessage, branch], env);

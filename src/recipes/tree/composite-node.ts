@@ -215,7 +215,7 @@ function showResult(rt: TreeRuntime, runId: string, name: string, type: string |
 /** transfer_mode "none" on a composite: children share the workspace on purpose. */
 function sharedCopy(workspace: string): StepWorkspace {
   if (!existsSync(workspace)) mkdirSync(workspace, { recursive: true });
-  return { dir: workspace, root: workspace, bringBack: async () => ({ result: 'nothing-to-merge' }), dispose: async () => {} };
+  return { dir: workspace, root: workspace, bringBack: async () => ({ result: 'nothing-to-merge' }), dispose: async () => null };
 }
 
 /** `k.txt, src/a.ts and 3 more` from `git status --porcelain` lines. */

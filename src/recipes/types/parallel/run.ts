@@ -4,7 +4,7 @@
 // it). Succeeded children are merged back one at a time in index order; a
 // conflicting merge is aborted and that child is `conflict`, its branch kept.
 // fail_fast cancels the others at the first failure. Output: one line per child.
-import type { StepWorkspace } from '../../isolation/isolation.ts';
+import type { KeptWork, StepWorkspace } from '../../isolation/isolation.ts';
 import { type ChildResult, type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited } from '../text-results.ts';
 
@@ -75,10 +75,16 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
         ctx.annotateChild(run.role, { merge: 'failed', detail: (error as Error).message }, 'failed');
       }
     }
-    // Work done before a cancel is not merged, but kept on its branch.
+    // Work done before a cancel (a signal, the run's budget) is not merged, but kept on its branch (or in its copy).
     const unmerged = run.result.status === 'succeeded' && ctx.signal.aborted;
-    if (unmerged) ctx.annotateChild(run.role, { merge: 'not merged: the run was cancelled', branch: `vigil/${ctx.runId}-${i}` });
-    await run.ws.dispose(conflict || unmerged).catch((e: Error) => ctx.say(`could not remove the copy of child ${i}: ${e.message}`));
+    const kept = await run.ws.dispose(conflict || unmerged).catch((e: Error) => {
+      ctx.say(`could not remove the copy of child ${i}: ${e.message}`);
+      return null;
+    });
+    if (unmerged) {
+      ctx.annotateChild(run.role, { merge: 'not merged: the run was cancelled', ...(kept ?? {}) });
+      if (kept) ctx.say(`child ${i} succeeded but was not merged (the run was cancelled): its work is kept ${keptWhere(kept)}`);
+    }
   }
 
   const lines = runs.map((run, i) => {
@@ -97,4 +103,9 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
     return { status: 'failed', output, reason: what.join(', ') };
   }
   return { status: 'succeeded', output };
+}
+
+/** "on branch vigil/<run>-0 (git merge --no-ff vigil/<run>-0)", or "in <folder>". */
+function keptWhere(kept: NonNullable<KeptWork>): string {
+  return 'branch' in kept ? `on branch ${kept.branch} (git merge --no-ff ${kept.branch})` : `in ${kept.folder}`;
 }
