@@ -105,7 +105,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
   return { status: 'succeeded', output };
 }
 
-/** "on branch vigil/<run>-0 (git merge --no-ff vigil/<run>-0)", or "in <folder>". */
+/** "on branch vigil/<run>-0 (git merge --no-ff vigil/<run>-0)", or "in <folder>, until …" (the next copying run removes it). */
 function keptWhere(kept: NonNullable<KeptWork>): string {
-  return 'branch' in kept ? `on branch ${kept.branch} (git merge --no-ff ${kept.branch})` : `in ${kept.folder}`;
+  return 'branch' in kept ? `on branch ${kept.branch} (git merge --no-ff ${kept.branch})` : `in ${kept.folder}, until the next run that copies this workspace`;
 }
