@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { git, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
-import { type Project, runVigil } from './helpers.ts';
+import { type Project, runVigil, startVigil } from './helpers.ts';
 
 // Each test runs many real processes (a loaded machine makes that slow).
 vi.setConfig({ testTimeout: 180_000 });
@@ -57,6 +57,25 @@ describe('adversarial', () => {
     const judgeOut = readFileSync(join(project.root, '.vigil', 'runs', run.children![2]!.run_id!, 'output.txt'), 'utf8');
     expect(judgeOut).toContain('judge saw: built v1; red said:  / attack on v1 after reading /');
     expect(judgeOut).toContain('strict=yes');
+  });
+
+  it("cancelled mid-contest: keeps the rounds' work on the contest's branch, for --resume to go on from", async () => {
+    project = makeShProject();
+    contest(project, 'echo \'{"winner":"blue","reason":"holds"}\'');
+    // Red works until the run is cancelled, after blue's first round stood.
+    shRecipe(project, 'attacker', 'while :; do sleep 0.1; done');
+    const run = startVigil(project, ['sequence', 'duel']);
+    await run.waitFor(/blue round 1: succeeded/);
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code, r.stderr + r.stdout).toBe(130);
+    const root = rootRun(project);
+    const branch = `vigil/${root.id}-contest`;
+    expect(r.stdout).toContain(`the run was cancelled: the contest's work so far is kept on branch ${branch} (git merge --no-ff ${branch})`);
+    // Blue's round 1 stands in the record and its work on the branch (the copy was once removed with it).
+    expect(root.children![0]).toMatchObject({ role: 'blue round 1', status: 'succeeded' });
+    expect(git(project.root, 'show', `${branch}:impl.txt`)).toBe('v1\n');
+    expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
   });
 
   it('fails without merging when red wins the last round', async () => {

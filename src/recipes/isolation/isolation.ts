@@ -25,6 +25,11 @@ export interface StepWorkspace {
 /** Where a kept copy's work is. */
 export type KeptWork = { branch: string } | { folder: string } | null;
 
+/** "on branch vigil/<run>-0 (git merge --no-ff vigil/<run>-0)", or "in <folder>, until …" (the next copying run removes it). */
+export function keptWhere(kept: NonNullable<KeptWork>): string {
+  return 'branch' in kept ? `on branch ${kept.branch} (git merge --no-ff ${kept.branch})` : `in ${kept.folder}, until the next run that copies this workspace`;
+}
+
 export interface Isolation {
   readonly mode: 'worktree' | 'mirror' | 'rsync' | 'none';
   /** Cleans what earlier runs left behind after a crash (copies of runs for which `isLive` says true are kept); one line per copy saying what became of it. */

@@ -5,7 +5,7 @@
 // its output; `done: true` ends the contest early. The run succeeds when the
 // last verdict's winner is blue, and only then is the copy merged back.
 // Output: the verdicts, one line per round.
-import type { StepWorkspace } from '../../isolation/isolation.ts';
+import { keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
 import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { parseVerdict, type Verdict } from '../text-results.ts';
 
@@ -28,6 +28,9 @@ export async function runAdversarial(ctx: CompositeContext): Promise<CompositeOu
   }
   let failure: CompositeOutcome | null = null;
   let merged = false;
+  // The copy's work is kept when blue won but its merge conflicts, and when the run was cancelled (a signal, its
+  // budget): the rounds that succeeded stand (--resume reuses them), so their work stays for it to go on from.
+  let keep = false;
   try {
     for (let round = 1; round <= rounds && !failure; round += 1) {
       for (const side of ['blue', 'red', 'judge'] as const) {
@@ -56,17 +59,25 @@ export async function runAdversarial(ctx: CompositeContext): Promise<CompositeOu
       }
       if (verdicts.at(-1)?.round === round && verdicts.at(-1)?.done) break;
     }
-    if (failure) return failure;
+    if (failure) {
+      keep = ctx.signal.aborted;
+      return failure;
+    }
     const last = verdicts.at(-1)!;
     if (last.winner !== 'blue') return { status: 'failed', output: lines(), reason: `the last verdict (round ${last.round}) went to ${last.winner}: ${last.reason}` };
     const m = await ws.bringBack();
     if (m.result === 'conflict') {
+      keep = true;
       ctx.say(`blue won, but merging its work back conflicts: ${m.detail ?? ''}`.trim());
       return { status: 'failed', output: lines(), reason: `blue won, but merging its work back conflicts: ${m.detail ?? ''}`.trim() };
     }
     merged = m.result === 'merged';
     return { status: 'succeeded', output: `${lines()}\nblue won${merged ? "; its work is in the run's results" : ''}\n` };
   } finally {
-    await ws.dispose(false).catch((e: Error) => ctx.say(`could not remove the contest's copy: ${e.message}`));
+    const kept = await ws.dispose(keep).catch((e: Error) => {
+      ctx.say(`could not remove the contest's copy: ${e.message}`);
+      return null;
+    });
+    if (kept && ctx.signal.aborted) ctx.say(`the run was cancelled: the contest's work so far is kept ${keptWhere(kept)}`);
   }
 }

@@ -4,7 +4,7 @@
 // it). Succeeded children are merged back one at a time in index order; a
 // conflicting merge is aborted and that child is `conflict`, its branch kept.
 // fail_fast cancels the others at the first failure. Output: one line per child.
-import type { KeptWork, StepWorkspace } from '../../isolation/isolation.ts';
+import { keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
 import { type ChildResult, type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited } from '../text-results.ts';
 
@@ -105,7 +105,3 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
   return { status: 'succeeded', output };
 }
 
-/** "on branch vigil/<run>-0 (git merge --no-ff vigil/<run>-0)", or "in <folder>, until …" (the next copying run removes it). */
-function keptWhere(kept: NonNullable<KeptWork>): string {
-  return 'branch' in kept ? `on branch ${kept.branch} (git merge --no-ff ${kept.branch})` : `in ${kept.folder}, until the next run that copies this workspace`;
-}
