@@ -76,6 +76,15 @@ describe('adversarial', () => {
     expect(root.children![0]).toMatchObject({ role: 'blue round 1', status: 'succeeded' });
     expect(git(project.root, 'show', `${branch}:impl.txt`)).toBe('v1\n');
     expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+    // Resumed with a red that ends: blue's round 1 is reused, and red's round 1 finds its work in the copy.
+    shRecipe(project, 'attacker', 'echo "attack on $$(cat impl.txt)"');
+    const resumed = await runVigil(project, ['sequence', 'duel', '--resume', root.id]);
+    expect(resumed.code, resumed.stderr + resumed.stdout).toBe(0);
+    const again = rootRun(project);
+    expect(again.id).not.toBe(root.id);
+    expect(again.children!.find((c) => c.role === 'blue round 1')!.run_id).toBe(root.children![0]!.run_id);
+    const red = again.children!.find((c) => c.role === 'red round 1')!;
+    expect(readFileSync(join(project.root, '.vigil', 'runs', red.run_id!, 'output.txt'), 'utf8')).toContain('attack on v1');
   });
 
   it('fails without merging when red wins the last round', async () => {
