@@ -33,6 +33,14 @@ describe('parallel', () => {
     // The cancelled child kept nothing, and no copy is left.
     expect(git(project.root, 'branch', '--list', `vigil/${root.id}-1`)).toBe('');
     expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+    // Resumed, with b able to finish: a is reused, and its work is in the results.
+    shRecipe(project, 'one', 'echo ${NAME} > out-${NAME}.txt');
+    const resumed = await runVigil(project, ['sequence', 'fan', '--resume', root.id]);
+    expect(resumed.code, resumed.stderr + resumed.stdout).toBe(0);
+    const again = rootRun(project);
+    expect(again.children!.find((c) => c.role === 'child 0')!.run_id).toBe(root.children!.find((c) => c.role === 'child 0')!.run_id);
+    expect(git(project.root, 'show', `vigil/${again.id}:out-a.txt`)).toBe('a\n');
+    expect(git(project.root, 'show', `vigil/${again.id}:out-b.txt`)).toBe('b\n');
   });
 
   it('runs one child per variable set in its own worktree and merges them back in index order', async () => {
