@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { untilTrue } from '../support/until.ts';
+import { makeShProject, shRecipe } from './composite-helpers.ts';
 import { lastRun, makeProject, type Project, runVigil, startVigil, stepOf } from './helpers.ts';
 
 let project: Project;
@@ -107,6 +109,26 @@ describe('transfer_mode worktree', () => {
     expect(pruned.stdout).toBe('removed branch vigil/20200101-000000-dead/worker\n');
     expect(git(['branch', '--list', 'vigil/*']).trim()).toBe('');
     expect((await runVigil(project, ['runs', 'prune'])).stdout).toContain('nothing to prune');
+  });
+
+  it('resumes a step a runner killed with -9 left from its copy\'s work, and drops the earlier branch once merged', async () => {
+    project = makeShProject();
+    const go = join(project.home, 'go');
+    // The first part is written, then the step waits; resumed from its copy's work, it finds the first part.
+    shRecipe(project, 'slow', `if [ -f part1.txt ]; then echo resumed > evidence.txt; fi; echo part1 > part1.txt; while [ ! -f ${go} ]; do sleep 0.1; done`, { transfer_mode: 'worktree' });
+    const first = startVigil(project, ['sequence', 'slow']);
+    await first.waitFor(/work: running/);
+    const id = lastRun(project).id;
+    await untilTrue('the step to write its first part', () => existsSync(join(project.root, '.vigil', 'worktrees', id, 'work', 'part1.txt')));
+    first.child.kill('SIGKILL');
+    await first.done;
+    writeFileSync(go, '');
+    const r = await runVigil(project, ['sequence', 'slow', '--resume', id]);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain(`its work (committed now) stays on branch vigil/${id}/work (vigil sequence <recipe> --resume ${id} brings it in`);
+    expect(readFileSync(join(project.root, 'evidence.txt'), 'utf8')).toBe('resumed\n');
+    expect(git(['branch', '--list', 'vigil/*']).trim()).toBe('');
+    expect(worktrees()).toHaveLength(1);
   });
 
   it('keeps the worktrees of a run that is still going when another run starts', async () => {

@@ -24,6 +24,13 @@ export interface WorktreeNaming {
   startOf?(label: string): Promise<string | null>;
 }
 
+/** How the copies of a run's own steps are named: `vigil/<run>/<label>`. */
+export const stepNaming = (runId: string): WorktreeNaming => ({
+  branchOf: (label) => `vigil/${runId}/${label}`,
+  commitOf: (label) => `vigil ${runId}: step ${label}`,
+  mergeOf: (label) => `vigil ${runId}: merge step ${label}`,
+});
+
 // Concurrent `git worktree add`s of one repository race on .git/worktrees
 // ("failed to read .git/worktrees/<name>/commondir"): they run one at a time.
 // Merges and worktree changes of one repository share the queue.
@@ -55,11 +62,7 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
   const commitEnv = await commitIdentity(repo);
   // In the main checkout, also for the copies of a run that works in a worktree of its own.
   const base = worktreesDir(await mainCheckout(repo));
-  const names: WorktreeNaming = naming ?? {
-    branchOf: (label) => `vigil/${runId}/${label}`,
-    commitOf: (label) => `vigil ${runId}: step ${label}`,
-    mergeOf: (label) => `vigil ${runId}: merge step ${label}`,
-  };
+  const names: WorktreeNaming = naming ?? stepNaming(runId);
   const relWorkspace = relative(repo, resolve(workspace));
 
   const removeWorktree = async (path: string, branch: string, start: string, keep: { message: string } | null): Promise<KeptWork> => {

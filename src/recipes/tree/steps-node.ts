@@ -7,6 +7,7 @@
 //   steps-scope.ts    abort signal, budget scope, ledger events, setStep, finish
 //   steps-canary.ts   the canary of each backend before the first step
 //   steps-plan.ts     the steps run through the pool in plan order, and how the run ends
+import { dropBranchesOf } from '../isolation/stale-worktrees.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 import { checkBackends } from './steps-canary.ts';
 import { runStepsPlan } from './steps-plan.ts';
@@ -25,6 +26,8 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     const stopped = await checkBackends(rt, node, prep, recorder, scope, toRun);
     if (stopped) return scope.finish(stopped.status, stopped.reason);
     const end = await runStepsPlan(rt, prep, recorder, isolation, scope);
+    // The resumed run's step copies started from the earlier run's branches: those now merged go.
+    if (node.resume && prep.resume && isolation.mode === 'worktree') await dropBranchesOf(prep.workspace, prep.resume.previous.id).catch(() => {});
     return scope.finish(end.status, end.reason);
   } catch (error) {
     cancelUnfinished(recorder);

@@ -5,7 +5,9 @@
 import { createCopyIsolation, createNoIsolation } from '../isolation/copy-modes.ts';
 import type { Isolation } from '../isolation/isolation.ts';
 import { stepsIsolation } from '../isolation/choose.ts';
-import { createWorktreeIsolation } from '../isolation/worktree.ts';
+import { branchExists } from '../isolation/run-branch.ts';
+import { createWorktreeIsolation, stepNaming, type WorktreeNaming } from '../isolation/worktree.ts';
+import type { RunJson } from '../records/run-record.ts';
 import { type PreparedRun, prepareRun } from '../prepare-run.ts';
 import { runIsLive } from '../records/runs-list.ts';
 import type { NodeRequest, TreeRuntime } from './runtime.ts';
@@ -15,9 +17,9 @@ export interface PreparedNode {
   isolation: Isolation;
 }
 
-async function createIsolation(prep: PreparedRun): Promise<Isolation> {
+async function createIsolation(prep: PreparedRun, resumed: RunJson | null): Promise<Isolation> {
   const mode = stepsIsolation(prep.found.recipe);
-  if (mode === 'worktree') return createWorktreeIsolation(prep.workspace, prep.runId, prep.found.file);
+  if (mode === 'worktree') return createWorktreeIsolation(prep.workspace, prep.runId, prep.found.file, resumed ? resumedNaming(prep.runId, resumed, prep.workspace) : undefined);
   if (mode === 'mirror' || mode === 'rsync') return createCopyIsolation(mode, prep.workspace, prep.projectRoot, prep.runId, prep.found.file);
   return createNoIsolation(prep.workspace);
 }
@@ -40,8 +42,26 @@ export async function prepareStepsNode(rt: TreeRuntime, node: NodeRequest): Prom
     ...(node.model ? { model: node.model } : {}),
   });
   for (const w of prep.warnings) rt.stderr.write(`${w}\n`);
-  const isolation = await createIsolation(prep);
+  const isolation = await createIsolation(prep, node.resume ? (prep.resume?.previous ?? null) : null);
   const recovered = await isolation.recover((id) => runIsLive(prep.projectRoot, id));
   for (const line of recovered) rt.view.note(line);
   return { prep, isolation };
+}
+
+/**
+ * --resume: a step whose copy an interrupted runner left starts from that copy's work (committed on its
+ * branch by the recovery), as its agent's session goes on. Not a conflict's: its work conflicted with
+ * the workspace, and the step is done again from the workspace as it is now.
+ */
+function resumedNaming(runId: string, previous: RunJson, repo: string): WorktreeNaming {
+  const earlier = stepNaming(previous.id);
+  return {
+    ...stepNaming(runId),
+    async startOf(label) {
+      const step = previous.steps.find((s) => s.label === label);
+      if (!step || step.status === 'conflict') return null;
+      const branch = earlier.branchOf(label);
+      return (await branchExists(repo, branch)) ? branch : null;
+    },
+  };
 }
