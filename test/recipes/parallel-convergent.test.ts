@@ -192,6 +192,30 @@ describe('convergent', () => {
     expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
   });
 
+  it('cancelled after a strategy succeeded: keeps its work on its branch, and --resume scores it from there', async () => {
+    project = makeShProject();
+    // Strategy 1 answers at once; strategy 2 works until the run is cancelled.
+    shRecipe(project, 'solve', 'if [ ${STRATEGY} = 1 ]; then echo 7 > answer.txt; else while :; do sleep 0.1; done; fi');
+    shRecipe(project, 'score', 'echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"');
+    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 2 });
+    const run = startVigil(project, ['sequence', 'race']);
+    await run.waitFor(/strategy 1: succeeded/);
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code, r.stderr + r.stdout).toBe(130);
+    const root = rootRun(project);
+    const branch = `vigil/${root.id}-strategy-1`;
+    expect(r.stdout).toContain(`strategy 1 succeeded but the run was cancelled: its work is kept on branch ${branch} (git merge --no-ff ${branch})`);
+    expect(git(project.root, 'show', `${branch}:answer.txt`)).toBe('7\n');
+    // Resumed with a strategy 2 that answers: strategy 1 is reused, and scored on its own work.
+    shRecipe(project, 'solve', 'echo ${STRATEGY} > answer.txt');
+    const resumed = await runVigil(project, ['sequence', 'race', '--resume', root.id]);
+    expect(resumed.code, resumed.stderr + resumed.stdout).toBe(0);
+    const again = rootRun(project);
+    expect(again.children!.find((c) => c.role === 'strategy 1')!.run_id).toBe(root.children!.find((c) => c.role === 'strategy 1')!.run_id);
+    expect(outputOf(project, again)).toContain('winner: strategy 1 (score 7)');
+  });
+
   it('fails when no candidate gets a valid score, saying why', async () => {
     project = makeShProject();
     shRecipe(project, 'solve', 'echo ${STRATEGY} > answer.txt');

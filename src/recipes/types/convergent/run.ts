@@ -3,9 +3,10 @@
 // once per succeeded strategy in that copy, with CANDIDATE_DIR. A score is the
 // last line `SCORE: <n>` or a JSON object with `score`; higher wins, ties go
 // to the lower strategy. The winner is merged back; the other copies are
-// removed (their branches kept with keep_candidates). Output: the scoreboard
-// and the winner.
-import type { StepWorkspace } from '../../isolation/isolation.ts';
+// removed (their work kept on their branches with keep_candidates, and that of
+// the strategies that succeeded when the run is cancelled). Output: the
+// scoreboard and the winner.
+import { keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
 import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited, parseScore } from '../text-results.ts';
 
@@ -93,8 +94,14 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
   }
   for (const c of candidates) {
     if (!c.ws) continue;
-    const keep = (c === winner && conflict) || (c !== winner && recipe.keep_candidates === true);
-    await c.ws.dispose(keep).catch((e: Error) => ctx.say(`could not remove the copy of strategy ${c.strategy}: ${e.message}`));
+    // A run cancelled (a signal, its budget) keeps the strategies that succeeded: they stand, and --resume reuses them.
+    const cancelledWork = ctx.signal.aborted && c.status === 'succeeded';
+    const keep = (c === winner && conflict) || (c !== winner && recipe.keep_candidates === true) || cancelledWork;
+    const kept = await c.ws.dispose(keep).catch((e: Error) => {
+      ctx.say(`could not remove the copy of strategy ${c.strategy}: ${e.message}`);
+      return null;
+    });
+    if (kept && cancelledWork) ctx.say(`strategy ${c.strategy} succeeded but the run was cancelled: its work is kept ${keptWhere(kept)}`);
   }
   return outcome;
 }
