@@ -131,6 +131,25 @@ describe('transfer_mode worktree', () => {
     expect(worktrees()).toHaveLength(1);
   });
 
+  it('keeps the work of a step stopped by Ctrl-C on its branch, and --resume goes on from it', async () => {
+    project = makeShProject();
+    const go = join(project.home, 'go');
+    shRecipe(project, 'slow', `if [ -f part1.txt ]; then echo resumed > evidence.txt; fi; echo part1 > part1.txt; while [ ! -f ${go} ]; do sleep 0.1; done`, { transfer_mode: 'worktree' });
+    const first = startVigil(project, ['sequence', 'slow']);
+    await first.waitFor(/work: running/);
+    const id = lastRun(project).id;
+    await untilTrue('the step to write its first part', () => existsSync(join(project.root, '.vigil', 'worktrees', id, 'work', 'part1.txt')));
+    first.child.kill('SIGINT');
+    const stopped = await first.done;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stdout).toContain(`step "work" was stopped: its work so far is kept on branch vigil/${id}/work (git merge --no-ff vigil/${id}/work)`);
+    writeFileSync(go, '');
+    const r = await runVigil(project, ['sequence', 'slow', '--resume', id]);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(readFileSync(join(project.root, 'evidence.txt'), 'utf8')).toBe('resumed\n');
+    expect(git(['branch', '--list', 'vigil/*']).trim()).toBe('');
+  });
+
   it('keeps the worktrees of a run that is still going when another run starts', async () => {
     gitProject();
     project.recipe({ name: 'slow', canary: false, transfer_mode: 'worktree', steps: [{ label: 'busy', args: ['HANG'] }] });
