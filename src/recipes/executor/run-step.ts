@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { type AgentSlots, withSlots } from '../concurrency/agent-slots.ts';
 import type { GateKeeper } from '../gates/gate.ts';
 import { gateVerdict } from '../gates/gate.ts';
-import { type Isolation, keptWhere, type StepWorkspace } from '../isolation/isolation.ts';
+import { disposeCopy, type Isolation, keptWhere, type StepWorkspace } from '../isolation/isolation.ts';
 import type { PlannedStep } from '../planning/plan.ts';
 import type { StepPool } from '../pool/step-pool.ts';
 import type { StepOutcome, UsageReport } from '../pool/step-task.ts';
@@ -167,12 +167,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
       // A step stopped from outside (a signal, a budget, a watchdog) keeps what its copy holds, as it would in the
       // workspace itself: --resume goes on from it, continuing the agent's session.
       const stopped = final.status === 'killed' || final.status === 'cancelled';
-      const kept = ws
-        ? await ws.dispose(final.status === 'conflict' || stopped).catch((e: Error) => {
-            ctx.say(`could not remove the isolated copy of "${label}": ${e.message}`);
-            return null;
-          })
-        : null;
+      const kept = ws ? await disposeCopy(ws, final.status === 'conflict' || stopped, `the isolated copy of "${label}"`, ctx.say) : null;
       if (kept && stopped) ctx.say(`step "${label}" was stopped: its work so far is kept ${keptWhere(kept)}`);
       const usage = budget?.end();
       setStep(label, {

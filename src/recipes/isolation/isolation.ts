@@ -15,15 +15,24 @@ export interface StepWorkspace {
   /** Brings the step's changes back into the workspace. */
   bringBack(): Promise<MergeOutcome>;
   /**
-   * Removes the isolated copy; always called, also after failure or cancellation. With `keep` (a conflict,
-   * work not merged because the run was cancelled, a candidate kept) the copy's work is kept, and the answer
-   * says where: the branch it was committed on, or the folder left in place; null when there was none.
+   * Removes the isolated copy; always called, also after failure or cancellation. With `keep` (a conflict, a
+   * step stopped from outside, work not merged because the run was cancelled, a candidate kept) the copy's
+   * work is kept, and the answer says where: the branch it was committed on, or the folder left in place;
+   * null when there was none.
    */
   dispose(keep: boolean): Promise<KeptWork>;
 }
 
 /** Where a kept copy's work is. */
 export type KeptWork = { branch: string } | { folder: string } | null;
+
+/** Disposes of `ws` (keeping its work when `keep`); a copy that cannot be removed is said, not thrown: the run goes on. */
+export function disposeCopy(ws: StepWorkspace, keep: boolean, what: string, say: (line: string) => void): Promise<KeptWork> {
+  return ws.dispose(keep).catch((e: Error) => {
+    say(`could not remove ${what}: ${e.message}`);
+    return null;
+  });
+}
 
 /** "on branch vigil/<run>-0 (git merge --no-ff vigil/<run>-0)", or "in <folder>, until …" (the next copying run removes it). */
 export function keptWhere(kept: NonNullable<KeptWork>): string {

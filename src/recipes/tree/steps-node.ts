@@ -27,7 +27,7 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
     if (stopped) return scope.finish(stopped.status, stopped.reason);
     const end = await runStepsPlan(rt, prep, recorder, isolation, scope);
     // The resumed run's step copies started from the earlier run's branches: those now merged go.
-    if (node.resume && prep.resume && isolation.mode === 'worktree') await dropBranchesOf(prep.workspace, prep.resume.previous.id).catch(() => {});
+    if (node.resume && prep.resume && isolation.mode === 'worktree') await dropBranchesOf(prep.workspace, prep.resume.previous.id).catch((e: Error) => rt.view.note(`could not remove the branches of run ${prep.resume!.previous.id}: ${e.message} (vigil runs prune removes them)`));
     return scope.finish(end.status, end.reason);
   } catch (error) {
     cancelUnfinished(recorder);

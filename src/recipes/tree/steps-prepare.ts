@@ -49,9 +49,9 @@ export async function prepareStepsNode(rt: TreeRuntime, node: NodeRequest): Prom
 }
 
 /**
- * --resume: a step whose copy an interrupted runner left starts from that copy's work (committed on its
- * branch by the recovery), as its agent's session goes on. Not a conflict's: its work conflicted with
- * the workspace, and the step is done again from the workspace as it is now.
+ * --resume: a step whose copy's work was kept on its branch (committed by the recovery after its runner died,
+ * or as it was stopped by a signal, a budget or a timeout) starts from it, as its agent's session goes on.
+ * Not a conflict's: its work conflicted with the workspace, and the step is done again from the workspace.
  */
 function resumedNaming(runId: string, previous: RunJson, repo: string): WorktreeNaming {
   const earlier = stepNaming(previous.id);

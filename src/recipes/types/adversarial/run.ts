@@ -5,7 +5,7 @@
 // its output; `done: true` ends the contest early. The run succeeds when the
 // last verdict's winner is blue, and only then is the copy merged back.
 // Output: the verdicts, one line per round.
-import { keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
+import { disposeCopy, keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
 import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { parseVerdict, type Verdict } from '../text-results.ts';
 
@@ -74,10 +74,7 @@ export async function runAdversarial(ctx: CompositeContext): Promise<CompositeOu
     merged = m.result === 'merged';
     return { status: 'succeeded', output: `${lines()}\nblue won${merged ? "; its work is in the run's results" : ''}\n` };
   } finally {
-    const kept = await ws.dispose(keep).catch((e: Error) => {
-      ctx.say(`could not remove the contest's copy: ${e.message}`);
-      return null;
-    });
+    const kept = await disposeCopy(ws, keep, "the contest's copy", ctx.say);
     if (kept && ctx.signal.aborted) ctx.say(`the run was cancelled: the contest's work so far is kept ${keptWhere(kept)}`);
   }
 }

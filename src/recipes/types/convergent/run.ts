@@ -6,7 +6,7 @@
 // removed (their work kept on their branches with keep_candidates, and that of
 // the strategies that succeeded when the run is cancelled). Output: the
 // scoreboard and the winner.
-import { keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
+import { disposeCopy, keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
 import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited, parseScore } from '../text-results.ts';
 
@@ -97,10 +97,7 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
     // A run cancelled (a signal, its budget) keeps the strategies that succeeded: they stand, and --resume reuses them.
     const cancelledWork = ctx.signal.aborted && c.status === 'succeeded';
     const keep = (c === winner && conflict) || (c !== winner && recipe.keep_candidates === true) || cancelledWork;
-    const kept = await c.ws.dispose(keep).catch((e: Error) => {
-      ctx.say(`could not remove the copy of strategy ${c.strategy}: ${e.message}`);
-      return null;
-    });
+    const kept = await disposeCopy(c.ws, keep, `the copy of strategy ${c.strategy}`, ctx.say);
     if (kept && cancelledWork) ctx.say(`strategy ${c.strategy} succeeded but the run was cancelled: its work is kept ${keptWhere(kept)}`);
   }
   return outcome;

@@ -4,7 +4,7 @@
 // it). Succeeded children are merged back one at a time in index order; a
 // conflicting merge is aborted and that child is `conflict`, its branch kept.
 // fail_fast cancels the others at the first failure. Output: one line per child.
-import { keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
+import { disposeCopy, keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
 import { type ChildResult, type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited } from '../text-results.ts';
 
@@ -77,10 +77,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
     }
     // Work done before a cancel (a signal, the run's budget) is not merged, but kept on its branch (or in its copy).
     const unmerged = run.result.status === 'succeeded' && ctx.signal.aborted;
-    const kept = await run.ws.dispose(conflict || unmerged).catch((e: Error) => {
-      ctx.say(`could not remove the copy of child ${i}: ${e.message}`);
-      return null;
-    });
+    const kept = await disposeCopy(run.ws, conflict || unmerged, `the copy of child ${i}`, ctx.say);
     if (unmerged) {
       ctx.annotateChild(run.role, { merge: 'not merged: the run was cancelled', ...(kept ?? {}) });
       if (kept) ctx.say(`child ${i} succeeded but was not merged (the run was cancelled): its work is kept ${keptWhere(kept)}`);
