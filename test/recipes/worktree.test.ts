@@ -111,7 +111,12 @@ describe('transfer_mode worktree', () => {
     expect((await runVigil(project, ['runs', 'prune'])).stdout).toContain('nothing to prune');
   });
 
-  it('resumes a step a runner killed with -9 left from its copy\'s work, and drops the earlier branch once merged', async () => {
+  // A step stopped mid-work, by its runner's death (-9: the next run's recovery commits the copy) or by Ctrl-C
+  // (the runner commits it): its work so far stays on its branch, and --resume goes on from it.
+  it.each([
+    ['killed with -9', 'SIGKILL', (id: string) => `its work (committed now) stays on branch vigil/${id}/work (vigil sequence <recipe> --resume ${id} brings it in`],
+    ['stopped by Ctrl-C', 'SIGINT', (id: string) => `step "work" was stopped: its work so far is kept on branch vigil/${id}/work (git merge --no-ff vigil/${id}/work)`],
+  ] as const)('a step whose runner was %s keeps its copy\'s work, and --resume starts it from there', async (_how, signal, said) => {
     project = makeShProject();
     const go = join(project.home, 'go');
     // The first part is written, then the step waits; resumed from its copy's work, it finds the first part.
@@ -120,34 +125,16 @@ describe('transfer_mode worktree', () => {
     await first.waitFor(/work: running/);
     const id = lastRun(project).id;
     await untilTrue('the step to write its first part', () => existsSync(join(project.root, '.vigil', 'worktrees', id, 'work', 'part1.txt')));
-    first.child.kill('SIGKILL');
-    await first.done;
+    first.child.kill(signal);
+    const stopped = await first.done;
     writeFileSync(go, '');
     const r = await runVigil(project, ['sequence', 'slow', '--resume', id]);
     expect(r.code, r.stderr + r.stdout).toBe(0);
-    expect(r.stdout).toContain(`its work (committed now) stays on branch vigil/${id}/work (vigil sequence <recipe> --resume ${id} brings it in`);
+    expect(stopped.stdout + r.stdout).toContain(said(id));
     expect(readFileSync(join(project.root, 'evidence.txt'), 'utf8')).toBe('resumed\n');
+    // Merged now: the earlier run's branch goes, and no copy is left.
     expect(git(['branch', '--list', 'vigil/*']).trim()).toBe('');
     expect(worktrees()).toHaveLength(1);
-  });
-
-  it('keeps the work of a step stopped by Ctrl-C on its branch, and --resume goes on from it', async () => {
-    project = makeShProject();
-    const go = join(project.home, 'go');
-    shRecipe(project, 'slow', `if [ -f part1.txt ]; then echo resumed > evidence.txt; fi; echo part1 > part1.txt; while [ ! -f ${go} ]; do sleep 0.1; done`, { transfer_mode: 'worktree' });
-    const first = startVigil(project, ['sequence', 'slow']);
-    await first.waitFor(/work: running/);
-    const id = lastRun(project).id;
-    await untilTrue('the step to write its first part', () => existsSync(join(project.root, '.vigil', 'worktrees', id, 'work', 'part1.txt')));
-    first.child.kill('SIGINT');
-    const stopped = await first.done;
-    expect(stopped.code).toBe(130);
-    expect(stopped.stdout).toContain(`step "work" was stopped: its work so far is kept on branch vigil/${id}/work (git merge --no-ff vigil/${id}/work)`);
-    writeFileSync(go, '');
-    const r = await runVigil(project, ['sequence', 'slow', '--resume', id]);
-    expect(r.code, r.stderr + r.stdout).toBe(0);
-    expect(readFileSync(join(project.root, 'evidence.txt'), 'utf8')).toBe('resumed\n');
-    expect(git(['branch', '--list', 'vigil/*']).trim()).toBe('');
   });
 
   it('keeps the worktrees of a run that is still going when another run starts', async () => {
