@@ -285,6 +285,25 @@ describe.concurrent('budgets', () => {
       expect(`${r.stdout}${r.stderr}`.match(/usd is unknown/g), r.stdout + r.stderr).toHaveLength(1);
     });
 
+    it("a step still waiting for a concurrency slot when the run's budget is reached never started: cancelled, saying why", async ({ onTestFinished }) => {
+      const project = ownProject(onTestFinished);
+      project.yml('concurrency:\n  claude: 1\n');
+      project.recipe({ name: 'one', canary: false, steps: [{ label: 'work', args: [TWENTY_TURNS], backend: 'claude' }] });
+      project.recipe({ name: 'pair', type: 'parallel', recipe: 'one', transfer_mode: 'none', budget: { tokens: 3000 }, vars: [{ A: '1' }, { A: '2' }] });
+      const r = await runVigil(project, ['sequence', 'pair'], env(project));
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      const steps = childRuns(project, rootRun(project)).map((c) => c.steps[0]!);
+      // One agent ran until the budget stopped it; the other step waited for the one slot all along.
+      expect(steps.map((s) => s.status).sort()).toEqual(['cancelled', 'killed']);
+      const waited = steps.find((s) => s.status === 'cancelled')!;
+      expect(waited.reason).toMatch(/^not started: budget reached: run \S+ \("pair"\) used \d+ tokens of 3000 tokens/);
+      expect(waited.killed_by).toBeUndefined();
+      // It no longer says it waits (it once kept "waiting for a claude slot" in its record).
+      expect(waited.slot_wait ?? null).toBeNull();
+      // From the stand-ins' own log: only one agent ever started.
+      expect(new Set(messages(project).map((e) => e.pid)).size).toBe(1);
+    });
+
     it('a step whose result tips the budget has finished: it stands (not killed), the run stops after it', async ({ onTestFinished }) => {
       const project = ownProject(onTestFinished);
       // No prices: claude's messages count $0 until its result reports what the run cost ($0.30 each).

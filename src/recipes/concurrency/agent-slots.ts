@@ -57,7 +57,11 @@ export class AgentSlots {
     try {
       for (const { pool, cap } of poolsOf(req.backend, this.caps)) {
         const grant = await this.take(pool, cap, req);
-        if (!grant) return { cancelled: `cancelled while waiting for ${slotName(pool)}` };
+        if (!grant) {
+          // No longer waiting: the record must not go on saying so.
+          req.onWait(null);
+          return { cancelled: `cancelled while waiting for ${slotName(pool)}` };
+        }
         grants.push(grant);
       }
       if (grants.length > 0) req.onWait(null);
@@ -138,5 +142,5 @@ export async function withSlots(
 ): Promise<StepOutcome> {
   if (!slots?.limits(req.backend)) return work();
   const result = await slots.hold(req, work);
-  return 'cancelled' in result && !('status' in result) ? { status: 'cancelled', phases: 0, exitCode: null, reason: result.cancelled } : (result as StepOutcome);
+  return 'cancelled' in result && !('status' in result) ? { status: 'cancelled', phases: 0, exitCode: null, reason: result.cancelled, notStarted: true } : (result as StepOutcome);
 }

@@ -104,6 +104,13 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
           if ('error' in structured) outcome = { status: 'failed', phases: outcome.phases, exitCode: outcome.exitCode, reason: structured.error };
           else setStep(label, { json: structured.json });
         }
+        // Cancelled before its agent started (its wait for a slot ended by the run's budget or a signal): it did not
+        // run, so it is cancelled, not killed, and says why.
+        if (outcome.status === 'cancelled' && outcome.notStarted) {
+          const stoppedBy = budget?.reached()?.reason;
+          final = { status: 'cancelled', phase: 0, phases: 0, exit_code: null, reason: stoppedBy ? `not started: ${stoppedBy}` : outcome.reason };
+          break;
+        }
         // A limit that stopped the agent is its end; an agent that finished before (its last message tipped the budget) stands, and the run stops after it.
         const overBudget = outcome.status === 'succeeded' ? null : (budget?.reached() ?? (outcome.status === 'killed' && outcome.killedBy === 'budget' ? { killedBy: 'budget' as const, reason: outcome.reason } : null));
         if (overBudget) {

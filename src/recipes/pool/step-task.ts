@@ -78,7 +78,7 @@ export type StepOutcome = (
   | { status: 'succeeded'; phases: number; exitCode: number | null }
   | { status: 'failed'; phases: number; exitCode: number | null; reason: string; /** The agent stopped itself at its own turn limit. */ limit?: 'error_max_turns' }
   | { status: 'killed'; killedBy: Exclude<KillReason, 'cancel'> | 'max_phases'; phases: number; exitCode: number | null; reason: string }
-  | { status: 'cancelled'; phases: number; exitCode: number | null; reason: string }
+  | { status: 'cancelled'; phases: number; exitCode: number | null; reason: string; /** Its agent never started (its wait for a slot ended). */ notStarted?: true }
 ) & {
   /**
    * Every usage report of the step, in order. The `usage` messages on the port
