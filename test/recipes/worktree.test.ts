@@ -103,10 +103,10 @@ describe('transfer_mode worktree', () => {
     // vigil runs prune removes what is left, saying what; --dry-run only says.
     const dry = await runVigil(project, ['runs', 'prune', '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toBe('would remove branch vigil/20200101-000000-dead/worker\n');
+    expect(dry.stdout).toBe('would remove branch vigil/20200101-000000-dead/worker (its work is merged nowhere else)\n');
     expect(git(['branch', '--list', 'vigil/*'])).toContain('worker');
     const pruned = await runVigil(project, ['runs', 'prune']);
-    expect(pruned.stdout).toBe('removed branch vigil/20200101-000000-dead/worker\n');
+    expect(pruned.stdout).toBe('removed branch vigil/20200101-000000-dead/worker (its work is merged nowhere else)\n');
     expect(git(['branch', '--list', 'vigil/*']).trim()).toBe('');
     expect((await runVigil(project, ['runs', 'prune'])).stdout).toContain('nothing to prune');
   });

@@ -156,12 +156,14 @@ export async function pruneRuns(dir: string, isLive: (runId: string) => boolean,
     const run = /^(\d{8}-\d{6}-[0-9a-f]{4})/.exec(rest)?.[1];
     if (!run || isLive(run)) continue;
     const result = RUN_ID.test(rest);
-    if (result && !(await recordedElsewhere(main, branch))) {
+    const merged = await recordedElsewhere(main, branch);
+    if (result && !merged) {
       lines.push(`kept branch ${branch}: the results of run ${run}, not merged (git merge --no-ff ${branch}, or git branch -D ${branch})`);
       continue;
     }
+    // A work branch goes, merged or not (that is what prune is for); one whose work no other branch holds says so.
     if (!dryRun && (await git(main, ['branch', '-D', branch])).code !== 0) lines.push(`could not remove branch ${branch} (is it checked out?)`);
-    else lines.push(`${verb} branch ${branch}`);
+    else lines.push(`${verb} branch ${branch}${merged ? '' : ' (its work is merged nowhere else)'}`);
   }
   if (!dryRun) await git(main, ['worktree', 'prune']);
   return lines;
