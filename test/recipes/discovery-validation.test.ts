@@ -52,6 +52,14 @@ describe('refusing invalid recipes before anything runs', () => {
     expect(err).toContain('steps[1] ("b").timeout: must be integer');
   });
 
+  it('refuses a budget beyond what it can count, naming the limit', async () => {
+    // Past these the counters wrapped: 1.5e19 tokens read as a negative cap, and the first message "crossed" it.
+    const err = await refused({ name: 'huge', budget: { tokens: 1.5e19, usd: 1e10 }, steps: [step('a', { budget: { minutes: 100000 } })] });
+    expect(err).toContain('budget.tokens: must be <= 1000000000000000');
+    expect(err).toContain('budget.usd: must be <= 1000000000');
+    expect(err).toContain('steps[0] ("a").budget.minutes: must be <= 35000');
+  });
+
   it('names an unknown field and lists the allowed ones', async () => {
     const err = await refused({ name: 'typo', steps: [step('a', { depends: ['x'] })] });
     expect(err).toMatch(/steps\[0\] \("a"\): unknown field "depends"; allowed: .*depends_on/);
