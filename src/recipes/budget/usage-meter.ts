@@ -42,9 +42,17 @@ const SLOTS = 6;
 const NONE = -1n;
 
 export const NANO = 1_000_000_000;
+/**
+ * The most one report (or limit) counts: a budget's maxima (common.schema.json). A figure beyond them (an agent
+ * printing 1e30 tokens, or $1e300) is counted as this much, which crosses every budget, instead of wrapping a
+ * 64-bit counter to a negative sum or failing to convert; thousands of such reports still fit in one.
+ */
+const MOST_TOKENS = 1e15;
+const MOST_USD = 1e9;
+const tokensOf = (n: number): bigint => BigInt(Math.round(Number.isNaN(n) ? 0 : Math.min(Math.max(n, 0), MOST_TOKENS)));
 
 export function toNano(usd: number): bigint {
-  return BigInt(Math.round(usd * NANO));
+  return BigInt(Math.round(Number.isNaN(usd) ? 0 : Math.min(Math.max(usd, 0), MOST_USD) * NANO));
 }
 
 function fromNano(nano: bigint): number {
@@ -54,7 +62,7 @@ function fromNano(nano: bigint): number {
 export function newMeter(scope: string, limits: { tokens?: number | undefined; usd?: number | undefined } | undefined): MeterRef {
   const buffer = new SharedArrayBuffer(SLOTS * 8);
   const cells = new BigInt64Array(buffer);
-  cells[TOKEN_LIMIT] = limits?.tokens !== undefined ? BigInt(Math.ceil(limits.tokens)) : NONE;
+  cells[TOKEN_LIMIT] = limits?.tokens !== undefined ? tokensOf(Math.ceil(limits.tokens)) : NONE;
   cells[NANO_USD_LIMIT] = limits?.usd !== undefined ? toNano(limits.usd) : NONE;
   return { buffer, scope };
 }
@@ -94,8 +102,8 @@ export function meterReached(ref: MeterRef): BudgetReached | null {
 /** Adds usage to the counters of a scope (tokens and nano-dollars may be negative: a reconciliation). */
 export function addToMeter(ref: MeterRef, delta: { input_tokens: number; output_tokens: number; nanoUsd: bigint; unknown: boolean }): void {
   const c = new BigInt64Array(ref.buffer);
-  Atomics.add(c, INPUT, BigInt(Math.round(delta.input_tokens)));
-  Atomics.add(c, OUTPUT, BigInt(Math.round(delta.output_tokens)));
+  Atomics.add(c, INPUT, tokensOf(delta.input_tokens));
+  Atomics.add(c, OUTPUT, tokensOf(delta.output_tokens));
   Atomics.add(c, NANO_USD, delta.nanoUsd);
   if (delta.unknown) Atomics.store(c, USD_UNKNOWN, 1n);
 }
