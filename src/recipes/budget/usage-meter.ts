@@ -49,10 +49,12 @@ export const NANO = 1_000_000_000;
  */
 const MOST_TOKENS = 1e15;
 const MOST_USD = 1e9;
-const tokensOf = (n: number): bigint => BigInt(Math.round(Number.isNaN(n) ? 0 : Math.min(Math.max(n, 0), MOST_TOKENS)));
+/** `n` with its size held to `most` (a reconciliation's correction may be negative). */
+const held = (n: number, most: number): number => (Number.isNaN(n) ? 0 : Math.sign(n) * Math.min(Math.abs(n), most));
+const tokensOf = (n: number): bigint => BigInt(Math.round(held(n, MOST_TOKENS)));
 
 export function toNano(usd: number): bigint {
-  return BigInt(Math.round(Number.isNaN(usd) ? 0 : Math.min(Math.max(usd, 0), MOST_USD) * NANO));
+  return BigInt(Math.round(held(usd, MOST_USD) * NANO));
 }
 
 function fromNano(nano: bigint): number {
