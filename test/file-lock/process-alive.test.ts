@@ -9,14 +9,19 @@ import { spawnChild } from '../support/children.ts';
 import { untilTrue } from '../support/until.ts';
 
 const state = (pid: number): string => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  } catch {
+    return 'gone';
+  }
 };
 
 describe.skipIf(process.platform !== 'linux')('processAlive', () => {
   it('is false for an exited process nobody has reaped, true for one that runs', async ({ onTestFinished }) => {
-    // The shell starts a child that exits at once, then becomes `sleep`, which never waits for it: a zombie.
-    const parent = spawnChild('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The shell starts a child that exits a second later, and at once becomes `sleep`, which never waits for it:
+    // a zombie. (A child that exits at once may be reaped by the shell itself before its exec.)
+    const parent = spawnChild('sh', ['-c', '(sleep 1; exit 0) & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
     onTestFinished(() => {
       parent.kill('SIGKILL');
     });
