@@ -4,8 +4,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { git, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
-import { type Project, runVigil, startVigil } from './helpers.ts';
+import { git, interruptedRun, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
+import { type Project, runVigil } from './helpers.ts';
 
 // Each test runs many real processes (a loaded machine makes that slow).
 vi.setConfig({ testTimeout: 180_000 });
@@ -64,10 +64,7 @@ describe('adversarial', () => {
     contest(project, 'echo \'{"winner":"blue","reason":"holds"}\'');
     // Red works until the run is cancelled, after blue's first round stood.
     shRecipe(project, 'attacker', 'while :; do sleep 0.1; done');
-    const run = startVigil(project, ['sequence', 'duel']);
-    await run.waitFor(/blue round 1: succeeded/);
-    run.child.kill('SIGINT');
-    const r = await run.done;
+    const r = await interruptedRun(project, 'duel', /blue round 1: succeeded/);
     expect(r.code, r.stderr + r.stdout).toBe(130);
     const root = rootRun(project);
     const branch = `vigil/${root.id}-contest`;

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fakesDir, makeProject, type Project } from './helpers.ts';
+import { fakesDir, makeProject, type Project, startVigil, type VigilResult } from './helpers.ts';
 import type { RunJson } from '../../src/recipes/records/run-record.ts';
 
 export function git(cwd: string, ...args: string[]): string {
@@ -60,4 +60,12 @@ export function childRuns(project: Project, run: RunJson): RunJson[] {
 
 export function outputOf(project: Project, run: RunJson): string {
   return readFileSync(join(project.root, '.vigil', 'runs', run.id, 'output.txt'), 'utf8');
+}
+
+/** `vigil sequence <name>`, stopped with Ctrl-C once it prints `ready`: what it printed, and its exit code. */
+export async function interruptedRun(project: Project, name: string, ready: RegExp): Promise<VigilResult> {
+  const run = startVigil(project, ['sequence', name]);
+  await run.waitFor(ready);
+  run.child.kill('SIGINT');
+  return run.done;
 }

@@ -4,8 +4,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { childRuns, git, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
-import { type Project, runVigil, startVigil } from './helpers.ts';
+import { childRuns, git, interruptedRun, makeShProject, outputOf, rootRun, shRecipe } from './composite-helpers.ts';
+import { type Project, runVigil } from './helpers.ts';
 
 // Each test runs many real processes (a loaded machine makes that slow).
 vi.setConfig({ testTimeout: 180_000 });
@@ -19,10 +19,7 @@ describe('parallel', () => {
     // Child a writes its file and ends; child b works until the run is cancelled.
     shRecipe(project, 'one', 'if [ "${NAME}" = a ]; then echo a > out-a.txt; else while :; do sleep 0.1; done; fi');
     project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', vars: [{ NAME: 'a' }, { NAME: 'b' }] });
-    const run = startVigil(project, ['sequence', 'fan']);
-    await run.waitFor(/child 0: succeeded/);
-    run.child.kill('SIGINT');
-    const r = await run.done;
+    const r = await interruptedRun(project, 'fan', /child 0: succeeded/);
     expect(r.code, r.stderr + r.stdout).toBe(130);
     const root = rootRun(project);
     const branch = `vigil/${root.id}-0`;
@@ -158,12 +155,17 @@ describe('parallel', () => {
 });
 
 describe('convergent', () => {
-  it('scores every strategy in its own copy and merges the best one back', async () => {
+  /** A project whose race runs `solve` per strategy (it writes answer.txt) and scores each copy by that answer. */
+  function race(solve: string, extra: Record<string, unknown> = {}, score = 'echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"'): void {
     project = makeShProject();
+    shRecipe(project, 'solve', solve);
+    shRecipe(project, 'score', score);
+    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 2, ...extra });
+  }
+
+  it('scores every strategy in its own copy and merges the best one back', async () => {
     // Strategy 2 writes the best answer; the scorer reads it from CANDIDATE_DIR.
-    shRecipe(project, 'solve', 'echo $$(( ${STRATEGY} * (4 - ${STRATEGY}) )) > answer.txt');
-    shRecipe(project, 'score', 'echo "looked at ${CANDIDATE_DIR}"; echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"');
-    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 3, merge: true });
+    race('echo $$(( ${STRATEGY} * (4 - ${STRATEGY}) )) > answer.txt', { strategies: 3, merge: true }, 'echo "looked at ${CANDIDATE_DIR}"; echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"');
     const r = await runVigil(project, ['sequence', 'race']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const run = rootRun(project);
@@ -177,10 +179,7 @@ describe('convergent', () => {
   });
 
   it("with keep_candidates, keeps each losing strategy's work committed on its branch", async () => {
-    project = makeShProject();
-    shRecipe(project, 'solve', 'echo ${STRATEGY} > answer.txt');
-    shRecipe(project, 'score', 'echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"');
-    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 2, keep_candidates: true });
+    race('echo ${STRATEGY} > answer.txt', { keep_candidates: true });
     const r = await runVigil(project, ['sequence', 'race']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const run = rootRun(project);
@@ -193,15 +192,9 @@ describe('convergent', () => {
   });
 
   it('cancelled after a strategy succeeded: keeps its work on its branch, and --resume scores it from there', async () => {
-    project = makeShProject();
     // Strategy 1 answers at once; strategy 2 works until the run is cancelled.
-    shRecipe(project, 'solve', 'if [ ${STRATEGY} = 1 ]; then echo 7 > answer.txt; else while :; do sleep 0.1; done; fi');
-    shRecipe(project, 'score', 'echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"');
-    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 2 });
-    const run = startVigil(project, ['sequence', 'race']);
-    await run.waitFor(/strategy 1: succeeded/);
-    run.child.kill('SIGINT');
-    const r = await run.done;
+    race('if [ ${STRATEGY} = 1 ]; then echo 7 > answer.txt; else while :; do sleep 0.1; done; fi');
+    const r = await interruptedRun(project, 'race', /strategy 1: succeeded/);
     expect(r.code, r.stderr + r.stdout).toBe(130);
     const root = rootRun(project);
     const branch = `vigil/${root.id}-strategy-1`;
@@ -217,10 +210,7 @@ describe('convergent', () => {
   });
 
   it('fails when no candidate gets a valid score, saying why', async () => {
-    project = makeShProject();
-    shRecipe(project, 'solve', 'echo ${STRATEGY} > answer.txt');
-    shRecipe(project, 'score', 'echo "I like it"');
-    project.recipe({ name: 'race', type: 'convergent', recipe: 'solve', scorer: 'score', strategies: 2 });
+    race('echo ${STRATEGY} > answer.txt', {}, 'echo "I like it"');
     const r = await runVigil(project, ['sequence', 'race']);
     expect(r.code).toBe(1);
     const run = rootRun(project);

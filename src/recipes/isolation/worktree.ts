@@ -10,7 +10,7 @@ import { join, relative, resolve } from 'node:path';
 import { RunRefusedError } from '../errors.ts';
 import { git, gitOk } from './git.ts';
 import type { Isolation, KeptWork, MergeOutcome, StepWorkspace } from './isolation.ts';
-import { commitIdentity, mainCheckout, recoverStaleWorktrees, worktreesDir } from './stale-worktrees.ts';
+import { commitIdentity, commitLeftovers, mainCheckout, recoverStaleWorktrees, worktreesDir } from './stale-worktrees.ts';
 
 /** How a composite names its children's branches and commits, and where a resumed child starts. */
 export interface WorktreeNaming {
@@ -100,15 +100,12 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
   };
 }
 
-/** Commits everything the copy at `path` holds, if anything, onto its branch. */
-async function commitAll(path: string, message: string, env: Record<string, string> | undefined): Promise<void> {
-  await gitOk(path, ['add', '-A'], env);
-  if ((await gitOk(path, ['status', '--porcelain'])).trim() !== '') await gitOk(path, ['commit', '-q', '-m', message], env);
-}
-
-/** Commits what `path` holds onto `branch`; true when the branch then holds work beyond `start`. */
+/**
+ * Commits what `path` holds onto `branch` as the crash recovery does (a stopped step's agent may have been
+ * killed inside a git command, leaving its lock); true when the branch then holds work beyond `start`.
+ */
 async function commitKept(path: string, branch: string, start: string, message: string, env: Record<string, string> | undefined): Promise<boolean> {
-  await commitAll(path, message, env);
+  await commitLeftovers(path, message, env);
   return Number((await gitOk(path, ['rev-list', '--count', `${start}..${branch}`])).trim()) > 0;
 }
 
@@ -120,7 +117,8 @@ async function mergeBack(
   mergeMessage: string,
   env: Record<string, string> | undefined,
 ): Promise<MergeOutcome> {
-  await commitAll(path, commitMessage, env);
+  await gitOk(path, ['add', '-A'], env);
+  if ((await gitOk(path, ['status', '--porcelain'])).trim() !== '') await gitOk(path, ['commit', '-q', '-m', commitMessage], env);
   const ahead = Number((await gitOk(repo, ['rev-list', '--count', `HEAD..${branch}`])).trim());
   if (ahead === 0) return { result: 'nothing-to-merge', branch };
   const merge = await git(repo, ['merge', '--no-ff', '--no-edit', '-m', mergeMessage, branch], env);
