@@ -47,12 +47,26 @@ async function freePort(): Promise<number> {
 const pagePorts = [8130, 8131, 8132, 8133, 8787];
 
 /**
+ * The page's script with each of its ports moved to a free one, in one pass: replaced one port after
+ * another, a free port that holds another's digits (8130 moved to 38787, then 8787 to 46407) became
+ * 346407, and the page waited for a server that could never listen.
+ */
+async function withFreePorts(script: string): Promise<string> {
+  const moved = new Map<string, string>();
+  for (const port of pagePorts) {
+    let free = String(await freePort());
+    while ([...moved.values()].includes(free)) free = String(await freePort());
+    moved.set(String(port), free);
+  }
+  return script.replace(new RegExp(`(?<!\\d)(${pagePorts.join('|')})(?!\\d)`, 'g'), (port) => moved.get(port)!);
+}
+
+/**
  * Runs the page at `docs/<page>`; resolves when its script exits or `limitMs`
  * passes (then the script and everything it started are killed).
  */
 export async function runDocPage(page: string, options: { limitMs?: number; env?: Record<string, string> } = {}): Promise<PageRun> {
-  let script = shellBlocks(readFileSync(join(repoRoot, 'docs', page), 'utf8')).join('\n');
-  for (const port of pagePorts) script = script.replaceAll(String(port), String(await freePort()));
+  const script = await withFreePorts(shellBlocks(readFileSync(join(repoRoot, 'docs', page), 'utf8')).join('\n'));
   const work = tempDir('vigil-doc-');
   const { home, project } = pageFolders(work);
   const bin = join(work, 'bin');
