@@ -18,6 +18,7 @@ import { ServerPublisher, serverCacheFile } from './publish/server-publisher.ts'
 import { reapInterruptedRuns } from './records/reap-interrupted.ts';
 import { type RunRecorder, readRunJson, runsDir } from './records/run-record.ts';
 import { runCompositeNode } from './tree/composite-node.ts';
+import { RunStopped } from './tree/run-abort.ts';
 import { treeConcurrency } from './tree/concurrency.ts';
 import { runNode } from './tree/run-node.ts';
 import type { TreeRuntime } from './tree/runtime.ts';
@@ -84,7 +85,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
     if (!firstSignal) {
       firstSignal = signal;
       view.note(`${signal}: cancelling the run; killing running steps…`);
-      cancel.abort();
+      cancel.abort(new RunStopped(`the run was cancelled by ${signal}`));
       return;
     }
     // A second signal: stop at once, closing every record still running.

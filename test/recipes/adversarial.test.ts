@@ -68,7 +68,7 @@ describe('adversarial', () => {
     expect(r.code, r.stderr + r.stdout).toBe(130);
     const root = rootRun(project);
     const branch = `vigil/${root.id}-contest`;
-    expect(r.stdout).toContain(`the run was cancelled: the contest's work so far is kept on branch ${branch} (git merge --no-ff ${branch})`);
+    expect(r.stdout).toContain(`the contest stopped (the run was cancelled by SIGINT): its work so far is kept on branch ${branch} (git merge --no-ff ${branch})`);
     // Blue's round 1 stands in the record and its work on the branch (the copy was once removed with it).
     expect(root.children![0]).toMatchObject({ role: 'blue round 1', status: 'succeeded' });
     expect(git(project.root, 'show', `${branch}:impl.txt`)).toBe('v1\n');

@@ -40,6 +40,21 @@ describe('budgets', () => {
     expect(r.stdout).toMatch(/budget reached: run \S+ \("costly"\) used \$0\.5\d* of \$0\.5 \(usd\)/);
   });
 
+  it("a pipeline entry not started because the run's budget was reached says so, not 'the run was cancelled'", async () => {
+    project = makeShProject({ git: false });
+    shRecipe(project, 'spend', SPENDER, { env: { ROOT: project.root, PARALLEL_INDEX: 'p' } });
+    project.recipe({ name: 'pipe', type: 'pipeline', budget: { usd: 0.2 }, sequences: [{ name: 'spend' }, { name: 'spend' }] });
+    const r = await runVigil(project, ['sequence', 'pipe']);
+    expect(r.code).toBe(1);
+    const run = rootRun(project);
+    expect(run.status).toBe('over_budget');
+    expect(run.children![1]).toMatchObject({
+      status: 'cancelled',
+      reason: expect.stringMatching(/^not started: budget reached: run \S+ \("pipe"\) used \$0\.2\d* of \$0\.2 \(usd\)$/),
+    });
+    expect(childRuns(project, run)).toHaveLength(1);
+  });
+
   it('prices tokens from vigil.yml when the agent reports no cost, and enforces a step token budget', async () => {
     project = makeShProject({ git: false });
     project.yml(
@@ -89,6 +104,8 @@ describe('cancelling a composite run', () => {
       const root = rootRun(project);
       expect(root.status).toBe('cancelled');
       expect(root.children!.map((c) => c.status)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
+      // The fourth never started, and says what stopped it.
+      expect(root.children![3]!.reason).toBe(`not started: the run was cancelled by ${signal}`);
       const listed = await runVigil(project, ['runs', root.id]);
       expect(listed.stdout).toContain(`run ${root.id}  parallel "wide"  cancelled`);
     });
@@ -126,7 +143,8 @@ describe('usage from the agent CLIs', () => {
     const run = rootRun(project);
     expect(run.status).toBe('over_budget');
     expect(run.usage).toMatchObject({ usd: 0.25, input_tokens: 40, output_tokens: 20 });
-    expect(run.steps.find((s) => s.label === 'c')!.status).toBe('cancelled');
+    // Step c never started: it says the budget stopped the run, not that someone cancelled it.
+    expect(run.steps.find((s) => s.label === 'c')).toMatchObject({ status: 'cancelled', reason: expect.stringMatching(/^not started: budget reached: run \S+ \("claude-costs"\) used \$0\.25 of \$0\.25 \(usd\)$/) });
   });
 
   it("counts Codex's turn.completed usage against a step's token budget", async () => {

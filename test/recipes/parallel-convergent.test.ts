@@ -23,10 +23,10 @@ describe('parallel', () => {
     expect(r.code, r.stderr + r.stdout).toBe(130);
     const root = rootRun(project);
     const branch = `vigil/${root.id}-0`;
-    expect(r.stdout).toContain(`child 0 succeeded but was not merged (the run was cancelled): its work is kept on branch ${branch} (git merge --no-ff ${branch})`);
+    expect(r.stdout).toContain(`child 0 succeeded but was not merged (the run was cancelled by SIGINT): its work is kept on branch ${branch} (git merge --no-ff ${branch})`);
     // Its work is on the branch: the copy was once removed uncommitted, leaving the branch empty.
     expect(git(project.root, 'show', `${branch}:out-a.txt`)).toBe('a\n');
-    expect(root.children!.find((c) => c.role === 'child 0')!.result).toMatchObject({ merge: 'not merged: the run was cancelled', branch });
+    expect(root.children!.find((c) => c.role === 'child 0')!.result).toMatchObject({ merge: 'not merged: the run was cancelled by SIGINT', branch });
     // The cancelled child kept nothing, and no copy is left.
     expect(git(project.root, 'branch', '--list', `vigil/${root.id}-1`)).toBe('');
     expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
@@ -140,6 +140,7 @@ describe('parallel', () => {
     expect(r.code).toBe(1);
     const run = rootRun(project);
     expect(run.children!.map((c) => c.status)).toEqual(['failed', 'cancelled', 'cancelled', 'cancelled']);
+    expect(run.children!.slice(2).map((c) => c.reason)).toEqual(['not started: fail_fast after a failure', 'not started: fail_fast after a failure']);
     for (const child of childRuns(project, run)) expect(child.status).not.toBe('running');
   });
 
@@ -198,7 +199,7 @@ describe('convergent', () => {
     expect(r.code, r.stderr + r.stdout).toBe(130);
     const root = rootRun(project);
     const branch = `vigil/${root.id}-strategy-1`;
-    expect(r.stdout).toContain(`strategy 1 succeeded but the run was cancelled: its work is kept on branch ${branch} (git merge --no-ff ${branch})`);
+    expect(r.stdout).toContain(`strategy 1 succeeded but was not merged (the run was cancelled by SIGINT): its work is kept on branch ${branch} (git merge --no-ff ${branch})`);
     expect(git(project.root, 'show', `${branch}:answer.txt`)).toBe('7\n');
     // Resumed with a strategy 2 that answers: strategy 1 is reused, and scored on its own work.
     shRecipe(project, 'solve', 'echo ${STRATEGY} > answer.txt');

@@ -5,6 +5,7 @@
 // isolation or gates: `runStep` does the work of one step.
 import type { Plan, PlannedStep } from '../planning/plan.ts';
 import type { StepStatus } from '../records/run-record.ts';
+import { stoppedWhy } from '../tree/run-abort.ts';
 
 /** `skipped` here: the step's `if:` was false (its dependents go on, as after a success). */
 export type FinalStatus = Extract<StepStatus, 'succeeded' | 'failed' | 'killed' | 'conflict' | 'cancelled' | 'skipped'>;
@@ -51,7 +52,7 @@ export function executePlan(
         for (const s of plan.steps) {
           if (statuses.get(s.label) === 'pending') {
             statuses.set(s.label, 'cancelled');
-            hooks.notRun(s, 'cancelled', 'not started: the run was cancelled');
+            hooks.notRun(s, 'cancelled', `not started: ${stoppedWhy(signal)}`);
           }
         }
       }

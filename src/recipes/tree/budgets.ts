@@ -9,6 +9,7 @@ import { type BudgetReached, BudgetScope, describeReached, priceOf, type Usage, 
 import type { StepBudgets } from '../executor/run-step.ts';
 import type { UsageReport } from '../pool/step-task.ts';
 import type { RunRecorder, UsageRecord } from '../records/run-record.ts';
+import { RunStopped } from './run-abort.ts';
 import type { TreeRuntime } from './runtime.ts';
 
 export const USAGE_TYPE = 'ai.vigil.usage.limit_reached';
@@ -43,7 +44,7 @@ export function runBudget(rt: TreeRuntime, recorder: RunRecorder, parent: Budget
     parent,
     (reached) => {
       limitReached(rt, recorder, null, reached);
-      controller.abort();
+      controller.abort(new RunStopped(describeReached(reached)));
     },
     // The root's at once: a runner killed with -9 leaves what the run spent on disk, for --resume to count
     // (a child's within a moment: a wide composite's children report often, and the root holds their sum).

@@ -24,7 +24,7 @@ import { parseVarFlags } from '../variables.ts';
 import { runBudget } from './budgets.ts';
 import { announceRun, finishNode } from './finish.ts';
 import { runPre } from './pre-commands.ts';
-import { runAbort } from './run-abort.ts';
+import { runAbort, stoppedWhy } from './run-abort.ts';
 import { runNode } from './run-node.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 
@@ -126,8 +126,9 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
       recorder.updateChild(req.role, { name: req.name, status: 'pending', vars: req.vars, workspace: req.workspace ?? null });
       const signal = req.signal ? AbortSignal.any([controller.signal, req.signal]) : controller.signal;
       if (signal.aborted) {
-        recorder.updateChild(req.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });
-        return { runId: null, status: 'cancelled', output: '', outputFile: '', reason: 'not started: the run was cancelled' };
+        const reason = `not started: ${stoppedWhy(signal)}`;
+        recorder.updateChild(req.role, { status: 'cancelled', reason });
+        return { runId: null, status: 'cancelled', output: '', outputFile: '', reason };
       }
       const before = previous?.children?.find((c) => c.role === req.role && c.name === req.name);
       if (before?.status === 'succeeded' && before.run_id) {
@@ -191,7 +192,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   }
   showResult(rt, recorder.run.id, recipe.name, recipe.type, outcome.output);
   for (const c of recorder.run.children ?? [])
-    if (c.status === 'pending' || c.status === 'running') recorder.updateChild(c.role, { status: 'cancelled', reason: 'not started: the run was cancelled' });
+    if (c.status === 'pending' || c.status === 'running') recorder.updateChild(c.role, { status: 'cancelled', reason: `not started: ${stoppedWhy(controller.signal)}` });
   let status: RunStatus = outcome.status;
   let reason = outcome.reason;
   const reached = budget.endsOverBudget(status === 'succeeded');

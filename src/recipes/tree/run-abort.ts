@@ -1,6 +1,21 @@
 // A run's own abort controller, aborted with its parent's signal: cancelling a
-// run cancels every child run and step below it, but not its siblings.
+// run cancels every child run and step below it, but not its siblings. What
+// stopped it (a budget, fail_fast, a signal) travels as the signal's reason, so
+// that what did not start can say why.
 import { setMaxListeners } from 'node:events';
+
+/**
+ * Why a run was stopped, as its abort signal's reason. Its name is AbortError, so fetch and every wait
+ * that tells an abort by its name treat it as any other abort.
+ */
+export class RunStopped extends Error {
+  override readonly name = 'AbortError';
+}
+
+/** Why the run of `signal` stopped, for lines such as "not started: …"; a plain abort reads "the run was cancelled". */
+export function stoppedWhy(signal: AbortSignal): string {
+  return signal.reason instanceof RunStopped ? signal.reason.message : 'the run was cancelled';
+}
 
 export interface RunAbort {
   readonly controller: AbortController;
@@ -13,8 +28,8 @@ export function runAbort(parent: AbortSignal): RunAbort {
   // Every child and step listens to this signal: as many listeners as the run has at once is no leak.
   // (Not 0 for unlimited: Node 20's getMaxListeners throws on a signal set to 0.)
   setMaxListeners(100_000, controller.signal);
-  const onParentAbort = (): void => controller.abort();
-  if (parent.aborted) controller.abort();
+  const onParentAbort = (): void => controller.abort(parent.reason);
+  if (parent.aborted) controller.abort(parent.reason);
   else parent.addEventListener('abort', onParentAbort, { once: true });
   return { controller, detach: () => parent.removeEventListener('abort', onParentAbort) };
 }

@@ -9,6 +9,7 @@ import type { PreparedRun } from '../prepare-run.ts';
 import type { RunRecorder } from '../records/run-record.ts';
 import { STEP_DEFAULTS } from '../types.ts';
 import { recordStepUsage } from './budgets.ts';
+import { stoppedWhy } from './run-abort.ts';
 import type { NodeRequest, TreeRuntime } from './runtime.ts';
 import type { StepsEnd, StepsScope } from './steps-scope.ts';
 
@@ -57,7 +58,7 @@ export async function checkBackends(
     }
     const canary = await check;
     if (scope.signal.aborted) {
-      for (const p of toRun) scope.setStep(p.label, { status: 'cancelled', reason: 'not started: the run was cancelled' });
+      for (const p of toRun) scope.setStep(p.label, { status: 'cancelled', reason: `not started: ${stoppedWhy(scope.signal)}` });
       return { status: 'cancelled', reason: 'cancelled before the first step' };
     }
     if (!canary.ok) {

@@ -6,6 +6,7 @@
 // last verdict's winner is blue, and only then is the copy merged back.
 // Output: the verdicts, one line per round.
 import { disposeCopy, keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
+import { stoppedWhy } from '../../tree/run-abort.ts';
 import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { parseVerdict, type Verdict } from '../text-results.ts';
 
@@ -75,6 +76,6 @@ export async function runAdversarial(ctx: CompositeContext): Promise<CompositeOu
     return { status: 'succeeded', output: `${lines()}\nblue won${merged ? "; its work is in the run's results" : ''}\n` };
   } finally {
     const kept = await disposeCopy(ws, keep, "the contest's copy", ctx.say);
-    if (kept && ctx.signal.aborted) ctx.say(`the run was cancelled: the contest's work so far is kept ${keptWhere(kept)}`);
+    if (kept && ctx.signal.aborted) ctx.say(`the contest stopped (${stoppedWhy(ctx.signal)}): its work so far is kept ${keptWhere(kept)}`);
   }
 }

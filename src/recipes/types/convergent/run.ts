@@ -7,6 +7,7 @@
 // the strategies that succeeded when the run is cancelled). Output: the
 // scoreboard and the winner.
 import { disposeCopy, keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
+import { stoppedWhy } from '../../tree/run-abort.ts';
 import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited, parseScore } from '../text-results.ts';
 
@@ -98,7 +99,7 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
     const cancelledWork = ctx.signal.aborted && c.status === 'succeeded';
     const keep = (c === winner && conflict) || (c !== winner && recipe.keep_candidates === true) || cancelledWork;
     const kept = await disposeCopy(c.ws, keep, `the copy of strategy ${c.strategy}`, ctx.say);
-    if (kept && cancelledWork) ctx.say(`strategy ${c.strategy} succeeded but the run was cancelled: its work is kept ${keptWhere(kept)}`);
+    if (kept && cancelledWork) ctx.say(`strategy ${c.strategy} succeeded but was not merged (${stoppedWhy(ctx.signal)}): its work is kept ${keptWhere(kept)}`);
   }
   return outcome;
 }

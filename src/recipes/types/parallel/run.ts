@@ -5,6 +5,7 @@
 // conflicting merge is aborted and that child is `conflict`, its branch kept.
 // fail_fast cancels the others at the first failure. Output: one line per child.
 import { disposeCopy, keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
+import { RunStopped, stoppedWhy } from '../../tree/run-abort.ts';
 import { type ChildResult, type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited } from '../text-results.ts';
 
@@ -14,6 +15,9 @@ interface ChildRun {
   result: ChildResult;
   merge?: string;
 }
+
+/** Why the children fail_fast stopped did not start (or were cancelled): another child failed. */
+const FAIL_FAST = new RunStopped('fail_fast after a failure');
 
 export async function runParallel(ctx: CompositeContext): Promise<CompositeOutcome> {
   const recipe = ctx.found.recipe;
@@ -37,7 +41,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
       } catch (error) {
         ctx.skipChild(role, name, `could not make its copy of the workspace: ${(error as Error).message}`, 'cancelled');
         runs[i] = { role, ws: null, result: { runId: null, status: 'failed', output: '', outputFile: '', reason: (error as Error).message } };
-        if (recipe.fail_fast) failFast.abort();
+        if (recipe.fail_fast) failFast.abort(FAIL_FAST);
         return;
       }
       const result = await ctx.runChild({
@@ -50,7 +54,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
       runs[i] = { role, ws, result };
       if (result.status !== 'succeeded' && recipe.fail_fast && !failFast.signal.aborted) {
         ctx.say(`child ${i} ${result.status}; fail_fast: cancelling the other children`);
-        failFast.abort();
+        failFast.abort(FAIL_FAST);
       }
     },
   );
@@ -58,7 +62,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
   // Merge back in index order, then remove the copies (a conflicting child keeps its branch).
   for (const [i, run] of runs.entries()) {
     if (!run) {
-      ctx.skipChild(`child ${i}`, name, ctx.signal.aborted ? 'not started: the run was cancelled' : 'not started: fail_fast after a failure', 'cancelled');
+      ctx.skipChild(`child ${i}`, name, `not started: ${stoppedWhy(ctx.signal.aborted ? ctx.signal : failFast.signal)}`, 'cancelled');
       continue;
     }
     if (!run.ws) continue;
@@ -79,8 +83,8 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
     const unmerged = run.result.status === 'succeeded' && ctx.signal.aborted;
     const kept = await disposeCopy(run.ws, conflict || unmerged, `the copy of child ${i}`, ctx.say);
     if (unmerged) {
-      ctx.annotateChild(run.role, { merge: 'not merged: the run was cancelled', ...(kept ?? {}) });
-      if (kept) ctx.say(`child ${i} succeeded but was not merged (the run was cancelled): its work is kept ${keptWhere(kept)}`);
+      ctx.annotateChild(run.role, { merge: `not merged: ${stoppedWhy(ctx.signal)}`, ...(kept ?? {}) });
+      if (kept) ctx.say(`child ${i} succeeded but was not merged (${stoppedWhy(ctx.signal)}): its work is kept ${keptWhere(kept)}`);
     }
   }
 

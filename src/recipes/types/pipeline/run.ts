@@ -4,6 +4,7 @@
 // The pipeline fails when any entry that ran failed. Output: the last
 // entry's that ran.
 import { expandPath } from '../../../paths/expand-path.ts';
+import { stoppedWhy } from '../../tree/run-abort.ts';
 import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 
 export function entryWorkspace(w: string | undefined, projectRoot: string): string | undefined {
@@ -19,7 +20,7 @@ export async function runPipeline(ctx: CompositeContext): Promise<CompositeOutco
   for (const [i, entry] of entries.entries()) {
     const role = `entry ${i + 1}`;
     if (ctx.signal.aborted) {
-      ctx.skipChild(role, entry.name, 'not started: the run was cancelled', 'cancelled');
+      ctx.skipChild(role, entry.name, `not started: ${stoppedWhy(ctx.signal)}`, 'cancelled');
       continue;
     }
     const on = entry.on ?? 'success';
