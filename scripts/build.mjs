@@ -50,8 +50,10 @@ async function vendor() {
   const vendored = {
     kysely: "export * from 'kysely';",
     undici: "export { Agent, buildConnector, fetch } from 'undici';",
-    // The protocol's validators are compiled at every server start: 75 files (32 ms of CPU loaded alone).
-    ajv: "export { Ajv } from 'ajv';",
+    // The protocol's validators are compiled where the build did not write them (from sources): 75 files
+    // (32 ms of CPU loaded alone). Its code keywords (src/protocol/keywords.ts) use _ and stringify, and
+    // the build writes the validators with this copy's standaloneCode.
+    ajv: "export { Ajv, _, stringify } from 'ajv'; export { default as standaloneCode } from 'ajv/dist/standalone';",
     // Node is given xstate's CommonJS build (7 files, lexed for their names); bundled, esbuild takes its
     // ES module build: 9.6 ms of CPU to load instead of 20.
     xstate: "export * from 'xstate';",
@@ -101,7 +103,9 @@ async function vendor() {
 /**
  * The recipe types' and vigil.yml's JSON Schemas as validator code beside each schema
  * (src/json/compile-schema.ts loads it): compiling a recipe type's schema took a
- * `vigil sequence` 100-300 ms of CPU at every start; loading its code takes a few.
+ * `vigil sequence` 100-300 ms of CPU at every start; loading its code takes a few. The same for the
+ * protocol's request schemas (src/protocol/validate.ts): a server compiled them over its first requests,
+ * about 100 ms of CPU.
  */
 async function precompileValidators() {
   const require = createRequire(import.meta.url);
@@ -120,6 +124,13 @@ async function precompileValidators() {
     const alone = fresh();
     write(schemaFile, alone, alone.compile(require(schemaFile)));
   }
+  // The protocol's request schemas, one module exporting each schema's validator by its id.
+  // Written by the vendored ajv (dist/vendor/ajv.js) that made them: another copy of ajv would not know its code.
+  const { protocolAjv, precompiledValidators } = await load('protocol/validate.js');
+  const { standaloneCode: writeCode } = await load('vendor/ajv.js');
+  const requests = protocolAjv({ validateSchemas: false, source: true });
+  const ids = Object.keys(requests.schemas).filter((id) => !id.startsWith('http'));
+  writeFileSync(precompiledValidators, writeCode(requests, Object.fromEntries(ids.map((id) => [id, id]))));
 }
 
 /**

@@ -1,16 +1,21 @@
 // JSON Schema validation of every request body, with the protocol's own
-// keywords: `vocabulary` (closed values), `wholeNumber` (integers that may
-// arrive as digit strings; coerced in place) and `timestamp` (normalised in
-// place). ajv's errors become one ProtocolError naming the field.
-import { readFileSync, readdirSync } from 'node:fs';
+// keywords (keywords.ts). ajv's errors become one ProtocolError naming the
+// field. A build writes the validators as code (scripts/build.mjs), which a
+// server loads instead of compiling them at its first requests.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { ProtocolError, invalid } from './errors.ts';
-import { inVocabulary, type VocabularyName, vocabularies } from './vocabulary.ts';
-import { describe, maxNesting, pathBeyondNesting, readTimestamp, readWholeNumber } from './wire-values.ts';
+import { protocolKeywords } from './keywords.ts';
+import { type VocabularyName, vocabularies } from './vocabulary.ts';
+import { describe, maxNesting, pathBeyondNesting } from './wire-values.ts';
 
 const schemaDir = join(dirname(fileURLToPath(import.meta.url)), 'schemas');
+
+/** Where the build writes every request schema's validator, as code (one CommonJS module, by schema id). */
+export const precompiledValidators = join(schemaDir, 'requests.validate.cjs');
 
 export type SchemaId =
   | 'ack'
@@ -36,83 +41,40 @@ type Parent = Record<string | number, unknown>;
 /**
  * The protocol's schemas with its keywords. They are fixed, so a server does not check them against the
  * JSON Schema meta-schema (`validateSchemas`): compiling the meta-schema cost every server 60-70 ms of CPU
- * at its first request; test/protocol/schemas.test.ts checks them once.
+ * at its first request; test/protocol/schemas.test.ts checks them once. `source` keeps the generated code,
+ * for the build to write.
  */
-export function protocolAjv(options: { validateSchemas: boolean }): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true, validateSchema: options.validateSchemas });
-  ajv.addKeyword({
-    keyword: 'vocabulary',
-    schemaType: 'string',
-    errors: true,
-    validate: function vocabulary(name: VocabularyName, value: unknown) {
-      if (inVocabulary(name, value)) return true;
-      (vocabulary as unknown as { errors: Partial<ErrorObject>[] }).errors = [
-        { keyword: 'vocabulary', params: { vocabulary: name }, message: 'outside its vocabulary' },
-      ];
-      return false;
-    },
+export function protocolAjv(options: { validateSchemas: boolean; source?: boolean }): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: true,
+    allowUnionTypes: true,
+    verbose: true,
+    validateSchema: options.validateSchemas,
+    ...(options.source ? { code: { source: true } } : {}),
   });
-  ajv.addKeyword({
-    keyword: 'wholeNumber',
-    schemaType: 'object',
-    modifying: true,
-    errors: true,
-    validate: function wholeNumber(
-      range: { min?: number; max?: number },
-      value: unknown,
-      _schema: unknown,
-      ctx?: { parentData: Parent; parentDataProperty: string | number },
-    ) {
-      const n = readWholeNumber(value);
-      const min = range.min ?? 0;
-      const max = range.max ?? Number.MAX_SAFE_INTEGER;
-      if (n === undefined || n < min || n > max) {
-        (wholeNumber as unknown as { errors: Partial<ErrorObject>[] }).errors = [
-          { keyword: 'wholeNumber', params: { min, max }, message: 'not a whole number in range' },
-        ];
-        return false;
-      }
-      if (ctx) ctx.parentData[ctx.parentDataProperty] = n;
-      return true;
-    },
-  });
-  ajv.addKeyword({
-    keyword: 'timestamp',
-    schemaType: 'boolean',
-    modifying: true,
-    errors: true,
-    validate: function timestamp(
-      _flag: boolean,
-      value: unknown,
-      _schema: unknown,
-      ctx?: { parentData: Parent; parentDataProperty: string | number },
-    ) {
-      const normalised = readTimestamp(value);
-      if (normalised === undefined) {
-        (timestamp as unknown as { errors: Partial<ErrorObject>[] }).errors = [
-          { keyword: 'timestamp', params: {}, message: 'not an ISO-8601 timestamp' },
-        ];
-        return false;
-      }
-      if (ctx) ctx.parentData[ctx.parentDataProperty] = normalised;
-      return true;
-    },
-  });
+  for (const keyword of protocolKeywords) ajv.addKeyword(keyword);
   for (const file of readdirSync(schemaDir).filter((f) => f.endsWith('.json'))) {
     ajv.addSchema(JSON.parse(readFileSync(join(schemaDir, file), 'utf8')));
   }
   return ajv;
 }
 
-// Built on the first request, not at import: every CLI command loads this module, few validate.
+// Loaded or built on the first request, not at import: every CLI command loads this module, few validate.
+// Compiling them cost a server about 100 ms of CPU over its first requests; loading the build's code, a few.
 let ajv: Ajv | undefined;
+let written: Partial<Record<SchemaId, ValidateFunction>> | null | undefined;
 const compiled = new Map<SchemaId, ValidateFunction>();
 
 function validatorFor(id: SchemaId): ValidateFunction {
   let validate = compiled.get(id);
   if (!validate) {
-    ajv ??= protocolAjv({ validateSchemas: false });
-    validate = ajv.getSchema(id);
+    if (written === undefined) written = existsSync(precompiledValidators) ? createRequire(import.meta.url)(precompiledValidators) : null;
+    validate = written?.[id];
+    if (!validate) {
+      ajv ??= protocolAjv({ validateSchemas: false });
+      validate = ajv.getSchema(id);
+    }
     if (!validate) throw new Error(`no schema "${id}" in ${schemaDir}`);
     compiled.set(id, validate);
   }

@@ -1,7 +1,8 @@
 // Parsing of the protocol's scalar conventions: integers may arrive as JSON
 // numbers or as strings of 1-15 digits; times are ISO-8601 UTC.
 
-const digits = /^[0-9]{1,15}$/;
+/** A whole number sent as a string: 1-15 digits. */
+export const digits = /^[0-9]{1,15}$/;
 
 /** A safe non-negative integer, or undefined when the value is not one. */
 export function readWholeNumber(value: unknown): number | undefined {
@@ -63,10 +64,13 @@ export function isoTime(ms: number): string {
   return isoText;
 }
 
+/** What a timestamp a client sends looks like (at most 64 characters), before Date.parse reads it. */
+export const timestampShape = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
 /** Normalises a client-supplied timestamp, or undefined when it is not one. */
 export function readTimestamp(value: unknown): string | undefined {
   if (typeof value !== 'string' || value.length > 64) return undefined;
-  if (!/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+)?(Z|[+-]\d{2}:?\d{2})?$/i.test(value)) return undefined;
+  if (!timestampShape.test(value)) return undefined;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
