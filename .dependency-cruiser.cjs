@@ -39,6 +39,7 @@ const layers = [
       'net',
       'paths',
       'json',
+      'timing',
     ],
     files: ['version.ts'],
     says: 'small shared rooms every layer may use',

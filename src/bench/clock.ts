@@ -5,17 +5,3 @@
 
 /** Milliseconds since the epoch, sub-millisecond, monotonic within the process. */
 export const nowMs = (): number => performance.timeOrigin + performance.now();
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-export function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

@@ -4,7 +4,8 @@
 // with a complete, release or reject — or dies holding it (--crash), or stops
 // renewing and ends it past its lease as a paused worker does (--stall).
 // Every request is written down on the client's own clock (lease-records.ts).
-import { nowMs, sleepUnless } from './clock.ts';
+import { nowMs } from './clock.ts';
+import { sleep } from '../timing/sleep.ts';
 import type { Hold, LeaseOp, OpRecord } from './lease-records.ts';
 import { generator, type Sampler } from './random.ts';
 import type { Subscription } from './setup.ts';
@@ -87,10 +88,10 @@ export class LeaseClient {
     if (ctx.spec.mode === 'next') {
       if (reply.status === 400 && JSON.stringify(reply.body ?? '').includes('wait')) this.noWait = true;
       if (reply.code === 'NO_WORK' && ctx.drained()) return undefined;
-      if (reply.code === 'NO_WORK' && this.noWait) await sleepUnless(100, ctx.stop);
+      if (reply.code === 'NO_WORK' && this.noWait) await sleep(100, ctx.stop);
     }
     // A request that got no answer at all: do not hammer a server that is down.
-    if (reply.status === 0 || reply.status >= 500) await sleepUnless(100, ctx.stop);
+    if (reply.status === 0 || reply.status >= 500) await sleep(100, ctx.stop);
     return undefined;
   }
 
@@ -141,7 +142,7 @@ export class LeaseClient {
         if (!(await this.renew(hold))) return undefined;
         continue;
       }
-      await sleepUnless(Math.min(until, renewAt, crashAt) - now, ctx.stop);
+      await sleep(Math.min(until, renewAt, crashAt) - now, ctx.stop);
     }
     return this.end(hold);
   }
@@ -202,7 +203,7 @@ export class LeaseClient {
         this.sub = { id: reply.body.subscription?.id ?? reply.body.id, token: reply.body.token };
         return undefined;
       }
-      await sleepUnless(200, ctx.stop);
+      await sleep(200, ctx.stop);
     }
     return undefined;
   }

@@ -6,7 +6,8 @@
 // Every publish carries `size` bytes of data.
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { nowMs, sleepUnless } from './clock.ts';
+import { nowMs } from './clock.ts';
+import { sleep } from '../timing/sleep.ts';
 import { emptyHistogram, type Histogram, record } from './histogram.ts';
 import { seriesStepMs } from './lease-records.ts';
 import type { Published } from './stream-records.ts';
@@ -75,7 +76,7 @@ async function openLoop(startMs: number): Promise<void> {
     if (stop.aborted || (data.events !== undefined && i >= data.events)) break;
     const due = startMs + i * interval;
     if (data.durationMs !== undefined && due - startMs >= data.durationMs) break;
-    await sleepUnless(due - nowMs(), stop);
+    await sleep(due - nowMs(), stop);
     if (stop.aborted) break;
     // Past this many unanswered publishes the server is not keeping up: wait for one (the rate falls, and says so).
     if (inFlight.size >= 512) await Promise.race(inFlight);

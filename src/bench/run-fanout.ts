@@ -3,7 +3,8 @@
 // its time, a drain until every stream has every event (or --drain runs
 // out), and the threads' own judgement of what each stream lost or got twice.
 import { cpuMeter } from './client-cpu.ts';
-import { nowMs, sleepUnless } from './clock.ts';
+import { nowMs } from './clock.ts';
+import { sleep } from '../timing/sleep.ts';
 import { ms, num, rate } from './format.ts';
 import { emptyHistogram, type Histogram, mergeInto } from './histogram.ts';
 import type { RunHooks } from './outcome.ts';
@@ -94,7 +95,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
     step(`${num(opened)} of ${num(spec.streams)} streams open${opened < spec.streams ? ` (${Object.entries(openFailures).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`);
     let memoryAfter: number | undefined;
     if (spec.pid !== undefined) {
-      await sleepUnless(1000, hooks.signal ?? new AbortController().signal);
+      await sleep(1000, hooks.signal ?? new AbortController().signal);
       memoryAfter = residentBytes(spec.pid);
     }
     await hooks.opened?.();

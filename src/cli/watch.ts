@@ -9,6 +9,7 @@ import { ExitCode, exitCodeOf } from '../errors/exit-codes.ts';
 import { defineCommand, exitWith, fail } from './command.ts';
 import { stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { isBookkeeping, type WatchedObservation, watchLine } from './watch-line.ts';
+import { sleep } from '../timing/sleep.ts';
 
 export { watchLine } from './watch-line.ts';
 
@@ -24,15 +25,6 @@ interface WatchFlags {
   json?: boolean;
   all?: boolean;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 
 /** Writes to stdout; false once the reader has gone (EPIPE, as with `watch | head`). */
 function stdoutWriter(): (text: string) => Promise<boolean> {

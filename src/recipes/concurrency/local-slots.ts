@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { withFileLock } from '../../file-lock/file-lock.ts';
 import { processAlive } from '../../file-lock/process-alive.ts';
 import { ensureVigilHome } from '../../home/home.ts';
-import { holderText, type SlotHolder, type SlotStore, type SlotWaiter, sleep, type TakeResult } from './slot-store.ts';
+import { sleep } from '../../timing/sleep.ts';
+import { holderText, type SlotHolder, type SlotStore, type SlotWaiter, type TakeResult } from './slot-store.ts';
 
 interface SlotFile extends SlotHolder {
   pid: number;
@@ -56,7 +57,9 @@ export class LocalSlots implements SlotStore {
     const lock = join(dir, '.lock');
     return {
       tryTake: async (): Promise<TakeResult> => withFileLock(lock, 'TIMEOUT', () => this.takeLocked(dir, cap, ticket, mine)),
-      changed: (signal) => sleep(POLL_MS, signal),
+      changed: async (signal) => {
+        await sleep(POLL_MS, signal);
+      },
       leave: async () => rmSync(join(dir, ticket), { force: true }),
     };
   }

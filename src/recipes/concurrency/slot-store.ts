@@ -35,17 +35,3 @@ export interface SlotStore {
   enter(pool: string, cap: number, who: SlotHolder): Promise<SlotWaiter>;
   close(): Promise<void>;
 }
-
-/** Waits `ms` or until the signal aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

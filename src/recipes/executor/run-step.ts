@@ -20,7 +20,8 @@ import { agentRunDeps, initialAgentState } from './agent-run-deps.ts';
 import { conditionHolds } from './conditions.ts';
 import type { FinalStatus } from './step-executor.ts';
 import { lastAttempt } from './step-outputs.ts';
-import { conditionContext, pause, type StepInput, stepInput } from './step-start.ts';
+import { conditionContext, type StepInput, stepInput } from './step-start.ts';
+import { sleep } from '../../timing/sleep.ts';
 import { readStructuredOutput } from './structured-output.ts';
 import { changedOutside, snapshotTree } from '../isolation/clean-outside.ts';
 
@@ -122,7 +123,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
           const why = `attempt ${attempt} of ${attempts} ${outcome.status}: ${outcome.reason ?? 'no reason given'}`;
           ctx.say(`step "${label}": ${why}; retrying${wait > 0 ? ` in ${wait}s` : ''}`);
           setStep(label, { attempts: attempt + 1, phase: 0, reason: why, attempt_offset: markAttempt(join(ctx.runDir, outputRel), attempt + 1, attempts) });
-          if (!(await pause(wait * 1000, signal))) {
+          if (!(await sleep(wait * 1000, signal))) {
             final = { status: 'cancelled', reason: `cancelled while waiting to retry (${why})` };
             break;
           }

@@ -102,21 +102,3 @@ export function conditionContext(ctx: StartContext, label: string): ConditionCon
     anyFailed,
   };
 }
-
-/** Waits `ms`; false when the signal aborted first. */
-export function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  if (ms <= 0) return Promise.resolve(true);
-  return new Promise((res) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      res(true);
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      res(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-

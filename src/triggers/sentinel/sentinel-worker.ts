@@ -17,6 +17,7 @@ import { DoneLog } from './done-log.ts';
 import { codeOf, ProtocolClient, type Observation, type SubscriptionRef } from '../../server-client/protocol-client.ts';
 import { reactTurn } from './react.ts';
 import { adviceFor, backoffMs, isLastingRefusal, maxBackoffMs } from './refusal-advice.ts';
+import { sleep } from '../../timing/sleep.ts';
 
 const MAX_PENDING = 500;
 
@@ -97,17 +98,6 @@ export class SentinelWorker {
     return list.some((t) => (t.endsWith('*') ? type.startsWith(t.slice(0, -1)) : type === t));
   }
 
-  /** Waits `ms`, or less when the sentinel is stopped meanwhile. */
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      }, { once: true });
-    });
-  }
-
   private async run(): Promise<void> {
     let lastProblem = '';
     let refusals = 0;
@@ -148,7 +138,7 @@ export class SentinelWorker {
         }
         lastProblem = problem;
         if (code === 'NOT_FOUND' || code === 'UNAUTHORIZED' || code === 'CURSOR_EXPIRED') this.sub = null;
-        await this.pause(waitMs);
+        await sleep(waitMs, this.abort.signal);
       }
     }
   }
