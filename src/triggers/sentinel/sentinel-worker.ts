@@ -184,7 +184,11 @@ export class SentinelWorker {
     const paused = admit({ ...this.recipe, type: 'temporal', schedule: '* * * * *' }, this.ctx.store.temporal(`sentinel:${this.name}`), now, false);
     for (const [subject, queue] of this.queues) {
       if (queue.length === 0) {
+        // With its queue goes what was kept about the subject: a sentinel sees new subjects for as long as it
+        // runs (one per build, per job), and each left two entries behind.
         this.queues.delete(subject);
+        this.arrived.delete(subject);
+        if (!this.active.has(subject)) this.retryAt.delete(subject);
         continue;
       }
       if (this.active.has(subject)) continue;
