@@ -53,6 +53,8 @@ describe('budgets', () => {
       reason: expect.stringMatching(/^not started: budget reached: run \S+ \("pipe"\) used \$0\.2\d* of \$0\.2 \(usd\)$/),
     });
     expect(childRuns(project, run)).toHaveLength(1);
+    // The entry that was running ends over its budget, saying which (not "cancelled by a signal").
+    expect(childRuns(project, run)[0]).toMatchObject({ status: 'over_budget', reason: expect.stringMatching(/^budget reached: run \S+ \("pipe"\)/) });
   });
 
   it('prices tokens from vigil.yml when the agent reports no cost, and enforces a step token budget', async () => {

@@ -300,8 +300,26 @@ describe.concurrent('budgets', () => {
       expect(waited.killed_by).toBeUndefined();
       // It no longer says it waits (it once kept "waiting for a claude slot" in its record).
       expect(waited.slot_wait ?? null).toBeNull();
+      // The live view says it waited, then that it was cancelled, never that it got its slot.
+      expect(r.stdout).toMatch(/work: waiting for a claude slot: 1 of 1 held by run/);
+      expect(r.stdout).not.toMatch(/got its slot/);
       // From the stand-ins' own log: only one agent ever started.
       expect(new Set(messages(project).map((e) => e.pid)).size).toBe(1);
+    });
+
+    it("a child whose agent finished on the turn that crossed the run's budget ends over_budget naming the budget, not 'cancelled by a signal'", async ({ onTestFinished }) => {
+      const project = ownProject(onTestFinished, { claude: false, codex: true });
+      project.yml('concurrency:\n  codex: 1\n');
+      // codex exec's one turn reports its usage as it ends: crossing the budget there, it has finished and stands.
+      project.recipe({ name: 'one', canary: false, steps: [{ label: 'work', args: ['TURNS=3'], backend: 'codex' }] });
+      project.recipe({ name: 'pair', type: 'parallel', recipe: 'one', transfer_mode: 'none', budget: { tokens: 500 }, vars: [{ A: '1' }, { A: '2' }] });
+      const r = await runVigil(project, ['sequence', 'pair'], { FAKE_MSG_LOG: msgLogOf(project), FAKE_TURN_TOKENS: '1000,800,100' });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      const children = childRuns(project, rootRun(project));
+      const ran = children.find((c) => c.steps[0]!.status === 'succeeded');
+      expect(ran, r.stdout).toBeDefined();
+      expect(ran).toMatchObject({ status: 'over_budget', reason: expect.stringMatching(/^budget reached: run \S+ \("pair"\) used \d+ tokens of 500 tokens/) });
+      expect(r.stdout).not.toMatch(/cancelled by a signal/);
     });
 
     it('a step whose result tips the budget has finished: it stands (not killed), the run stops after it', async ({ onTestFinished }) => {

@@ -57,11 +57,8 @@ export class AgentSlots {
     try {
       for (const { pool, cap } of poolsOf(req.backend, this.caps)) {
         const grant = await this.take(pool, cap, req);
-        if (!grant) {
-          // No longer waiting: the record must not go on saying so.
-          req.onWait(null);
-          return { cancelled: `cancelled while waiting for ${slotName(pool)}` };
-        }
+        // The step's end clears its wait (a cleared wait alone reads as a slot taken).
+        if (!grant) return { cancelled: `cancelled while waiting for ${slotName(pool)}` };
         grants.push(grant);
       }
       if (grants.length > 0) req.onWait(null);

@@ -180,6 +180,8 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
       const usage = budget?.end();
       setStep(label, {
         ...final,
+        // A step that ended while it waited for a slot (its run stopped, the slots' server gone) waits no more.
+        ...(ctx.step(label).slot_wait ? { slot_wait: null } : {}),
         ended: new Date().toISOString(),
         ...(usage ? { usage } : {}),
         ...persistOutput(ctx.runDir, outputRel, step.outputPersistenceThreshold),

@@ -10,6 +10,7 @@ import type { PreparedRun } from '../prepare-run.ts';
 import type { RunRecorder } from '../records/run-record.ts';
 import { cirStepHooks } from '../types/substrate/cir-steps.ts';
 import { stepBudgets } from './budgets.ts';
+import { stoppedWhy } from './run-abort.ts';
 import type { TreeRuntime } from './runtime.ts';
 import type { StepsEnd, StepsScope } from './steps-scope.ts';
 
@@ -56,6 +57,6 @@ function planEnd(recorder: RunRecorder, scope: StepsScope, result: ExecutionResu
   if (stepLimit) return { status: 'over_budget', reason: stepLimit.budget_reached };
   const over = scope.budget.endsOverBudget(result.ok);
   if (over) return { status: 'over_budget', reason: describeReached(over) };
-  if (result.cancelled) return { status: 'cancelled', reason: 'cancelled by a signal' };
+  if (result.cancelled) return { status: 'cancelled', reason: stoppedWhy(scope.signal) };
   return { status: result.ok ? 'succeeded' : 'failed' };
 }

@@ -124,7 +124,7 @@ export class TreeView {
     if (e.type === 'step.changed' && typeof e.slot_wait === 'string') {
       if (!this.waitingSince.has(waitKey)) this.waitingSince.set(waitKey, Date.now());
       this.out.write(`${time} ${node.prefix}${String(e.step)}: ${e.slot_wait}\n`);
-    } else if (e.type === 'step.changed' && e.slot_wait === null && this.waitingSince.has(waitKey)) {
+    } else if (e.type === 'step.changed' && e.slot_wait === null && e.status === undefined && this.waitingSince.has(waitKey)) {
       const waited = ((Date.now() - this.waitingSince.get(waitKey)!) / 1000).toFixed(1);
       this.waitingSince.delete(waitKey);
       this.out.write(`${time} ${node.prefix}${String(e.step)}: got its slot after ${waited}s; its agent starts\n`);
