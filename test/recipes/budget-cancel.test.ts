@@ -108,6 +108,9 @@ describe('cancelling a composite run', () => {
       expect(root.children!.map((c) => c.status)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
       // The fourth never started, and says what stopped it.
       expect(root.children![3]!.reason).toBe(`not started: the run was cancelled by ${signal}`);
+      // The run and the agents it stopped say what stopped them.
+      expect(root.reason).toBe(`the run was cancelled by ${signal}`);
+      for (const child of childRuns(project, root)) expect(child.steps[0]).toMatchObject({ status: 'cancelled', reason: `the run was cancelled by ${signal}` });
       const listed = await runVigil(project, ['runs', root.id]);
       expect(listed.stdout).toContain(`run ${root.id}  parallel "wide"  cancelled`);
     });

@@ -22,6 +22,7 @@ import type { FinalStatus } from './step-executor.ts';
 import { lastAttempt } from './step-outputs.ts';
 import { conditionContext, type StepInput, stepInput } from './step-start.ts';
 import { sleep } from '../../timing/sleep.ts';
+import { stoppedWhy } from '../tree/run-abort.ts';
 import { readStructuredOutput } from './structured-output.ts';
 import { changedOutside, snapshotTree } from '../isolation/clean-outside.ts';
 
@@ -109,7 +110,7 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
         // run, so it is cancelled, not killed, and says why.
         if (outcome.status === 'cancelled' && outcome.notStarted) {
           const stoppedBy = budget?.reached()?.reason;
-          final = { status: 'cancelled', phase: 0, phases: 0, exit_code: null, reason: stoppedBy ? `not started: ${stoppedBy}` : outcome.reason };
+          final = { status: 'cancelled', phase: 0, phases: 0, exit_code: null, reason: `not started: ${stoppedBy ?? stoppedWhy(signal)}` };
           break;
         }
         // A limit that stopped the agent is its end; an agent that finished before (its last message tipped the budget) stands, and the run stops after it.
@@ -132,7 +133,9 @@ export function createStepRunner(ctx: StepRunnerContext): (planned: PlannedStep,
         }
         if (outcome.status !== 'succeeded') {
           const killed = outcome.status === 'killed' ? { killed_by: outcome.killedBy } : outcome.status === 'failed' && outcome.limit ? { killed_by: outcome.limit } : {};
-          final = { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason: outcome.reason, ...killed };
+          // A cancelled agent says what stopped its run (a signal, a budget above it, fail_fast).
+          const reason = outcome.status === 'cancelled' ? stoppedWhy(signal) : outcome.reason;
+          final = { status: outcome.status, phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode, reason, ...killed };
           break;
         }
         setStep(label, { phase: outcome.phases, phases: outcome.phases, exit_code: outcome.exitCode });

@@ -7,6 +7,7 @@
 import { executePlan, type FinalStatus } from '../../executor/step-executor.ts';
 import type { PlannedStep } from '../../planning/plan.ts';
 import { topologicalOrder } from '../../planning/plan.ts';
+import { stoppedWhy } from '../../tree/run-abort.ts';
 import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 
 export function layerVarName(layer: string): string {
@@ -67,7 +68,7 @@ export async function runCompound(ctx: CompositeContext): Promise<CompositeOutco
   );
   const last = layers.at(-1);
   const output = last ? (outputs.get(last.name)?.text ?? '') : '';
-  if (result.cancelled) return { status: 'cancelled', output, reason: 'cancelled' };
+  if (result.cancelled) return { status: 'cancelled', output, reason: stoppedWhy(ctx.signal) };
   if (!result.ok) {
     const bad = [...result.statuses].filter(([, s]) => s !== 'succeeded').map(([l, s]) => `layer ${l} ${s}`);
     return { status: 'failed', output, reason: bad.join(', ') };

@@ -81,7 +81,7 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
     .join('\n');
   let outcome: CompositeOutcome;
   let conflict = false;
-  if (ctx.signal.aborted) outcome = { status: 'cancelled', output: `${board}\n`, reason: 'cancelled' };
+  if (ctx.signal.aborted) outcome = { status: 'cancelled', output: `${board}\n`, reason: stoppedWhy(ctx.signal) };
   else if (succeeded.length === 0) outcome = { status: 'failed', output: `${board}\n`, reason: 'no strategy succeeded' };
   else if (!winner) outcome = { status: 'failed', output: `${board}\n`, reason: 'no candidate got a valid score' };
   else {

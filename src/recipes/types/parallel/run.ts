@@ -97,7 +97,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
     return `child ${i}\t${status}\t${vars}\t${run.result.runId ?? '-'}${run.merge ? `\t${run.merge}` : ''}`;
   });
   const output = `${lines.join('\n')}\n`;
-  if (ctx.signal.aborted) return { status: 'cancelled', output, reason: 'cancelled' };
+  if (ctx.signal.aborted) return { status: 'cancelled', output, reason: stoppedWhy(ctx.signal) };
   const bad = runs.map((r, i) => [r, i] as const).filter(([r]) => r?.result.status !== 'succeeded' || r.merge === 'conflict' || r.merge === 'failed');
   if (bad.length > 0) {
     const what = bad.map(([r, i]) => `child ${i} ${!r ? 'cancelled' : r.merge === 'conflict' ? 'conflict' : r.merge === 'failed' ? 'merge failed' : r.result.status}`);

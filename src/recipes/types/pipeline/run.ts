@@ -45,6 +45,6 @@ export async function runPipeline(ctx: CompositeContext): Promise<CompositeOutco
     output = r.output;
     if (r.status !== 'succeeded') failed ??= `${role} ("${entry.name}") ${r.status}`;
   }
-  if (ctx.signal.aborted) return { status: 'cancelled', output, reason: 'cancelled' };
+  if (ctx.signal.aborted) return { status: 'cancelled', output, reason: stoppedWhy(ctx.signal) };
   return failed ? { status: 'failed', output, reason: failed } : { status: 'succeeded', output };
 }
