@@ -6,7 +6,7 @@
 // a server then loads them instead of compiling them at its first requests.
 // The code does what readWholeNumber and readTimestamp (wire-values.ts) do,
 // with their patterns.
-import { _, type CodeKeywordDefinition, type KeywordCxt, type Name, stringify } from 'ajv';
+import { _, type Code, type CodeKeywordDefinition, type KeywordCxt, type Name, stringify } from 'ajv';
 import { type VocabularyName, vocabularies } from './vocabulary.ts';
 import { digits, timestampShape } from './wire-values.ts';
 
@@ -19,7 +19,7 @@ function pattern(cxt: KeywordCxt, rx: RegExp): Name {
  * `valid` decides; when it holds, `normalised` replaces the value in its parent (and in the data the
  * schema's other keywords check), as a modifying keyword does.
  */
-function checkAndReplace(cxt: KeywordCxt, valid: ReturnType<typeof _>, normalised: ReturnType<typeof _>): void {
+function checkAndReplace(cxt: KeywordCxt, valid: Code, normalised: Code): void {
   const { gen, data, it } = cxt;
   gen.if(valid);
   const value = gen.const('normalised', normalised);
