@@ -40,6 +40,12 @@ function negativeValuesAttached(argv: readonly string[]): string[] {
 const kebab = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 
 function flagHint(message: string): string {
+  const missing = /^option `(--[^` ]+)[^`]*` value is missing/.exec(message)?.[1];
+  if (missing) {
+    // What the flag takes, from its own help line.
+    const option = [...(cli.matchedCommand?.options ?? []), ...cli.globalCommand.options].find((o) => o.names.map(kebab).includes(missing.slice(2)));
+    return option ? `. ${option.rawName}: ${option.description}` : '';
+  }
   const typed = /^Unknown option `(-[^`]+)`/.exec(message)?.[1];
   if (!typed) return '';
   const known = [...(cli.matchedCommand?.options ?? []), ...cli.globalCommand.options].flatMap((o) => o.names.map(kebab));

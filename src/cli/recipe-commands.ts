@@ -68,7 +68,7 @@ export function registerRecipeCommands(cli: CAC): void {
     .option('--model <id>', 'Model for every step of the run (and of every child run), replacing the recipe\'s')
     .option('--from <label>', "Resume the recipe's latest run from this step; steps that already succeeded are reused")
     .option('--run <run-id>', 'With --from: resume this run instead of the latest one')
-    .option('--resume <run-id>', 'Run the recipe again keeping what succeeded in that run: failed, skipped and unfinished steps (and child runs of a pipeline, compound or parallel recipe) run again')
+    .option('--resume <run-id>', 'Run the recipe again keeping what succeeded in that run: failed, skipped and unfinished steps (and child runs of a pipeline, compound or parallel recipe) run again; `vigil runs` lists the run ids')
     .option('--merge', 'Parallel, adversarial and convergent runs in a git repository: merge the results (branch vigil/<run>) into the checked-out branch as one merge commit at the end, when the working tree was clean at the start')
     .option('--base <url>', `${baseHelp}: where the run is published when vigil.yml names a server`, { type: [String] })
     .option('--json', 'Print one JSON event per line (every run of the tree) instead of the live view; with --dry-run, the plan as JSON')

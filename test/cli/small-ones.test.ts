@@ -42,6 +42,12 @@ describe('the small ones', { timeout: 120_000 }, () => {
     expect(far.stderr).toBe('vigil: unknown command "deploy". Run "vigil --help" for the list.\n');
   });
 
+  it('a flag given without its value says what the flag takes (exit 2)', async () => {
+    const r = await vigil(project, ['sequence', 'anything', '--resume']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^vigil: option `--resume <run-id>` value is missing\. --resume <run-id>: Run the recipe again keeping what succeeded in that run: .*`vigil runs` lists the run ids\n$/);
+  });
+
   it('a recipe that is not valid JSON is reported at its line and column', async () => {
     project.file('.vigil/recipes/broken.json', '{\n  "name": "broken",\n  "type": "sequence",\n  "steps": [ , ]\n}\n');
     const r = await vigil(project, ['recipe', 'list']);
