@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { scaled } from '../support/time-scale.ts';
-import { lastJson, makeSdkProject, repoRoot, type SdkProject, vigil } from './helpers.ts';
+import { spawnChild } from '../support/children.ts';
+import { cliEntry, lastJson, makeSdkProject, projectEnv, repoRoot, type SdkProject, vigil } from './helpers.ts';
 
 // Each test runs the real CLI several times; on a loaded machine one start takes seconds.
 vi.setConfig({ testTimeout: 300_000 });
@@ -91,6 +92,37 @@ describe('sdk namespaces from scripts', () => {
       await new Promise((res) => setTimeout(res, 200));
     }
     expect(status).toBe('cancelled');
+  });
+
+  it('a script stopped by SIGINT or SIGTERM cancels the sequence it started before it exits 130 or 143', async () => {
+    project.file('vigil.yml', `providers:\n  fake:\n    type: custom\n    command: ${agent}\n`);
+    project.file('.vigil/recipes/slow.json', JSON.stringify({ name: 'slow', canary: false, steps: [{ label: 'wait', backend: 'fake', args: ['HANG'] }] }));
+    project.script('slow.js', `return sdk.sequence.run('slow');`);
+    for (const [signal, exit] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
+      // Node's own exit on the signal once left the runner and its agent going, the run recorded running.
+      const child = spawnChild(process.execPath, [cliEntry, 'script', 'run', 'slow'], { cwd: project.root, env: projectEnv(project), stdio: ['ignore', 'pipe', 'pipe'] });
+      let said = '';
+      const started = new Promise<void>((res) => {
+        const read = (c: Buffer): void => {
+          said += c.toString();
+          if (said.includes('wait: running')) res();
+        };
+        child.stdout!.on('data', read);
+        child.stderr!.on('data', read);
+      });
+      const closed = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
+      await started;
+      child.kill(signal);
+      expect(await closed, said).toBe(exit);
+      expect(said).toContain(`vigil: script slow stopped by ${signal}; what it started was cancelled`);
+      const runs = join(project.root, '.vigil', 'runs');
+      const newest = readdirSync(runs).sort().at(-1)!;
+      // Recorded before the script ended: it waited for the runner to cancel.
+      expect(JSON.parse(readFileSync(join(runs, newest, 'run.json'), 'utf8'))).toMatchObject({ status: 'cancelled', reason: 'the run was cancelled by SIGTERM' });
+    }
   });
 
   it('temporal, notify, health, plugin, ratchet, dispatch, vars and workspace', async () => {

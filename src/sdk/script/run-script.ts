@@ -1,7 +1,7 @@
 // `vigil script run`: find the script, strip its types, run it in the
 // sandbox with the SDK of this workspace, print its return value as JSON on
 // the last line. Exit 0 when it returns, 1 when it throws (or dies), 124 when
-// it outlives its timeout — after cancelling what it started.
+// it outlives its timeout, 130 or 143 when a signal stops it — after cancelling what it started.
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { closeAllCir } from '../../cir/open.ts';
@@ -31,6 +31,10 @@ export interface ScriptIo {
 }
 
 
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const SIGNAL_EXIT: Record<(typeof STOP_SIGNALS)[number], ExitCodeValue> = { SIGINT: ExitCode.cancelled, SIGTERM: ExitCode.terminated, SIGHUP: ExitCode.terminated };
+const exitFor = (signal: string): ExitCodeValue => SIGNAL_EXIT[signal as (typeof STOP_SIGNALS)[number]] ?? ExitCode.cancelled;
+
 export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<ExitCodeValue> {
   const workspace = resolve(req.cwd, req.workspace);
   let isDir = false;
@@ -47,6 +51,16 @@ export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<ExitC
   const sdk = buildSdk(ctx, { signal: abort.signal });
   const servers = new McpServers(readMcpConfig(workspace), workspace, req.env);
   const manifest = Object.fromEntries(Object.entries(sdk).map(([ns, methods]) => [ns, Object.keys(methods)]));
+  // Stopped from outside (Ctrl-C, a supervisor's SIGTERM), it stops what it started as its timeout does:
+  // Node's own exit on the signal left a sequence.run's runner and its agents going.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (abort.signal.aborted) process.exit(exitFor(signal));
+    abort.abort(signal);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  // Host calls still running when the script stops: a sequence.run's runner is given time to cancel its
+  // run and record it (it is SIGKILLed 10 s after its SIGTERM) before this process ends.
+  const pending = new Set<Promise<unknown>>();
   try {
     const outcome = await runInSandbox({
       code,
@@ -57,7 +71,12 @@ export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<ExitC
       call: (ns, method, args) => {
         const fn = sdk[ns]?.[method];
         if (!fn) throw new VigilError('INVALID_ARGUMENT', `sdk.${ns}.${method} does not exist`, { field: `${ns}.${method}` });
-        return (fn as (...a: unknown[]) => unknown)(...args);
+        const result = (fn as (...a: unknown[]) => unknown)(...args);
+        if (result instanceof Promise) {
+          pending.add(result);
+          void result.catch(() => {}).finally(() => pending.delete(result));
+        }
+        return result;
       },
       serverCall: (id, tool, args) => servers.call(id, tool, args),
       log: (level, line) => (level === 'log' ? io.stdout : io.stderr).write(`${line}\n`),
@@ -80,13 +99,19 @@ export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<ExitC
         return ExitCode.failed;
       }
       case 'timeout':
+        await Promise.allSettled(pending);
         io.stderr.write(`vigil: script ${req.name} exceeded its timeout of ${req.timeoutSeconds} s and was stopped\n`);
         return ExitCode.timedOut;
+      case 'stopped':
+        await Promise.allSettled(pending);
+        io.stderr.write(`vigil: script ${req.name} stopped by ${outcome.signal}; what it started was cancelled\n`);
+        return exitFor(outcome.signal);
       default:
         io.stderr.write(`vigil: script ${req.name} stopped: ${outcome.message}\n`);
         return ExitCode.failed;
     }
   } finally {
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
     abort.abort();
     await servers.closeAll();
     await settleEvents();

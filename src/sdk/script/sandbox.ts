@@ -23,7 +23,10 @@ export interface SandboxInput {
   log: (level: 'log' | 'warn' | 'error', line: string) => void;
   timeoutMs: number;
   memoryMb: number;
-  /** Aborted when the script must stop (timeout): long host calls cancel their work. */
+  /**
+   * Aborted when the script must stop: by its timeout, or from outside with the signal's name as the reason
+   * (the script then ends `stopped`). Long host calls cancel their work.
+   */
   abort: AbortController;
   /** Times the script's sleeps and its timeout: the wall clock unless a test moves one by hand. */
   clock?: Clock;
@@ -33,6 +36,7 @@ export type SandboxOutcome =
   | { kind: 'returned'; json: string }
   | { kind: 'threw'; error: { name?: string; code?: string; message: string; details?: unknown; stack?: string } }
   | { kind: 'timeout' }
+  | { kind: 'stopped'; signal: string }
   | { kind: 'crashed'; message: string };
 
 export const SLEEP_CAP_MS = 30_000;
@@ -97,9 +101,16 @@ export async function runInSandbox(input: SandboxInput): Promise<SandboxOutcome>
     })()`;
     const timeout = new Promise<SandboxOutcome>((res) => {
       timer = clock.setTimeout(() => {
-        input.abort.abort();
+        // Settled before the abort, whose listener below would settle the race as stopped.
         res({ kind: 'timeout' });
+        input.abort.abort();
       }, input.timeoutMs);
+    });
+    const stopped = new Promise<SandboxOutcome>((res) => {
+      const signal = input.abort.signal;
+      const stop = (): void => res({ kind: 'stopped', signal: String(signal.reason) });
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
     });
     const run = context.eval(main, { promise: true, filename: 'vigil:main' }).then(
       (text): SandboxOutcome => {
@@ -108,7 +119,7 @@ export async function runInSandbox(input: SandboxInput): Promise<SandboxOutcome>
       },
       (error: unknown): SandboxOutcome => ({ kind: 'crashed', message: isolate.isDisposed ? 'the script exceeded its memory limit' : (error as Error).message }),
     );
-    return await Promise.race([run, timeout]);
+    return await Promise.race([run, timeout, stopped]);
   } catch (error) {
     if (error instanceof VigilError) throw error;
     const message = (error as Error).message;
