@@ -5,7 +5,7 @@
 import type { CAC } from 'cac';
 import { applyBaseFlag, baseHelp } from './base-flag.ts';
 import { RecipeInputError } from '../recipes/errors.ts';
-import { ExitCode } from '../errors/exit-codes.ts';
+import { abortOnStopSignals, ExitCode, signalExit } from '../errors/exit-codes.ts';
 import { defineCommand, exitWith, fail } from './command.ts';
 
 const ACTIONS = ['list', 'status', 'enable', 'disable', 'fire'] as const;
@@ -54,7 +54,14 @@ export function registerTemporalCommands(cli: CAC): void {
           api[action](name);
           return void process.stdout.write(`temporal ${name} ${action}d\n`);
         }
-        const result = await api.fire(name, { log: (l) => process.stderr.write(`${l}\n`) });
+        // Ctrl-C or SIGTERM stops the target as its ttl would (SIGTERM to its group), then exits 130 or 143.
+        const stop = new AbortController();
+        const stopListening = abortOnStopSignals(stop);
+        const result = await api.fire(name, { log: (l) => process.stderr.write(`${l}\n`), stop: stop.signal }).finally(stopListening);
+        if (stop.signal.aborted) {
+          process.stderr.write(`vigil: temporal fire ${name}: ${result.reason ?? 'stopped'} (run ${result.runId})\n`);
+          exitWith(signalExit(String(stop.signal.reason)));
+        }
         if (options.json) process.stdout.write(`${JSON.stringify({ run_id: result.runId, status: result.status, output: result.output, reason: result.reason ?? null })}\n`);
         else process.stdout.write(result.output);
         exitWith(result.status === 'succeeded' ? ExitCode.ok : ExitCode.failed);

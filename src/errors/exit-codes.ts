@@ -28,6 +28,29 @@ export const exitCodes: readonly { readonly code: ExitCodeValue; readonly meanin
   { code: ExitCode.terminated, meaning: 'stopped by SIGTERM or SIGHUP' },
 ];
 
+/** The signals a command stops on, cancelling what it started. */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** The code of a command stopped by `signal` (130 for SIGINT, 143 for SIGTERM and SIGHUP). */
+export function signalExit(signal: string): ExitCodeValue {
+  return signal === 'SIGTERM' || signal === 'SIGHUP' ? ExitCode.terminated : ExitCode.cancelled;
+}
+
+/**
+ * Aborts `controller` with the signal's name on SIGINT, SIGTERM or SIGHUP, so that a command stops what it
+ * started before it exits with signalExit; a second signal exits at once. Returns what stops listening.
+ */
+export function abortOnStopSignals(controller: AbortController): () => void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (controller.signal.aborted) process.exit(signalExit(signal));
+    controller.abort(signal);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  return () => {
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+  };
+}
+
 const known = new Set<number>(exitCodes.map((e) => e.code));
 
 /** VigilError codes (src/errors/vigil-error.ts) that are not "failed". */

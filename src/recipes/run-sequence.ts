@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { treeStartRefusals } from './check/check-recipe.ts';
 import { ExitCode, type ExitCodeValue, RecipeInputError, RunRefusedError } from './errors.ts';
+import { STOP_SIGNALS, signalExit } from '../errors/exit-codes.ts';
 import { GateKeeper } from './gates/gate.ts';
 import { findProjectRoot } from '../workspace/project-root.ts';
 import { loadRecipeTree } from './loading/recipe-tree.ts';
@@ -43,7 +44,6 @@ export interface SequenceIo {
   reportRunId?: (runId: string) => void;
 }
 
-const SIGNAL_EXIT: Record<string, ExitCodeValue> = { SIGINT: ExitCode.cancelled, SIGTERM: ExitCode.terminated, SIGHUP: ExitCode.terminated };
 
 export async function runSequence(req: RunRequest, io: SequenceIo): Promise<ExitCodeValue> {
   const projectRoot = findProjectRoot(req.cwd);
@@ -95,10 +95,9 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
       r.cancelUnfinished(reason);
       r.finish('cancelled', reason);
     }
-    process.exit(SIGNAL_EXIT[firstSignal] ?? ExitCode.cancelled);
+    process.exit(signalExit(firstSignal));
   };
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const s of signals) process.on(s, onSignal);
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
 
   let publisher: ServerPublisher | null = null;
   let slots: AgentSlots | null = null;
@@ -140,11 +139,11 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
     const usage = result.runId ? usageLine(join(runsDir(projectRoot), result.runId)) : null;
     if (usage) view.note(usage);
     if (result.status === 'succeeded') return ExitCode.ok;
-    if (result.status === 'cancelled') return firstSignal ? (SIGNAL_EXIT[firstSignal] ?? ExitCode.cancelled) : ExitCode.cancelled;
+    if (result.status === 'cancelled') return firstSignal ? signalExit(firstSignal) : ExitCode.cancelled;
     return ExitCode.failed;
   } finally {
     view.stop();
-    for (const s of signals) process.off(s, onSignal);
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
     await pool.close();
     await slots?.close();
     process.off('exit', killAll);

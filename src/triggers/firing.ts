@@ -38,6 +38,8 @@ export interface FiringRequest {
   fence?: TargetFence;
   /** Environment the target gets besides the recipe's (the lease: VIGIL_LEASE_*). */
   extraEnv?: Record<string, string>;
+  /** Stops the target from outside (`temporal fire` interrupted); the reason says by what. */
+  stop?: AbortSignal;
 }
 
 export interface FiringResult {
@@ -127,6 +129,7 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
     ttlSeconds: ttl,
     allowDestructive: recipe.allow_destructive_intents === true,
     ...(req.fence ? { fence: req.fence } : {}),
+    ...(req.stop ? { stop: req.stop } : {}),
   };
   const onSpawn = (pid: number): void => store.setFiringPid(runId, pid);
   let result: TargetResult = await runTarget(spec, clock, onSpawn);

@@ -36,6 +36,8 @@ export interface TargetSpec {
   allowDestructive?: boolean;
   /** The lease the target runs under: it is stopped when the lease is lost or runs out. */
   fence?: TargetFence;
+  /** Aborted to stop the target from outside (`temporal fire` stopped by Ctrl-C), the reason saying by what. */
+  stop?: AbortSignal;
 }
 
 export interface TargetFence {
@@ -133,6 +135,9 @@ export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number
       if (fence.signal.aborted) stopGroup();
       else fence.signal.addEventListener('abort', stopGroup, { once: true });
     }
+    // SIGTERM first, as for a ttl: a recipe target's runner then cancels its run and records it.
+    if (spec.stop?.aborted) stopGroup();
+    else spec.stop?.addEventListener('abort', stopGroup, { once: true });
     child.on('error', (error) => {
       clock.clearTimeout(ttlTimer);
       done({ status: 'failed', exitCode: null, output: '', stderr: '', reason: `cannot start: ${error.message}` });
@@ -144,8 +149,10 @@ export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number
       const output = Buffer.concat(out).toString('utf8');
       const stderr = Buffer.concat(err).toString('utf8');
       fence?.signal.removeEventListener('abort', stopGroup);
+      spec.stop?.removeEventListener('abort', stopGroup);
       if (fence?.lost()) done({ status: 'fenced', exitCode: code, output, stderr, reason: `fenced: ${fence.lostReason}; its process group was stopped` });
       else if (expired) done({ status: 'ttl_expired', exitCode: code, output, stderr, reason: `killed after its ttl of ${spec.ttlSeconds} s` });
+      else if (spec.stop?.aborted) done({ status: 'failed', exitCode: code, output, stderr, reason: `stopped by ${String(spec.stop.reason)}` });
       else if (code === 0) done({ status: 'succeeded', exitCode: 0, output, stderr });
       else done({ status: 'failed', exitCode: code, output, stderr, reason: signal ? `killed by ${signal}` : `exited with ${code}` });
     });

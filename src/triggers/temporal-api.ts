@@ -138,7 +138,7 @@ export class TemporalApi {
   }
 
   /** Runs the target now; resolves with its output, rejects with TemporalTimeoutError after `timeoutMs`. */
-  async fire(name: string, options: { timeoutMs?: number; log?: (line: string) => void } = {}): Promise<FiringResult> {
+  async fire(name: string, options: { timeoutMs?: number; log?: (line: string) => void; stop?: AbortSignal } = {}): Promise<FiringResult> {
     const { recipe, file } = this.find(name);
     const timeoutMs = options.timeoutMs ?? TEMPORAL_FIRE_TIMEOUT_MS;
     const store = TriggerStore.open(this.projectRoot);
@@ -156,6 +156,7 @@ export class TemporalApi {
           clock: this.clock,
           env: this.env,
           log,
+          ...(options.stop ? { stop: options.stop } : {}),
           ...(publisher ? { publish: (type: string, subject: string, data: Record<string, unknown>, actor?: string) => publisher.publish(type, subject, data, actor) } : {}),
         },
         capped,

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { closeAllCir } from '../../cir/open.ts';
 import { settleEvents } from '../../events/channel.ts';
 import { sdkContext } from '../../workspace/context.ts';
-import { ExitCode, type ExitCodeValue } from '../../errors/exit-codes.ts';
+import { abortOnStopSignals, ExitCode, type ExitCodeValue, signalExit } from '../../errors/exit-codes.ts';
 import { invalid, VigilError } from '../../errors/vigil-error.ts';
 import { McpServers, readMcpConfig } from '../../mcp-servers/mcp-servers.ts';
 import { buildSdk } from '../namespaces/index.ts';
@@ -31,10 +31,6 @@ export interface ScriptIo {
 }
 
 
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-const SIGNAL_EXIT: Record<(typeof STOP_SIGNALS)[number], ExitCodeValue> = { SIGINT: ExitCode.cancelled, SIGTERM: ExitCode.terminated, SIGHUP: ExitCode.terminated };
-const exitFor = (signal: string): ExitCodeValue => SIGNAL_EXIT[signal as (typeof STOP_SIGNALS)[number]] ?? ExitCode.cancelled;
-
 export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<ExitCodeValue> {
   const workspace = resolve(req.cwd, req.workspace);
   let isDir = false;
@@ -53,11 +49,7 @@ export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<ExitC
   const manifest = Object.fromEntries(Object.entries(sdk).map(([ns, methods]) => [ns, Object.keys(methods)]));
   // Stopped from outside (Ctrl-C, a supervisor's SIGTERM), it stops what it started as its timeout does:
   // Node's own exit on the signal left a sequence.run's runner and its agents going.
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (abort.signal.aborted) process.exit(exitFor(signal));
-    abort.abort(signal);
-  };
-  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  const stopListening = abortOnStopSignals(abort);
   // Host calls still running when the script stops: a sequence.run's runner is given time to cancel its
   // run and record it (it is SIGKILLed 10 s after its SIGTERM) before this process ends.
   const pending = new Set<Promise<unknown>>();
@@ -105,13 +97,13 @@ export async function runScript(req: ScriptRequest, io: ScriptIo): Promise<ExitC
       case 'stopped':
         await Promise.allSettled(pending);
         io.stderr.write(`vigil: script ${req.name} stopped by ${outcome.signal}; what it started was cancelled\n`);
-        return exitFor(outcome.signal);
+        return signalExit(outcome.signal);
       default:
         io.stderr.write(`vigil: script ${req.name} stopped: ${outcome.message}\n`);
         return ExitCode.failed;
     }
   } finally {
-    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+    stopListening();
     abort.abort();
     await servers.closeAll();
     await settleEvents();

@@ -16,6 +16,8 @@ export interface TemporalContext {
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
   publish?: Publish;
+  /** Stops a firing's target from outside (`temporal fire` interrupted). */
+  stop?: AbortSignal;
 }
 
 export async function fireTemporal(ctx: TemporalContext, recipe: TemporalRecipe, file: string, dueMs: number): Promise<FiringResult> {
@@ -31,6 +33,7 @@ export async function fireTemporal(ctx: TemporalContext, recipe: TemporalRecipe,
     store: ctx.store,
     dueMs,
     ...(ctx.publish ? { publish: ctx.publish } : {}),
+    ...(ctx.stop ? { stop: ctx.stop } : {}),
   });
   const ok = result.status === 'succeeded';
   const state = ctx.store.temporal(recipe.name);
