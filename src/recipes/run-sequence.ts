@@ -44,7 +44,6 @@ export interface SequenceIo {
   reportRunId?: (runId: string) => void;
 }
 
-
 export async function runSequence(req: RunRequest, io: SequenceIo): Promise<ExitCodeValue> {
   const projectRoot = findProjectRoot(req.cwd);
   const tree = loadRecipeTree(projectRoot, req.name);
