@@ -60,7 +60,12 @@ export class ProtocolClient {
     return this.http.base;
   }
 
-  /** Subscribes, or re-keys the stored subscription with its old token (same id, cursor kept). */
+  /**
+   * Subscribes, or re-keys the stored subscription with its old token (same id, cursor kept). Each bearer is
+   * tried in turn while the server refuses it: a stored token a server no longer knows (restarted in memory,
+   * its database restored) is answered 404 for a private monitor, as any unknown bearer is, and the next
+   * bearer (the recipe's watch.token) subscribes anew.
+   */
   async subscribe(
     bearers: string[],
     body: {
@@ -79,7 +84,7 @@ export class ProtocolClient {
         return { id: reply.subscription.id, token: reply.token, cursor: reply.subscription.cursor };
       } catch (error) {
         last = error;
-        if (!(error instanceof ServerError) || error.status !== 401) throw error;
+        if (!(error instanceof ServerError) || ![401, 403, 404].includes(error.status)) throw error;
       }
     }
     throw last;
