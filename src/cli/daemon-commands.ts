@@ -3,7 +3,7 @@
 // naming the one that runs.
 import type { CAC } from 'cac';
 import { applyBaseFlag, baseHelp } from './base-flag.ts';
-import { ExitCode } from '../errors/exit-codes.ts';
+import { ExitCode, STOP_SIGNALS, signalExit } from '../errors/exit-codes.ts';
 import { defineCommand, exitWith, fail } from './command.ts';
 
 export function registerDaemonCommands(cli: CAC): void {
@@ -26,13 +26,11 @@ export function registerDaemonCommands(cli: CAC): void {
       process.stderr.write(`vigil daemon: running for ${projectRoot} (pid ${process.pid}); state in .vigil/vigil.db\n`);
       let stopping = false;
       const stop = (signal: NodeJS.Signals): void => {
-        if (stopping) exitWith(signal === 'SIGINT' ? ExitCode.cancelled : ExitCode.terminated);
+        if (stopping) exitWith(signalExit(signal));
         stopping = true;
         process.stderr.write(`vigil daemon: ${signal}, stopping\n`);
         void daemon.stop().then(() => exitWith(ExitCode.ok));
       };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-      process.on('SIGHUP', stop);
+      for (const s of STOP_SIGNALS) process.on(s, stop);
     });
 }

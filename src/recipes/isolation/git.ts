@@ -21,3 +21,8 @@ export async function gitOk(cwd: string, args: string[], env?: Record<string, st
   if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed in ${cwd}: ${r.stderr.trim() || r.stdout.trim()}`);
   return r.stdout;
 }
+
+/** How many commits `branch` holds beyond `from`. */
+export async function commitsAhead(cwd: string, from: string, branch: string): Promise<number> {
+  return Number((await gitOk(cwd, ['rev-list', '--count', `${from}..${branch}`])).trim());
+}

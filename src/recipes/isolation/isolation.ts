@@ -39,6 +39,11 @@ export function keptWhere(kept: NonNullable<KeptWork>): string {
   return 'branch' in kept ? `on branch ${kept.branch} (git merge --no-ff ${kept.branch})` : `in ${kept.folder}, until the next run that copies this workspace`;
 }
 
+/** What a composite says of work that succeeded but was not merged because its run stopped (`why`), and that it kept. */
+export function keptUnmerged(who: string, why: string, kept: NonNullable<KeptWork>): string {
+  return `${who} succeeded but was not merged (${why}): its work is kept ${keptWhere(kept)}`;
+}
+
 export interface Isolation {
   readonly mode: 'worktree' | 'mirror' | 'rsync' | 'none';
   /** Cleans what earlier runs left behind after a crash (copies of runs for which `isLive` says true are kept); one line per copy saying what became of it. */

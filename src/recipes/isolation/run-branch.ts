@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { git, gitOk } from './git.ts';
+import { commitsAhead, git, gitOk } from './git.ts';
 import { commitIdentity, mainCheckout, worktreesDir } from './stale-worktrees.ts';
 
 export interface RunBranch {
@@ -54,7 +54,7 @@ export async function openRunBranch(workspace: string, runId: string, startFrom:
     async finish({ succeeded, merge, title, handOver }) {
       await git(top, ['worktree', 'remove', '--force', path]);
       await git(top, ['worktree', 'prune']);
-      const ahead = Number((await gitOk(top, ['rev-list', '--count', `${base}..${branch}`])).trim());
+      const ahead = await commitsAhead(top, base, branch);
       if (ahead === 0) {
         await git(top, ['branch', '-D', branch]);
         // A run that ended early may have kept its children's work on their own branches (said above this line).

@@ -8,7 +8,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { RunRefusedError } from '../errors.ts';
-import { git, gitOk } from './git.ts';
+import { commitsAhead, git, gitOk } from './git.ts';
 import type { Isolation, KeptWork, MergeOutcome, StepWorkspace } from './isolation.ts';
 import { commitIdentity, commitLeftovers, mainCheckout, recoverStaleWorktrees, worktreesDir } from './stale-worktrees.ts';
 
@@ -106,7 +106,7 @@ export async function createWorktreeIsolation(workspace: string, runId: string, 
  */
 async function commitKept(path: string, branch: string, start: string, message: string, env: Record<string, string> | undefined): Promise<boolean> {
   await commitLeftovers(path, message, env);
-  return Number((await gitOk(path, ['rev-list', '--count', `${start}..${branch}`])).trim()) > 0;
+  return (await commitsAhead(path, start, branch)) > 0;
 }
 
 async function mergeBack(
@@ -119,7 +119,7 @@ async function mergeBack(
 ): Promise<MergeOutcome> {
   await gitOk(path, ['add', '-A'], env);
   if ((await gitOk(path, ['status', '--porcelain'])).trim() !== '') await gitOk(path, ['commit', '-q', '-m', commitMessage], env);
-  const ahead = Number((await gitOk(repo, ['rev-list', '--count', `HEAD..${branch}`])).trim());
+  const ahead = await commitsAhead(repo, 'HEAD', branch);
   if (ahead === 0) return { result: 'nothing-to-merge', branch };
   const merge = await git(repo, ['merge', '--no-ff', '--no-edit', '-m', mergeMessage, branch], env);
   if (merge.code === 0) return { result: 'merged', branch };

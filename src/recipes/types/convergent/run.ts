@@ -6,7 +6,7 @@
 // removed (their work kept on their branches with keep_candidates, and that of
 // the strategies that succeeded when the run is cancelled). Output: the
 // scoreboard and the winner.
-import { disposeCopy, keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
+import { disposeCopy, keptUnmerged, type StepWorkspace } from '../../isolation/isolation.ts';
 import { stoppedWhy } from '../../tree/run-abort.ts';
 import { type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited, parseScore } from '../text-results.ts';
@@ -99,7 +99,7 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
     const cancelledWork = ctx.signal.aborted && c.status === 'succeeded';
     const keep = (c === winner && conflict) || (c !== winner && recipe.keep_candidates === true) || cancelledWork;
     const kept = await disposeCopy(c.ws, keep, `the copy of strategy ${c.strategy}`, ctx.say);
-    if (kept && cancelledWork) ctx.say(`strategy ${c.strategy} succeeded but was not merged (${stoppedWhy(ctx.signal)}): its work is kept ${keptWhere(kept)}`);
+    if (kept && cancelledWork) ctx.say(keptUnmerged(`strategy ${c.strategy}`, stoppedWhy(ctx.signal), kept));
   }
   return outcome;
 }

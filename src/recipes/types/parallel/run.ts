@@ -4,7 +4,7 @@
 // it). Succeeded children are merged back one at a time in index order; a
 // conflicting merge is aborted and that child is `conflict`, its branch kept.
 // fail_fast cancels the others at the first failure. Output: one line per child.
-import { disposeCopy, keptWhere, type StepWorkspace } from '../../isolation/isolation.ts';
+import { disposeCopy, keptUnmerged, type StepWorkspace } from '../../isolation/isolation.ts';
 import { RunStopped, stoppedWhy } from '../../tree/run-abort.ts';
 import { type ChildResult, type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
 import { forEachLimited } from '../text-results.ts';
@@ -84,7 +84,7 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
     const kept = await disposeCopy(run.ws, conflict || unmerged, `the copy of child ${i}`, ctx.say);
     if (unmerged) {
       ctx.annotateChild(run.role, { merge: `not merged: ${stoppedWhy(ctx.signal)}`, ...(kept ?? {}) });
-      if (kept) ctx.say(`child ${i} succeeded but was not merged (${stoppedWhy(ctx.signal)}): its work is kept ${keptWhere(kept)}`);
+      if (kept) ctx.say(keptUnmerged(`child ${i}`, stoppedWhy(ctx.signal), kept));
     }
   }
 
@@ -105,4 +105,3 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
   }
   return { status: 'succeeded', output };
 }
-
