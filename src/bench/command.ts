@@ -11,6 +11,7 @@ import { ProgressLine } from './progress.ts';
 import { reportPage } from './report.ts';
 import { scenarioRunner } from './scenarios.ts';
 import { BenchSetupError } from './setup.ts';
+import { type Silent, silenceText, silentServers } from './silent-servers.ts';
 import type { BenchSpec } from './spec.ts';
 
 export interface BenchOptions {
@@ -27,7 +28,7 @@ export interface BenchIo {
   signal: AbortSignal;
 }
 
-/** Exit status (src/errors/exit-codes.ts): 0 kept every promise, 1 a violation, 3 the server could not be set up, 130 interrupted. */
+/** Exit status (src/errors/exit-codes.ts): 0 kept every promise, 1 a violation, 3 the server could not be set up or stopped answering during the run, 130 interrupted. */
 export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: BenchIo): Promise<ExitCodeValue> {
   const progress = new ProgressLine(options.json || options.quiet ? undefined : io.err);
   const hooks = (label: string): RunHooks => ({
@@ -41,12 +42,15 @@ export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: B
         },
   });
   const run = scenarioRunner(spec);
-  const outcomes: Array<{ label: string; outcome: ScenarioOutcome }> = [];
+  const outcomes: Array<{ label: string; outcome: ScenarioOutcome; bases: readonly string[]; silent: Silent[] }> = [];
+  const runOn = async (on: BenchSpec, label: string) => {
+    const outcome = await run(on, hooks(label));
+    outcomes.push({ label: on.bases.join(', '), outcome, bases: on.bases, silent: await silentServers(on.bases, on.timeoutMs) });
+  };
   try {
-    outcomes.push({ label: spec.bases.join(', '), outcome: await run(spec, hooks(options.compare.length ? 'first: ' : '')) });
+    await runOn(spec, options.compare.length ? 'first: ' : '');
     if (options.compare.length > 0 && !io.signal.aborted) {
-      const second = { ...spec, bases: options.compare, monitor: undefined, ownerToken: undefined, ...('pid' in spec ? { pid: undefined } : {}) } as BenchSpec;
-      outcomes.push({ label: options.compare.join(', '), outcome: await run(second, hooks('second: ')) });
+      await runOn({ ...spec, bases: options.compare, monitor: undefined, ownerToken: undefined, ...('pid' in spec ? { pid: undefined } : {}) } as BenchSpec, 'second: ');
     }
   } catch (error) {
     progress.clear();
@@ -60,12 +64,13 @@ export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: B
   const comparison: Comparison | undefined =
     outcomes.length === 2 ? compare({ label: outcomes[0]!.label, figures: outcomes[0]!.outcome.key }, { label: outcomes[1]!.label, figures: outcomes[1]!.outcome.key }) : undefined;
   if (options.json) {
-    const runs = outcomes.map((o) => o.outcome.figures);
+    const runs = outcomes.map((o) => (o.silent.length > 0 ? { ...o.outcome.figures, silent_servers: o.silent } : o.outcome.figures));
     io.out(`${JSON.stringify(comparison ? { runs, comparison: comparison.rows } : runs[0], jsonNumbers, 2)}\n`);
   } else {
     for (const [i, o] of outcomes.entries()) {
       if (outcomes.length > 1) io.out(`${i === 0 ? 'first' : 'second'} server: ${o.label}\n`);
       io.out(o.outcome.text);
+      if (o.silent.length > 0 && o.silent.length < o.bases.length) io.out(silenceText(spec.kind, o.silent, o.bases.length));
       if (i < outcomes.length - 1) io.out('\n');
     }
     if (comparison) io.out(`\n${comparisonText(comparison)}`);
@@ -81,8 +86,11 @@ export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: B
       return ExitCode.failed;
     }
   }
+  const lost = outcomes.filter((o) => o.silent.length === o.bases.length);
+  for (const o of lost) io.err.write(silenceText(spec.kind, o.silent, o.bases.length));
   const violations = outcomes.reduce((a, o) => a + o.outcome.violations, 0);
   if (violations > 0) return ExitCode.failed;
+  if (lost.length > 0) return ExitCode.unreachable;
   if (outcomes.some((o) => o.outcome.figures.interrupted)) return ExitCode.cancelled;
   return ExitCode.ok;
 }

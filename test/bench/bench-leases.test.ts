@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBrokenProxy } from '../fakes/broken-proxy.ts';
 import { type LeaseServer, startLeaseServer } from '../fakes/lease-server.ts';
 import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
 import { runBench, said } from './run-bench.ts';
@@ -116,6 +117,46 @@ describe('vigil bench leases against a Vigil node', () => {
     expect(run.stdout).toContain('interrupted: figures of what ran');
     expect(run.stdout).toMatch(/claims\s+[\d,]+/);
     expect(run.stdout).toContain('no violation');
+  });
+});
+
+describe('vigil bench leases whose server stops during the run', () => {
+  const killedOnceRunning = (victim: ServerProcess) => (text: string) => {
+    if (text.includes('running 8 clients')) void victim.kill();
+  };
+
+  it('says so and exits 3 when its only server is killed, rather than printing the figures as a result', async () => {
+    const server = await startServerProcess();
+    try {
+      const run = await runBench(['leases', '--base', server.url, '--clients', '8', '--subjects', '8', '--duration', '3s', '--timeout', '2s'], { onStderr: killedOnceRunning(server) });
+      expect(run.code, said(run)).toBe(3);
+      expect(run.stderr).toContain(`vigil bench leases: the server stopped answering during the run (asked GET /discover after it, ${server.url}/mp/v0 gave no answer (ECONNREFUSED))`);
+      expect(run.stdout).toContain('claims');
+    } finally {
+      await server.kill();
+    }
+  });
+
+  it('warns and keeps exit 0 when one of two bases stops answering and the other still does', async () => {
+    const server = await startServerProcess();
+    // The second base is a way to the same server that goes away: as a node of a cluster lost mid-run.
+    const way = await startBrokenProxy(server.url, { name: 'none' });
+    try {
+      let closed = false;
+      const run = await runBench(['leases', '--base', server.url, '--base', way.url, '--clients', '8', '--subjects', '8', '--duration', '3s', '--timeout', '2s'], {
+        onStderr: (text) => {
+          if (!closed && text.includes('running 8 clients')) {
+            closed = true;
+            void way.close();
+          }
+        },
+      });
+      expect(run.code, said(run)).toBe(0);
+      expect(run.stdout).toContain(`warning: 1 of 2 servers did not answer GET /discover after the run: ${way.url}/mp/v0 gave no answer (ECONNREFUSED)`);
+      expect(run.stderr).not.toContain('stopped answering');
+    } finally {
+      await Promise.all([way.close(), server.kill()]);
+    }
   });
 });
 
