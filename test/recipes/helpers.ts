@@ -128,8 +128,9 @@ function childEnv(project: Project, env: Record<string, string>): NodeJS.Process
   return { ...base, HOME: project.home, PATH: `${project.bin}:${process.env.PATH}`, FAKE_LOG: project.log, TMPDIR: project.tmp, ...env };
 }
 
-export function startVigil(project: Project, args: string[], env: Record<string, string> = {}, cwd = project.root): VigilProcess {
-  const child = spawnChild(process.execPath, [cliEntry, ...args], { cwd, env: childEnv(project, env), stdio: ['pipe', 'pipe', 'pipe'] });
+/** `group`: the runner leads a process group of its own, which a test signals as a terminal's Ctrl-C does (`process.kill(-pid)`). */
+export function startVigil(project: Project, args: string[], env: Record<string, string> = {}, cwd = project.root, group = false): VigilProcess {
+  const child = spawnChild(process.execPath, [cliEntry, ...args], { cwd, env: childEnv(project, env), stdio: ['pipe', 'pipe', 'pipe'], detached: group });
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];

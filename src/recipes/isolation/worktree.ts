@@ -125,8 +125,7 @@ async function mergeBack(
   if (merge.code === 0) return { result: 'merged', branch };
   const conflicted = (await git(repo, ['diff', '--name-only', '--diff-filter=U'])).stdout.trim().split('\n').filter(Boolean);
   await git(repo, ['merge', '--abort']);
-  const detail = conflicted.length
-    ? `conflicts in ${conflicted.join(', ')}; the step's work is kept on branch ${branch}`
-    : `git merge failed: ${(merge.stderr || merge.stdout).trim()}; the step's work is kept on branch ${branch}`;
+  const why = merge.signal ? `git merge was stopped by ${merge.signal}` : `git merge failed: ${(merge.stderr || merge.stdout).trim() || `exit ${merge.code}`}`;
+  const detail = conflicted.length ? `conflicts in ${conflicted.join(', ')}; the step's work is kept on branch ${branch}` : `${why}; the step's work is kept on branch ${branch}`;
   return { result: 'conflict', branch, detail };
 }

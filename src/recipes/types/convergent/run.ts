@@ -81,12 +81,14 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
     .join('\n');
   let outcome: CompositeOutcome;
   let conflict = false;
+  let merged = false;
   if (ctx.signal.aborted) outcome = { status: 'cancelled', output: `${board}\n`, reason: stoppedWhy(ctx.signal) };
   else if (succeeded.length === 0) outcome = { status: 'failed', output: `${board}\n`, reason: 'no strategy succeeded' };
   else if (!winner) outcome = { status: 'failed', output: `${board}\n`, reason: 'no candidate got a valid score' };
   else {
     const m = await winner.ws!.bringBack();
     conflict = m.result === 'conflict';
+    merged = !conflict;
     if (conflict) ctx.say(`strategy ${winner.strategy} won, but merging it back conflicts: ${m.detail ?? ''}`.trim());
     ctx.annotateChild(`strategy ${winner.strategy}`, { winner: true, merge: m.result, ...(m.branch ? { branch: m.branch } : {}) }, conflict ? 'conflict' : undefined);
     outcome = conflict
@@ -96,7 +98,8 @@ export async function runConvergent(ctx: CompositeContext): Promise<CompositeOut
   for (const c of candidates) {
     if (!c.ws) continue;
     // A run cancelled (a signal, its budget) keeps the strategies that succeeded: they stand, and --resume reuses them.
-    const cancelledWork = ctx.signal.aborted && c.status === 'succeeded';
+    // A cancel that came while the winner was merged found nothing left to stop: that merge ran to its end.
+    const cancelledWork = ctx.signal.aborted && !merged && c.status === 'succeeded';
     const keep = (c === winner && conflict) || (c !== winner && recipe.keep_candidates === true) || cancelledWork;
     const kept = await disposeCopy(c.ws, keep, `the copy of strategy ${c.strategy}`, ctx.say);
     if (kept && cancelledWork) ctx.say(keptUnmerged(`strategy ${c.strategy}`, stoppedWhy(ctx.signal), kept));

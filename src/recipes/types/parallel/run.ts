@@ -79,8 +79,9 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
         ctx.annotateChild(run.role, { merge: 'failed', detail: (error as Error).message }, 'failed');
       }
     }
-    // Work done before a cancel (a signal, the run's budget) is not merged, but kept on its branch (or in its copy).
-    const unmerged = run.result.status === 'succeeded' && ctx.signal.aborted;
+    // Work done before a cancel (a signal, the run's budget) is not merged, but kept on its branch (or in its copy);
+    // a merge the cancel came during runs to its end, and that child is merged.
+    const unmerged = run.result.status === 'succeeded' && run.merge === undefined && ctx.signal.aborted;
     const kept = await disposeCopy(run.ws, conflict || unmerged, `the copy of child ${i}`, ctx.say);
     if (unmerged) {
       ctx.annotateChild(run.role, { merge: `not merged: ${stoppedWhy(ctx.signal)}`, ...(kept ?? {}) });
