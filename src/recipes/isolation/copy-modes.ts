@@ -6,7 +6,6 @@
 // conflict. The copies live under the system temp directory (a copy cannot
 // sit inside what it copies). "mirror" copies with Node's fs, "rsync" with
 // the rsync program.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
@@ -15,14 +14,13 @@ import { RunRefusedError } from '../errors.ts';
 import { describeConflicts, planCopyBack, snapshot } from './copy-back.ts';
 import { findOnPath } from '../../paths/which.ts';
 import type { Isolation, KeptWork, MergeOutcome, StepWorkspace } from './isolation.ts';
+import { runInOwnGroup } from './own-group.ts';
 
 const SKIP = new Set(['.git', '.vigil']);
 
-function rsync(args: string[], input?: string): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    const child = execFile('rsync', args, (error, _out, stderr) => (error ? reject(new Error(`rsync failed: ${stderr}`)) : resolvePromise()));
-    if (input !== undefined) child.stdin?.end(input);
-  });
+async function rsync(args: string[], input?: string): Promise<void> {
+  const r = await runInOwnGroup('rsync', args, { input });
+  if (r.code !== 0 || r.signal) throw new Error(`rsync failed: ${r.signal ? `stopped by ${r.signal}` : r.stderr.trim() || `exit ${r.code}`}`);
 }
 
 export function createCopyIsolation(mode: 'mirror' | 'rsync', workspace: string, projectRoot: string, runId: string, file: string): Isolation {
