@@ -2,7 +2,7 @@
 // used by `vigil watch` and the sentinels: durable subscriptions (re-keyed on
 // restart, cursor kept), pull, ack and the lease operations. Refusals come back
 // as ServerError with the protocol's code.
-import { ServerError, serverClient } from './server-client.ts';
+import { answerWithinMs, ServerError, serverClient } from './server-client.ts';
 
 export { ServerError };
 
@@ -96,6 +96,7 @@ export class ProtocolClient {
     for (const name of ['cursor', 'wait', 'limit', 'subjects'] as const) if (options[name] !== undefined) q.set(name, String(options[name]));
     return this.http.request<Page<O>>('GET', `/subscriptions/${encodeURIComponent(sub.id)}/pull?${q}`, {
       token: sub.token,
+      timeoutMs: (options.wait ?? 0) * 1000 + answerWithinMs,
       ...(options.signal ? { signal: options.signal } : {}),
     });
   }

@@ -13,11 +13,26 @@ export class UnreachableError extends Error {
   readonly exitCode = ExitCode.unreachable;
 }
 
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  /** The caller's own stop (a cancelled run, Ctrl-C): the request is abandoned with an AbortError. */
+  signal?: AbortSignal;
+  /** How long the answer may take before the server counts as unreachable (default 30 s; a long poll adds its wait). */
+  timeoutMs?: number;
+}
+
 export interface ServerClient {
   readonly base: string;
   // biome-ignore lint/suspicious/noExplicitAny: a server reply is JSON the commands read field by field
-  request<T = any>(method: 'GET' | 'POST', path: string, options?: { token?: string; body?: unknown; signal?: AbortSignal }): Promise<T>;
+  request<T = any>(method: 'GET' | 'POST', path: string, options?: RequestOptions): Promise<T>;
 }
+
+/**
+ * A server that accepted the connection and never answers (paused, partitioned away, wedged) would hold
+ * a request for undici's five minutes: a command, a sentinel or a step waiting for its slot with it.
+ */
+export const answerWithinMs = 30_000;
 
 export function serverClient(base: string): ServerClient {
   const root = `${base.replace(/\/+$/, '').replace(/\/mp\/v0$/, '')}/mp/v0`;
@@ -27,19 +42,20 @@ export function serverClient(base: string): ServerClient {
       const headers: Record<string, string> = {};
       if (options.token) headers.authorization = `Bearer ${options.token}`;
       if (options.body !== undefined) headers['content-type'] = 'application/json';
+      const limitMs = options.timeoutMs ?? answerWithinMs;
+      const timeout = AbortSignal.timeout(limitMs);
+      const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+      const unanswered = () => new UnreachableError(`${root} did not answer ${method} ${path.split('?')[0]} within ${limitMs / 1000} s`);
       let response: Response;
+      let text: string;
       try {
-        response = await fetch(`${root}${path}`, {
-          method,
-          headers,
-          body: options.body === undefined ? undefined : JSON.stringify(options.body),
-          signal: options.signal,
-        });
+        response = await fetch(`${root}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal });
+        text = await response.text();
       } catch (error) {
-        if ((error as Error).name === 'AbortError') throw error;
+        if (options.signal?.aborted) throw error;
+        if (timeout.aborted) throw unanswered();
         throw new UnreachableError(`cannot reach ${root}: ${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}`);
       }
-      const text = await response.text();
       // biome-ignore lint/suspicious/noExplicitAny: parsed JSON from the server
       let body: any;
       try {

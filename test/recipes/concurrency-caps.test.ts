@@ -129,6 +129,28 @@ describe('concurrency caps of vigil.yml', () => {
     expect(new Set(leases.map((l) => l.subject))).toEqual(new Set(['slot-1', 'slot-2']));
   }, scaled(120_000));
 
+  it('with a server that accepted the connection and stopped answering (SIGSTOP), Ctrl-C cancels a step waiting for its slot at once', async () => {
+    server = await startServerProcess();
+    const home = tempDir('vigil-caps-home-');
+    const log = join(home, 'agents.jsonl');
+    const project = capProject(`server:\n  base: ${server.url}\nconcurrency:\n  claude: 1\n`, 1);
+    server.child.kill('SIGSTOP');
+    try {
+      const r = startVigil(project, ['sequence', 'one'], { VIGIL_HOME: home, SLOT_LOG: log, SLOT_RUNNER: 'a', SLOT_AGENT_MS: '100' });
+      runners.push(r);
+      r.child.stdin!.end();
+      // The step asks the paused server for its slot once it says it runs; before, that request held the run for five minutes.
+      await r.waitFor(/work: running/);
+      r.child.kill('SIGINT');
+      const result = await r.done;
+      expect(result.code, result.stdout + result.stderr).toBe(130);
+      expect(result.stdout).toMatch(/work: cancelled [\d.]+s — not started: the run was cancelled by SIGINT/);
+      expect(readLog(log)).toEqual([]);
+    } finally {
+      server.child.kill('SIGCONT');
+    }
+  }, scaled(120_000));
+
   for (const withServer of [false, true]) {
     it(`a runner killed with -9 holding both slots delays the next at most by the slots' lease (${withServer ? 'server' : 'lock files'})`, async () => {
       if (withServer) server = await startServerProcess();

@@ -4,6 +4,7 @@
 // store, and every step in the line is told who holds the slots.
 import type { StepOutcome } from '../pool/step-task.ts';
 import { poolsOf, slotName } from '../../workspace/concurrency-caps.ts';
+import { orAborted } from '../../timing/or-aborted.ts';
 import type { SlotGrant, SlotHolder, SlotStore } from './slot-store.ts';
 
 export interface SlotRequest {
@@ -95,9 +96,9 @@ export class AgentSlots {
     try {
       // Behind others of this runner: wait for them, told what the first of the line learns.
       if (line.told !== null) listen(line.told);
-      await Promise.race([before, aborted(req.signal)]);
+      await orAborted(before, req.signal);
       if (req.signal.aborted) return null;
-      const waiter = await this.store.enter(pool, cap, req.who);
+      const waiter = await this.store.enter(pool, cap, req.who, req.signal);
       try {
         for (;;) {
           const result = await waiter.tryTake();
@@ -110,6 +111,10 @@ export class AgentSlots {
       } finally {
         await waiter.leave().catch(() => {});
       }
+    } catch (error) {
+      // A request to the slots' server the cancel cut short: the step was cancelled while it waited.
+      if (req.signal.aborted) return null;
+      throw error;
     } finally {
       line.listeners.delete(listen);
       if (line.listeners.size === 0) line.told = null;
@@ -122,14 +127,6 @@ export class AgentSlots {
     return this.store.close();
   }
 }
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
 
 /** A step's agent run holding its slots; a wait the run's cancellation ends is the step's cancellation. */
 export async function withSlots(

@@ -12,7 +12,8 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ensureVigilHome } from '../../home/home.ts';
 import { observationTypes } from '../../protocol/vocabulary.ts';
-import { ServerError, type ServerClient, serverClient } from '../../server-client/server-client.ts';
+import { answerWithinMs, ServerError, type ServerClient, serverClient } from '../../server-client/server-client.ts';
+import { orAborted } from '../../timing/or-aborted.ts';
 import { holderText, type SlotHolder, type SlotStore, type SlotWaiter, type TakeResult } from './slot-store.ts';
 
 export const SLOT_TYPE = 'ai.vigil.concurrency.slot';
@@ -133,7 +134,7 @@ export class ServerSlots implements SlotStore {
     const page = await this.http.request<{ next: number; observations: Array<{ type: string; subject: string | null; data?: Record<string, unknown> }> }>(
       'GET',
       `/subscriptions/${state.sub.id}/pull?${q}`,
-      { token: state.sub.token, ...(signal ? { signal } : {}) },
+      { token: state.sub.token, timeoutMs: wait * 1000 + answerWithinMs, ...(signal ? { signal } : {}) },
     );
     for (const o of page.observations) {
       if (o.type !== observationTypes.lease || !o.subject) continue;
@@ -145,11 +146,13 @@ export class ServerSlots implements SlotStore {
     state.sub.cursor = page.next;
   }
 
-  async enter(pool: string, cap: number, who: SlotHolder): Promise<SlotWaiter> {
-    const state = await this.pool(pool);
+  async enter(pool: string, cap: number, who: SlotHolder, signal: AbortSignal): Promise<SlotWaiter> {
+    // Shared by the steps of the pool: one step's cancel stops its own wait, not the opening.
+    const state = await orAborted(this.pool(pool), signal);
+    if (!state) throw signal.reason;
     const note = holderText(who);
     return {
-      tryTake: () => this.tryTake(state, cap, note),
+      tryTake: () => this.tryTake(state, cap, note, signal),
       changed: async (signal) => {
         await this.read(state, PULL_WAIT_S, signal).catch((error: Error) => {
           if (error.name !== 'AbortError') return new Promise((r) => setTimeout(r, 1000));
@@ -159,7 +162,7 @@ export class ServerSlots implements SlotStore {
     };
   }
 
-  private async tryTake(state: PoolState, cap: number, note: string): Promise<TakeResult> {
+  private async tryTake(state: PoolState, cap: number, note: string, signal: AbortSignal): Promise<TakeResult> {
     const holders: string[] = [];
     for (let slot = 1; slot <= cap; slot++) {
       const subject = `slot-${slot}`;
@@ -172,6 +175,7 @@ export class ServerSlots implements SlotStore {
         const reply = await this.http.request<{ fence?: number }>('POST', `/subscriptions/${state.sub.id}/leases/claim`, {
           token: state.sub.token,
           body: { subject, lease_duration_seconds: this.leaseSeconds, note },
+          signal,
         });
         state.mine.set(slot, note);
         return { grant: this.held(state, slot, reply.fence ?? null, note) };
@@ -206,7 +210,8 @@ export class ServerSlots implements SlotStore {
         clearInterval(timer);
         this.timers.delete(timer);
         // Ours until the completion is answered: a claim of it meanwhile would be answered "already yours".
-        await this.http.request('POST', `${path}/complete`, { token: state.sub.token, body: { ...body, outcome: 'succeeded' } }).catch(() => {});
+        // Not waited for past 10 s: a server that does not answer frees the slot when its lease expires.
+        await this.http.request('POST', `${path}/complete`, { token: state.sub.token, body: { ...body, outcome: 'succeeded' }, timeoutMs: 10_000 }).catch(() => {});
         state.mine.delete(slot);
       },
     };

@@ -32,6 +32,7 @@ export interface SlotWaiter {
 export interface SlotStore {
   /** Where the slots are kept, for the run's notes: `lock files in ~/.vigil/concurrency`. */
   readonly where: string;
-  enter(pool: string, cap: number, who: SlotHolder): Promise<SlotWaiter>;
+  /** `signal`: the step's cancellation, which cuts short what the store is asking (a claim of a paused server). */
+  enter(pool: string, cap: number, who: SlotHolder, signal: AbortSignal): Promise<SlotWaiter>;
   close(): Promise<void>;
 }
