@@ -128,7 +128,7 @@ describe('vigil bench leases whose server stops during the run', () => {
   it('says so and exits 3 when its only server is killed, rather than printing the figures as a result', async () => {
     const server = await startServerProcess();
     try {
-      const run = await runBench(['leases', '--base', server.url, '--clients', '8', '--subjects', '8', '--duration', '3s', '--timeout', '2s'], { onStderr: killedOnceRunning(server) });
+      const run = await runBench(['leases', '--base', server.url, '--clients', '8', '--subjects', '8', '--duration', '1s', '--timeout', '2s'], { onStderr: killedOnceRunning(server) });
       expect(run.code, said(run)).toBe(3);
       expect(run.stderr).toContain(`vigil bench leases: the server stopped answering during the run (asked GET /discover after it, ${server.url}/mp/v0 gave no answer (ECONNREFUSED))`);
       expect(run.stdout).toContain('claims');
@@ -143,7 +143,7 @@ describe('vigil bench leases whose server stops during the run', () => {
     const way = await startBrokenProxy(server.url, { name: 'none' });
     try {
       let closed = false;
-      const run = await runBench(['leases', '--base', server.url, '--base', way.url, '--clients', '8', '--subjects', '8', '--duration', '3s', '--timeout', '2s'], {
+      const run = await runBench(['leases', '--base', server.url, '--base', way.url, '--clients', '8', '--subjects', '8', '--duration', '1s', '--timeout', '2s'], {
         onStderr: (text) => {
           if (!closed && text.includes('running 8 clients')) {
             closed = true;
