@@ -1,11 +1,16 @@
 // Dispatch jobs in the project's .vigil/vigil.db (table dispatch_jobs):
 // queued → running → succeeded | failed | cancelled. Each state change is one
-// guarded UPDATE, so two runners never run the same job.
+// guarded UPDATE, so two runners never run the same job. A running job names
+// its runner (pid and host): one whose runner is gone (killed with -9, the
+// machine restarted) is failed as interrupted when it is next read, where it
+// would have stayed running for ever.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { processAlive } from '../file-lock/process-alive.ts';
 import { confined } from '../workspace/confine.ts';
 
 const require = createRequire(import.meta.url);
@@ -55,6 +60,10 @@ function db(projectRoot: string): BetterSqlite3.Database {
       id TEXT PRIMARY KEY, tool TEXT NOT NULL, source TEXT NOT NULL, params TEXT NOT NULL, status TEXT NOT NULL,
       attempts INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, result TEXT, error TEXT)`);
     d.exec('CREATE INDEX IF NOT EXISTS dispatch_jobs_status ON dispatch_jobs (status, created_at)');
+    // Files made before jobs named their runner get the columns; their running jobs cannot be judged and stay as they are.
+    const columns = new Set((d.prepare('PRAGMA table_info(dispatch_jobs)').all() as Array<{ name: string }>).map((c) => c.name));
+    if (!columns.has('runner_pid')) d.exec('ALTER TABLE dispatch_jobs ADD COLUMN runner_pid INTEGER');
+    if (!columns.has('runner_host')) d.exec('ALTER TABLE dispatch_jobs ADD COLUMN runner_host TEXT');
     dbs.set(path, d);
   }
   return d;
@@ -86,20 +95,45 @@ export function enqueueJob(projectRoot: string, tool: string, source: string, pa
 }
 
 export function getJob(projectRoot: string, id: string): DispatchJob | null {
+  failInterrupted(projectRoot);
   const r = db(projectRoot).prepare('SELECT * FROM dispatch_jobs WHERE id = ?').get(id) as Row | undefined;
   return r ? toJob(r) : null;
 }
 
 export function queuedJobIds(projectRoot: string): string[] {
+  failInterrupted(projectRoot);
   return (db(projectRoot).prepare("SELECT id FROM dispatch_jobs WHERE status = 'queued' ORDER BY created_at").all() as Array<{ id: string }>).map((r) => r.id);
 }
 
-/** queued → running; false when another runner took it first. */
+/** queued → running, naming this process as its runner; false when another runner took it first. */
 export function claimJob(projectRoot: string, id: string): boolean {
   const r = db(projectRoot)
-    .prepare("UPDATE dispatch_jobs SET status = 'running', attempts = attempts + 1, started_at = ? WHERE id = ? AND status = 'queued'")
-    .run(new Date().toISOString(), id);
+    .prepare("UPDATE dispatch_jobs SET status = 'running', attempts = attempts + 1, started_at = ?, runner_pid = ?, runner_host = ? WHERE id = ? AND status = 'queued'")
+    .run(new Date().toISOString(), process.pid, hostname(), id);
   return r.changes === 1;
+}
+
+/**
+ * Running jobs whose runner on this machine no longer runs: failed, saying so. Not queued again: the tool
+ * may have done part of its work, and only the sender knows whether running it twice is safe.
+ */
+function failInterrupted(projectRoot: string): void {
+  const d = db(projectRoot);
+  const running = d.prepare("SELECT id, runner_pid, runner_host FROM dispatch_jobs WHERE status = 'running' AND runner_pid IS NOT NULL").all() as Array<{
+    id: string;
+    runner_pid: number;
+    runner_host: string;
+  }>;
+  const host = hostname();
+  for (const job of running) {
+    if (job.runner_host !== host || processAlive(job.runner_pid)) continue;
+    d.prepare("UPDATE dispatch_jobs SET status = 'failed', finished_at = ?, error = ? WHERE id = ? AND status = 'running' AND runner_pid = ?").run(
+      new Date().toISOString(),
+      `interrupted: its runner (pid ${job.runner_pid}) ended before the job did (killed, or the machine restarted); the tool may have done part of its work. Send the job again to run it again`,
+      job.id,
+      job.runner_pid,
+    );
+  }
 }
 
 export function finishJob(projectRoot: string, id: string, outcome: { result: unknown } | { error: string }): void {
