@@ -12,7 +12,7 @@ const layers = [
   { name: 'server', files: ['server.ts'], says: 'vigil serve put together: doors, service, cluster, sources, cloud, ui' },
   {
     name: 'features',
-    rooms: ['recipes', 'triggers', 'cloud', 'sources', 'ui', 'cir', 'conform', 'ratchet', 'notify', 'health', 'workers', 'bench'],
+    rooms: ['recipes', 'triggers', 'cloud', 'sources', 'ui', 'cir', 'conform', 'ratchet', 'notify', 'health', 'workers', 'bench', 'dispatch'],
     says: 'what Vigil does beyond the monitor service',
   },
   { name: 'doors', rooms: ['transport', 'cluster'], says: 'HTTP, SSE, RPC and MCP doors; a node of a cluster' },
@@ -31,7 +31,6 @@ const layers = [
       'ledger',
       'plugins',
       'run-events',
-      'dispatch',
       'mcp-servers',
       'server-client',
       'workspace',

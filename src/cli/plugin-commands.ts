@@ -63,7 +63,10 @@ export function registerPluginCommands(cli: CAC): void {
           const out = options.wait ? await runDispatchJob(ctx, sent.id) : sent;
           if (options.json) printJson(out);
           else process.stdout.write(`${out.id} ${out.status}\n`);
-          if (options.wait && out.status === 'failed') process.exitCode = ExitCode.failed;
+          if (options.wait && out.status === 'failed') {
+            if (!options.json && 'error' in out) process.stderr.write(`vigil dispatch: ${out.error}\n`);
+            process.exitCode = ExitCode.failed;
+          }
         } else if (action === 'status') {
           const job = dispatch.status(need('ID'));
           if (options.json) printJson(job);

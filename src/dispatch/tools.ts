@@ -4,12 +4,12 @@
 // runQueuedDispatchJobs) or `vigil dispatch send --wait` runs them. A tool is
 // named by its bare name (first match: plugins, then MCP servers) or as
 // "<source>/<tool>", e.g. "mcp:files/read_file".
-import { spawnSync } from 'node:child_process';
 import type { SdkContext } from '../workspace/context.ts';
 import { invalid, VigilError } from '../errors/vigil-error.ts';
 import { claimJob, type DispatchJob, enqueueJob, finishJob, getJob, queuedJobIds } from './jobs.ts';
 import { McpServers, readMcpConfig } from '../mcp-servers/mcp-servers.ts';
 import { loadPlugins } from '../plugins/plugins.ts';
+import { createWatchdog, runSupervised } from '../recipes/process/process-group.ts';
 
 export interface DispatchToolInfo {
   name: string;
@@ -69,9 +69,9 @@ export async function runDispatchJob(ctx: SdkContext, id: string): Promise<Dispa
       const plugin = loadPlugins(ctx).plugins.find((p) => `plugin:${p.name}` === job.source);
       const tool = plugin?.tools[job.tool];
       if (!plugin || !tool) throw new Error(`${job.source} no longer offers "${job.tool}"`);
-      const r = spawnSync('sh', ['-c', tool.command], { cwd: plugin.dir, input: JSON.stringify(job.params), env: ctx.env, timeout: 600_000, maxBuffer: 16 * 1024 * 1024 });
-      if (r.status !== 0) throw new Error(`exit ${r.status ?? r.signal}: ${String(r.stderr ?? '').trim().slice(-2000)}`);
-      const text = String(r.stdout ?? '').trim();
+      const r = await runTool(tool.command, plugin.dir, JSON.stringify(job.params), ctx.env);
+      if (r.exitCode !== 0) throw new Error(`${r.why}: ${r.stderr.trim().slice(-2000)}`);
+      const text = r.stdout.trim();
       let result: unknown = text;
       try {
         result = JSON.parse(text);
@@ -91,6 +91,34 @@ export async function runDispatchJob(ctx: SdkContext, id: string): Promise<Dispa
     finishJob(ctx.projectRoot, id, { error: (error as Error).message });
   }
   return getJob(ctx.projectRoot, id)!;
+}
+
+/** The longest a tool may run, and the most of its output kept. */
+const toolLimitMs = 600_000;
+const toolOutputBytes = 16 * 1024 * 1024;
+
+/**
+ * A plugin tool in a process group of its own, supervised as an agent is: killed past its time limit, and
+ * with everything it started when its runner dies (even by SIGKILL), so no tool outlives a job read as
+ * interrupted.
+ */
+async function runTool(command: string, cwd: string, input: string, env: NodeJS.ProcessEnv): Promise<{ exitCode: number | null; why: string; stdout: string; stderr: string }> {
+  const out = { stdout: '', stderr: '' };
+  const r = await runSupervised(
+    {
+      command: 'sh',
+      args: ['-c', command],
+      cwd,
+      env,
+      stdin: input,
+      onOutput: (chunk, stream) => {
+        if (out[stream].length < toolOutputBytes) out[stream] += chunk.toString();
+      },
+    },
+    createWatchdog(toolLimitMs, toolLimitMs, new AbortController().signal),
+  );
+  const why = r.spawnError ?? (r.killedBy ? `stopped after ${toolLimitMs / 60_000} minutes` : `exit ${r.exitCode ?? r.signal}`);
+  return { exitCode: r.spawnError || r.killedBy ? null : r.exitCode, why, ...out };
 }
 
 /** For the daemon: runs every queued job of the project, one at a time. */

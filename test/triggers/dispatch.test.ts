@@ -1,9 +1,10 @@
 // A job queued with `vigil dispatch send` (no --wait) is run by the real
 // daemon, once, and its result is readable with `vigil dispatch status`. A
 // job whose runner was killed is failed as interrupted, not left running.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { processAlive } from '../../src/file-lock/process-alive.ts';
 import { spawnChild } from '../support/children.ts';
 import { type Running, type Scratch, scratchProject, startDaemon, vigil, vigilBin, waitFor } from './helpers.ts';
 
@@ -44,22 +45,25 @@ describe('vigil daemon runs queued dispatch jobs', () => {
     expect(s.read('ran.txt')).toBe('xx');
   });
 
-  it('a job whose runner was killed with -9 reads failed, interrupted, and is not run again', { timeout: 90_000 }, async () => {
+  it('a job whose runner was killed with -9 reads failed, interrupted, is not run again, and its tool was stopped with it', { timeout: 90_000 }, async () => {
     s = scratchProject();
     const plugin = join(s.root, '.vigil', 'plugins', 'holder');
     mkdirSync(plugin, { recursive: true });
-    const [started, release, ended] = [join(s.root, 'started.txt'), join(s.root, 'release'), join(s.root, 'ended')];
-    // The tool says it started, then works until the test lets it go (after its runner is gone), and says it ended.
-    const tool = `echo x >> '${started}'; while [ ! -e '${release}' ]; do sleep 0.05; done; touch '${ended}'; echo '{}'`;
+    const [started, pidFile] = [join(s.root, 'started.txt'), join(s.root, 'tool.pid')];
+    // The tool says it started and who it is, then works until something stops it.
+    const tool = `echo x >> '${started}'; echo $$ > '${pidFile}'; while :; do sleep 0.05; done`;
     writeFileSync(join(plugin, 'plugin.json'), JSON.stringify({ name: 'holder', version: '1.0.0', hooks: {}, tools: { hold: { command: tool } } }));
     const job = JSON.parse(vigil(s, ['dispatch', 'send', 'hold', '--json']).stdout) as { id: string };
     const runner = spawnChild(process.execPath, [vigilBin, 'dispatch', 'run'], { cwd: s.root, env: s.env, stdio: 'ignore' });
+    let toolPid = 0;
     try {
-      await waitFor('the tool to start', () => s!.read('started.txt') !== '');
+      toolPid = await waitFor('the tool to start', () => Number(s!.read('tool.pid').trim()) || undefined);
       expect(JSON.parse(vigil(s, ['dispatch', 'status', job.id, '--json']).stdout)).toMatchObject({ status: 'running' });
       const gone = new Promise((r) => runner.once('exit', r));
       runner.kill('SIGKILL');
       await gone;
+      // The tool does not outlive its runner: its group is stopped by the watcher beside it.
+      await waitFor('the tool to be stopped with its runner', () => !processAlive(toolPid));
       const read = JSON.parse(vigil(s, ['dispatch', 'status', job.id, '--json']).stdout) as { status: string; error: string; finished_at: string | null };
       expect(read.status).toBe('failed');
       expect(read.error).toBe(
@@ -70,9 +74,24 @@ describe('vigil daemon runs queued dispatch jobs', () => {
       expect(vigil(s, ['dispatch', 'run']).stdout).toContain('ran 0 queued job(s)');
       expect(s.read('started.txt')).toBe('x\n');
     } finally {
-      // Outliving its killed runner, the tool is nobody's child: it is let go and waited for here.
-      writeFileSync(release, '');
-      await waitFor('the tool to end', () => s!.read('ended') === '' && existsSync(ended));
+      for (const target of [-toolPid, toolPid]) {
+        try {
+          if (toolPid > 0) process.kill(target, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
     }
+  });
+
+  it('send --wait of a tool that fails exits 1 and says why', async () => {
+    s = scratchProject();
+    const plugin = join(s.root, '.vigil', 'plugins', 'broken');
+    mkdirSync(plugin, { recursive: true });
+    writeFileSync(join(plugin, 'plugin.json'), JSON.stringify({ name: 'broken', version: '1.0.0', hooks: {}, tools: { fail: { command: 'echo "no disk left" >&2; exit 3' } } }));
+    const r = vigil(s, ['dispatch', 'send', 'fail', '--wait']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^job_\S+ failed\n$/);
+    expect(r.stderr).toBe('vigil dispatch: exit 3: no disk left\n');
   });
 });
