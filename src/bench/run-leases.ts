@@ -9,6 +9,7 @@ import { ms, num, rate } from './format.ts';
 import { emptyHistogram, mergeInto, percentile } from './histogram.ts';
 import { subjectName } from './lease-client.ts';
 import { type LeaseFigures, leaseFigures } from './lease-figures.ts';
+import { SilenceWatch, silentForMs } from './silence-watch.ts';
 import { LeaseJudge } from './lease-judge.ts';
 import type { LeaseBatch, ThreadDone } from './lease-records.ts';
 import { LeaseTally } from './lease-tally.ts';
@@ -73,6 +74,8 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Tar
   hooks.started?.();
   pool.go({ startMs: runStart });
   let interrupted = false;
+  let silentSince: number | undefined;
+  const silence = new SilenceWatch(runStart);
   await new Promise<void>((resolve) => {
     const onAbort = () => {
       interrupted = true;
@@ -87,7 +90,9 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Tar
           `leases ${(elapsed / 1000).toFixed(1)} s${spec.durationMs !== undefined ? ` of ${spec.durationMs / 1000}` : ''} · ${rate(grants, 'grants/s')} · ${num(t.ended.complete + t.ended.release + t.ended.reject)} cycles · claim p99 ${ms(percentile(claimLatency, 99))} · ${violations === 0 ? 'no violation' : `${violations} VIOLATIONS`} so far`,
         );
       }
-      if ((spec.durationMs !== undefined && elapsed >= spec.durationMs) || Atomics.load(pool.counters, slot.stop) !== 0) finish();
+      const unanswered = t.nodes.reduce((sum, n) => sum + (n?.unanswered ?? 0), 0);
+      silentSince = silence.silentSince(t.nodes.reduce((sum, n) => sum + (n?.latency.count ?? 0), 0) - unanswered, unanswered, nowMs());
+      if ((spec.durationMs !== undefined && elapsed >= spec.durationMs) || Atomics.load(pool.counters, slot.stop) !== 0 || silentSince !== undefined) finish();
     }, 250);
     const finish = () => {
       clearInterval(ticker);
@@ -105,6 +110,11 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Tar
   if (pool.failures.length > 0) throw new Error(`a client thread failed: ${pool.failures.join('; ')}`);
   j.finish();
   const figures = leaseFigures({ spec, servers: [...target.servers], monitor: target.monitor, fence, startMs: runStart, endMs, interrupted, tally: t, judge: j, client: cpu.stop(busy) });
+  if (silentSince !== undefined) {
+    figures.warnings.push(
+      `the run ended early, at ${((endMs - runStart) / 1000).toFixed(1)} s: no request was answered after ${((silentSince - runStart) / 1000).toFixed(1)} s, and requests kept failing without an answer for ${silentForMs / 1000} s`,
+    );
+  }
   return { figures, tally: t, startMs: runStart, endMs };
 }
 
