@@ -40,6 +40,8 @@ let latency: Histogram = emptyHistogram();
 let outcomes: Record<string, number> = {};
 let series: Record<number, number> = {};
 let seqs: number[] = [];
+/** Publishes that got no answer at all (refused connection, reset, timeout) since the last flush. */
+let unanswered = 0;
 
 async function publish(root: string, i: number, startMs: number): Promise<void> {
   const send = nowMs();
@@ -49,6 +51,7 @@ async function publish(root: string, i: number, startMs: number): Promise<void> 
   record(latency, answer - send);
   const key = reply.status === 201 ? 'ok' : (reply.code ?? `HTTP_${reply.status}`);
   outcomes[key] = (outcomes[key] ?? 0) + 1;
+  if (reply.status === 0) unanswered++;
   if (reply.status === 201) {
     const step = Math.floor((answer - startMs) / seriesStepMs);
     series[step] = (series[step] ?? 0) + 1;
@@ -61,7 +64,8 @@ async function publish(root: string, i: number, startMs: number): Promise<void> 
 }
 
 function flush(): void {
-  port.postMessage({ type: 'batch', thread: data.thread, published, latency, outcomes, series, seqs });
+  port.postMessage({ type: 'batch', thread: data.thread, published, latency, outcomes, series, seqs, unanswered });
+  unanswered = 0;
   published = [];
   latency = emptyHistogram();
   outcomes = {};

@@ -9,7 +9,7 @@ import { ms, num, rate } from './format.ts';
 import { emptyHistogram, mergeInto, percentile } from './histogram.ts';
 import { subjectName } from './lease-client.ts';
 import { type LeaseFigures, leaseFigures } from './lease-figures.ts';
-import { SilenceWatch, silentForMs } from './silence-watch.ts';
+import { endedEarly, SilenceWatch } from './silence-watch.ts';
 import { LeaseJudge } from './lease-judge.ts';
 import type { LeaseBatch, ThreadDone } from './lease-records.ts';
 import { LeaseTally } from './lease-tally.ts';
@@ -110,11 +110,7 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Tar
   if (pool.failures.length > 0) throw new Error(`a client thread failed: ${pool.failures.join('; ')}`);
   j.finish();
   const figures = leaseFigures({ spec, servers: [...target.servers], monitor: target.monitor, fence, startMs: runStart, endMs, interrupted, tally: t, judge: j, client: cpu.stop(busy) });
-  if (silentSince !== undefined) {
-    figures.warnings.push(
-      `the run ended early, at ${((endMs - runStart) / 1000).toFixed(1)} s: no request was answered after ${((silentSince - runStart) / 1000).toFixed(1)} s, and requests kept failing without an answer for ${silentForMs / 1000} s`,
-    );
-  }
+  if (silentSince !== undefined) figures.warnings.push(endedEarly(endMs - runStart, silentSince - runStart));
   return { figures, tally: t, startMs: runStart, endMs };
 }
 

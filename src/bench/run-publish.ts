@@ -10,6 +10,7 @@ import type { ClientCpu } from './client-cpu.ts';
 import type { RunHooks } from './outcome.ts';
 import type { PublishThreadData } from './publish-thread.ts';
 import { type RunHeader, withTarget } from './setup.ts';
+import { endedEarly, SilenceWatch } from './silence-watch.ts';
 import { type PublishSpec, showMs } from './spec.ts';
 import { startThreads } from './threads.ts';
 
@@ -44,10 +45,12 @@ export async function runPublish(spec: PublishSpec, hooks: RunHooks = {}): Promi
     const seen = new SeqSet();
     const duplicates: number[] = [];
     let duplicateSeqs = 0;
+    let unanswered = 0;
     const busy: number[] = new Array(threads).fill(0);
     const pool = await startThreads('publish', data as unknown as Array<Record<string, unknown>>, (m) => {
       if (m.type === 'batch') {
         mergeInto(latency, m.latency as Histogram);
+        unanswered += m.unanswered as number;
         for (const [k, n] of Object.entries(m.outcomes as Record<string, number>)) outcomes[k] = (outcomes[k] ?? 0) + n;
         for (const [i, n] of Object.entries(m.series as Record<number, number>)) {
           while (series.length <= Number(i)) series.push(0);
@@ -66,12 +69,15 @@ export async function runPublish(spec: PublishSpec, hooks: RunHooks = {}): Promi
     const runStart = nowMs();
     pool.go({ startMs: runStart });
     let interrupted = false;
+    let silentSince: number | undefined;
+    const silence = new SilenceWatch(runStart);
     await new Promise<void>((resolve) => {
       const ticker = setInterval(() => {
         const elapsed = nowMs() - runStart;
         interrupted ||= hooks.signal?.aborted === true;
+        silentSince = silence.silentSince(latency.count - unanswered, unanswered, nowMs());
         hooks.progress?.(`publish ${(elapsed / 1000).toFixed(1)} s of ${spec.durationMs / 1000} · ${rate((outcomes.ok ?? 0) / Math.max(0.001, elapsed / 1000), 'publishes/s')} · p99 ${ms(percentile(latency, 99))} · ${duplicateSeqs === 0 ? 'no duplicate seq' : `${duplicateSeqs} DUPLICATE SEQS`} so far`);
-        if (elapsed >= spec.durationMs || interrupted) {
+        if (elapsed >= spec.durationMs || interrupted || silentSince !== undefined) {
           clearInterval(ticker);
           resolve();
         }
@@ -86,6 +92,7 @@ export async function runPublish(spec: PublishSpec, hooks: RunHooks = {}): Promi
     const refused: Record<string, number> = {};
     for (const [k, n] of Object.entries(outcomes)) if (k !== 'ok') refused[k] = n;
     const warnings = client.saturated ? [`the load generator may have been the bottleneck: ${client.saturated}`] : [];
+    if (silentSince !== undefined) warnings.push(endedEarly(endMs - runStart, silentSince - runStart));
     if (!outcomes.ok) warnings.push(`no publish was acknowledged: ${Object.entries(refused).map(([k, n]) => `${k} ×${n}`).join(', ') || 'no answers'}`);
     const figures: PublishFigures = {
       scenario: 'publish',

@@ -31,3 +31,8 @@ export class SilenceWatch {
     return this.failedSinceAnswer && nowMs - this.lastAnswerMs >= silentForMs ? this.lastAnswerMs : undefined;
   }
 }
+
+/** The summary's line for a run the watch ended (times from the run's start, ms). */
+export function endedEarly(endedAtMs: number, lastAnswerAtMs: number): string {
+  return `the run ended early, at ${(endedAtMs / 1000).toFixed(1)} s: no request was answered after ${(lastAnswerAtMs / 1000).toFixed(1)} s, and requests kept failing without an answer for ${silentForMs / 1000} s`;
+}

@@ -65,4 +65,21 @@ describe('vigil bench fanout and publish against a Vigil node', () => {
     expect(f.duplicateSeqs).toBe(0);
     expect(f.refused).toEqual({});
   });
+
+  it('publish: ends the run once its server stops answering, says so and exits 3', async () => {
+    const doomed = await startServerProcess();
+    try {
+      // A minute asked for: the publishers of a dead server would spin on refusals for all of it.
+      const run = await runBench(['publish', '--base', doomed.url, '--connections', '4', '--duration', '1m'], {
+        onStderr: (text) => {
+          if (text.includes('publishing over 4 connections')) void doomed.kill();
+        },
+      });
+      expect(run.code, said(run)).toBe(3);
+      expect(run.stdout).toMatch(/warning: the run ended early, at [\d.]+ s: no request was answered after [\d.]+ s/);
+      expect(run.stderr).toContain('vigil bench publish: the server stopped answering during the run');
+    } finally {
+      await doomed.kill();
+    }
+  });
 });
