@@ -3,7 +3,8 @@ import { invalid } from '../errors/vigil-error.ts';
 import { type CaptureInput, type QueryOptions, type RelationKind, relationKinds, type SearchOptions } from './types.ts';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$/;
-const MAX_BODY = 64 * 1024;
+/** The most characters a signal's body holds. */
+export const MAX_BODY = 64 * 1024;
 export const MAX_LIMIT = 1000;
 
 function optionalName(field: string, value: unknown): string | undefined {

@@ -1,11 +1,14 @@
 // `vigil cir capture|query|search|relate|patterns|contradictions|stats|ingest`:
 // the CLI face of sdk.cir. Text by default, JSON with --json.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { CAC } from 'cac';
 import type { CIRSignal } from '../cir/index.ts';
 import { UsageError } from './options.ts';
 import { defineCommand } from './command.ts';
 import { printJson, readStdin, runSdkCommand, unknownAction } from './sdk-command.ts';
+
+/** The most one ingest reads (all its signals are checked, then stored, at once). */
+const maxIngestChars = 64 * 1024 * 1024;
 
 const actions = ['capture', 'query', 'search', 'relate', 'patterns', 'contradictions', 'stats', 'ingest'];
 
@@ -50,14 +53,16 @@ export function registerCirCommands(cli: CAC): void {
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('cir', action, actions);
         // Loaded when the command runs: the signal store is SQLite, FTS5 and embeddings.
-        const [{ sdkContext }, { cirNamespace }] = await Promise.all([import('../workspace/context.ts'), import('../sdk/namespaces/cir.ts')]);
+        const [{ sdkContext }, { cirNamespace }, { MAX_BODY }] = await Promise.all([import('../workspace/context.ts'), import('../sdk/namespaces/cir.ts'), import('../cir/validate.ts')]);
         const cir = cirNamespace(sdkContext({ workspace: process.cwd() }), { global: flags.global === true });
         const scope = text(flags.scope);
         const common = { ...(scope !== undefined ? { scope } : {}) };
         const out = (value: unknown, human: () => void): void => (flags.json ? printJson(value) : human());
         const argText = args.map(String).join(' ');
         if (action === 'capture') {
-          const body = argText === '-' ? (await readStdin()).replace(/\n$/, '') : argText;
+          // No TEXT (cac drops a lone "-" before it reaches args): the signal is read from standard input.
+          if (args.length === 0 && process.stdin.isTTY) process.stderr.write('signal text (end with Ctrl-D):\n');
+          const body = args.length === 0 ? (await readStdin('body', MAX_BODY)).replace(/\n$/, '') : argText;
           const tags = flags.tag === undefined ? undefined : (Array.isArray(flags.tag) ? flags.tag : [flags.tag]).map(String);
           const r = await cir.capture(body, {
             ...common,
@@ -98,12 +103,16 @@ export function registerCirCommands(cli: CAC): void {
             for (const [k, v] of Object.entries(s)) process.stdout.write(`${k.padEnd(20)} ${v}\n`);
           });
         } else {
-          const file = args[0] === undefined || args[0] === '-' ? undefined : String(args[0]);
+          const file = args[0] === undefined ? undefined : String(args[0]);
           let input: string;
-          try {
-            input = file ? readFileSync(file, 'utf8') : await readStdin();
-          } catch (error) {
-            throw new UsageError(`cir ingest: cannot read ${file}: ${(error as Error).message}`);
+          if (file === undefined) input = await readStdin('jsonl', maxIngestChars);
+          else {
+            try {
+              if (statSync(file).size > maxIngestChars * 4) throw new Error(`it holds more than the ${maxIngestChars.toLocaleString('en-US')} characters one ingest takes: split it`);
+              input = readFileSync(file, 'utf8');
+            } catch (error) {
+              throw new UsageError(`cir ingest: cannot read ${file}: ${(error as Error).message}`);
+            }
           }
           const r = await cir.ingest(input, { ...common, source: text(flags.source), embed: flags.embed === true ? true : undefined, ...(file ? { file } : {}) });
           out(r, () => process.stdout.write(`ingested ${r.ingested} signals\n`));

@@ -33,7 +33,8 @@ export function registerVaultCommands(cli: CAC): void {
         } else if (action === 'set') {
           const k = needKey();
           if (process.stdin.isTTY) process.stderr.write('value (end with Ctrl-D):\n');
-          const value = (await readStdin()).replace(/\r?\n$/, '');
+          const { MAX_VALUE } = await import('../vault/vault.ts');
+          const value = (await readStdin('value', MAX_VALUE)).replace(/\r?\n$/, '');
           vault.set(k, value, opts);
           if (!options.json) process.stderr.write(`stored ${scope ? `${scope}/` : ''}${k}\n`);
         } else if (action === 'get') {

@@ -44,7 +44,7 @@ export function registerWebhookCommands(cli: CAC): void {
         if (action === 'register') {
           const [event, url] = [arg(0, 'EVENT and URL'), arg(1, 'a URL')];
           if (process.stdin.isTTY) process.stderr.write('signing secret, at least 16 characters (end with Ctrl-D):\n');
-          const secret = (await readStdin()).replace(/\r?\n$/, '');
+          const secret = (await readStdin('secret', 1024)).replace(/\r?\n$/, '');
           const monitor = stringFlag('--monitor', options.monitor);
           const types = listFlag(stringFlag('--types', options.types));
           const token = stringFlag('--monitor-token', options.monitorToken) ?? (monitor ? process.env.VIGIL_TOKEN : undefined);

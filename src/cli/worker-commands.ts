@@ -77,7 +77,8 @@ export function registerWorkerCommands(cli: CAC): void {
             if (sub === 'set') {
               const key = arg(2, 'a KEY');
               if (process.stdin.isTTY) process.stderr.write('value (end with Ctrl-D):\n');
-              await worker.secret.set(name, key, (await readStdin()).replace(/\r?\n$/, ''));
+              const { MAX_VALUE } = await import('../vault/vault.ts');
+              await worker.secret.set(name, key, (await readStdin('value', MAX_VALUE)).replace(/\r?\n$/, ''));
               return process.stderr.write(`set ${key} on ${name}\n`);
             }
             if (sub === 'delete') {
@@ -94,7 +95,8 @@ export function registerWorkerCommands(cli: CAC): void {
             }
             if (flags.accountId === undefined) throw new UsageError('worker setup: needs --account-id <id> (and the API token on stdin), or --clear');
             if (process.stdin.isTTY) process.stderr.write('API token (end with Ctrl-D):\n');
-            workerSetup(ctx.env, String(flags.accountId), (await readStdin()).replace(/\r?\n$/, ''));
+            const { MAX_VALUE } = await import('../vault/vault.ts');
+            workerSetup(ctx.env, String(flags.accountId), (await readStdin('api_token', MAX_VALUE)).replace(/\r?\n$/, ''));
             return process.stderr.write('stored in vault scope "worker"; deploys now go to your own account through wrangler\n');
           }
         }

@@ -22,7 +22,8 @@ export interface ScopeOption {
 export type VaultBackendName = 'keyring' | 'file';
 
 const SCOPE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const MAX_VALUE = 64 * 1024;
+/** The most characters a vault value holds. */
+export const MAX_VALUE = 64 * 1024;
 
 export const serviceOf = (scope: string): string => `vigil-vault/${scope}`;
 

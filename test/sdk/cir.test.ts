@@ -86,6 +86,14 @@ describe('vigil cir', () => {
     expect(await json(['cir', 'query'])).toHaveLength(2);
     rmSync(file);
   });
+
+  it('captures the text of standard input given "-", as documented, or no text at all', async () => {
+    const dash = await vigil(project, ['cir', 'capture', '-', '--type', 'note.piped', '--json'], { stdin: 'from a pipe\n' });
+    expect(dash.code, dash.stderr).toBe(0);
+    const bare = await vigil(project, ['cir', 'capture', '--type', 'note.piped', '--json'], { stdin: 'also piped\n' });
+    expect(bare.code, bare.stderr).toBe(0);
+    expect((await json(['cir', 'query', '--type', 'note.piped'])).map((s: { body: string }) => s.body).sort()).toEqual(['also piped', 'from a pipe']);
+  });
 });
 
 describe('CIR events', () => {

@@ -52,6 +52,10 @@ describe('vigil vault', () => {
     const empty = await vigil(project, ['vault', 'set', 'k'], { stdin: '' });
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('value:');
+    // Standard input is read only as far as a value can go: a runaway pipe is refused, not held in memory.
+    const huge = await vigil(project, ['vault', 'set', 'k'], { stdin: 'a'.repeat(300_000) });
+    expect(huge.code).toBe(2);
+    expect(huge.stderr).toBe('vigil: value: must be at most 65,536 characters; standard input held more\n');
     expect((await vigil(project, ['vault', 'frobnicate'])).code).toBe(2);
   });
 

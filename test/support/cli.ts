@@ -32,6 +32,8 @@ export function runCli(args: readonly string[], options: CliOptions): Promise<Cl
     });
     child.once('error', fail);
     child.once('close', (code) => done({ code, stdout, stderr }));
+    // A command may stop reading its input (a value refused as too long) and exit: the rest of the write fails.
+    child.stdin.on('error', () => {});
     child.stdin.end(options.stdin ?? '');
   });
 }
