@@ -32,8 +32,13 @@ function located(text: string, fallback: string): JsonSyntaxError {
     const first = (error as { errors?: Array<{ text: string; location: { line: number; column: number } | null }> }).errors?.[0];
     if (first?.location) {
       const { line, column } = first.location;
-      return new JsonSyntaxError(`line ${line}, column ${column + 1}: ${first.text.replace(/ in JSON/, '')}`, line, column + 1);
+      return new JsonSyntaxError(`line ${line}, column ${column + 1}: ${shortQuotes(first.text.replace(/ in JSON/, ''))}`, line, column + 1);
     }
   }
-  return new JsonSyntaxError(fallback);
+  return new JsonSyntaxError(shortQuotes(fallback));
+}
+
+/** The parsers quote the token they stopped at whole: in a file of one 50 MB token, the message was 50 MB. */
+function shortQuotes(message: string): string {
+  return message.replace(/"([^"]{60})[^"]+"/g, '"$1…"');
 }

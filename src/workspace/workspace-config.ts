@@ -1,5 +1,5 @@
 // Reads and validates the workspace file vigil.yml at the project root.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { capProblems } from './concurrency-caps.ts';
@@ -60,9 +60,14 @@ export function loadWorkspaceConfig(projectRoot: string, env: NodeJS.ProcessEnv 
   return base ? { ...config, server: { ...config.server, base } } : config;
 }
 
+/** Every command reads vigil.yml: a file far past any settings is refused before it is read. */
+const maxWorkspaceFileBytes = 1024 * 1024;
+
 function readWorkspaceFile(projectRoot: string): WorkspaceConfig {
   const file = join(projectRoot, 'vigil.yml');
   if (!existsSync(file)) return { file: null, providers: {}, auth: {} };
+  const bytes = statSync(file).size;
+  if (bytes > maxWorkspaceFileBytes) throw new RecipeInputError(`${file}: it holds ${(bytes / 1024 / 1024).toFixed(1)} MB; vigil.yml is at most 1 MB`);
   let doc: unknown;
   try {
     const { parse } = require('yaml') as typeof import('yaml');

@@ -32,6 +32,19 @@ describe('finding recipes', () => {
     expect(r.stderr).toContain(join(project.root, '.vigil/recipes/broken.json'));
     expect(r.stderr).toContain('not valid JSON');
   });
+
+  it('names a file far too large for a recipe without reading it, and quotes at most a short piece of a long bad token', async () => {
+    project = makeProject();
+    project.recipe({ name: 'good', steps: [step('a')] });
+    project.file('.vigil/recipes/huge.json', 'x'.repeat(3 * 1024 * 1024));
+    project.file('.vigil/recipes/garbage.json', 'y'.repeat(200_000));
+    const r = await runVigil(project, ['recipe', 'list']);
+    expect(r.stdout).toMatch(/good\s+sequence/);
+    expect(r.stderr).toContain(`${join(project.root, '.vigil/recipes/huge.json')}: cannot read the recipe: it holds 3.0 MB; a recipe file is at most 1 MB`);
+    expect(r.stderr).toContain(`line 1, column 1: Unexpected "${'y'.repeat(60)}…"`);
+    // Before, the message quoted the whole 200,000-character token.
+    expect(r.stderr.length).toBeLessThan(2000);
+  });
 });
 
 describe('refusing invalid recipes before anything runs', () => {

@@ -38,10 +38,15 @@ export function recipeDirs(projectRoot: string): Array<{ dir: string; scope: Rec
   return dirs;
 }
 
+/** The largest recipe file read: a file far past it is not a recipe, and parsing it would hold it in memory several times. */
+const maxRecipeBytes = 1024 * 1024;
+
 /** Parses and validates one recipe file. */
 export function readRecipeFile(file: string): Recipe {
   let text: string;
   try {
+    const bytes = statSync(file).size;
+    if (bytes > maxRecipeBytes) throw new Error(`it holds ${(bytes / 1024 / 1024).toFixed(1)} MB; a recipe file is at most 1 MB (long prompts belong in files its steps read)`);
     text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new RecipeInputError(`${file}: cannot read the recipe: ${(error as Error).message}`);
