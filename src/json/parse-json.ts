@@ -24,7 +24,11 @@ export function parseJson(text: string): unknown {
   }
 }
 
+/** Past this size the place is not looked for: esbuild's second parse held a 50 MB file several times over. */
+const locateUpTo = 1024 * 1024;
+
 function located(text: string, fallback: string): JsonSyntaxError {
+  if (text.length > locateUpTo) return new JsonSyntaxError(shortQuotes(fallback));
   try {
     const { transformSync } = require('esbuild') as typeof import('esbuild');
     transformSync(text, { loader: 'json', logLevel: 'silent' });
