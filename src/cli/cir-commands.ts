@@ -108,7 +108,8 @@ export function registerCirCommands(cli: CAC): void {
           if (file === undefined) input = await readStdin('jsonl', maxIngestChars);
           else {
             try {
-              if (statSync(file).size > maxIngestChars * 4) throw new Error(`it holds more than the ${maxIngestChars.toLocaleString('en-US')} characters one ingest takes: split it`);
+              const bytes = statSync(file).size;
+              if (bytes > maxIngestChars * 4) throw new Error(`it holds ${(bytes / 1024 / 1024).toFixed(0)} MB; one ingest reads at most ${(maxIngestChars * 4) / 1024 / 1024} MB: split it`);
               input = readFileSync(file, 'utf8');
             } catch (error) {
               throw new UsageError(`cir ingest: cannot read ${file}: ${(error as Error).message}`);
