@@ -1,5 +1,6 @@
 // The HTTP client the CLI commands use to talk to a running server.
 import { ExitCode } from '../errors/exit-codes.ts';
+import { linkedSignal } from '../timing/linked-signal.ts';
 
 export class ServerError extends Error {
   override readonly name = 'ServerError';
@@ -43,29 +44,18 @@ export function serverClient(base: string): ServerClient {
       if (options.token) headers.authorization = `Bearer ${options.token}`;
       if (options.body !== undefined) headers['content-type'] = 'application/json';
       const limitMs = options.timeoutMs ?? answerWithinMs;
-      // One controller for the limit and the caller's stop, its listener removed after: AbortSignal.any
-      // leaves each composed signal held by a caller's long-lived one (a sentinel's, one per pull).
-      const stop = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        stop.abort();
-      }, limitMs);
-      const onCallerStop = () => stop.abort(options.signal?.reason);
-      if (options.signal?.aborted) onCallerStop();
-      else options.signal?.addEventListener('abort', onCallerStop, { once: true });
+      const linked = linkedSignal(options.signal ? [options.signal] : [], limitMs);
       let response: Response;
       let text: string;
       try {
-        response = await fetch(`${root}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: stop.signal });
+        response = await fetch(`${root}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: linked.signal });
         text = await response.text();
       } catch (error) {
         if (options.signal?.aborted) throw error;
-        if (timedOut) throw new UnreachableError(`${root} did not answer ${method} ${path.split('?')[0]} within ${limitMs / 1000} s`);
+        if (linked.signal.reason?.name === 'TimeoutError') throw new UnreachableError(`${root} did not answer ${method} ${path.split('?')[0]} within ${limitMs / 1000} s`);
         throw new UnreachableError(`cannot reach ${root}: ${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}`);
       } finally {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onCallerStop);
+        linked.dispose();
       }
       // biome-ignore lint/suspicious/noExplicitAny: parsed JSON from the server
       let body: any;

@@ -26,6 +26,7 @@ import { localBackend, type McpBackend } from './mcp-backend.ts';
 import { Coalescer, realTimers, type Timers } from './mcp-coalescer.ts';
 import { remoteBackend } from './mcp-remote.ts';
 import { allTools, configureActions, listedTools, operationOf, type ToolSpec, toolNamed } from './mcp-tools.ts';
+import { linkedSignal } from '../timing/linked-signal.ts';
 
 /** At most one resource-update notification per resource in this many milliseconds (§15). */
 export const notifyIntervalMs = 250;
@@ -122,16 +123,18 @@ export function createMcpDoor(backend: McpBackend, options: McpDoorOptions = {})
         `Unknown tool "${request.params.name}"; the tools are ${allTools().map((t) => t.name).join(', ')}.`,
       );
     }
-    const signal = AbortSignal.any([extra.signal, shutdown.signal]);
+    const linked = linkedSignal([extra.signal, shutdown.signal]);
     const args = request.params.arguments ?? {};
     return track(
-      callTool(backend, tool, args, signal).then((result) => {
-        if (!result.isError) {
-          learn(args.bearer, result.structuredContent as Record<string, unknown>);
-          if (tool.name === 'monitor_create') server.sendResourceListChanged().catch(() => {});
-        }
-        return result;
-      }),
+      callTool(backend, tool, args, linked.signal)
+        .then((result) => {
+          if (!result.isError) {
+            learn(args.bearer, result.structuredContent as Record<string, unknown>);
+            if (tool.name === 'monitor_create') server.sendResourceListChanged().catch(() => {});
+          }
+          return result;
+        })
+        .finally(linked.dispose),
     );
   });
 

@@ -6,6 +6,7 @@ import { parseFeed } from 'feedsmith';
 import { readBounded } from '../../net/read-bounded.ts';
 import { redactCredentials } from '../../net/redact.ts';
 import type { SourceRun } from '../run.ts';
+import { linkedSignal } from '../../timing/linked-signal.ts';
 
 interface FeedCursor {
   seen: string[];
@@ -53,20 +54,27 @@ export function runFeed(run: SourceRun): void {
     const headers: Record<string, string> = { accept: 'application/rss+xml, application/atom+xml, application/feed+json, application/json, text/xml;q=0.9, */*;q=0.5' };
     if (previous.etag) headers['if-none-match'] = previous.etag;
     if (previous.modified) headers['if-modified-since'] = previous.modified;
-    const response = await run.outbound.fetch(url, { headers, signal: AbortSignal.any([run.signal, AbortSignal.timeout(30_000)]) });
-    if (response.status === 304) {
-      await response.body?.cancel();
-      run.contact();
-      return;
+    const linked = linkedSignal([run.signal], 30_000);
+    let response: Awaited<ReturnType<typeof run.outbound.fetch>>;
+    let body: Buffer;
+    try {
+      response = await run.outbound.fetch(url, { headers, signal: linked.signal });
+      if (response.status === 304) {
+        await response.body?.cancel();
+        run.contact();
+        return;
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new Error(`${url} answered ${response.status}`);
+      }
+      const chunks: Uint8Array[] = [];
+      const read = await readBounded(response, maxFeedBytes, (chunk) => chunks.push(chunk));
+      if (read.truncated) throw new Error(`${url} is larger than ${maxFeedBytes} bytes`);
+      body = Buffer.concat(chunks);
+    } finally {
+      linked.dispose();
     }
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw new Error(`${url} answered ${response.status}`);
-    }
-    const chunks: Uint8Array[] = [];
-    const read = await readBounded(response, maxFeedBytes, (chunk) => chunks.push(chunk));
-    if (read.truncated) throw new Error(`${url} is larger than ${maxFeedBytes} bytes`);
-    const body = Buffer.concat(chunks);
     let items: Item[];
     try {
       items = itemsOf(body.toString('utf8'));

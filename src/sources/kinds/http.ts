@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readBounded } from '../../net/read-bounded.ts';
 import { redactCredentials } from '../../net/redact.ts';
 import type { SourceRun } from '../run.ts';
+import { linkedSignal } from '../../timing/linked-signal.ts';
 
 interface HttpCursor {
   reachable: boolean;
@@ -28,12 +29,9 @@ export function runHttp(run: SourceRun): void {
     const started = performance.now();
     let next: HttpCursor;
     let error: string | null = null;
+    const linked = linkedSignal([run.signal], Math.min(30, interval) * 1000);
     try {
-      const response = await run.outbound.fetch(url, {
-        method,
-        redirect: 'follow',
-        signal: AbortSignal.any([run.signal, AbortSignal.timeout(Math.min(30, interval) * 1000)]),
-      });
+      const response = await run.outbound.fetch(url, { method, redirect: 'follow', signal: linked.signal });
       const hash = createHash('sha256');
       await readBounded(response, maxBodyBytes, (chunk) => hash.update(chunk));
       next = { reachable: true, status: response.status, hash: hash.digest('hex') };
@@ -41,6 +39,8 @@ export function runHttp(run: SourceRun): void {
       if (run.signal.aborted) return;
       error = (thrown as Error).cause ? String(((thrown as Error).cause as Error).message ?? (thrown as Error).cause) : (thrown as Error).message;
       next = { reachable: false, status: null, hash: null };
+    } finally {
+      linked.dispose();
     }
     const latency = Math.round(performance.now() - started);
     const previous = run.cursor<HttpCursor>();
