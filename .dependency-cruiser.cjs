@@ -39,6 +39,7 @@ const layers = [
       'paths',
       'json',
       'timing',
+      'text',
     ],
     files: ['version.ts'],
     says: 'small shared rooms every layer may use',

@@ -6,6 +6,7 @@ import { invalid } from '../errors/vigil-error.ts';
 import { UsageError } from './options.ts';
 import { defineCommand } from './command.ts';
 import { printJson, runSdkCommand, unknownAction } from './sdk-command.ts';
+import { terminalText } from '../text/terminal.ts';
 
 export function registerPluginCommands(cli: CAC): void {
   defineCommand(cli, 'plugin <action>', 'Plugins in .vigil/plugins and ~/.vigil/plugins: "list"')
@@ -64,13 +65,13 @@ export function registerPluginCommands(cli: CAC): void {
           if (options.json) printJson(out);
           else process.stdout.write(`${out.id} ${out.status}\n`);
           if (options.wait && out.status === 'failed') {
-            if (!options.json && 'error' in out) process.stderr.write(`vigil dispatch: ${out.error}\n`);
+            if (!options.json && 'error' in out) process.stderr.write(terminalText(`vigil dispatch: ${out.error}\n`));
             process.exitCode = ExitCode.failed;
           }
         } else if (action === 'status') {
           const job = dispatch.status(need('ID'));
           if (options.json) printJson(job);
-          else process.stdout.write(`${job.id} ${job.status} ${job.source}/${job.tool} attempts ${job.attempts}${job.error ? `  error: ${job.error}` : ''}\n`);
+          else process.stdout.write(terminalText(`${job.id} ${job.status} ${job.source}/${job.tool} attempts ${job.attempts}${job.error ? `  error: ${job.error}` : ''}\n`));
         } else if (action === 'run') {
           const n = await runQueuedDispatchJobs(ctx);
           if (options.json) printJson({ ran: n });

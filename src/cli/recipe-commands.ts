@@ -9,6 +9,7 @@ import { applyBaseFlag, baseHelp } from './base-flag.ts';
 import { RecipeInputError } from '../recipes/errors.ts';
 import { defineCommand, exitWith, fail } from './command.ts';
 import { processAlive } from '../file-lock/process-alive.ts';
+import { terminalText } from '../text/terminal.ts';
 
 /** The recipe runner's modules, loaded when a command runs: `vigil --version` and `--help` start without them. */
 const runner = async () => {
@@ -207,7 +208,7 @@ export function registerRecipeCommands(cli: CAC): void {
           if (!existsSync(join(dir, 'run.json'))) throw new RecipeInputError(`runs: no run "${runId}" in ${runsDir(root)} (see "vigil runs")`);
           const run = readRunJson(dir);
           if (options.json) return void process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
-          process.stdout.write(renderRunTree(root, run.id, process.cwd()));
+          process.stdout.write(terminalText(renderRunTree(root, run.id, process.cwd())));
           return;
         }
         // Children of composite runs (they have a role) show under their parent (vigil runs <id>), not in the list.

@@ -7,6 +7,7 @@
 
 import { producerData } from '../protocol/observation.ts';
 import { serverOnlyTypes } from '../protocol/vocabulary.ts';
+import { controlChars, escapeControl } from '../text/terminal.ts';
 
 /** The server's own records (subscriptions, leases, refusals, …): hidden by `vigil watch` unless --all. */
 export const isBookkeeping = (o: { type: string }): boolean => serverOnlyTypes.has(o.type);
@@ -22,19 +23,16 @@ export interface WatchedObservation {
   data: unknown;
 }
 
-// C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
-const unsafeChars = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-const escapeChar = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** A token as is when it is plain; otherwise a JSON string, quoted, with every control character escaped. */
 export function field(value: string | null | undefined): string {
   if (value === null || value === undefined || value === '') return '-';
   if (/^[\w.:@/+-]+$/.test(value) && value !== '-') return value;
-  return JSON.stringify(value).replace(unsafeChars, escapeChar);
+  return JSON.stringify(value).replace(controlChars, escapeControl);
 }
 
 export function watchLine(o: WatchedObservation, monitor: string): string {
-  const data = JSON.stringify(producerData(o.data) ?? null).replace(unsafeChars, escapeChar);
+  const data = JSON.stringify(producerData(o.data) ?? null).replace(controlChars, escapeControl);
   const cut = data.length > 400 ? `${data.slice(0, 399)}…` : data;
   return `${field(o.id)} ${field(o.type)} ${field(o.subject)} tier=${field(o.tier)} origin=${field(o.origin)} actor=${field(o.actor)} monitor=${field(monitor)} time=${field(o.time)} ${cut}`;
 }

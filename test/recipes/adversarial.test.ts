@@ -46,6 +46,19 @@ describe('adversarial', () => {
     expect(readFileSync(join(project.root, 'impl.txt'), 'utf8')).toBe('v2\n');
   });
 
+  it("shows the escape sequences of an agent's verdict as text, never sending them to the terminal", async () => {
+    project = makeShProject();
+    // A judge (any agent a repository can steer) whose reason would set the window title and clear the screen.
+    contest(project, 'echo \'{"winner":"blue","reason":"held \\u001b]0;pwned\\u0007 up \\u001b[2J","done":true}\'', 1);
+    const r = await runVigil(project, ['sequence', 'duel']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain('round 1: blue — held \\u001b]0;pwned\\u0007 up \\u001b[2J');
+    expect(r.stdout + r.stderr).not.toMatch(/[\u001b\u0007]/);
+    const shown = await runVigil(project, ['runs', rootRun(project).id]);
+    expect(shown.stdout).toContain('held \\u001b]0;pwned');
+    expect(shown.stdout).not.toMatch(/[\u001b\u0007]/);
+  });
+
   it('passes the other sides\' latest outputs as BLUE_OUTPUT, RED_OUTPUT and JUDGE_OUTPUT', async () => {
     project = makeShProject();
     contest(project, 'echo "judge saw: $$(cat ${BLUE_OUTPUT}) / $$(cat ${RED_OUTPUT}) strict=${STRICT}"; echo \'{"winner":"blue","reason":"fine","done":true}\'');

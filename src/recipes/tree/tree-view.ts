@@ -6,6 +6,7 @@
 // - json: every event of every run record as one JSON line on stdout.
 import { stepProgress } from '../loop/progress-text.ts';
 import type { RunRecorder } from '../records/run-record.ts';
+import { terminalText } from '../../text/terminal.ts';
 
 export type ViewMode = 'tty' | 'plain' | 'json';
 
@@ -123,7 +124,7 @@ export class TreeView {
     const waitKey = `${node.prefix}${String(e.step)}`;
     if (e.type === 'step.changed' && typeof e.slot_wait === 'string') {
       if (!this.waitingSince.has(waitKey)) this.waitingSince.set(waitKey, Date.now());
-      this.out.write(`${time} ${node.prefix}${String(e.step)}: ${e.slot_wait}\n`);
+      this.out.write(terminalText(`${time} ${node.prefix}${String(e.step)}: ${e.slot_wait}\n`));
     } else if (e.type === 'step.changed' && e.slot_wait === null && e.status === undefined && this.waitingSince.has(waitKey)) {
       const waited = ((Date.now() - this.waitingSince.get(waitKey)!) / 1000).toFixed(1);
       this.waitingSince.delete(waitKey);
@@ -135,15 +136,17 @@ export class TreeView {
       const phase = s.phase > 0 ? ` phase ${s.phase}` : '';
       const took = s.ended ? ` ${elapsed(s.started, s.ended, Date.now())}` : '';
       const note = s.status !== 'succeeded' && s.status !== 'running' && s.reason ? ` — ${s.reason}` : '';
-      this.out.write(`${time} ${node.prefix}${s.label}: ${s.status}${phase}${took}${note}\n`);
+      this.out.write(terminalText(`${time} ${node.prefix}${s.label}: ${s.status}${phase}${took}${note}\n`));
     } else if (e.type === 'run.ended' && node.parent) {
       const run = node.recorder.run;
-      this.out.write(`${time} ${node.prefix.replace(/ › $/, '')}: ${run.status}${cost(run.usage) ? ` ${cost(run.usage)}` : ''}${run.reason ? ` — ${run.reason}` : ''}\n`);
+      this.out.write(terminalText(`${time} ${node.prefix.replace(/ › $/, '')}: ${run.status}${cost(run.usage) ? ` ${cost(run.usage)}` : ''}${run.reason ? ` — ${run.reason}` : ''}\n`));
     }
   }
 
   /** A line of its own: above the live tree, on stdout, or on stderr in json mode. */
-  note(line: string): void {
+  note(text: string): void {
+    // Notes carry what agents wrote (a judge's reason, a conflict's files): no escape sequence of theirs reaches the terminal.
+    const line = terminalText(text);
     if (this.mode === 'json') return void this.err.write(`${line}\n`);
     if (this.mode === 'plain' || this.stopped) return void this.out.write(`${line}\n`);
     this.clear();
@@ -201,7 +204,7 @@ export class TreeView {
         );
       }
     }
-    const shown = lines.slice(-Math.max(10, (this.out.rows || 40) - 2)).map((l) => l.slice(0, width));
+    const shown = lines.slice(-Math.max(10, (this.out.rows || 40) - 2)).map((l) => terminalText(l.replaceAll('\n', ' ')).slice(0, width));
     this.clear();
     this.out.write(`${shown.join('\n')}\n`);
     this.drawn = shown.length;
