@@ -1,11 +1,11 @@
 // `vigil cir capture|query|search|relate|patterns|contradictions|stats|ingest`:
 // the CLI face of sdk.cir. Text by default, JSON with --json.
-import { readFileSync, statSync } from 'node:fs';
 import type { CAC } from 'cac';
 import type { CIRSignal } from '../cir/index.ts';
 import { UsageError } from './options.ts';
 import { defineCommand } from './command.ts';
 import { printJson, readStdin, runSdkCommand, unknownAction } from './sdk-command.ts';
+import { readBoundedText } from '../text/read-bounded.ts';
 
 /** The most one ingest reads (all its signals are checked, then stored, at once). */
 const maxIngestChars = 64 * 1024 * 1024;
@@ -108,9 +108,7 @@ export function registerCirCommands(cli: CAC): void {
           if (file === undefined) input = await readStdin('jsonl', maxIngestChars);
           else {
             try {
-              const bytes = statSync(file).size;
-              if (bytes > maxIngestChars * 4) throw new Error(`it holds ${(bytes / 1024 / 1024).toFixed(0)} MB; one ingest reads at most ${(maxIngestChars * 4) / 1024 / 1024} MB: split it`);
-              input = readFileSync(file, 'utf8');
+              input = readBoundedText(file, maxIngestChars * 4, `one ingest reads at most ${(maxIngestChars * 4) / 1024 / 1024} MB: split it`);
             } catch (error) {
               throw new UsageError(`cir ingest: cannot read ${file}: ${(error as Error).message}`);
             }

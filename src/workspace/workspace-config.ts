@@ -1,11 +1,12 @@
 // Reads and validates the workspace file vigil.yml at the project root.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { capProblems } from './concurrency-caps.ts';
 import { RecipeInputError } from '../errors/input-error.ts';
 import { lazyValidator } from '../json/compile-schema.ts';
 import { describeSchemaErrors } from '../json/schema-errors.ts';
+import { readBoundedText } from '../text/read-bounded.ts';
 
 export type ProviderType = 'openai' | 'ollama' | 'anthropic' | 'custom';
 
@@ -66,12 +67,16 @@ const maxWorkspaceFileBytes = 1024 * 1024;
 function readWorkspaceFile(projectRoot: string): WorkspaceConfig {
   const file = join(projectRoot, 'vigil.yml');
   if (!existsSync(file)) return { file: null, providers: {}, auth: {} };
-  const bytes = statSync(file).size;
-  if (bytes > maxWorkspaceFileBytes) throw new RecipeInputError(`${file}: it holds ${(bytes / 1024 / 1024).toFixed(1)} MB; vigil.yml is at most 1 MB`);
+  let text: string;
+  try {
+    text = readBoundedText(file, maxWorkspaceFileBytes, 'vigil.yml is at most 1 MB');
+  } catch (error) {
+    throw new RecipeInputError(`${file}: ${(error as Error).message}`);
+  }
   let doc: unknown;
   try {
     const { parse } = require('yaml') as typeof import('yaml');
-    doc = parse(readFileSync(file, 'utf8')) ?? {};
+    doc = parse(text) ?? {};
   } catch (error) {
     throw new RecipeInputError(`${file}: not valid YAML: ${(error as Error).message}`);
   }

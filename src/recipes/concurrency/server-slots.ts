@@ -15,6 +15,7 @@ import { observationTypes } from '../../protocol/vocabulary.ts';
 import { answerWithinMs, ServerError, type ServerClient, serverClient } from '../../server-client/server-client.ts';
 import { orAborted } from '../../timing/or-aborted.ts';
 import { holderText, type SlotHolder, type SlotStore, type SlotWaiter, type TakeResult } from './slot-store.ts';
+import { sleep } from '../../timing/sleep.ts';
 
 export const SLOT_TYPE = 'ai.vigil.concurrency.slot';
 /** The most slots a pool has: the monitor is made with all of them, so a runner with a larger cap finds its slots there. */
@@ -154,9 +155,8 @@ export class ServerSlots implements SlotStore {
     return {
       tryTake: () => this.tryTake(state, cap, note, signal),
       changed: async (signal) => {
-        await this.read(state, PULL_WAIT_S, signal).catch((error: Error) => {
-          if (error.name !== 'AbortError') return new Promise((r) => setTimeout(r, 1000));
-        });
+        // A failed read (the server away a moment) is tried again after a second, or at once on the cancel.
+        await this.read(state, PULL_WAIT_S, signal).catch((error: Error) => (error.name === 'AbortError' ? undefined : sleep(1000, signal)));
       },
       leave: async () => {},
     };

@@ -2,7 +2,7 @@
 // as .json, .yml or .yaml. The project wins when both define the same name; two files of one
 // folder with the same name are an error naming both, and neither runs. Every file is parsed and
 // validated against the schema; broken files are reported, never run.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { vigilHome } from '../../home/home.ts';
 import { RecipeInputError } from '../errors.ts';
@@ -10,6 +10,7 @@ import type { FoundRecipe, Recipe, RecipeScope } from '../types.ts';
 import { normalizeRecipe } from './normalize.ts';
 import { checkRecipeSchema } from './recipe-schema.ts';
 import { isRecipeFile, parseRecipeText, recipeFileBase } from './recipe-text.ts';
+import { readBoundedText } from '../../text/read-bounded.ts';
 
 export interface RecipeProblem {
   file: string;
@@ -45,9 +46,7 @@ const maxRecipeBytes = 1024 * 1024;
 export function readRecipeFile(file: string): Recipe {
   let text: string;
   try {
-    const bytes = statSync(file).size;
-    if (bytes > maxRecipeBytes) throw new Error(`it holds ${(bytes / 1024 / 1024).toFixed(1)} MB; a recipe file is at most 1 MB (long prompts belong in files its steps read)`);
-    text = readFileSync(file, 'utf8');
+    text = readBoundedText(file, maxRecipeBytes, 'a recipe file is at most 1 MB (long prompts belong in files its steps read)');
   } catch (error) {
     throw new RecipeInputError(`${file}: cannot read the recipe: ${(error as Error).message}`);
   }

@@ -112,7 +112,7 @@ export class SentinelWorker {
           this.ctx.log(`sentinel ${this.name}: subscribed to ${this.recipe.watch.monitor} as ${this.sub.id} (cursor ${this.sub.cursor})`);
         }
         if (this.pendingCount() >= MAX_PENDING) {
-          await new Promise((r) => setTimeout(r, 200));
+          await sleep(200, this.abort.signal);
           continue;
         }
         lastProblem = '';
