@@ -243,7 +243,9 @@ describe('sessions', () => {
     const r = await runVigil(project, ['sequence', 'cxlimit']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain("You've hit your usage limit.");
-    expect(r.stdout).toMatch(/waiting for codex usage limit reset at (?:[A-Z][a-z]{2} \d{1,2} )?\d\d:\d\d \(0s left\), then continuing its session/);
+    // The reset named is this minute's start; the wait ends a second after it (RESET_MARGIN_MS), so a limit met in
+    // a minute's first second still has that second to wait.
+    expect(r.stdout).toMatch(/waiting for codex usage limit reset at (?:[A-Z][a-z]{2} \d{1,2} )?\d\d:\d\d \([01]s left\), then continuing its session/);
     const step = stepOf(lastRun(project), 'work');
     const runs = project.logEntries().filter((e) => e.agent === 'codex' && e.step === 'work').map((e) => e.argv as string[]);
     expect(runs).toHaveLength(2);
