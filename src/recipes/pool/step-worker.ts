@@ -3,6 +3,7 @@
 // posting {type: 'cancel'} on the task's port (never by aborting the piscina
 // task, which would orphan the agent's process group).
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { linkedSignal } from '../../timing/linked-signal.ts';
 import type { AgentContext, AgentResult, Backend, SpawnRequest } from '../backends/agent-context.ts';
 import { runClaude } from '../backends/claude.ts';
 import { runCodex } from '../backends/codex.ts';
@@ -44,8 +45,9 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
   };
   const spawn = (req: SpawnRequest) => {
     const wrapped = sandboxCommand(task.vm, task.cwd, req.command, req.args);
-    const signal = req.abort ? AbortSignal.any([cancel.signal, req.abort]) : cancel.signal;
-    return runSupervised(
+    const linked = req.abort ? linkedSignal([cancel.signal, req.abort]) : null;
+    const signal = linked?.signal ?? cancel.signal;
+    const running = runSupervised(
       {
         command: wrapped.command,
         args: wrapped.args,
@@ -63,6 +65,7 @@ export default async function runStepTask(task: StepTask): Promise<StepOutcome> 
       },
       { ...watchdog, signal },
     );
+    return linked ? running.finally(() => linked.dispose()) : running;
   };
   const ctx: AgentContext = {
     task,

@@ -5,6 +5,7 @@
 // server when one is configured.
 import { emitEvent } from '../../events/channel.ts';
 import { runActor } from '../../protocol/client-actor.ts';
+import { linkedSignal } from '../../timing/linked-signal.ts';
 import { type BudgetReached, BudgetScope, describeReached, priceOf, type Usage, unpricedWhy } from '../budget/budget-scope.ts';
 import type { StepBudgets } from '../executor/run-step.ts';
 import type { UsageReport } from '../pool/step-task.ts';
@@ -84,8 +85,9 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
         limitReached(rt, recorder, label, reached);
         own.abort();
       });
+      const signal = linkedSignal([runSignal, own.signal]);
       return {
-        signal: AbortSignal.any([runSignal, own.signal]),
+        signal: signal.signal,
         meters: () => scope.meters(),
         // The step's reader (in its worker) has counted the report already: it is recorded and read back here.
         usage(report) {
@@ -101,6 +103,7 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
           return r ? { killedBy: r.limit === 'minutes' ? 'minutes' : 'budget', reason: describeReached(r) } : null;
         },
         end() {
+          signal.dispose();
           scope.dispose();
           return { ...scope.usage };
         },

@@ -4,26 +4,27 @@
 // which the type's runner starts child runs and isolated copies.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { linkedSignal } from '../../timing/linked-signal.ts';
 import { describeReached } from '../budget/budget-scope.ts';
 import { RecipeInputError } from '../errors.ts';
+import { childrenIsolation } from '../isolation/choose.ts';
 import { createCopyIsolation } from '../isolation/copy-modes.ts';
 import { git } from '../isolation/git.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
 import { dropBranchesOf, recoverStaleWorktrees } from '../isolation/stale-worktrees.ts';
-import { childrenIsolation } from '../isolation/choose.ts';
 import { createWorktreeIsolation } from '../isolation/worktree.ts';
-import { copyNaming, openResultsBranch, varsText } from './results-branch.ts';
 import { declaredBy } from '../outside-vars.ts';
 import { previousRun } from '../preflight/resume.ts';
 import { resolveWorkspace } from '../prepare-run.ts';
 import { newRunId, RunRecorder, type RunStatus, runsDir } from '../records/run-record.ts';
 import { runIsLive } from '../records/runs-list.ts';
-import type { CompositeContext, CompositeOutcome, CompositeRunner } from '../types/composite.ts';
+import type { ChildRequest, ChildResult, CompositeContext, CompositeOutcome, CompositeRunner } from '../types/composite.ts';
 import { isRunnable } from '../types.ts';
 import { parseVarFlags } from '../variables.ts';
 import { runBudget } from './budgets.ts';
 import { announceRun, finishNode } from './finish.ts';
 import { runPre } from './pre-commands.ts';
+import { copyNaming, openResultsBranch, varsText } from './results-branch.ts';
 import { runAbort, stoppedWhy } from './run-abort.ts';
 import { runNode } from './run-node.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
@@ -100,6 +101,57 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
     return (await isolation).prepare(label, '.');
   };
 
+  const runChild = async (req: ChildRequest, signal: AbortSignal): Promise<ChildResult> => {
+    const found = rt.tree.byName.get(req.name)!;
+    const vars = { ...node.vars, ...req.vars };
+    recorder.updateChild(req.role, { name: req.name, status: 'pending', vars: req.vars, workspace: req.workspace ?? null });
+    if (signal.aborted) {
+      const reason = `not started: ${stoppedWhy(signal)}`;
+      recorder.updateChild(req.role, { status: 'cancelled', reason });
+      return { runId: null, status: 'cancelled', output: '', outputFile: '', reason };
+    }
+    const before = previous?.children?.find((c) => c.role === req.role && c.name === req.name);
+    if (before?.status === 'succeeded' && before.run_id) {
+      const outputFile = join(runsDir(rt.projectRoot), before.run_id, 'output.txt');
+      const now = new Date().toISOString();
+      recorder.updateChild(req.role, { run_id: before.run_id, status: 'succeeded', started: now, ended: now, reason: `reused: succeeded in run ${previous!.id}` });
+      return { runId: before.run_id, status: 'succeeded', output: existsSync(outputFile) ? readFileSync(outputFile, 'utf8') : '', outputFile: existsSync(outputFile) ? outputFile : '' };
+    }
+    if (req.pre?.length) {
+      const cwd = req.workspace ?? resolveWorkspace(found, rt.projectRoot);
+      const allow = recipe.allow_destructive_intents === true;
+      const origin = { outside: parseVarFlags(rt.req.dataVars ?? [], '--data-var'), declared: declaredBy(recipe, rt.req.declared ?? []) };
+      const failed = await runPre(req.pre, cwd, vars, rt.req.env, allow, signal, (l) => rt.view.note(`${req.role}: ${l}`), origin);
+      if (failed) {
+        recorder.updateChild(req.role, { status: 'failed', reason: failed, started: new Date().toISOString(), ended: new Date().toISOString() });
+        return { runId: null, status: 'failed', output: '', outputFile: '', reason: failed };
+      }
+    }
+    let result: NodeResult;
+    try {
+      result = await runNode(rt, {
+        found,
+        parent: self,
+        role: req.role,
+        vars,
+        env: { ...node.env, ...(req.env ?? {}) },
+        signal,
+        ...(req.workspace ? { workspace: req.workspace } : {}),
+        // An entry's own model wins; otherwise the model this composite was given (vigil sequence --model) goes down.
+        ...((req.model ?? node.model) ? { model: req.model ?? node.model } : {}),
+        ...(before?.run_id ? { resume: before.run_id } : req.from ? { from: req.from } : {}),
+        ...(recipe.canary === false || node.canary === false ? { canary: false as const } : {}),
+        onStart: (childId) => recorder.updateChild(req.role, { run_id: childId, status: 'running', started: new Date().toISOString() }),
+      });
+    } catch (error) {
+      const reason = (error as Error).message;
+      recorder.updateChild(req.role, { status: 'failed', reason, ended: new Date().toISOString() });
+      return { runId: null, status: 'failed', output: '', outputFile: '', reason };
+    }
+    recorder.updateChild(req.role, { status: result.status, ended: new Date().toISOString(), ...(result.reason ? { reason: result.reason } : {}) });
+    return result;
+  };
+
   const ctx: CompositeContext = {
     runId,
     runDir: recorder.dir,
@@ -121,55 +173,13 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
       if (child) recorder.updateChild(role, { result: { ...(child.result ?? {}), ...patch }, ...(status ? { status } : {}) });
     },
     async runChild(req) {
-      const found = rt.tree.byName.get(req.name)!;
-      const vars = { ...node.vars, ...req.vars };
-      recorder.updateChild(req.role, { name: req.name, status: 'pending', vars: req.vars, workspace: req.workspace ?? null });
-      const signal = req.signal ? AbortSignal.any([controller.signal, req.signal]) : controller.signal;
-      if (signal.aborted) {
-        const reason = `not started: ${stoppedWhy(signal)}`;
-        recorder.updateChild(req.role, { status: 'cancelled', reason });
-        return { runId: null, status: 'cancelled', output: '', outputFile: '', reason };
-      }
-      const before = previous?.children?.find((c) => c.role === req.role && c.name === req.name);
-      if (before?.status === 'succeeded' && before.run_id) {
-        const outputFile = join(runsDir(rt.projectRoot), before.run_id, 'output.txt');
-        const now = new Date().toISOString();
-        recorder.updateChild(req.role, { run_id: before.run_id, status: 'succeeded', started: now, ended: now, reason: `reused: succeeded in run ${previous!.id}` });
-        return { runId: before.run_id, status: 'succeeded', output: existsSync(outputFile) ? readFileSync(outputFile, 'utf8') : '', outputFile: existsSync(outputFile) ? outputFile : '' };
-      }
-      if (req.pre?.length) {
-        const cwd = req.workspace ?? resolveWorkspace(found, rt.projectRoot);
-        const allow = recipe.allow_destructive_intents === true;
-        const origin = { outside: parseVarFlags(rt.req.dataVars ?? [], '--data-var'), declared: declaredBy(recipe, rt.req.declared ?? []) };
-        const failed = await runPre(req.pre, cwd, vars, rt.req.env, allow, signal, (l) => rt.view.note(`${req.role}: ${l}`), origin);
-        if (failed) {
-          recorder.updateChild(req.role, { status: 'failed', reason: failed, started: new Date().toISOString(), ended: new Date().toISOString() });
-          return { runId: null, status: 'failed', output: '', outputFile: '', reason: failed };
-        }
-      }
-      let result: NodeResult;
+      if (!req.signal) return runChild(req, controller.signal);
+      const linked = linkedSignal([controller.signal, req.signal]);
       try {
-        result = await runNode(rt, {
-          found,
-          parent: self,
-          role: req.role,
-          vars,
-          env: { ...node.env, ...(req.env ?? {}) },
-          signal,
-          ...(req.workspace ? { workspace: req.workspace } : {}),
-          // An entry's own model wins; otherwise the model this composite was given (vigil sequence --model) goes down.
-          ...((req.model ?? node.model) ? { model: req.model ?? node.model } : {}),
-          ...(before?.run_id ? { resume: before.run_id } : req.from ? { from: req.from } : {}),
-          ...(recipe.canary === false || node.canary === false ? { canary: false as const } : {}),
-          onStart: (childId) => recorder.updateChild(req.role, { run_id: childId, status: 'running', started: new Date().toISOString() }),
-        });
-      } catch (error) {
-        const reason = (error as Error).message;
-        recorder.updateChild(req.role, { status: 'failed', reason, ended: new Date().toISOString() });
-        return { runId: null, status: 'failed', output: '', outputFile: '', reason };
+        return await runChild(req, linked.signal);
+      } finally {
+        linked.dispose();
       }
-      recorder.updateChild(req.role, { status: result.status, ended: new Date().toISOString(), ...(result.reason ? { reason: result.reason } : {}) });
-      return result;
     },
   };
 
