@@ -87,13 +87,13 @@ export function registerRecipeCommands(cli: CAC): void {
           exitWith(sequenceDryRun(name, { vars: asList(options.var), json: options.json === true, ...definedOnly({ backend, model }) }));
         }
         // Loaded on demand: the pool, backends and isolation are only needed to run.
-        const [{ runSequence }, { systemVault }, { takeRunIdReporter }] = await Promise.all([
+        const [{ runSequence }, { systemVault }, { takeStarterLink }] = await Promise.all([
           import('../recipes/run-sequence.ts'),
           import('../vault/vault-reader.ts'),
-          import('../recipes/run-id-report.ts'),
+          import('../recipes/starter-link.ts'),
         ]);
         // Before anything is started: no step inherits the variable.
-        const reportRunId = takeRunIdReporter(process.env);
+        const starter = takeStarterLink(process.env);
         const code = await runSequence(
           {
             name,
@@ -117,7 +117,7 @@ export function registerRecipeCommands(cli: CAC): void {
             stderr: process.stderr,
             interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
             json: options.json === true,
-            ...(reportRunId ? { reportRunId } : {}),
+            ...(starter ? { starter } : {}),
           },
         );
         exitWith(code);

@@ -2,15 +2,16 @@
 // does: a `vigil sequence` process of its own, so the run has its own signal
 // handlers, step pool and process groups, and cancelling it is SIGTERM (the
 // runner then kills every agent group and records "cancelled"). The runner
-// tells which run it started on a pipe of its own (run-id-report.ts); that
-// run's output is output.txt, else the output of its last succeeded step.
+// tells which run it started on a pipe of its own (starter-link.ts), and
+// cancels its run if this process dies; that run's output is output.txt,
+// else the output of its last succeeded step.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { confined } from '../workspace/confine.ts';
 import { type RunJson, readRunJson, runsDir } from './records/run-record.ts';
 import { VigilError } from '../errors/vigil-error.ts';
-import { RUN_ID_FD, RUN_ID_FD_ENV, reportedRunId } from './run-id-report.ts';
+import { RUN_ID_FD, RUN_ID_FD_ENV, reportedRunId } from './starter-link.ts';
 import { vigilEntry } from '../paths/self-entry.ts';
 
 export const RUN_TIMEOUT_MS = 600_000;

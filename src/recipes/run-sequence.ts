@@ -32,6 +32,7 @@ import { refuseSpentResume } from './budget/resume-budget.ts';
 import { previousRun } from './preflight/resume.ts';
 import { parseVarFlags } from './variables.ts';
 import { isRunnable } from './types.ts';
+import type { StarterLink } from './starter-link.ts';
 
 export interface SequenceIo {
   stdin: NodeJS.ReadStream;
@@ -40,8 +41,8 @@ export interface SequenceIo {
   interactive: boolean;
   /** One JSON event per line on stdout instead of the human view. */
   json?: boolean;
-  /** Told the root run's id as soon as its record exists (run-id-report.ts: the process that started this one asked). */
-  reportRunId?: (runId: string) => void;
+  /** The process that started this one and asked to be told the root run's id (starter-link.ts): the run is cancelled if it dies. */
+  starter?: StarterLink;
 }
 
 export async function runSequence(req: RunRequest, io: SequenceIo): Promise<ExitCodeValue> {
@@ -97,6 +98,12 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
     process.exit(signalExit(firstSignal));
   };
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  // Killed, even by SIGKILL, the starter (a script's sdk.sequence.run) can no longer stop its run: the run stops itself.
+  const unwatchStarter = io.starter?.watch(() => {
+    if (cancel.signal.aborted) return;
+    view.note("the process that started this run ended: cancelling the run; killing running steps…");
+    cancel.abort(new RunStopped('the run was cancelled: the process that started it ended'));
+  });
 
   let publisher: ServerPublisher | null = null;
   let slots: AgentSlots | null = null;
@@ -127,7 +134,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
       vars,
       env: {},
       signal: cancel.signal,
-      ...(io.reportRunId ? { onStart: io.reportRunId } : {}),
+      ...(io.starter ? { onStart: io.starter.report } : {}),
       ...(req.model ? { model: req.model } : {}),
       ...(req.from ? { from: req.from } : {}),
       ...(req.run ? { run: req.run } : {}),
@@ -143,6 +150,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
   } finally {
     view.stop();
     for (const s of STOP_SIGNALS) process.off(s, onSignal);
+    unwatchStarter?.();
     await pool.close();
     await slots?.close();
     process.off('exit', killAll);
