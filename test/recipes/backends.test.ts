@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModelServer, startFakeModelServer } from '../fakes/fake-openai-server.ts';
@@ -167,6 +167,29 @@ describe('custom backend', () => {
     expect(r.code).toBe(1);
     expect(stepOf(lastRun(project), 'n').reason).toBe('max_phases (2) reached without the completion keyword "READY"');
     expect(project.logEntries().filter((e) => e.step === 'n' && e.canary === null)).toHaveLength(2);
+  });
+
+  it('reads its USAGE lines and completion keyword after megabytes printed without a line end, and logs every byte', async () => {
+    project = makeProject();
+    // 3 MB with no line end, then usage, then the keyword in two writes (a word split between two reads).
+    const agent = project.file(
+      'spew.mjs',
+      [
+        '#!/usr/bin/env node',
+        "process.stdout.write('é'.repeat(1_500_000));",
+        'process.stdout.write(\'\\nUSAGE {"input_tokens":7,"output_tokens":3}\\nall DO\');',
+        "setTimeout(() => process.stdout.write('NE now\\n'), 50);",
+      ].join('\n'),
+    );
+    chmodSync(agent, 0o755);
+    project.yml(`providers:\n  spew:\n    type: custom\n    command: ${agent}\n`);
+    project.recipe({ name: 'spew', canary: false, steps: [{ label: 's', backend: 'spew', args: [], completion_keyword: 'DONE', max_phases: 2 }] });
+    const r = await runVigil(project, ['sequence', 'spew']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const run = lastRun(project);
+    expect(stepOf(run, 's')).toMatchObject({ status: 'succeeded', phases: 1, usage: { input_tokens: 7, output_tokens: 3 } });
+    const log = readFileSync(join(project.root, '.vigil', 'runs', run.id, stepOf(run, 's').output_file as string), 'utf8');
+    expect(log).toContain(`${'é'.repeat(1_500_000)}\nUSAGE {"input_tokens":7,"output_tokens":3}\nall DONE now\n`);
   });
 
   it('fails the step when build_command exits non-zero', async () => {

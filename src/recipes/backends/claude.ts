@@ -59,6 +59,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
   const counter = new ClaudeUsageCounter(ctx, spec.model ?? null);
   const turns = new Set<string>();
   const session = new ClaudeSessionWatch(ctx.facts);
+  // A line not JSON is output; so is one too long to be an event, in pieces (stream-lines.ts).
   const lines = new StreamLines((line) => {
     let event: StreamEvent;
     try {
@@ -96,7 +97,7 @@ export async function runClaude(ctx: AgentContext): Promise<AgentResult> {
       if (event.result) text += `${event.result}\n`;
       if (event.structured_output !== undefined) ctx.write(`${JSON.stringify(event.structured_output)}\n`);
     }
-  });
+  }, { overlong: (text) => ctx.write(text) });
   const env: Record<string, string> = {};
   const effortFlag = spec.effort !== undefined && claudeHasEffortFlag(spec.command);
   if (spec.effort && !effortFlag) env.MAX_THINKING_TOKENS = EFFORT_THINKING_TOKENS[spec.effort] ?? '10000';

@@ -58,6 +58,7 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
   const controller = new AbortController();
   const stderr = new StderrTail();
   const session = new CodexSessionWatch(ctx.facts);
+  // A line not JSON is output; so is one too long to be an event, in pieces (stream-lines.ts).
   const lines = new StreamLines((line) => {
     let event: CodexEvent;
     try {
@@ -109,7 +110,7 @@ export async function runCodex(ctx: AgentContext): Promise<AgentResult> {
       lastError = event.error?.message ?? event.message ?? 'codex reported an error';
       ctx.write(`[codex error: ${lastError}]\n`);
     }
-  });
+  }, { overlong: (text) => ctx.write(text) });
   const args = codexArgs(spec);
   // Before the final `-` (the prompt on stdin).
   if (ctx.task.outputSchema) args.splice(args.length - 1, 0, '--output-schema', ctx.task.outputSchema.file);

@@ -4,22 +4,33 @@
 // keyword or max_phases is reached. Without a completion keyword one
 // successful phase completes the step. The step's model, effort,
 // permission_mode and completion keyword reach it as VIGIL_* variables.
+import { StringDecoder } from 'node:string_decoder';
 import { type AgentContext, type AgentResult, num, processFailure } from './agent-context.ts';
+import { StreamLines } from './stream-lines.ts';
 
 const USAGE_LINE = /^USAGE (\{.*\})\s*$/;
 
 /**
  * A custom agent reports usage by printing lines `USAGE {"input_tokens":…,"output_tokens":…,"usd":…}`,
- * read as they come so that a budget stops it mid-phase.
+ * read as they come so that a budget stops it mid-phase. No such line is long: longer ones are not held.
  */
-function usageReader(ctx: AgentContext, model: string | null): (chunk: Buffer | null) => void {
-  let pending = '';
-  return (chunk) => {
-    pending += chunk === null ? '\n' : chunk.toString();
-    const lines = pending.split('\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines) reportUsageLine(ctx, line, model);
-  };
+function usageReader(ctx: AgentContext, model: string | null): StreamLines {
+  return new StreamLines((line) => reportUsageLine(ctx, line, model), { maxLineChars: 64 * 1024 });
+}
+
+/** Whether `keyword` has appeared in a stream, holding no more of it than the keyword's length. */
+class KeywordWatch {
+  private readonly decoder = new StringDecoder('utf8');
+  private tail = '';
+  seen = false;
+  constructor(private readonly keyword: string) {}
+
+  push(chunk: Buffer): void {
+    if (this.seen) return;
+    const text = this.tail + this.decoder.write(chunk);
+    this.seen = text.includes(this.keyword);
+    this.tail = text.slice(Math.max(0, text.length - (this.keyword.length - 1)));
+  }
 }
 
 function reportUsageLine(ctx: AgentContext, line: string, model: string | null): void {
@@ -41,7 +52,7 @@ export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
   let last: number | null = null;
   for (let phase = 1; phase <= ctx.task.maxPhases; phase += 1) {
     ctx.phase(phase);
-    let out = '';
+    const said = keyword ? new KeywordWatch(keyword) : null;
     const readUsage = usageReader(ctx, spec.model ?? null);
     const r = await ctx.spawn({
       command: spec.command,
@@ -57,15 +68,15 @@ export async function runCustom(ctx: AgentContext): Promise<AgentResult> {
         ...(ctx.task.outputSchema ? { VIGIL_OUTPUT_SCHEMA: ctx.task.outputSchema.file } : {}),
       },
       onStdout: (chunk) => {
-        out += chunk.toString();
-        readUsage(chunk);
+        said?.push(chunk);
+        readUsage.push(chunk);
       },
     });
-    readUsage(null);
+    readUsage.end();
     const failure = processFailure(r, `${spec.provider} (phase ${phase})`, phase);
     if (failure) return failure;
     last = r.exitCode;
-    if (!keyword || out.includes(keyword)) return { ok: true, phases: phase, exitCode: last };
+    if (!said || said.seen) return { ok: true, phases: phase, exitCode: last };
     const stop = ctx.budgetStop();
     if (stop) return { ok: false, phases: phase, exitCode: last, reason: stop, killedBy: 'budget' };
   }
