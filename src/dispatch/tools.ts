@@ -103,7 +103,9 @@ const toolOutputBytes = 16 * 1024 * 1024;
  * interrupted.
  */
 async function runTool(command: string, cwd: string, input: string, env: NodeJS.ProcessEnv): Promise<{ exitCode: number | null; why: string; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
+  // Decoded once at the end: a character split between two reads stays whole.
+  const chunks = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+  const bytes = { stdout: 0, stderr: 0 };
   const r = await runSupervised(
     {
       command: 'sh',
@@ -112,13 +114,15 @@ async function runTool(command: string, cwd: string, input: string, env: NodeJS.
       env,
       stdin: input,
       onOutput: (chunk, stream) => {
-        if (out[stream].length < toolOutputBytes) out[stream] += chunk.toString();
+        if (bytes[stream] >= toolOutputBytes) return;
+        chunks[stream].push(chunk);
+        bytes[stream] += chunk.length;
       },
     },
     createWatchdog(toolLimitMs, toolLimitMs, new AbortController().signal),
   );
   const why = r.spawnError ?? (r.killedBy ? `stopped after ${toolLimitMs / 60_000} minutes` : `exit ${r.exitCode ?? r.signal}`);
-  return { exitCode: r.spawnError || r.killedBy ? null : r.exitCode, why, ...out };
+  return { exitCode: r.spawnError || r.killedBy ? null : r.exitCode, why, stdout: Buffer.concat(chunks.stdout).toString(), stderr: Buffer.concat(chunks.stderr).toString() };
 }
 
 /** For the daemon: runs every queued job of the project, one at a time. */

@@ -94,9 +94,10 @@ describe('parallel', () => {
     expect(git(project.root, 'show', `vigil/${run.id}:out-a.txt`)).toBe('a\n');
   });
 
-  it('inside a pipeline, hands its results to the shared working tree uncommitted, for the entries after it', async () => {
+  it('inside a pipeline, hands its results to the shared working tree uncommitted, byte for byte, for the entries after it', async () => {
     project = makeShProject();
-    shRecipe(project, 'one', 'echo ${NAME} > out-${NAME}.txt');
+    // A Latin-1 file (0xE9 is no UTF-8) once reached the working tree with U+FFFD in its place.
+    shRecipe(project, 'one', 'echo ${NAME} > out-${NAME}.txt; printf "caf\\351 ${NAME}\\n" > latin-${NAME}.txt');
     shRecipe(project, 'gather', 'cat out-a.txt out-b.txt > all.txt');
     project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', vars: [{ NAME: 'a' }, { NAME: 'b' }] });
     project.recipe({ name: 'line', type: 'pipeline', sequences: [{ name: 'fan' }, { name: 'gather' }] });
@@ -105,8 +106,9 @@ describe('parallel', () => {
     const fan = childRuns(project, rootRun(project))[0]!;
     expect(r.stdout).toContain(`brought the results (branch vigil/${fan.id}) into the working tree, uncommitted, for the entries after this one`);
     expect(readFileSync(join(project.root, 'all.txt'), 'utf8')).toBe('a\nb\n');
+    expect(readFileSync(join(project.root, 'latin-b.txt'))).toEqual(Buffer.from('caf\xe9 b\n', 'latin1'));
     expect(git(project.root, 'log', '--format=%s')).toBe('init\n');
-    expect(git(project.root, 'status', '--porcelain')).toBe('?? all.txt\n?? out-a.txt\n?? out-b.txt\n');
+    expect(git(project.root, 'status', '--porcelain')).toBe('?? all.txt\n?? latin-a.txt\n?? latin-b.txt\n?? out-a.txt\n?? out-b.txt\n');
     expect(git(project.root, 'branch', '--list', 'vigil/*')).toBe('');
   });
 

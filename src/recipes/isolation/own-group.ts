@@ -13,21 +13,26 @@ export interface CommandResult {
   signal?: NodeJS.Signals;
 }
 
-/** Output kept of one command: a diff or a log of a large repository fits, a runaway one does not fill memory. */
+/** Bytes kept of one command's output: a diff or a log of a large repository fits, a runaway one does not fill memory. */
 const maxOutput = 64 * 1024 * 1024;
 
 export function runInOwnGroup(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CommandResult> {
   return new Promise((resolvePromise) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    const out = { stdout: '', stderr: '' };
+    // Decoded once at the end: a character split between two reads stays whole.
+    const chunks = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+    const bytes = { stdout: 0, stderr: 0 };
     const collect = (into: 'stdout' | 'stderr') => (chunk: Buffer) => {
-      if (out[into].length < maxOutput) out[into] += chunk.toString();
+      if (bytes[into] >= maxOutput) return;
+      chunks[into].push(chunk);
+      bytes[into] += chunk.length;
     };
+    const text = (from: 'stdout' | 'stderr'): string => Buffer.concat(chunks[from]).toString();
     child.stdout?.on('data', collect('stdout'));
     child.stderr?.on('data', collect('stderr'));
     child.stdin?.on('error', () => {}); // a command that exits before reading its input
     child.stdin?.end(options.input);
-    child.once('error', (error) => resolvePromise({ code: 1, stdout: out.stdout, stderr: `${out.stderr}${error.message}` }));
-    child.once('close', (code, signal) => resolvePromise({ code: code ?? 1, ...out, ...(signal ? { signal } : {}) }));
+    child.once('error', (error) => resolvePromise({ code: 1, stdout: text('stdout'), stderr: `${text('stderr')}${error.message}` }));
+    child.once('close', (code, signal) => resolvePromise({ code: code ?? 1, stdout: text('stdout'), stderr: text('stderr'), ...(signal ? { signal } : {}) }));
   });
 }

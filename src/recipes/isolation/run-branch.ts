@@ -6,7 +6,7 @@
 // tree was clean at the start and the merge was asked for, otherwise the run
 // prints the branch and the command that merges it. A run inside a pipeline
 // or compound hands its results to their shared working tree instead.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { commitsAhead, git, gitOk } from './git.ts';
@@ -88,7 +88,8 @@ export async function openRunBranch(workspace: string, runId: string, startFrom:
 async function handOverToWorkingTree(top: string, base: string, branch: string): Promise<{ lines: string[]; conflict: string | null }> {
   const patch = join(mkdtempSync(join(tmpdir(), 'vigil-results-')), 'results.patch');
   try {
-    writeFileSync(patch, await gitOk(top, ['diff', '--binary', base, branch]));
+    // Written by git itself: through a string, a byte that is not UTF-8 (a Latin-1 file) would reach the patch changed.
+    await gitOk(top, ['diff', '--binary', `--output=${patch}`, base, branch]);
     const applied = await git(top, ['apply', '--whitespace=nowarn', patch]);
     if (applied.code === 0) {
       await git(top, ['branch', '-D', branch]);
