@@ -6,10 +6,10 @@
 // cancels its run if this process dies; that run's output is output.txt,
 // else the output of its last succeeded step.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { confined } from '../workspace/confine.ts';
 import { type RunJson, readRunJson, runsDir } from './records/run-record.ts';
+import { HELD_OUTPUT_BYTES, lastStepOutput, type RunOutput, readHeldOutput } from './tree/output.ts';
 import { VigilError } from '../errors/vigil-error.ts';
 import { RUN_ID_FD, RUN_ID_FD_ENV, reportedRunId } from './starter-link.ts';
 import { vigilEntry } from '../paths/self-entry.ts';
@@ -39,14 +39,10 @@ function runOf(projectRoot: string, runId: string | null): { run: RunJson; dir: 
   }
 }
 
-export function runOutput(run: RunJson, dir: string): string {
+/** A finished run's output: output.txt, or, when its runner died before writing it, the output of its last succeeded step. */
+export function runOutput(run: RunJson, dir: string): RunOutput {
   const file = join(dir, 'output.txt');
-  if (existsSync(file)) return readFileSync(file, 'utf8');
-  const done = run.steps.filter((s) => s.status === 'succeeded' && s.ended).sort((a, b) => (a.ended! < b.ended! ? -1 : 1));
-  const last = done.at(-1);
-  if (!last) return '';
-  if (last.output_file) return readFileSync(confined(dir, last.output_file, 'output_file', 'the run folder'), 'utf8');
-  return last.output ?? '';
+  return existsSync(file) ? readHeldOutput(file) : lastStepOutput(run, dir);
 }
 
 export function runRecipe(req: RecipeRunRequest): Promise<{ output: string; run_id: string | null }> {
@@ -90,7 +86,17 @@ export function runRecipe(req: RecipeRunRequest): Promise<{ output: string; run_
         const last = tail.trim().split('\n').slice(-3).join(' | ');
         return reject(new VigilError('SEQUENCE_FAILED', `sequence ${req.name} ${found ? found.run.status : 'failed'} (exit ${code}): ${last}`, details));
       }
-      resolvePromise({ output: runOutput(found.run, found.dir), run_id: found.run.id });
+      const output = runOutput(found.run, found.dir);
+      if (output.whole) {
+        const mb = (statSync(output.whole.file).size / 1024 / 1024).toFixed(0);
+        return reject(
+          new VigilError('OUTPUT_TOO_LARGE', `sequence ${req.name}: run ${found.run.id} succeeded, but its output is ${mb} MB, more than sequence.run returns (${HELD_OUTPUT_BYTES / 1024 / 1024} MB): read it from ${output.whole.file}`, {
+            ...details,
+            output_file: output.whole.file,
+          }),
+        );
+      }
+      resolvePromise({ output: output.text, run_id: found.run.id });
     });
   });
 }

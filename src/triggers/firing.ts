@@ -2,12 +2,13 @@
 // .vigil/runs/<id>/run.json with `trigger`, one step "target", output.txt,
 // a row in vigil.db, and, when a server is configured, observations that
 // show it in `vigil watch`.
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expandPath } from '../paths/expand-path.ts';
 import { actorOfTrigger } from '../protocol/client-actor.ts';
 import { newRunId, type RunJson, RunRecorder, readRunJson, runsDir } from '../recipes/records/run-record.ts';
 import { runOutput } from '../recipes/run-recipe.ts';
+import { type RunOutput, writeOutput } from '../recipes/tree/output.ts';
 import { TRIGGER_DEFAULTS } from '../recipes/types/trigger-fields.ts';
 import type { TriggerFields } from '../recipes/types.ts';
 import type { Clock } from './clock.ts';
@@ -138,23 +139,25 @@ export async function fire(req: FiringRequest): Promise<FiringResult> {
     result = await runTarget(spec, clock, onSpawn);
   }
 
+  let output: RunOutput = { text: result.output };
   if (mode === 'recipe') {
     // The output of a recipe target is its run's output, not the runner's progress lines.
     const child = childRun(req.projectRoot, runId);
     if (child) {
       recorder.event({ type: 'target.run', run: child.run.id, status: child.run.status });
-      result = { ...result, output: runOutput(child.run, child.dir) };
+      output = runOutput(child.run, child.dir);
+      result = { ...result, output: output.text };
     }
   }
   const status = result.status === 'succeeded' ? 'succeeded' : result.status === 'fenced' ? 'fenced' : 'failed';
-  writeFileSync(join(recorder.dir, 'output.txt'), result.output);
+  const outputFile = writeOutput(recorder.dir, output);
   writeFileSync(join(recorder.dir, 'steps', 'target.stderr.txt'), result.stderr);
   recorder.updateStep('target', {
     status: status === 'succeeded' ? 'succeeded' : result.status === 'ttl_expired' || result.status === 'fenced' ? 'killed' : 'failed',
     exit_code: result.exitCode,
     ended: new Date(clock.now()).toISOString(),
     output_file: 'output.txt',
-    output_bytes: Buffer.byteLength(result.output),
+    output_bytes: statSync(outputFile).size,
     ...(result.reason ? { reason: result.reason } : {}),
   });
   recorder.finish(status, result.reason);

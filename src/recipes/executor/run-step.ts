@@ -22,6 +22,7 @@ import type { FinalStatus } from './step-executor.ts';
 import { lastAttempt } from './step-outputs.ts';
 import { conditionContext, type StepInput, stepInput } from './step-start.ts';
 import { sleep } from '../../timing/sleep.ts';
+import { readHeldOutput } from '../tree/output.ts';
 import { stoppedWhy } from '../tree/run-abort.ts';
 import { readStructuredOutput } from './structured-output.ts';
 import { changedOutside, snapshotTree } from '../isolation/clean-outside.ts';
@@ -211,13 +212,9 @@ function markAttempt(path: string, attempt: number, attempts: number): number {
   return statSync(path).size;
 }
 
-/** A step's log, from `from` (a byte offset: where the last attempt starts) on. */
+/** A step's log, from `from` (a byte offset: where the last attempt starts) on: its last HELD_OUTPUT_BYTES when longer. */
 function readOutput(path: string, from = 0): string {
-  try {
-    return readFileSync(path).subarray(from).toString('utf8');
-  } catch {
-    return '';
-  }
+  return readHeldOutput(path, from).text;
 }
 
 function runOnPool(

@@ -25,6 +25,7 @@ import { runBudget } from './budgets.ts';
 import { announceRun, finishNode } from './finish.ts';
 import { runPre } from './pre-commands.ts';
 import { copyNaming, openResultsBranch, varsText } from './results-branch.ts';
+import { readHeldOutput } from './output.ts';
 import { runAbort, stoppedWhy } from './run-abort.ts';
 import { runNode } from './run-node.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
@@ -212,7 +213,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
     // What stopped it, not what the type's runner saw of it ("cancelled").
     reason = reached ? describeReached(reached) : `child ${overChild!.role} ("${overChild!.name}") over budget${overChild!.reason ? `: ${overChild!.reason}` : ''}`;
   } else if (controller.signal.aborted && status !== 'succeeded') status = 'cancelled';
-  return finishNode(rt, recorder, status, reason, outcome.output);
+  return finishNode(rt, recorder, status, reason, outcome.outputFile ? readHeldOutput(outcome.outputFile) : { text: outcome.output });
 }
 
 /** A contest's result on the screen, before its run's last line: the scoreboard and winner, or the verdicts. */

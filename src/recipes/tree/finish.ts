@@ -6,7 +6,7 @@
 import { runActor } from '../../protocol/client-actor.ts';
 import { RUN_TYPE } from '../publish/server-publisher.ts';
 import type { RunJson, RunRecorder, RunStatus } from '../records/run-record.ts';
-import { writeOutput } from './output.ts';
+import { type RunOutput, writeOutput } from './output.ts';
 import type { NodeResult, TreeRuntime } from './runtime.ts';
 
 /** Children listed in one run observation, at most: a parallel of thousands is summed up by its count. */
@@ -42,8 +42,9 @@ export function announceRun(rt: TreeRuntime, recorder: RunRecorder): void {
   rt.publisher?.publish(RUN_TYPE, recorder.run.id, runObservation(recorder.run), runActor(recorder.run.id));
 }
 
-export function finishNode(rt: TreeRuntime, recorder: RunRecorder, status: RunStatus, reason: string | undefined, output: string): NodeResult {
-  const outputFile = writeOutput(recorder.dir, output);
+export function finishNode(rt: TreeRuntime, recorder: RunRecorder, status: RunStatus, reason: string | undefined, runOutput: RunOutput): NodeResult {
+  const outputFile = writeOutput(recorder.dir, runOutput);
+  const output = runOutput.text;
   recorder.updateRun({ output_file: 'output.txt' }, true);
   recorder.finish(status, reason);
   rt.live.delete(recorder);

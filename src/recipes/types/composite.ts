@@ -63,6 +63,8 @@ export interface CompositeContext {
 export interface CompositeOutcome {
   status: 'succeeded' | 'failed' | 'cancelled';
   output: string;
+  /** The output.txt that holds the output whole when it is a child's (a pipeline's last entry): `output` may be only its end. */
+  outputFile?: string;
   reason?: string;
 }
 

@@ -17,6 +17,7 @@ export async function runPipeline(ctx: CompositeContext): Promise<CompositeOutco
   const entries = recipe.sequences ?? [];
   let failed: string | null = null;
   let output = '';
+  let outputFile = '';
   for (const [i, entry] of entries.entries()) {
     const role = `entry ${i + 1}`;
     if (ctx.signal.aborted) {
@@ -43,8 +44,10 @@ export async function runPipeline(ctx: CompositeContext): Promise<CompositeOutco
       ...(entry.pre ? { pre: entry.pre } : {}),
     });
     output = r.output;
+    outputFile = r.outputFile;
     if (r.status !== 'succeeded') failed ??= `${role} ("${entry.name}") ${r.status}`;
   }
-  if (ctx.signal.aborted) return { status: 'cancelled', output, reason: stoppedWhy(ctx.signal) };
-  return failed ? { status: 'failed', output, reason: failed } : { status: 'succeeded', output };
+  const whole = outputFile ? { outputFile } : {};
+  if (ctx.signal.aborted) return { status: 'cancelled', output, ...whole, reason: stoppedWhy(ctx.signal) };
+  return failed ? { status: 'failed', output, ...whole, reason: failed } : { status: 'succeeded', output, ...whole };
 }
