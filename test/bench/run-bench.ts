@@ -1,6 +1,6 @@
 // Runs `vigil bench` as a real child process, as a user does, and returns its
 // exit status, output and (with --json) the parsed figures.
-import { spawnChild } from '../support/children.ts';
+import { endOf, spawnChild } from '../support/children.ts';
 import { repoRoot, vigilArgs } from '../support/server-process.ts';
 
 export interface BenchRun {
@@ -22,7 +22,7 @@ export function runBench(args: readonly string[], options: { onStderr?: (text: s
       options.onStderr?.(stderr, child);
     });
     child.once('error', fail);
-    child.once('exit', (code, signal) => {
+    void endOf(child).then(({ code, signal }) => {
       let figures: BenchRun['figures'];
       if (args.includes('--json')) {
         try {

@@ -1,7 +1,7 @@
 // Runs `vigil conform` as a real child process and returns its exit status,
 // output and (with --json) the parsed report.
 import { repoRoot, vigilArgs } from '../support/server-process.ts';
-import { spawnChild } from '../support/children.ts';
+import { endOf, spawnChild } from '../support/children.ts';
 
 export interface ConformRun {
   readonly code: number | null;
@@ -18,7 +18,7 @@ export function runConform(args: readonly string[]): Promise<ConformRun> {
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.once('error', fail);
-    child.once('exit', (code) => {
+    void endOf(child).then(({ code }) => {
       let report: ConformRun['report'];
       if (args.includes('--json')) {
         try {

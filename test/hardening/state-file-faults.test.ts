@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createMonitor, publish, subscribe } from '../support/client.ts';
 import { repoRoot, stablePort, startServerProcess, tempDir, transports, vigilArgs } from '../support/server-process.ts';
 import { readAll } from './support.ts';
-import { spawnChild } from '../support/children.ts';
+import { endOf, spawnChild } from '../support/children.ts';
 
 const isRoot = process.getuid?.() === 0;
 const nobody = 65534;
@@ -30,7 +30,7 @@ function serveUntilExit(state: string, asNobody = false): Promise<{ code: number
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', (code) => {
+    void endOf(child).then(({ code }) => {
       clearTimeout(timer);
       resolve({ code, output });
     });

@@ -77,3 +77,14 @@ export async function stopChildren(): Promise<string[]> {
   running.clear();
   return stopped;
 }
+
+/**
+ * Resolves once `child` has exited and what it printed has been read: its pipes are read to their end ('close').
+ * A process it started can hold them open after it exits (a server's workerd): then at most `graceMs` after its exit.
+ */
+export function endOf(child: ChildProcess, graceMs = 2_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((done) => {
+    child.once('close', (code, signal) => done({ code, signal }));
+    child.once('exit', (code, signal) => setTimeout(() => done({ code, signal }), graceMs).unref());
+  });
+}

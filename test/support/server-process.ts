@@ -4,7 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnChild } from './children.ts';
+import { endOf, spawnChild } from './children.ts';
 import { scaled } from './time-scale.ts';
 import { cliEntry, repoRoot } from './cli-entry.ts';
 
@@ -82,10 +82,8 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
       }
     };
     child.stdout!.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`server exited with ${code} before serving:\n${output}`));
-    });
+    child.once('exit', () => clearTimeout(timer));
+    void endOf(child, scaled(2_000)).then(({ code }) => fail(new Error(`server exited with ${code} before serving:\n${output}`)));
   });
   const stopWith = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
