@@ -101,7 +101,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
   // Killed, even by SIGKILL, the starter (a script's sdk.sequence.run) can no longer stop its run: the run stops itself.
   const unwatchStarter = io.starter?.watch(() => {
     if (cancel.signal.aborted) return;
-    view.note("the process that started this run ended: cancelling the run; killing running steps…");
+    view.note('the process that started this run ended: cancelling the run; killing running steps…');
     cancel.abort(new RunStopped('the run was cancelled: the process that started it ended'));
   });
 
