@@ -9,6 +9,7 @@ import { invalid, VigilError } from '../errors/vigil-error.ts';
 import { claimJob, type DispatchJob, enqueueJob, finishJob, getJob, queuedJobIds } from './jobs.ts';
 import { McpServers, readMcpConfig } from '../mcp-servers/mcp-servers.ts';
 import { loadPlugins } from '../plugins/plugins.ts';
+import { OutputBytes } from '../text/output-bytes.ts';
 import { createWatchdog, runSupervised } from '../recipes/process/process-group.ts';
 
 export interface DispatchToolInfo {
@@ -103,9 +104,7 @@ const toolOutputBytes = 16 * 1024 * 1024;
  * interrupted.
  */
 async function runTool(command: string, cwd: string, input: string, env: NodeJS.ProcessEnv): Promise<{ exitCode: number | null; why: string; stdout: string; stderr: string }> {
-  // Decoded once at the end: a character split between two reads stays whole.
-  const chunks = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
-  const bytes = { stdout: 0, stderr: 0 };
+  const out = { stdout: new OutputBytes(toolOutputBytes), stderr: new OutputBytes(toolOutputBytes) };
   const r = await runSupervised(
     {
       command: 'sh',
@@ -113,16 +112,12 @@ async function runTool(command: string, cwd: string, input: string, env: NodeJS.
       cwd,
       env,
       stdin: input,
-      onOutput: (chunk, stream) => {
-        if (bytes[stream] >= toolOutputBytes) return;
-        chunks[stream].push(chunk);
-        bytes[stream] += chunk.length;
-      },
+      onOutput: (chunk, stream) => out[stream].add(chunk),
     },
     createWatchdog(toolLimitMs, toolLimitMs, new AbortController().signal),
   );
   const why = r.spawnError ?? (r.killedBy ? `stopped after ${toolLimitMs / 60_000} minutes` : `exit ${r.exitCode ?? r.signal}`);
-  return { exitCode: r.spawnError || r.killedBy ? null : r.exitCode, why, stdout: Buffer.concat(chunks.stdout).toString(), stderr: Buffer.concat(chunks.stderr).toString() };
+  return { exitCode: r.spawnError || r.killedBy ? null : r.exitCode, why, stdout: out.stdout.text(), stderr: out.stderr.text() };
 }
 
 /** For the daemon: runs every queued job of the project, one at a time. */

@@ -18,6 +18,7 @@ import { describeFinding, scanShell } from '../recipes/preflight/destructive.ts'
 import type { TriggerMode } from '../recipes/types.ts';
 import type { Clock } from './clock.ts';
 import { vigilEntry } from '../paths/self-entry.ts';
+import { OutputBytes } from '../text/output-bytes.ts';
 
 const MAX_OUTPUT = 1024 * 1024;
 
@@ -101,18 +102,10 @@ export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number
   const env = spec.mode === 'command' ? commandEnv(spec) : spec.env;
   return new Promise((done) => {
     const child = spawn('sh', ['-c', targetGuard, 'vigil-guard', ...argv], { cwd: spec.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let outBytes = 0;
-    let errBytes = 0;
-    child.stdout.on('data', (b: Buffer) => {
-      if (outBytes < MAX_OUTPUT) out.push(b);
-      outBytes += b.length;
-    });
-    child.stderr.on('data', (b: Buffer) => {
-      if (errBytes < MAX_OUTPUT) err.push(b);
-      errBytes += b.length;
-    });
+    const out = new OutputBytes(MAX_OUTPUT);
+    const err = new OutputBytes(MAX_OUTPUT);
+    child.stdout.on('data', (b: Buffer) => out.add(b));
+    child.stderr.on('data', (b: Buffer) => err.add(b));
     child.stdin.on('error', () => {}); // the guard is gone; its exit reports why
     let expired = false;
     let killTimer: unknown;
@@ -146,8 +139,8 @@ export function runTarget(spec: TargetSpec, clock: Clock, onSpawn?: (pid: number
       clock.clearTimeout(ttlTimer);
       clock.clearTimeout(killTimer);
       if (child.pid) killGroup(child.pid, 'SIGKILL'); // whatever the target left behind in its group
-      const output = Buffer.concat(out).toString('utf8');
-      const stderr = Buffer.concat(err).toString('utf8');
+      const output = out.text();
+      const stderr = err.text();
       fence?.signal.removeEventListener('abort', stopGroup);
       spec.stop?.removeEventListener('abort', stopGroup);
       if (fence?.lost()) done({ status: 'fenced', exitCode: code, output, stderr, reason: `fenced: ${fence.lostReason}; its process group was stopped` });

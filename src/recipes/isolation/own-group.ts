@@ -4,6 +4,7 @@
 // (and git's "merge failed" with nothing to say). The runner hears the signal
 // and stops at its own boundaries; each such command runs to its end.
 import { spawn } from 'node:child_process';
+import { OutputBytes } from '../../text/output-bytes.ts';
 
 export interface CommandResult {
   code: number;
@@ -19,20 +20,13 @@ const maxOutput = 64 * 1024 * 1024;
 export function runInOwnGroup(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CommandResult> {
   return new Promise((resolvePromise) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    // Decoded once at the end: a character split between two reads stays whole.
-    const chunks = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
-    const bytes = { stdout: 0, stderr: 0 };
-    const collect = (into: 'stdout' | 'stderr') => (chunk: Buffer) => {
-      if (bytes[into] >= maxOutput) return;
-      chunks[into].push(chunk);
-      bytes[into] += chunk.length;
-    };
-    const text = (from: 'stdout' | 'stderr'): string => Buffer.concat(chunks[from]).toString();
-    child.stdout?.on('data', collect('stdout'));
-    child.stderr?.on('data', collect('stderr'));
+    const stdout = new OutputBytes(maxOutput);
+    const stderr = new OutputBytes(maxOutput);
+    child.stdout?.on('data', (chunk: Buffer) => stdout.add(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.add(chunk));
     child.stdin?.on('error', () => {}); // a command that exits before reading its input
     child.stdin?.end(options.input);
-    child.once('error', (error) => resolvePromise({ code: 1, stdout: text('stdout'), stderr: `${text('stderr')}${error.message}` }));
-    child.once('close', (code, signal) => resolvePromise({ code: code ?? 1, stdout: text('stdout'), stderr: text('stderr'), ...(signal ? { signal } : {}) }));
+    child.once('error', (error) => resolvePromise({ code: 1, stdout: stdout.text(), stderr: `${stderr.text()}${error.message}` }));
+    child.once('close', (code, signal) => resolvePromise({ code: code ?? 1, stdout: stdout.text(), stderr: stderr.text(), ...(signal ? { signal } : {}) }));
   });
 }
