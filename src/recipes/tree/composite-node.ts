@@ -2,7 +2,7 @@
 // convergent): its own record with `children`, its own budget scope and
 // cancellation (a child of its parent's), and a CompositeContext through
 // which the type's runner starts child runs and isolated copies.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { linkedSignal } from '../../timing/linked-signal.ts';
 import { describeReached } from '../budget/budget-scope.ts';
@@ -116,7 +116,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
       const outputFile = join(runsDir(rt.projectRoot), before.run_id, 'output.txt');
       const now = new Date().toISOString();
       recorder.updateChild(req.role, { run_id: before.run_id, status: 'succeeded', started: now, ended: now, reason: `reused: succeeded in run ${previous!.id}` });
-      return { runId: before.run_id, status: 'succeeded', output: existsSync(outputFile) ? readFileSync(outputFile, 'utf8') : '', outputFile: existsSync(outputFile) ? outputFile : '' };
+      return { runId: before.run_id, status: 'succeeded', output: readHeldOutput(outputFile).text, outputFile: existsSync(outputFile) ? outputFile : '' };
     }
     if (req.pre?.length) {
       const cwd = req.workspace ?? resolveWorkspace(found, rt.projectRoot);

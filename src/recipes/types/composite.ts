@@ -63,7 +63,7 @@ export interface CompositeContext {
 export interface CompositeOutcome {
   status: 'succeeded' | 'failed' | 'cancelled';
   output: string;
-  /** The output.txt that holds the output whole when it is a child's (a pipeline's last entry): `output` may be only its end. */
+  /** The output.txt that holds the output whole when it is a child's (a pipeline's last entry, a compound's last layer): `output` may be only its end. */
   outputFile?: string;
   reason?: string;
 }

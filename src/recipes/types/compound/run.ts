@@ -67,11 +67,13 @@ export async function runCompound(ctx: CompositeContext): Promise<CompositeOutco
     ctx.signal,
   );
   const last = layers.at(-1);
-  const output = last ? (outputs.get(last.name)?.text ?? '') : '';
-  if (result.cancelled) return { status: 'cancelled', output, reason: stoppedWhy(ctx.signal) };
+  const lastOutput = last ? outputs.get(last.name) : undefined;
+  const output = lastOutput?.text ?? '';
+  const whole = lastOutput?.file ? { outputFile: lastOutput.file } : {};
+  if (result.cancelled) return { status: 'cancelled', output, ...whole, reason: stoppedWhy(ctx.signal) };
   if (!result.ok) {
     const bad = [...result.statuses].filter(([, s]) => s !== 'succeeded').map(([l, s]) => `layer ${l} ${s}`);
-    return { status: 'failed', output, reason: bad.join(', ') };
+    return { status: 'failed', output, ...whole, reason: bad.join(', ') };
   }
-  return { status: 'succeeded', output };
+  return { status: 'succeeded', output, ...whole };
 }
