@@ -11,9 +11,17 @@
 // until init reaps it.
 import { spawn } from 'node:child_process';
 
-/** Reads fd 3; `$g` is the group to stop: `0` (its own) or `-<pgid>`. */
+/**
+ * Reads fd 3; `$g` is the group to stop: `0` (its own) or `-<pgid>`. A line arms a timer (a subshell and its
+ * `sleep`); a renewal, or TERM to the watcher (its target has ended), disarms it with USR1, which ends the
+ * sleep with it: killed outright, the subshell left its sleep behind, and, not disarmed at all, the timer
+ * outlived a target that had ended, for the rest of its lease. A timer that has run out no longer hears
+ * USR1: its own TERM to the group reaches the watcher, whose disarming would otherwise cancel the KILL.
+ */
 const WATCH = `k=
-arm() { [ -n "$k" ] && kill -KILL "$k" 2>/dev/null; ( trap '' TERM; sleep "$1"; kill -TERM $g; sleep 2; kill -KILL $g ) </dev/null >/dev/null 2>&1 & k=$!; }
+disarm() { [ -n "$k" ] && kill -USR1 "$k" 2>/dev/null; k=; }
+arm() { disarm; ( trap '' TERM; sleep "$1" & s=$!; trap 'kill -KILL $s 2>/dev/null; exit 0' USR1; wait $s && { trap '' USR1; kill -TERM $g; sleep 2; kill -KILL $g; } ) </dev/null >/dev/null 2>&1 & k=$!; }
+trap 'disarm; exit 0' TERM
 while read -r t <&3; do [ -n "$t" ] && arm "$t"; done
 kill -KILL $g`;
 
