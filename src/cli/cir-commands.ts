@@ -5,7 +5,7 @@ import type { CIRSignal } from '../cir/index.ts';
 import { UsageError } from './options.ts';
 import { defineCommand } from './command.ts';
 import { printJson, readStdin, runSdkCommand, unknownAction } from './sdk-command.ts';
-import { readBoundedText } from '../text/read-bounded.ts';
+import { readBoundedText } from '../text/bounded-file.ts';
 
 /** The most one ingest reads (all its signals are checked, then stored, at once). */
 const maxIngestChars = 64 * 1024 * 1024;

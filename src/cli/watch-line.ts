@@ -23,7 +23,6 @@ export interface WatchedObservation {
   data: unknown;
 }
 
-
 /** A token as is when it is plain; otherwise a JSON string, quoted, with every control character escaped. */
 export function field(value: string | null | undefined): string {
   if (value === null || value === undefined || value === '') return '-';

@@ -6,7 +6,7 @@ import { capProblems } from './concurrency-caps.ts';
 import { RecipeInputError } from '../errors/input-error.ts';
 import { lazyValidator } from '../json/compile-schema.ts';
 import { describeSchemaErrors } from '../json/schema-errors.ts';
-import { readBoundedText } from '../text/read-bounded.ts';
+import { readBoundedText } from '../text/bounded-file.ts';
 
 export type ProviderType = 'openai' | 'ollama' | 'anthropic' | 'custom';
 

@@ -10,7 +10,7 @@ import type { FoundRecipe, Recipe, RecipeScope } from '../types.ts';
 import { normalizeRecipe } from './normalize.ts';
 import { checkRecipeSchema } from './recipe-schema.ts';
 import { isRecipeFile, parseRecipeText, recipeFileBase } from './recipe-text.ts';
-import { readBoundedText } from '../../text/read-bounded.ts';
+import { readBoundedText } from '../../text/bounded-file.ts';
 
 export interface RecipeProblem {
   file: string;
