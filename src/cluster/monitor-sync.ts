@@ -187,9 +187,15 @@ export class MonitorSync {
   private async syncNow(mkey: number, mode: SyncMode): Promise<void> {
     for (;;) {
       const since = mode === 'takeover' ? 0 : (this.known.get(mkey) ?? 0);
-      const delta = await this.readDelta(mkey, since, mode);
+      // Observations are read after the replica's head, which counts the rows of a batch in flight on the monitor.
+      const after = this.replica.head(mkey);
+      const delta = await this.readDelta(mkey, since, after, mode);
       // Nothing may be written to the replica while a batch holds its transaction open.
       if (mode !== 'reload') while (this.queue.busy) await this.queue.idle();
+      // That batch was refused since and its rows are gone: the seqs it had used were never read (another
+      // node's rows may be there in PostgreSQL), and storing this read would leave a gap for good once the
+      // next write lands after it. Read again.
+      if (this.replica.head(mkey) < after) continue;
       // A refused batch's changes may still be in memory: only a whole reload clears them.
       if (mode === 'delta' && this.stale.has(mkey)) mode = 'refresh';
       const whole = mode === 'reload' || mode === 'refresh' || this.stale.has(mkey);
@@ -216,8 +222,8 @@ export class MonitorSync {
   }
 
   /** A monitor memory holds nothing of is read page by page (replica-pages.ts); others in one snapshot. */
-  private readDelta(mkey: number, since: number, mode: SyncMode): Promise<MonitorDelta | undefined> {
-    if (mode === 'reload' || this.service.feedByKey(mkey)) return this.pg.delta(mkey, since, this.replica.head(mkey));
+  private readDelta(mkey: number, since: number, after: number, mode: SyncMode): Promise<MonitorDelta | undefined> {
+    if (mode === 'reload' || this.service.feedByKey(mkey)) return this.pg.delta(mkey, since, after);
     return readDeltaInPages(this.pg, this.replica, mkey, since, { replicaFree: () => this.replicaFree(), stopping: () => this.stopping });
   }
 
