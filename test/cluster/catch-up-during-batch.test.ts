@@ -10,6 +10,7 @@
 // observations, the third 66). Node A runs in this process, so that its
 // commit and reads can be held and failed at those moments; node B is a real
 // `vigil serve`; the rows are real.
+import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MonitorSync } from '../../src/cluster/monitor-sync.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
@@ -17,7 +18,7 @@ import { PgStore } from '../../src/store/postgres/pg-store.ts';
 import { createMonitor, publish, replayAll, subscribe } from '../support/client.ts';
 import { postgresFor } from '../support/postgres.ts';
 import { until, untilTrue } from '../support/until.ts';
-import { nodesOnOneDatabase } from './nodes.ts';
+import { nodesOnOneDatabase, untilNodesSeeEachOther } from './nodes.ts';
 
 const unavailable = await postgresFor('the catch-up during a batch test');
 
@@ -36,14 +37,34 @@ describe.skipIf(unavailable !== undefined)("a catch-up read while the node's own
     inProcess = undefined;
   });
 
-  it("never stores what it read past the batch once the batch is refused: every node serves the other node's write", { timeout: 60_000 }, async () => {
+  it("never stores what it read past the batch once the batch is refused: every node serves the other node's write", { timeout: 120_000 }, async () => {
+    // Every catch-up A starts is followed, so that none is under way when the scenario begins.
+    const syncs: Array<Promise<void>> = [];
+    const syncOf = MonitorSync.prototype.sync;
+    vi.spyOn(MonitorSync.prototype, 'sync').mockImplementation(function (this: MonitorSync, ...args) {
+      const done = syncOf.apply(this, args);
+      syncs.push(done);
+      return done;
+    });
     const [b] = await cluster.start(1);
     inProcess = await startServer({ port: 0, store: cluster.database().url, storeSessions: 4, cloud: false, log: () => undefined });
     const a = `${inProcess.url}/mp/v0`;
+    await untilNodesSeeEachOther([{ base: a }, b!]);
     const monitor = await createMonitor(a, {});
     const first = await publish(a, monitor.id, monitor.ownerToken, { type: 'test.item', subject: 'first' });
     expect(first.status).toBe(201);
     const head = first.body.seq as number;
+    // The node the monitor's timers are assigned to has taken them (from then on they stay), and A's catch-up
+    // of it, if A took them, is over: a catch-up under way would hold back the one below until the batch ends.
+    const owners = new pg.Client({ connectionString: cluster.database().url });
+    await owners.connect();
+    try {
+      const owned = async () => (await owners.query('select 1 from monitor_owners o join monitors m on m.key = o.mkey where m.id = $1', [monitor.id])).rowCount === 1;
+      await untilTrue("the monitor's timers to be taken", owned);
+    } finally {
+      await owners.end();
+    }
+    await Promise.allSettled(syncs);
 
     let sync: MonitorSync | undefined;
     const changed = MonitorSync.prototype.changed;
@@ -51,15 +72,13 @@ describe.skipIf(unavailable !== undefined)("a catch-up read while the node's own
       sync = this;
       return changed.apply(this, args);
     });
-    // A's next commit is held in flight, then fails as a session PostgreSQL ended.
+    // A's commit of the batch carrying the publish below is held in flight, then fails as a session PostgreSQL ended.
     let entered = () => {};
     const inFlight = new Promise<void>((resolve) => (entered = resolve));
     const held = new Promise<void>((resolve) => (release = resolve));
     const commit = PgStore.prototype.commit;
-    let holdNext = true;
     vi.spyOn(PgStore.prototype, 'commit').mockImplementation(async function (this: PgStore, ...args) {
-      if (!holdNext) return commit.apply(this, args);
-      holdNext = false;
+      if (!JSON.stringify(args[0].observations).includes('refused-on-a')) return commit.apply(this, args);
       entered();
       await held;
       throw sessionEnded();

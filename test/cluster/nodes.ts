@@ -12,7 +12,7 @@ import { until } from '../support/until.ts';
  * and source stay on the node the rendezvous names. Before, a monitor created at once may be taken by
  * one node and handed to another as the others' heartbeats arrive (docs/scaling.md).
  */
-export async function untilNodesSeeEachOther(nodes: readonly ServerProcess[]): Promise<void> {
+export async function untilNodesSeeEachOther(nodes: ReadonlyArray<Pick<ServerProcess, 'base'>>): Promise<void> {
   await until('every node to list the others as live', async () => {
     const lists = await Promise.all(nodes.map(async (n) => ((await call(n.base, 'GET', '/discover')).body.nodes ?? []) as unknown[]));
     return lists.every((list) => list.length === nodes.length) ? true : undefined;
