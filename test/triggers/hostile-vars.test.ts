@@ -43,11 +43,12 @@ function agentProject(root: string): { seen: string } {
   return { seen };
 }
 
+/** The lines the agent has written whole (the file exists, empty, a moment before its first line lands). */
 const seenLines = (seen: string) =>
   existsSync(seen)
     ? readFileSync(seen, 'utf8')
-        .trim()
         .split('\n')
+        .slice(0, -1)
         .map((l) => JSON.parse(l) as Record<string, string | null>)
     : [];
 
