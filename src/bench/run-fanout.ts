@@ -10,6 +10,7 @@ import { emptyHistogram, type Histogram, mergeInto } from './histogram.ts';
 import type { RunHooks } from './outcome.ts';
 import { BenchSetupError, head, subscribeMany, type Target, withTarget } from './setup.ts';
 import { residentBytes } from './server-memory.ts';
+import { endedEarly, SilenceWatch } from './silence-watch.ts';
 import type { FanoutSpec } from './spec.ts';
 import { type FanoutFigures, fanoutFigures } from './stream-figures.ts';
 import { Arrivals, type Published, type StreamJudgement } from './stream-records.ts';
@@ -104,6 +105,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
     const publishLatency = emptyHistogram();
     const publishOutcomes: Record<string, number> = {};
     const publishSeries: number[] = [];
+    let publishUnanswered = 0;
     let publisherDone = false;
     const publisher = await startThreads(
       'publish',
@@ -112,6 +114,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
         if (m.type === 'batch') {
           published.push(...(m.published as Published[]));
           mergeInto(publishLatency, m.latency as Histogram);
+          publishUnanswered += m.unanswered as number;
           for (const [k, n] of Object.entries(m.outcomes as Record<string, number>)) publishOutcomes[k] = (publishOutcomes[k] ?? 0) + n;
           for (const [i, n] of Object.entries(m.series as Record<number, number>)) add(publishSeries, Number(i), n);
         } else if (m.type === 'done') {
@@ -129,6 +132,9 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
     let stormAt: number | undefined;
     let interrupted = false;
     let drainStart: number | undefined;
+    // A server that stops answering ends the run: its streams deliver nothing more, and the publisher would spin on refusals.
+    const silence = new SilenceWatch(runStart);
+    let silentSince: number | undefined;
     const acked = () => published.filter((p) => p.seq !== null);
     const complete = (p: Published) => arrivals.count[p.seq! - startSeq]! >= opened;
     await new Promise<void>((resolve) => {
@@ -137,6 +143,10 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
         if (hooks.signal?.aborted && !interrupted) {
           interrupted = true;
           publisher.stop();
+        }
+        if (silentSince === undefined) {
+          silentSince = silence.silentSince(publishLatency.count - publishUnanswered, publishUnanswered, now);
+          if (silentSince !== undefined) publisher.stop();
         }
         if (spec.stormAtMs !== undefined && stormAt === undefined && now - runStart >= spec.stormAtMs && !publisherDone) {
           stormAt = now;
@@ -152,7 +162,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
         }
         if (!publisherDone) return;
         drainStart ??= now;
-        const drainLimit = interrupted ? Math.min(2000, spec.drainMs) : spec.drainMs;
+        const drainLimit = silentSince !== undefined ? 0 : interrupted ? Math.min(2000, spec.drainMs) : spec.drainMs;
         if (now - drainStart >= drainLimit || acked().every(complete)) {
           clearInterval(ticker);
           resolve();
@@ -194,6 +204,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
       stormAt: stormAt === undefined ? undefined : stormAt - runStart,
       stormTimes,
       closes,
+      endedEarly: silentSince === undefined ? undefined : endedEarly(endMs - runStart, silentSince - runStart),
       memory: memoryBefore !== undefined && memoryAfter !== undefined ? { pid: spec.pid!, before: memoryBefore, after: memoryAfter } : undefined,
       client: cpu.stop(busy),
     });

@@ -82,4 +82,22 @@ describe('vigil bench fanout and publish against a Vigil node', () => {
       await doomed.kill();
     }
   });
+
+  it('fanout: ends the run once its server stops answering, says so and exits 3', async () => {
+    const doomed = await startServerProcess();
+    try {
+      // A minute of publishing and a minute of drain asked for: neither is waited out for a dead server.
+      const run = await runBench(['fanout', '--base', doomed.url, '--streams', '10', '--rate', '50', '--duration', '1m', '--drain', '1m'], {
+        onStderr: (text) => {
+          if (text.includes('publishing ')) void doomed.kill();
+        },
+      });
+      expect(run.code, said(run)).toBe(3);
+      expect(run.stdout).toMatch(/warning: the run ended early, at [\d.]+ s: no request was answered after [\d.]+ s/);
+      expect(run.stdout).not.toMatch(/the publisher reached|a longer --drain/);
+      expect(run.stderr).toContain('vigil bench fanout: the server stopped answering during the run');
+    } finally {
+      await doomed.kill();
+    }
+  });
 });
