@@ -11,6 +11,7 @@ import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { ensureProjectHome, projectHome } from '../../home/home.ts';
 import { onBehalfOfOwner } from '../../protocol/client-actor.ts';
+import { type ServerClient, ServerError, serverClient } from '../../server-client/server-client.ts';
 import { writeJsonAtomic } from '../records/run-record.ts';
 
 export const RUN_TYPE = 'ai.vigil.recipe.run';
@@ -25,16 +26,19 @@ interface CachedMonitor {
   watch?: { subscription: string; token: string };
 }
 
+/** Publishing never holds a run for long: a server that does not answer within this stops the publishing. */
+const answerWithinMs = 5000;
+
 /** The monitor as its owner reads it, or null when it is gone (or no longer ours). */
-async function readMonitor(url: string, token: string): Promise<{ name?: string; owner?: string } | null> {
-  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
-  if (res.status !== 200) {
-    await res.body?.cancel();
-    return null;
+async function readMonitor(client: ServerClient, id: string, token: string): Promise<{ name?: string; owner?: string } | null> {
+  try {
+    // Served as the monitor itself (protocol.md §3); an envelope {monitor} is read too.
+    const body = (await client.request('GET', `/monitors/${id}`, { token, timeoutMs: answerWithinMs })) as { name?: string; owner?: string; monitor?: { name?: string; owner?: string } };
+    return body.monitor ?? body;
+  } catch (error) {
+    if (error instanceof ServerError) return null;
+    throw error;
   }
-  // Served as the monitor itself (protocol.md §3); an envelope {monitor} is read too.
-  const body = (await res.json()) as { name?: string; owner?: string; monitor?: { name?: string; owner?: string } };
-  return body.monitor ?? body;
 }
 
 /** The project's folder name as it may stand in a monitor id: `my-app`, at most 24 characters. */
@@ -45,51 +49,56 @@ function slugOf(projectRoot: string): string {
 /** What the dashboard and `GET /monitors` show for this project's run monitor. */
 export const monitorNameOf = (projectRoot: string): string => `recipes of ${basename(projectRoot) || projectRoot}`;
 
-async function createMonitor(base: string, wanted: string, token: string | undefined, projectRoot: string): Promise<CachedMonitor> {
+async function createMonitor(client: ServerClient, wanted: string, token: string | undefined, projectRoot: string): Promise<CachedMonitor> {
   for (const id of [wanted, `${wanted}-${Date.now().toString(16).slice(-6)}`]) {
-    const res = await fetch(`${base}/mp/v0/monitors`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify({
-        id,
-        name: monitorNameOf(projectRoot),
-        description: `recipe runs of ${projectRoot}`,
-        source: { kind: 'log' },
-        types: [RUN_TYPE, STEP_TYPE],
-        // A sentinel (watch.monitor "@runs") leases the runs it reacts to.
-        capabilities: ['observe', 'act'],
-        reason: 'vigil sequence publishes its runs here',
-      }),
-      signal: AbortSignal.timeout(5000),
-    });
-    if (res.status === 409) continue; // taken by someone else: try a fresh id
-    const body = (await res.json()) as { owner_token?: string; error?: string; monitor?: { owner?: string } };
-    if (res.status !== 201 || !body.owner_token) throw new Error(`creating monitor ${id}: ${res.status} ${body.error ?? ''}`.trim());
+    let body: { owner_token?: string; monitor?: { owner?: string } };
+    try {
+      body = await client.request('POST', '/monitors', {
+        ...(token ? { token } : {}),
+        timeoutMs: answerWithinMs,
+        body: {
+          id,
+          name: monitorNameOf(projectRoot),
+          description: `recipe runs of ${projectRoot}`,
+          source: { kind: 'log' },
+          types: [RUN_TYPE, STEP_TYPE],
+          // A sentinel (watch.monitor "@runs") leases the runs it reacts to.
+          capabilities: ['observe', 'act'],
+          reason: 'vigil sequence publishes its runs here',
+        },
+      });
+    } catch (error) {
+      if (error instanceof ServerError && error.status === 409) continue; // taken by someone else: try a fresh id
+      throw new Error(`creating monitor ${id}: ${(error as Error).message}`, { cause: error });
+    }
+    if (!body.owner_token) throw new Error(`creating monitor ${id}: the server's answer has no owner_token`);
     return { id, owner_token: body.owner_token, ...(body.monitor?.owner ? { owner: body.monitor.owner } : {}) };
   }
   throw new Error(`monitor id ${wanted} is taken`);
 }
 
-async function subscribe(base: string, monitor: CachedMonitor): Promise<{ subscription: string; token: string }> {
-  const res = await fetch(`${base}/mp/v0/subscriptions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${monitor.owner_token}` },
-    body: JSON.stringify({ monitor: monitor.id, subscriber: 'vigil-watch', from: 'earliest' }),
-    signal: AbortSignal.timeout(5000),
-  });
-  const body = (await res.json()) as { subscription?: { id: string }; token?: string; error?: string };
-  if (res.status !== 201 || !body.subscription || !body.token) throw new Error(`subscribing to ${monitor.id}: ${res.status} ${body.error ?? ''}`.trim());
+async function subscribe(client: ServerClient, monitor: CachedMonitor): Promise<{ subscription: string; token: string }> {
+  let body: { subscription?: { id: string }; token?: string };
+  try {
+    body = await client.request('POST', '/subscriptions', {
+      token: monitor.owner_token,
+      timeoutMs: answerWithinMs,
+      body: { monitor: monitor.id, subscriber: 'vigil-watch', from: 'earliest' },
+    });
+  } catch (error) {
+    throw new Error(`subscribing to ${monitor.id}: ${(error as Error).message}`, { cause: error });
+  }
+  if (!body.subscription || !body.token) throw new Error(`subscribing to ${monitor.id}: the server's answer has no subscription and token`);
   return { subscription: body.subscription.id, token: body.token };
 }
 
-async function rename(base: string, monitor: CachedMonitor, name: string): Promise<void> {
-  const res = await fetch(`${base}/mp/v0/monitors/${monitor.id}/update`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${monitor.owner_token}` },
-    body: JSON.stringify({ reason: 'named by its project', patch: { name } }),
-    signal: AbortSignal.timeout(5000),
-  });
-  await res.body?.cancel();
+/** Names the monitor (best effort: a refusal leaves the old name). */
+async function rename(client: ServerClient, monitor: CachedMonitor, name: string): Promise<void> {
+  await client
+    .request('POST', `/monitors/${monitor.id}/update`, { token: monitor.owner_token, timeoutMs: answerWithinMs, body: { reason: 'named by its project', patch: { name } } })
+    .catch((error: unknown) => {
+      if (!(error instanceof ServerError)) throw error;
+    });
 }
 
 /** Where a project's server monitors and their tokens are kept: under the Vigil home, never in the project. */
@@ -135,7 +144,7 @@ export class ServerPublisher {
   private broken = false;
 
   private constructor(
-    private readonly url: string,
+    private readonly client: ServerClient,
     private readonly ownerToken: string,
     readonly monitorId: string,
     private readonly watch: { subscription: string; token: string } | null,
@@ -156,24 +165,25 @@ export class ServerPublisher {
     const wanted = server.monitor ?? `recipes-${slugOf(projectRoot)}-${hash}`;
     // A project that published before its monitor was named by project goes on with that monitor.
     const legacy = server.monitor ? undefined : `${base}#recipes-${hash}`;
+    const client = serverClient(base);
     try {
       migrateLegacyCache(projectRoot, warn);
       const cache = readCache(serverCacheFile(projectRoot)) ?? {}; // empty on the first publication from this project
       const key = legacy && !cache[`${base}#${wanted}`] && cache[legacy] ? legacy : `${base}#${wanted}`;
       let entry = cache[key];
       // The server may have been restarted without its state: check the monitor is still ours.
-      const found = entry ? await readMonitor(`${base}/mp/v0/monitors/${entry.id}`, entry.owner_token) : null;
+      const found = entry ? await readMonitor(client, entry.id, entry.owner_token) : null;
       if (!entry || !found) {
-        entry = await createMonitor(base, wanted, server.token, projectRoot);
-        entry.watch = await subscribe(base, entry);
+        entry = await createMonitor(client, wanted, server.token, projectRoot);
+        entry.watch = await subscribe(client, entry);
         cache[key] = entry;
         writeCache(projectRoot, cache);
       } else {
         if (found.owner) entry.owner = found.owner;
         // Made when every project's monitor was called "recipes": named by its project now.
-        if (!server.monitor && found.name === 'recipes') await rename(base, entry, monitorNameOf(projectRoot));
+        if (!server.monitor && found.name === 'recipes') await rename(client, entry, monitorNameOf(projectRoot));
       }
-      return new ServerPublisher(`${base}/mp/v0/monitors/${entry.id}/observations`, entry.owner_token, entry.id, entry.watch ?? null, base, warn, entry.owner ?? null, actor);
+      return new ServerPublisher(client, entry.owner_token, entry.id, entry.watch ?? null, base, warn, entry.owner ?? null, actor);
     } catch (error) {
       warn(`vigil: cannot publish this run to ${base}: ${(error as Error).message}; the run goes on without it`);
       return null;
@@ -186,15 +196,14 @@ export class ServerPublisher {
    * monitors offered "act" gets it here, with the owner token.
    */
   async ownMonitor(): Promise<{ monitor: string; token: string }> {
-    const res = await fetch(`${this.base}/mp/v0/monitors/${this.monitorId}`, { headers: { authorization: `Bearer ${this.ownerToken}` }, signal: AbortSignal.timeout(5000) });
-    const body = (await res.json().catch(() => ({}))) as { capabilities?: string[]; monitor?: { capabilities?: string[] } };
+    const token = this.ownerToken;
+    const body = (await this.client.request('GET', `/monitors/${this.monitorId}`, { token, timeoutMs: answerWithinMs })) as { capabilities?: string[]; monitor?: { capabilities?: string[] } };
     const capabilities = body.monitor?.capabilities ?? body.capabilities ?? [];
     if (!capabilities.includes('act')) {
-      await fetch(`${this.base}/mp/v0/monitors/${this.monitorId}/update`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.ownerToken}` },
-        body: JSON.stringify({ reason: 'a sentinel of this project watches its runs', patch: { capabilities: [...new Set([...capabilities, 'observe', 'act'])] } }),
-        signal: AbortSignal.timeout(5000),
+      await this.client.request('POST', `/monitors/${this.monitorId}/update`, {
+        token,
+        timeoutMs: answerWithinMs,
+        body: { reason: 'a sentinel of this project watches its runs', patch: { capabilities: [...new Set([...capabilities, 'observe', 'act'])] } },
       });
     }
     return { monitor: this.monitorId, token: this.ownerToken };
@@ -209,17 +218,11 @@ export class ServerPublisher {
   /** Queues one observation; `actor` names who acted (a run, a step, a sentinel), else the publisher's own. */
   publish(type: string, subject: string, data: Record<string, unknown>, actor?: string): void {
     if (this.broken) return;
-    const body = JSON.stringify({ type, subject, data, actor: actor ?? this.actor, ...onBehalfOfOwner(this.owner) });
+    const body = { type, subject, data, actor: actor ?? this.actor, ...onBehalfOfOwner(this.owner) };
     this.queue = this.queue.then(async () => {
       if (this.broken) return;
       try {
-        const res = await fetch(this.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${this.ownerToken}` },
-          body,
-          signal: AbortSignal.timeout(5000),
-        });
-        if (res.status !== 201) throw new Error(`${res.status} ${(await res.text()).slice(0, 200)}`);
+        await this.client.request('POST', `/monitors/${this.monitorId}/observations`, { token: this.ownerToken, timeoutMs: answerWithinMs, body });
       } catch (error) {
         this.broken = true;
         this.warn(`vigil: publishing to the server stopped: ${(error as Error).message}`);
