@@ -32,7 +32,7 @@ export function leaseSection(title: string, run: LeaseRunView): ReportSection {
     ['cycles', esc(`${num(f.cycles.total)} (${rate(f.cycles.perSecond, '/s')})`)],
     ['violations (duplicates, late ends accepted)', `${verdict} <span class="note">(${num(f.duplicates)} duplicates, ${num(f.lateEndsAccepted)} late ends accepted)</span>`],
     ['late ends refused LEASE_LOST', esc(num(f.lateEndsRefused))],
-    ['reclaim after a crash', esc(f.reclaim.reclaimed ? `p50 ${ms(f.reclaim.p50)}, p99 ${ms(f.reclaim.p99)}, max ${ms(f.reclaim.max)} over ${num(f.reclaim.reclaimed)} crashes (${num(f.reclaim.unreclaimed)} not granted again)` : `${num(f.reclaim.crashes)} crashes, none reclaimed`)],
+    ['reclaim after a crash', esc(f.reclaim.reclaimed ? `p50 ${ms(f.reclaim.p50)}, p99 ${ms(f.reclaim.p99)}, max ${ms(f.reclaim.max)} over the ${num(f.reclaim.reclaimed)} crashed holds granted again (of ${num(f.reclaim.crashes)} crashes; ${num(f.reclaim.unreclaimed)} not granted again before the end)` : `${num(f.reclaim.crashes)} crashes, none reclaimed`)],
     ["fairness (Jain's index)", esc(`${Number.isFinite(f.fairness.jain) ? f.fairness.jain.toFixed(3) : '–'}; grants per client ${num(f.fairness.minGrants)}–${num(f.fairness.maxGrants)}`)],
     ['client', esc(`${f.client.coresUsed.toFixed(2)} of ${f.client.cores} cores; threads busy ${f.client.threadBusy.map((b) => `${Math.round(b * 100)}%`).join(', ')}`)],
   ]);
