@@ -3,7 +3,10 @@
 // whole after a refused batch, armed with its timers on a takeover, and
 // dropped from the replica when it went cold past the replica's budget. The
 // catch-ups of one monitor run one after another; none writes to the replica
-// while a batch holds its transaction open.
+// while a batch holds its transaction open. One file past 300 lines on
+// purpose: it is the only owner of what memory knows of each monitor (known,
+// heard, stale, dormant) and of the per-monitor queue, so every path that
+// changes them, and the order they do it in, reads in one place.
 import type { MonitorService } from '../service/service.ts';
 import { evictActorsOf } from '../service/monitor-reload.ts';
 import type { FeedStats, MonitorDefinition, MonitorStatus } from '../store/records.ts';
