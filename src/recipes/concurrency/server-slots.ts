@@ -37,6 +37,11 @@ interface PoolState {
   holders: Map<string, string>;
   /** The slots this runner holds (claiming one again would answer "already yours"). */
   mine: Map<number, string>;
+  /**
+   * The server no longer has the subscription (restarted without its state: `npm start` keeps it in
+   * memory): the pool is opened again, monitor and all, before the next claim.
+   */
+  gone: boolean;
 }
 
 const codeOf = (error: unknown) => (error instanceof ServerError ? error.body.code : undefined);
@@ -104,7 +109,7 @@ export class ServerSlots implements SlotStore {
       throw error;
     }
     const { head } = await this.http.request<{ head: number }>('GET', `/monitors/${monitor}`);
-    const state: PoolState = { monitor, sub: { id: reply.subscription.id, token: reply.token, cursor: Math.max(1, head - 500) }, holders: new Map(), mine: new Map() };
+    const state: PoolState = { monitor, sub: { id: reply.subscription.id, token: reply.token, cursor: Math.max(1, head - 500) }, holders: new Map(), mine: new Map(), gone: false };
     await this.read(state, 0);
     return state;
   }
@@ -148,18 +153,42 @@ export class ServerSlots implements SlotStore {
   }
 
   async enter(pool: string, cap: number, who: SlotHolder, signal: AbortSignal): Promise<SlotWaiter> {
-    // Shared by the steps of the pool: one step's cancel stops its own wait, not the opening.
-    const state = await orAborted(this.pool(pool), signal);
-    if (!state) throw signal.reason;
+    let state = await this.opened(pool, signal);
     const note = holderText(who);
     return {
-      tryTake: () => this.tryTake(state, cap, note, signal),
+      tryTake: async () => {
+        if (state.gone) state = await this.opened(pool, signal, state);
+        return this.tryTake(state, cap, note, signal);
+      },
       changed: async (signal) => {
+        if (state.gone) return;
         // A failed read (the server away a moment) is tried again after a second, or at once on the cancel.
-        await this.read(state, PULL_WAIT_S, signal).catch((error: Error) => (error.name === 'AbortError' ? undefined : sleep(1000, signal)));
+        await this.read(state, PULL_WAIT_S, signal).catch(async (error: Error) => {
+          if (error.name === 'AbortError') return;
+          if (codeOf(error) === 'NOT_FOUND') {
+            state.gone = true;
+            return;
+          }
+          await sleep(1000, signal);
+        });
       },
       leave: async () => {},
     };
+  }
+
+  /**
+   * The pool as this runner opened it; opened again when `lost` (the state a server no longer knows) is
+   * still the one kept. Shared by the steps of the pool: one step's cancel stops its own wait, not the opening.
+   */
+  private async opened(pool: string, signal: AbortSignal, lost?: PoolState): Promise<PoolState> {
+    const kept = lost && this.pools.get(pool);
+    if (kept && (await kept.catch(() => undefined)) === lost) {
+      this.pools.delete(pool);
+      this.warn(`vigil: ${this.http.base} no longer has this runner's subscription to ${lost.monitor} (restarted without its state?): subscribing again`);
+    }
+    const state = await orAborted(this.pool(pool), signal);
+    if (!state) throw signal.reason;
+    return state;
   }
 
   private async tryTake(state: PoolState, cap: number, note: string, signal: AbortSignal): Promise<TakeResult> {
@@ -182,10 +211,23 @@ export class ServerSlots implements SlotStore {
       } catch (error) {
         const code = codeOf(error);
         if (code !== 'LEASE_HELD' && code !== 'NOT_FOUND') throw error;
+        if (code === 'NOT_FOUND' && (await this.lost(state, signal))) return { holders: ['nobody: the server lost the slots, asking again'] };
         holders.push(state.holders.get(subject) ?? 'another runner');
       }
     }
     return { holders };
+  }
+
+  /** A claim answered NOT_FOUND: the subscription is gone when the server no longer knows it either (the slot's subject would be missing otherwise). */
+  private async lost(state: PoolState, signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.read(state, 0, signal);
+      return false;
+    } catch (error) {
+      if (codeOf(error) !== 'NOT_FOUND') throw error;
+      state.gone = true;
+      return true;
+    }
   }
 
   /** A slot this runner holds: renewed three times per lease while its agent runs, completed when released. */
