@@ -28,7 +28,10 @@ export interface BenchIo {
   signal: AbortSignal;
 }
 
-/** Exit status (src/errors/exit-codes.ts): 0 kept every promise, 1 a violation, 3 the server could not be set up or stopped answering during the run, 130 interrupted. */
+/**
+ * Exit status (src/errors/exit-codes.ts): 0 kept every promise, 1 a violation, 3 the server could not be set
+ * up, stopped answering or lost the run's monitor during the run, 130 interrupted.
+ */
 export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: BenchIo): Promise<ExitCodeValue> {
   const progress = new ProgressLine(options.json || options.quiet ? undefined : io.err);
   const hooks = (label: string): RunHooks => ({
@@ -88,9 +91,11 @@ export async function benchCommand(spec: BenchSpec, options: BenchOptions, io: B
   }
   const lost = outcomes.filter((o) => o.silent.length === o.bases.length);
   for (const o of lost) io.err.write(silenceText(spec.kind, o.silent, o.bases.length));
+  const forgot = outcomes.filter((o) => o.outcome.lostState !== undefined);
+  for (const o of forgot) io.err.write(`vigil bench ${spec.kind}: ${o.outcome.lostState}; the figures above are of the run until then\n`);
   const violations = outcomes.reduce((a, o) => a + o.outcome.violations, 0);
   if (violations > 0) return ExitCode.failed;
-  if (lost.length > 0) return ExitCode.unreachable;
+  if (lost.length > 0 || forgot.length > 0) return ExitCode.unreachable;
   if (outcomes.some((o) => o.outcome.figures.interrupted)) return ExitCode.cancelled;
   return ExitCode.ok;
 }

@@ -24,6 +24,8 @@ export interface ScenarioOutcome {
   key: KeyFigure[];
   /** Broken promises found (duplicates, late ends accepted, lost or duplicated events). */
   violations: number;
+  /** The server lost the run's monitor or subscriptions mid-run (lost-state.ts). */
+  lostState?: string;
   /** The report's section for this run. */
   section: (title: string) => ReportSection;
 }

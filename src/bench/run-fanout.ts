@@ -11,6 +11,7 @@ import type { RunHooks } from './outcome.ts';
 import { BenchSetupError, head, subscribeMany, type Target, withTarget } from './setup.ts';
 import { residentBytes } from './server-memory.ts';
 import { endedEarly, SilenceWatch } from './silence-watch.ts';
+import { LostStateWatch, lostStateText, notFoundCount } from './lost-state.ts';
 import type { FanoutSpec } from './spec.ts';
 import { type FanoutFigures, fanoutFigures } from './stream-figures.ts';
 import { Arrivals, type Published, type StreamJudgement } from './stream-records.ts';
@@ -135,6 +136,8 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
     // A server that stops answering ends the run: its streams deliver nothing more, and the publisher would spin on refusals.
     const silence = new SilenceWatch(runStart);
     let silentSince: number | undefined;
+    const lostState = new LostStateWatch();
+    let lostAt: number | undefined;
     const acked = () => published.filter((p) => p.seq !== null);
     const complete = (p: Published) => arrivals.count[p.seq! - startSeq]! >= opened;
     await new Promise<void>((resolve) => {
@@ -147,6 +150,10 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
         if (silentSince === undefined) {
           silentSince = silence.silentSince(publishLatency.count - publishUnanswered, publishUnanswered, now);
           if (silentSince !== undefined) publisher.stop();
+        }
+        if (lostAt === undefined) {
+          lostAt = lostState.lostAt(publishOutcomes, now);
+          if (lostAt !== undefined) publisher.stop();
         }
         if (spec.stormAtMs !== undefined && stormAt === undefined && now - runStart >= spec.stormAtMs && !publisherDone) {
           stormAt = now;
@@ -162,7 +169,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
         }
         if (!publisherDone) return;
         drainStart ??= now;
-        const drainLimit = silentSince !== undefined ? 0 : interrupted ? Math.min(2000, spec.drainMs) : spec.drainMs;
+        const drainLimit = silentSince !== undefined || lostAt !== undefined ? 0 : interrupted ? Math.min(2000, spec.drainMs) : spec.drainMs;
         if (now - drainStart >= drainLimit || acked().every(complete)) {
           clearInterval(ticker);
           resolve();
@@ -205,6 +212,7 @@ async function measure(spec: FanoutSpec, hooks: FanoutHooks, wire: Wire, target:
       stormTimes,
       closes,
       endedEarly: silentSince === undefined ? undefined : endedEarly(endMs - runStart, silentSince - runStart),
+      lostState: lostAt === undefined ? undefined : lostStateText(lostAt - runStart, notFoundCount(publishOutcomes)),
       memory: memoryBefore !== undefined && memoryAfter !== undefined ? { pid: spec.pid!, before: memoryBefore, after: memoryAfter } : undefined,
       client: cpu.stop(busy),
     });

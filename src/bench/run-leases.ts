@@ -10,6 +10,7 @@ import { emptyHistogram, mergeInto, percentile } from './histogram.ts';
 import { subjectName } from './lease-client.ts';
 import { type LeaseFigures, leaseFigures } from './lease-figures.ts';
 import { endedEarly, SilenceWatch } from './silence-watch.ts';
+import { LostStateWatch, lostStateText, notFoundCount } from './lost-state.ts';
 import { LeaseJudge } from './lease-judge.ts';
 import type { LeaseBatch, ThreadDone } from './lease-records.ts';
 import { LeaseTally } from './lease-tally.ts';
@@ -76,6 +77,8 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Tar
   let interrupted = false;
   let silentSince: number | undefined;
   const silence = new SilenceWatch(runStart);
+  const lostState = new LostStateWatch();
+  let lostAt: number | undefined;
   await new Promise<void>((resolve) => {
     const onAbort = () => {
       interrupted = true;
@@ -92,7 +95,8 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Tar
       }
       const unanswered = t.nodes.reduce((sum, n) => sum + (n?.unanswered ?? 0), 0);
       silentSince = silence.silentSince(t.nodes.reduce((sum, n) => sum + (n?.latency.count ?? 0), 0) - unanswered, unanswered, nowMs());
-      if ((spec.durationMs !== undefined && elapsed >= spec.durationMs) || Atomics.load(pool.counters, slot.stop) !== 0 || silentSince !== undefined) finish();
+      lostAt = lostState.lostAt(t.outcomes, nowMs());
+      if ((spec.durationMs !== undefined && elapsed >= spec.durationMs) || Atomics.load(pool.counters, slot.stop) !== 0 || silentSince !== undefined || lostAt !== undefined) finish();
     }, 250);
     const finish = () => {
       clearInterval(ticker);
@@ -111,6 +115,10 @@ async function measure(spec: LeaseSpec, hooks: RunHooks, wire: Wire, target: Tar
   j.finish();
   const figures = leaseFigures({ spec, servers: [...target.servers], monitor: target.monitor, fence, startMs: runStart, endMs, interrupted, tally: t, judge: j, client: cpu.stop(busy) });
   if (silentSince !== undefined) figures.warnings.push(endedEarly(endMs - runStart, silentSince - runStart));
+  if (lostAt !== undefined) {
+    figures.lostState = lostStateText(lostAt - runStart, notFoundCount(t.outcomes));
+    figures.warnings.push(figures.lostState);
+  }
   return { figures, tally: t, startMs: runStart, endMs };
 }
 

@@ -11,6 +11,7 @@ import type { RunHooks } from './outcome.ts';
 import type { PublishThreadData } from './publish-thread.ts';
 import { type RunHeader, withTarget } from './setup.ts';
 import { endedEarly, SilenceWatch } from './silence-watch.ts';
+import { LostStateWatch, lostStateText, notFoundCount } from './lost-state.ts';
 import { type PublishSpec, showMs } from './spec.ts';
 import { startThreads } from './threads.ts';
 
@@ -71,13 +72,16 @@ export async function runPublish(spec: PublishSpec, hooks: RunHooks = {}): Promi
     let interrupted = false;
     let silentSince: number | undefined;
     const silence = new SilenceWatch(runStart);
+    const lostState = new LostStateWatch();
+    let lostAt: number | undefined;
     await new Promise<void>((resolve) => {
       const ticker = setInterval(() => {
         const elapsed = nowMs() - runStart;
         interrupted ||= hooks.signal?.aborted === true;
         silentSince = silence.silentSince(latency.count - unanswered, unanswered, nowMs());
         hooks.progress?.(`publish ${(elapsed / 1000).toFixed(1)} s of ${spec.durationMs / 1000} · ${rate((outcomes.ok ?? 0) / Math.max(0.001, elapsed / 1000), 'publishes/s')} · p99 ${ms(percentile(latency, 99))} · ${duplicateSeqs === 0 ? 'no duplicate seq' : `${duplicateSeqs} DUPLICATE SEQS`} so far`);
-        if (elapsed >= spec.durationMs || interrupted || silentSince !== undefined) {
+        lostAt = lostState.lostAt(outcomes, nowMs());
+        if (elapsed >= spec.durationMs || interrupted || silentSince !== undefined || lostAt !== undefined) {
           clearInterval(ticker);
           resolve();
         }
@@ -93,6 +97,8 @@ export async function runPublish(spec: PublishSpec, hooks: RunHooks = {}): Promi
     for (const [k, n] of Object.entries(outcomes)) if (k !== 'ok') refused[k] = n;
     const warnings = client.saturated ? [`the load generator may have been the bottleneck: ${client.saturated}`] : [];
     if (silentSince !== undefined) warnings.push(endedEarly(endMs - runStart, silentSince - runStart));
+    const lost = lostAt === undefined ? undefined : lostStateText(lostAt - runStart, notFoundCount(outcomes));
+    if (lost) warnings.push(lost);
     if (!outcomes.ok) warnings.push(`no publish was acknowledged: ${Object.entries(refused).map(([k, n]) => `${k} ×${n}`).join(', ') || 'no answers'}`);
     const figures: PublishFigures = {
       scenario: 'publish',
@@ -111,6 +117,7 @@ export async function runPublish(spec: PublishSpec, hooks: RunHooks = {}): Promi
       duplicateExamples: duplicates,
       client,
       warnings,
+      ...(lost && { lostState: lost }),
     };
     return { figures, series, latency };
   });

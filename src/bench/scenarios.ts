@@ -39,6 +39,7 @@ const fanout: ScenarioRunner = async (spec, hooks) => {
       { name: 'client CPU (cores)', value: f.client.coresUsed, show: (n: number) => n.toFixed(2), better: 'lower' },
     ],
     violations: fanoutViolations(f),
+    ...(f.lostState && { lostState: f.lostState }),
     section: (title) => fanoutSection(title, run),
   };
 };
@@ -59,6 +60,7 @@ const publish: ScenarioRunner = async (spec, hooks) => {
       { name: 'client CPU (cores)', value: f.client.coresUsed, show: (n: number) => n.toFixed(2), better: 'lower' },
     ],
     violations: f.duplicateSeqs,
+    ...(f.lostState && { lostState: f.lostState }),
     section: (title) => publishSection(title, run),
   };
 };
@@ -72,6 +74,7 @@ const leases: ScenarioRunner = async (spec, hooks) => {
     text: leaseSummary(f),
     key: leaseKeyFigures(f),
     violations: f.duplicates + f.lateEndsAccepted,
+    ...(f.lostState && { lostState: f.lostState }),
     section: (title) => leaseSection(title, run),
   };
 };

@@ -29,6 +29,8 @@ export interface RunHeader {
   flags: Record<string, string | number>;
   startedAt: string;
   elapsedSeconds: number;
+  /** The server lost the run's monitor or subscriptions mid-run (lost-state.ts): the run ended there. */
+  lostState?: string;
 }
 
 export interface Target {

@@ -55,6 +55,8 @@ export interface FanoutFigureInput {
   client: ClientCpu;
   /** The summary's line when the servers stopped answering and the run ended there (silence-watch.ts). */
   endedEarly?: string;
+  /** The summary's line when the server lost the run's monitor and the run ended there (lost-state.ts). */
+  lostState?: string;
 }
 
 /** Percentiles of raw samples. */
@@ -78,13 +80,14 @@ export function fanoutFigures(input: FanoutFigureInput): FanoutFigures {
   const warnings: string[] = [];
   if (input.client.saturated) warnings.push(`the load generator may have been the bottleneck: ${input.client.saturated}`);
   if (input.endedEarly) warnings.push(input.endedEarly);
+  if (input.lostState) warnings.push(input.lostState);
   if (input.opened < spec.streams) warnings.push(`only ${num(input.opened)} of ${num(spec.streams)} streams opened`);
   const undeliveredOpen = input.judged.reduce((a, j) => a + j.undelivered.open, 0);
   const away = input.judged.reduce((a, j) => a + j.undelivered.streamsAway, 0);
-  if (away > 0 && !input.endedEarly) warnings.push(`${num(away)} streams were not back from a reconnect when the run ended (${num(input.judged.reduce((a, j) => a + j.undelivered.away, 0))} events not delivered to them): a longer --drain lets them catch up`);
+  if (away > 0 && !input.endedEarly && !input.lostState) warnings.push(`${num(away)} streams were not back from a reconnect when the run ended (${num(input.judged.reduce((a, j) => a + j.undelivered.away, 0))} events not delivered to them): a longer --drain lets them catch up`);
   if (undeliveredOpen > 0) warnings.push(`${num(undeliveredOpen)} events had not reached streams that were open when the run ended (--drain ${showMs(spec.drainMs)}): the server was behind, or stopped delivering`);
   const achieved = input.published.length / Math.max(0.001, publishSeconds);
-  if (achieved < spec.rate * 0.9 && !input.interrupted && !input.endedEarly && input.published.length > 10) warnings.push(`the publisher reached ${rate(achieved, '/s')} of the ${rate(spec.rate, '/s')} asked: the server answered publishes too slowly for the open loop`);
+  if (achieved < spec.rate * 0.9 && !input.interrupted && !input.endedEarly && !input.lostState && input.published.length > 10) warnings.push(`the publisher reached ${rate(achieved, '/s')} of the ${rate(spec.rate, '/s')} asked: the server answered publishes too slowly for the open loop`);
   return {
     scenario: 'fanout',
     interrupted: input.interrupted,
@@ -103,6 +106,7 @@ export function fanoutFigures(input: FanoutFigureInput): FanoutFigures {
     },
     startedAt: new Date(input.startMs).toISOString(),
     elapsedSeconds: elapsed,
+    ...(input.lostState && { lostState: input.lostState }),
     streams: { asked: spec.streams, opened: input.opened, refused: input.openFailures },
     publishes: { sent: input.published.length, acknowledged, perSecond: acknowledged / Math.max(0.001, publishSeconds), refused, latency: percentiles(input.publishLatency) },
     deliveries: { total: input.deliveries, perSecond: input.deliveries / input.deliverySpanSeconds },
