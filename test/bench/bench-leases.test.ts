@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrokenProxy } from '../fakes/broken-proxy.ts';
 import { type LeaseServer, startLeaseServer } from '../fakes/lease-server.ts';
-import { type ServerProcess, stablePort, startServerProcess, tempDir } from '../support/server-process.ts';
+import { type ServerProcess, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
 import { runBench, said } from './run-bench.ts';
 
 /**
@@ -143,27 +143,19 @@ describe('vigil bench leases whose server stops during the run', () => {
   });
 
   it('ends the run, says so and exits 3 when its server comes back without its state (the monitor and subscriptions gone), rather than counting refusals for the rest of the run', async () => {
-    const port = await stablePort();
-    let server = await startServerProcess({ port });
-    let restarted: Promise<void> | undefined;
+    // In memory, as `npm start` serves: the server started again on the port knows nothing of the run.
+    const server = await startRestartableServer();
     try {
-      // In memory, as `npm start` serves: the server started again on the port knows nothing of the run.
-      const restart = async () => {
-        await server.kill();
-        server = await startServerProcess({ port });
-      };
       const run = await runBench(['leases', '--base', server.url, '--clients', '8', '--subjects', '8', '--duration', '1m'], {
         onStderr: (text) => {
-          if (text.includes('running 8 clients')) restarted ??= restart();
+          if (text.includes('running 8 clients')) void server.restart();
         },
       });
-      await restarted;
       expect(run.code, said(run)).toBe(3);
       expect(run.stdout).toMatch(/warning: the server lost the run's monitor or subscriptions at [\d.]+ s \(restarted without its state\?\): [\d,]+ requests? (was|were) answered NOT_FOUND, and the run ended there/);
       expect(run.stderr).toMatch(/vigil bench leases: the server lost the run's monitor or subscriptions at [\d.]+ s .*; the figures above are of the run until then/);
       expect(run.stdout).toContain('no violation');
     } finally {
-      await restarted?.catch(() => {});
       await server.kill();
     }
   });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fault } from '../fakes/broken-proxy.ts';
 import { type BrokenServer, startBrokenProxy } from '../fakes/broken-proxy.ts';
-import { type ServerProcess, stablePort, startServerProcess } from '../support/server-process.ts';
+import { type ServerProcess, startRestartableServer, startServerProcess } from '../support/server-process.ts';
 import { runBench, said } from './run-bench.ts';
 
 /** Streams resume from their ?cursor= (the start) instead of after the last event they had. */
@@ -84,25 +84,17 @@ describe('vigil bench fanout and publish against a Vigil node', () => {
   });
 
   it('publish: ends the run, says so and exits 3 when its server comes back without its state', async () => {
-    const port = await stablePort();
-    let server = await startServerProcess({ port });
-    let restarted: Promise<void> | undefined;
+    const server = await startRestartableServer();
     try {
-      const restart = async () => {
-        await server.kill();
-        server = await startServerProcess({ port });
-      };
       const run = await runBench(['publish', '--base', server.url, '--connections', '4', '--duration', '1m'], {
         onStderr: (text) => {
-          if (text.includes('publishing over 4 connections')) restarted ??= restart();
+          if (text.includes('publishing over 4 connections')) void server.restart();
         },
       });
-      await restarted;
       expect(run.code, said(run)).toBe(3);
       expect(run.stdout).toMatch(/warning: the server lost the run's monitor or subscriptions at [\d.]+ s \(restarted without its state\?\)/);
       expect(run.stderr).toContain('vigil bench publish: the server lost the run');
     } finally {
-      await restarted?.catch(() => {});
       await server.kill();
     }
   });

@@ -7,7 +7,7 @@
 import { chmodSync, copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ServerProcess, stablePort, startServerProcess, tempDir } from '../support/server-process.ts';
+import { type ServerProcess, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 import { until, untilTrue } from '../support/until.ts';
 import { fakesDir, makeProject, type Project, runVigil, startVigil, type VigilProcess } from './helpers.ts';
@@ -152,24 +152,26 @@ describe('concurrency caps of vigil.yml', () => {
   }, scaled(120_000));
 
   it('with a server restarted without its state while a step waits for its slot, the step subscribes again and runs instead of waiting for ever', async () => {
-    const port = await stablePort();
-    server = await startServerProcess({ port });
-    const home = tempDir('vigil-caps-home-');
-    const log = join(home, 'agents.jsonl');
-    const project = capProject(`server:\n  base: ${server.url}\nconcurrency:\n  claude: 1\n`, 2);
-    const r = startVigil(project, ['sequence', 'fan'], { VIGIL_HOME: home, SLOT_LOG: log, SLOT_RUNNER: 'a', SLOT_AGENT_MS: '3000' });
-    runners.push(r);
-    r.child.stdin!.end();
-    await r.waitFor(/waiting for a claude slot: 1 of 1 held by run \S+ step work/, 30_000);
-    // In memory, as `npm start` serves: the restarted server knows neither the slots' monitor nor the runner's subscription.
-    await server.kill();
-    server = await startServerProcess({ port });
-    const result = await r.done;
-    expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout + result.stderr).toContain(`no longer has this runner's subscription to vigil.concurrency.claude (restarted without its state?): subscribing again`);
-    const entries = readLog(log);
-    expect(entries.filter((e) => e.event === 'start')).toHaveLength(2);
-    expect(entries.filter((e) => e.event === 'exit')).toHaveLength(2);
+    const restartable = await startRestartableServer();
+    try {
+      const home = tempDir('vigil-caps-home-');
+      const log = join(home, 'agents.jsonl');
+      const project = capProject(`server:\n  base: ${restartable.url}\nconcurrency:\n  claude: 1\n`, 2);
+      const r = startVigil(project, ['sequence', 'fan'], { VIGIL_HOME: home, SLOT_LOG: log, SLOT_RUNNER: 'a', SLOT_AGENT_MS: '3000' });
+      runners.push(r);
+      r.child.stdin!.end();
+      await r.waitFor(/waiting for a claude slot: 1 of 1 held by run \S+ step work/, 30_000);
+      // In memory, as `npm start` serves: the restarted server knows neither the slots' monitor nor the runner's subscription.
+      await restartable.restart();
+      const result = await r.done;
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      expect(result.stdout + result.stderr).toContain(`no longer has this runner's subscription to vigil.concurrency.claude (restarted without its state?): subscribing again`);
+      const entries = readLog(log);
+      expect(entries.filter((e) => e.event === 'start')).toHaveLength(2);
+      expect(entries.filter((e) => e.event === 'exit')).toHaveLength(2);
+    } finally {
+      await restartable.kill();
+    }
   }, scaled(120_000));
 
   for (const withServer of [false, true]) {

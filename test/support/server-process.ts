@@ -100,6 +100,34 @@ export async function startServerProcess(options: StartOptions = {}): Promise<Se
   };
 }
 
+/** A server that can be started again on its port: in memory, the new one knows nothing of what the old one held. */
+export interface RestartableServer {
+  readonly url: string;
+  /** Kills the server (SIGKILL) and starts a new one on the same port; one restart at a time. */
+  restart(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+export async function startRestartableServer(options: Omit<StartOptions, 'port'> = {}): Promise<RestartableServer> {
+  const port = await stablePort();
+  let server = await startServerProcess({ ...options, port });
+  let restarting: Promise<void> | undefined;
+  return {
+    url: server.url,
+    restart() {
+      restarting ??= (async () => {
+        await server.kill();
+        server = await startServerProcess({ ...options, port });
+      })();
+      return restarting;
+    },
+    async kill() {
+      await restarting?.catch(() => {});
+      await server.kill();
+    },
+  };
+}
+
 /**
  * A free port below Linux's ephemeral range. A server restarted on a port
  * inside that range can find it taken: a client retrying connects to the dead
