@@ -14,6 +14,7 @@ import {
   type SentinelSubscriptionTable,
   type TemporalStateTable,
   type TriggerDatabase,
+  addedColumns,
   triggerSchemaSql,
 } from './trigger-tables.ts';
 
@@ -41,6 +42,10 @@ export class TriggerStore {
     const db = openSqlDriver(triggerDbPath(projectRoot), 'better-sqlite3');
     db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     db.exec(triggerSchemaSql);
+    for (const { table, column, definition } of addedColumns) {
+      const columns = db.prepare(`PRAGMA table_info(${table})`).all<{ name: string }>([]);
+      if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+    }
     return new TriggerStore(db);
   }
 
@@ -118,8 +123,17 @@ export class TriggerStore {
     );
   }
 
-  reaction(recipe: string, seq: number): ReactionTable | undefined {
-    return this.get(qb.selectFrom('reactions').selectAll().where('recipe', '=', recipe).where('seq', '=', seq).compile());
+  /** The reaction of `recipe` to observation `seq` as it came through `subscription` (or a row that predates subscriptions being kept). */
+  reaction(recipe: string, subscription: string, seq: number): ReactionTable | undefined {
+    return this.get(
+      qb
+        .selectFrom('reactions')
+        .selectAll()
+        .where('recipe', '=', recipe)
+        .where('seq', '=', seq)
+        .where((eb) => eb.or([eb('subscription', '=', subscription), eb('subscription', 'is', null)]))
+        .compile(),
+    );
   }
 
   saveReaction(row: ReactionTable): void {
@@ -127,7 +141,7 @@ export class TriggerStore {
       qb
         .insertInto('reactions')
         .values(row)
-        .onConflict((c) => c.columns(['recipe', 'seq']).doUpdateSet({ run_id: row.run_id, status: row.status, subject: row.subject }))
+        .onConflict((c) => c.columns(['recipe', 'seq']).doUpdateSet({ run_id: row.run_id, status: row.status, subject: row.subject, subscription: row.subscription }))
         .compile(),
     );
   }

@@ -41,6 +41,12 @@ export interface SentinelSubscriptionTable {
 
 export interface ReactionTable {
   recipe: string;
+  /**
+   * The watch subscription the observation came through: a seq names an observation only on its
+   * monitor as that server holds it (a server restarted without its state numbers from 1 again).
+   * Null in rows written before it was kept.
+   */
+  subscription: string | null;
   seq: number;
   subject: string;
   run_id: string;
@@ -69,5 +75,8 @@ CREATE TABLE IF NOT EXISTS sentinel_subscriptions (
   token TEXT NOT NULL, PRIMARY KEY (recipe, kind));
 CREATE TABLE IF NOT EXISTS reactions (
   recipe TEXT NOT NULL, seq INTEGER NOT NULL, subject TEXT NOT NULL, run_id TEXT NOT NULL, status TEXT NOT NULL,
-  PRIMARY KEY (recipe, seq));
+  subscription TEXT, PRIMARY KEY (recipe, seq));
 `;
+
+/** Columns added since a table was first made: added to a file made before them. */
+export const addedColumns: ReadonlyArray<{ table: string; column: string; definition: string }> = [{ table: 'reactions', column: 'subscription', definition: 'TEXT' }];

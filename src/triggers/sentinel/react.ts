@@ -100,7 +100,7 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
   const seq = Number(chosen.id);
 
   // A reaction that finished before a crash, whose completion never reached the server, is not run again.
-  const previous = ctx.store.reaction(name, seq);
+  const previous = ctx.store.reaction(name, sub.id, seq);
   let runId: string;
   let ok: boolean;
   let reason: string | undefined;
@@ -143,7 +143,7 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
     } finally {
       leaseFence.stop();
     }
-    ctx.store.saveReaction({ recipe: name, seq, subject, run_id: runId, status: ok ? 'succeeded' : 'failed' });
+    ctx.store.saveReaction({ recipe: name, subscription: sub.id, seq, subject, run_id: runId, status: ok ? 'succeeded' : 'failed' });
   }
 
   const key = `sentinel:${name}`;
