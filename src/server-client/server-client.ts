@@ -12,6 +12,17 @@ export class ServerError extends Error {
 export class UnreachableError extends Error {
   override readonly name = 'UnreachableError';
   readonly exitCode = ExitCode.unreachable;
+
+  /** The server took the connection and did not answer in time (paused, partitioned away, wedged). */
+  get timedOut(): boolean {
+    return (this.cause as { name?: unknown } | undefined)?.name === 'TimeoutError';
+  }
+
+  /** The connection was there and was cut (ECONNRESET, closed by the peer): a kept-alive socket the server closed, as one that restarted does. */
+  get connectionCut(): boolean {
+    const code = (this.cause as { code?: unknown } | undefined)?.code;
+    return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
+  }
 }
 
 export interface RequestOptions {
@@ -52,8 +63,9 @@ export function serverClient(base: string): ServerClient {
         text = await response.text();
       } catch (error) {
         if (options.signal?.aborted) throw error;
-        if (linked.signal.reason?.name === 'TimeoutError') throw new UnreachableError(`${root} did not answer ${method} ${path.split('?')[0]} within ${limitMs / 1000} s`);
-        throw new UnreachableError(`cannot reach ${root}: ${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}`);
+        if (linked.signal.reason?.name === 'TimeoutError') throw new UnreachableError(`${root} did not answer ${method} ${path.split('?')[0]} within ${limitMs / 1000} s`, { cause: linked.signal.reason });
+        const cause = ((error as Error).cause as Error | undefined) ?? (error as Error);
+        throw new UnreachableError(`cannot reach ${root}: ${cause.message}`, { cause });
       } finally {
         linked.dispose();
       }

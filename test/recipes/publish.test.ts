@@ -6,10 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEntry, lastRun, makeProject, type Project, runVigil } from './helpers.ts';
-import { serverCacheFile } from '../../src/recipes/publish/server-publisher.ts';
+import { cliEntry, lastRun, makeProject, type Project, runVigil, startVigil } from './helpers.ts';
+import { serverCacheFile } from '../../src/recipes/publish/run-monitor.ts';
 import { spawnChild } from '../support/children.ts';
-import { tempDir } from '../support/server-process.ts';
+import { startRestartableServer, tempDir } from '../support/server-process.ts';
 
 let server: ChildProcess;
 let base = '';
@@ -87,6 +87,39 @@ describe('publishing runs to a Vigil server', () => {
     const again = await runVigil(project, ['sequence', 'watched']);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(readFileSync(cacheFile, 'utf8'))).toEqual(cache);
+  });
+
+  it('goes on publishing when its server restarts without its state mid-run: the monitor is made again and the rest of the run lands there', async () => {
+    const restartable = await startRestartableServer();
+    const p = makeProject();
+    try {
+      p.yml(`server:\n  base: ${restartable.url}\n`);
+      // The first step waits for the test's go, the second runs at once.
+      p.recipe({ name: 'held', canary: false, steps: [{ label: 'wait', backend: 'shell', prompt: 'while [ ! -f go ]; do sleep 0.05; done' }, { label: 'then', backend: 'shell', prompt: 'true' }] });
+      const run = startVigil(p, ['sequence', 'held']);
+      run.child.stdin!.end();
+      await run.waitFor(/wait: running/, 30_000);
+      await restartable.restart();
+      writeFileSync(join(p.root, 'go'), '');
+      const r = await run.done;
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/the server no longer has monitor \S+ \(restarted without its state\?\): publishing to \S+, made again/);
+      // The new server holds the rest of the run, from the first step's end on.
+      const cache = JSON.parse(readFileSync(serverCacheFile(p.root, { VIGIL_HOME: join(p.home, '.vigil') }), 'utf8')) as Record<string, { watch: { subscription: string; token: string } }>;
+      const { watch } = Object.values(cache)[0]!;
+      const page = (await (await fetch(`${restartable.url}/mp/v0/subscriptions/${watch.subscription}/pull?limit=100`, { headers: { authorization: `Bearer ${watch.token}` } })).json()) as {
+        observations: Array<{ type: string; subject: string | null; data: { status?: string } }>;
+      };
+      const runId = lastRun(p).id;
+      const seen = page.observations.filter((o) => o.type.startsWith('ai.vigil.recipe.')).map((o) => `${o.subject}:${o.data.status}`);
+      // (What was published while the server was down is there too, once: it was queued and sent when it was back.)
+      expect(seen.slice(-4)).toEqual([`${runId}/wait:succeeded`, `${runId}/then:running`, `${runId}/then:succeeded`, `${runId}:succeeded`]);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(r.stderr).not.toContain('not published');
+    } finally {
+      p.cleanup();
+      await restartable.kill();
+    }
   });
 
   it('a project that published before its monitor was named by project keeps that monitor, now named', async () => {

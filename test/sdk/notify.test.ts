@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cliEntry, lastJson, makeSdkProject, type SdkProject, vigil } from './helpers.ts';
-import { serverCacheFile } from '../../src/recipes/publish/server-publisher.ts';
+import { serverCacheFile } from '../../src/recipes/publish/run-monitor.ts';
 import { spawnChild } from '../support/children.ts';
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 120_000 });

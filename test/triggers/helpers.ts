@@ -66,8 +66,8 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-export function startDaemon(s: Scratch, extraEnv: NodeJS.ProcessEnv = {}): Running {
-  const child = spawnChild(process.execPath, [vigilBin, 'daemon'], { cwd: s.root, env: { ...s.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startDaemon(s: Scratch, extraEnv: NodeJS.ProcessEnv = {}, flags: readonly string[] = []): Running {
+  const child = spawnChild(process.execPath, [vigilBin, 'daemon', ...flags], { cwd: s.root, env: { ...s.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (log += b.toString()));

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { type Fleet, type FleetOptions, startFleet } from '../../bench/lib/sentinel-fleet.ts';
-import { serverCacheFile } from '../../src/recipes/publish/server-publisher.ts';
+import { serverCacheFile } from '../../src/recipes/publish/run-monitor.ts';
 import { call, publish } from '../support/client.ts';
 import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';

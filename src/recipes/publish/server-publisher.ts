@@ -1,158 +1,59 @@
-// Publishes a run's lifecycle to a `recipes` monitor on a Vigil server
-// (vigil.yml `server: {base, token, monitor?}`), so a run can be followed
-// with `vigil watch`. Publishing never fails a run: the first error is
-// reported once and later observations are dropped. The monitor is named by
-// the project (`recipes of <folder>`, id `recipes-<folder>-<hash>`), and each
+// Publishes a run's lifecycle, and a daemon's firings and reactions, to the
+// project's run monitor on a Vigil server (run-monitor.ts), so that runs can
+// be followed with `vigil watch`, the dashboard and `@runs` sentinels. Each
 // observation names the client that acted (src/protocol/client-actor.ts).
-// The monitor's tokens are kept under the user's Vigil home, keyed by project
-// (serverCacheFile), never in the project's working tree.
-import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { ensureProjectHome, projectHome } from '../../home/home.ts';
+//
+// Publishing never fails a run nor holds it up for long. A publish the server
+// does not take starts an outage, said once: observations are queued (up to
+// 1,000) and tried again, in order, after a wait that doubles up to a minute;
+// the first that goes through says the server is back. A run's end tries what
+// is pending once more and says what it gives up. A server that answers that
+// the monitor is not there (restarted without its state) gets it made again
+// at once. A daemon runs for days: one restart of its server once stopped its
+// publishing until the daemon itself was restarted.
 import { onBehalfOfOwner } from '../../protocol/client-actor.ts';
-import { type ServerClient, ServerError, serverClient } from '../../server-client/server-client.ts';
-import { writeJsonAtomic } from '../records/run-record.ts';
+import { ServerError, serverClient, UnreachableError } from '../../server-client/server-client.ts';
+import { answerWithinMs, type CachedMonitor, openRunMonitor, type RunMonitorPlace, type ServerConfig } from './run-monitor.ts';
 
-export const RUN_TYPE = 'ai.vigil.recipe.run';
-export const STEP_TYPE = 'ai.vigil.recipe.step';
+/** The wait after a failed publish before the next try, doubled after each failure up to the most. */
+const firstRetryMs = 1000;
+const mostRetryMs = 60_000;
+/** Observations held while the server is away; past them, new ones are counted and dropped. */
+const mostPending = 1000;
 
-interface CachedMonitor {
-  id: string;
-  owner_token: string;
-  /** The monitor's owner principal: a person's monitor is published to on the owner's behalf. */
-  owner?: string;
-  /** A subscription made for `vigil watch`, kept across runs so a watcher's token stays valid. */
-  watch?: { subscription: string; token: string };
+interface Outage {
+  sinceMs: number;
+  /** The last try got no answer in time: a run's end does not wait for another. */
+  unanswered: boolean;
+  /** The pending observations are tried again from then on. */
+  retryAtMs: number;
+  waitMs: number;
 }
 
-/** Publishing never holds a run for long: a server that does not answer within this stops the publishing. */
-const answerWithinMs = 5000;
-
-/** The monitor as its owner reads it, or null when it is gone (or no longer ours). */
-async function readMonitor(client: ServerClient, id: string, token: string): Promise<{ name?: string; owner?: string } | null> {
-  try {
-    // Served as the monitor itself (protocol.md §3); an envelope {monitor} is read too.
-    const body = (await client.request('GET', `/monitors/${id}`, { token, timeoutMs: answerWithinMs })) as { name?: string; owner?: string; monitor?: { name?: string; owner?: string } };
-    return body.monitor ?? body;
-  } catch (error) {
-    if (error instanceof ServerError) return null;
-    throw error;
-  }
-}
-
-/** The project's folder name as it may stand in a monitor id: `my-app`, at most 24 characters. */
-function slugOf(projectRoot: string): string {
-  return basename(projectRoot).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 24).replace(/-+$/, '') || 'project';
-}
-
-/** What the dashboard and `GET /monitors` show for this project's run monitor. */
-export const monitorNameOf = (projectRoot: string): string => `recipes of ${basename(projectRoot) || projectRoot}`;
-
-async function createMonitor(client: ServerClient, wanted: string, token: string | undefined, projectRoot: string): Promise<CachedMonitor> {
-  for (const id of [wanted, `${wanted}-${Date.now().toString(16).slice(-6)}`]) {
-    let body: { owner_token?: string; monitor?: { owner?: string } };
-    try {
-      body = await client.request('POST', '/monitors', {
-        ...(token ? { token } : {}),
-        timeoutMs: answerWithinMs,
-        body: {
-          id,
-          name: monitorNameOf(projectRoot),
-          description: `recipe runs of ${projectRoot}`,
-          source: { kind: 'log' },
-          types: [RUN_TYPE, STEP_TYPE],
-          // A sentinel (watch.monitor "@runs") leases the runs it reacts to.
-          capabilities: ['observe', 'act'],
-          reason: 'vigil sequence publishes its runs here',
-        },
-      });
-    } catch (error) {
-      if (error instanceof ServerError && error.status === 409) continue; // taken by someone else: try a fresh id
-      throw new Error(`creating monitor ${id}: ${(error as Error).message}`, { cause: error });
-    }
-    if (!body.owner_token) throw new Error(`creating monitor ${id}: the server's answer has no owner_token`);
-    return { id, owner_token: body.owner_token, ...(body.monitor?.owner ? { owner: body.monitor.owner } : {}) };
-  }
-  throw new Error(`monitor id ${wanted} is taken`);
-}
-
-async function subscribe(client: ServerClient, monitor: CachedMonitor): Promise<{ subscription: string; token: string }> {
-  let body: { subscription?: { id: string }; token?: string };
-  try {
-    body = await client.request('POST', '/subscriptions', {
-      token: monitor.owner_token,
-      timeoutMs: answerWithinMs,
-      body: { monitor: monitor.id, subscriber: 'vigil-watch', from: 'earliest' },
-    });
-  } catch (error) {
-    throw new Error(`subscribing to ${monitor.id}: ${(error as Error).message}`, { cause: error });
-  }
-  if (!body.subscription || !body.token) throw new Error(`subscribing to ${monitor.id}: the server's answer has no subscription and token`);
-  return { subscription: body.subscription.id, token: body.token };
-}
-
-/** Names the monitor (best effort: a refusal leaves the old name). */
-async function rename(client: ServerClient, monitor: CachedMonitor, name: string): Promise<void> {
-  await client
-    .request('POST', `/monitors/${monitor.id}/update`, { token: monitor.owner_token, timeoutMs: answerWithinMs, body: { reason: 'named by its project', patch: { name } } })
-    .catch((error: unknown) => {
-      if (!(error instanceof ServerError)) throw error;
-    });
-}
-
-/** Where a project's server monitors and their tokens are kept: under the Vigil home, never in the project. */
-export function serverCacheFile(projectRoot: string, env: NodeJS.ProcessEnv = process.env): string {
-  return join(projectHome(projectRoot, env), 'server-monitors.json');
-}
-
-/** Where older versions kept it: inside the project, where `git add -A` picked the tokens up. */
-const legacyCacheFile = (projectRoot: string): string => join(projectRoot, '.vigil', 'server-monitors.json');
-
-function readCache(file: string): Record<string, CachedMonitor> | null {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, CachedMonitor>;
-  } catch {
-    return null;
-  }
-}
-
-function writeCache(projectRoot: string, cache: Record<string, CachedMonitor>): void {
-  ensureProjectHome(projectRoot);
-  const file = serverCacheFile(projectRoot);
-  writeJsonAtomic(file, cache);
-  chmodSync(file, 0o600); // it holds tokens
-}
-
-/** Moves a cache an older Vigil wrote inside the project to the Vigil home, once, and removes it from the project. */
-function migrateLegacyCache(projectRoot: string, warn: (line: string) => void): void {
-  const old = readCache(legacyCacheFile(projectRoot));
-  if (!old) return;
-  writeCache(projectRoot, { ...old, ...(readCache(serverCacheFile(projectRoot)) ?? {}) });
-  rmSync(legacyCacheFile(projectRoot), { force: true });
-  warn(`vigil: moved the server tokens from .vigil/server-monitors.json to ${serverCacheFile(projectRoot)} (tokens never stay in the project); if that file was ever committed, rotate them`);
-}
-
-interface ServerConfig {
-  base: string;
-  token?: string;
-  monitor?: string;
+interface Observation {
+  type: string;
+  subject: string;
+  data: Record<string, unknown>;
+  actor: string;
 }
 
 export class ServerPublisher {
-  private queue: Promise<void> = Promise.resolve();
-  private broken = false;
+  private readonly pending: Observation[] = [];
+  /** Observations dropped because the queue was full. */
+  private dropped = 0;
+  private draining: Promise<void> = Promise.resolve();
+  private outage: Outage | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  /** Refusals said so far (each is said once). */
+  private readonly refusals = new Set<string>();
 
   private constructor(
-    private readonly client: ServerClient,
-    private readonly ownerToken: string,
-    readonly monitorId: string,
-    private readonly watch: { subscription: string; token: string } | null,
-    private readonly base: string,
+    private readonly place: RunMonitorPlace,
+    private target: CachedMonitor,
     private readonly warn: (line: string) => void,
-    private readonly owner: string | null,
     /** The actor of an observation published without one. */
     private readonly actor: string,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -161,33 +62,17 @@ export class ServerPublisher {
    */
   static async connect(server: ServerConfig, projectRoot: string, warn: (line: string) => void, actor = 'agent:vigil'): Promise<ServerPublisher | null> {
     const base = server.base.replace(/\/+$/, '');
-    const hash = createHash('sha256').update(projectRoot).digest('hex').slice(0, 8);
-    const wanted = server.monitor ?? `recipes-${slugOf(projectRoot)}-${hash}`;
-    // A project that published before its monitor was named by project goes on with that monitor.
-    const legacy = server.monitor ? undefined : `${base}#recipes-${hash}`;
-    const client = serverClient(base);
+    const place: RunMonitorPlace = { server, base, projectRoot, client: serverClient(base) };
     try {
-      migrateLegacyCache(projectRoot, warn);
-      const cache = readCache(serverCacheFile(projectRoot)) ?? {}; // empty on the first publication from this project
-      const key = legacy && !cache[`${base}#${wanted}`] && cache[legacy] ? legacy : `${base}#${wanted}`;
-      let entry = cache[key];
-      // The server may have been restarted without its state: check the monitor is still ours.
-      const found = entry ? await readMonitor(client, entry.id, entry.owner_token) : null;
-      if (!entry || !found) {
-        entry = await createMonitor(client, wanted, server.token, projectRoot);
-        entry.watch = await subscribe(client, entry);
-        cache[key] = entry;
-        writeCache(projectRoot, cache);
-      } else {
-        if (found.owner) entry.owner = found.owner;
-        // Made when every project's monitor was called "recipes": named by its project now.
-        if (!server.monitor && found.name === 'recipes') await rename(client, entry, monitorNameOf(projectRoot));
-      }
-      return new ServerPublisher(client, entry.owner_token, entry.id, entry.watch ?? null, base, warn, entry.owner ?? null, actor);
+      return new ServerPublisher(place, await openRunMonitor(place, warn), warn, actor);
     } catch (error) {
       warn(`vigil: cannot publish this run to ${base}: ${(error as Error).message}; the run goes on without it`);
       return null;
     }
+  }
+
+  get monitorId(): string {
+    return this.target.id;
   }
 
   /**
@@ -196,41 +81,126 @@ export class ServerPublisher {
    * monitors offered "act" gets it here, with the owner token.
    */
   async ownMonitor(): Promise<{ monitor: string; token: string }> {
-    const token = this.ownerToken;
-    const body = (await this.client.request('GET', `/monitors/${this.monitorId}`, { token, timeoutMs: answerWithinMs })) as { capabilities?: string[]; monitor?: { capabilities?: string[] } };
+    const { id, owner_token: token } = this.target;
+    const { client } = this.place;
+    const body = (await client.request('GET', `/monitors/${id}`, { token, timeoutMs: answerWithinMs })) as { capabilities?: string[]; monitor?: { capabilities?: string[] } };
     const capabilities = body.monitor?.capabilities ?? body.capabilities ?? [];
     if (!capabilities.includes('act')) {
-      await this.client.request('POST', `/monitors/${this.monitorId}/update`, {
+      await client.request('POST', `/monitors/${id}/update`, {
         token,
         timeoutMs: answerWithinMs,
         body: { reason: 'a sentinel of this project watches its runs', patch: { capabilities: [...new Set([...capabilities, 'observe', 'act'])] } },
       });
     }
-    return { monitor: this.monitorId, token: this.ownerToken };
+    return { monitor: id, token };
   }
 
   /** How to follow the runs with `vigil watch` (the token stays in the cache file). */
   watchHint(cacheFile: string): string | null {
-    if (!this.watch) return null;
-    return `follow with: vigil watch --base ${this.base} --subscription ${this.watch.subscription} --token <watch.token in ${cacheFile}>`;
+    const watch = this.target.watch;
+    if (!watch) return null;
+    return `follow with: vigil watch --base ${this.place.base} --subscription ${watch.subscription} --token <watch.token in ${cacheFile}>`;
   }
 
   /** Queues one observation; `actor` names who acted (a run, a step, a sentinel), else the publisher's own. */
   publish(type: string, subject: string, data: Record<string, unknown>, actor?: string): void {
-    if (this.broken) return;
-    const body = { type, subject, data, actor: actor ?? this.actor, ...onBehalfOfOwner(this.owner) };
-    this.queue = this.queue.then(async () => {
-      if (this.broken) return;
-      try {
-        await this.client.request('POST', `/monitors/${this.monitorId}/observations`, { token: this.ownerToken, timeoutMs: answerWithinMs, body });
-      } catch (error) {
-        this.broken = true;
-        this.warn(`vigil: publishing to the server stopped: ${(error as Error).message}`);
-      }
-    });
+    if (this.pending.length >= mostPending) {
+      this.dropped++;
+      return;
+    }
+    this.pending.push({ type, subject, data, actor: actor ?? this.actor });
+    if (!this.outage) this.drain();
   }
 
-  flush(): Promise<void> {
-    return this.queue;
+  /**
+   * Resolves once what was queued is published, or, while the server is away, after one more try of it
+   * unless the last went unanswered (a run's end waits for its last observations at most one request's
+   * limit); what is still pending then is said and given up.
+   */
+  async flush(): Promise<void> {
+    await this.draining;
+    if (this.outage && !this.outage.unanswered) {
+      this.outage.retryAtMs = 0;
+      await this.drain();
+    }
+    if (this.pending.length + this.dropped > 0) {
+      this.warn(`vigil: ${this.pending.length + this.dropped} ${this.pending.length + this.dropped === 1 ? 'observation was' : 'observations were'} not published: the server was away`);
+      this.pending.length = 0;
+      this.dropped = 0;
+    }
+    clearTimeout(this.retry);
   }
+
+  /** Publishes what is pending, in order, until it is all out or the server is away (then a timer tries again). */
+  private drain(): Promise<void> {
+    this.draining = this.draining.then(async () => {
+      while (this.pending.length > 0) {
+        const outage = this.outage;
+        if (outage && this.now() < outage.retryAtMs) return;
+        try {
+          await this.post(this.pending[0]!);
+        } catch (error) {
+          if (!refusedForGood(error)) {
+            this.awayAfter(error, outage);
+            return;
+          }
+          // The server answered and will not take this one (a bad field, a token it no longer knows): the rest go on.
+          const said = (error as Error).message;
+          if (!this.refusals.has(said)) this.warn(`vigil: the server refused an observation, which is not published: ${said}`);
+          this.refusals.add(said);
+        }
+        this.pending.shift();
+        if (outage) {
+          this.outage = undefined;
+          clearTimeout(this.retry);
+          this.warn(`vigil: publishing to the server resumed after ${Math.round((this.now() - outage.sinceMs) / 1000)} s; what was queued meanwhile is published`);
+        }
+      }
+    });
+    return this.draining;
+  }
+
+  /** A publish failed: the outage starts (said once) or its wait doubles; a timer drains again when it is over. */
+  private awayAfter(error: unknown, outage: Outage | undefined): void {
+    const waitMs = outage ? Math.min(mostRetryMs, outage.waitMs * 2) : firstRetryMs;
+    const unanswered = error instanceof UnreachableError && error.timedOut;
+    this.outage = { sinceMs: outage?.sinceMs ?? this.now(), unanswered, waitMs, retryAtMs: this.now() + waitMs };
+    if (!outage) this.warn(`vigil: publishing to the server stopped: ${(error as Error).message}; what comes is queued (up to ${mostPending}) and published when it is back`);
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => {
+      if (this.outage) this.outage.retryAtMs = 0;
+      void this.drain();
+    }, waitMs);
+    // A daemon or a run does not stay up for a retry.
+    this.retry.unref();
+  }
+
+  /**
+   * Publishes one observation. A connection cut under the request (the kept-alive socket of a server
+   * that restarted) is tried once more at once; a server that answers that the monitor is not there
+   * gets it made again, and the observation once more.
+   */
+  private async post(observation: Observation): Promise<void> {
+    const request = () =>
+      this.place.client.request('POST', `/monitors/${this.target.id}/observations`, {
+        token: this.target.owner_token,
+        timeoutMs: answerWithinMs,
+        body: { ...observation, ...onBehalfOfOwner(this.target.owner ?? null) },
+      });
+    const once = () => request().catch((error: unknown) => (error instanceof UnreachableError && error.connectionCut ? request() : Promise.reject(error)));
+    try {
+      await once();
+    } catch (error) {
+      if (!(error instanceof ServerError && error.status === 404)) throw error;
+      const before = this.target.id;
+      this.target = await openRunMonitor(this.place, this.warn);
+      this.warn(`vigil: the server no longer has monitor ${before} (restarted without its state?): publishing to ${this.target.id}, made again`);
+      await request();
+    }
+  }
+}
+
+/** A refusal that trying again would not change: the server answered 4xx (but for 408 and 429, which ask to wait). */
+function refusedForGood(error: unknown): boolean {
+  return error instanceof ServerError && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
 }

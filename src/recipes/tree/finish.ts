@@ -4,7 +4,7 @@
 // its role under its parent and, for a composite, its children: what the
 // dashboard draws its timeline from.
 import { runActor } from '../../protocol/client-actor.ts';
-import { RUN_TYPE } from '../publish/server-publisher.ts';
+import { RUN_TYPE } from '../publish/run-monitor.ts';
 import type { RunJson, RunRecorder, RunStatus } from '../records/run-record.ts';
 import { type RunOutput, writeOutput } from './output.ts';
 import type { NodeResult, TreeRuntime } from './runtime.ts';

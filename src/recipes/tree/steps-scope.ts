@@ -6,7 +6,7 @@ import { runActor } from '../../protocol/client-actor.ts';
 import { runEventSink, stepEvents } from '../../run-events/run-events.ts';
 import type { BudgetScope } from '../budget/budget-scope.ts';
 import type { PreparedRun } from '../prepare-run.ts';
-import { STEP_TYPE } from '../publish/server-publisher.ts';
+import { STEP_TYPE } from '../publish/run-monitor.ts';
 import type { RunRecorder, RunStatus, StepRecord } from '../records/run-record.ts';
 import { runBudget } from './budgets.ts';
 import { finishNode } from './finish.ts';

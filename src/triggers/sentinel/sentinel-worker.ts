@@ -9,7 +9,8 @@ import { SENTINEL_DEFAULTS } from '../../recipes/types/sentinel/index.ts';
 import type { SentinelRecipe } from '../../recipes/types.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
 import { admit } from '../temporal/schedule.ts';
-import { RUN_TYPE, ServerPublisher } from '../../recipes/publish/server-publisher.ts';
+import { RUN_TYPE } from '../../recipes/publish/run-monitor.ts';
+import { ServerPublisher } from '../../recipes/publish/server-publisher.ts';
 
 /** watch.monitor naming this project's run monitor (docs/triggers.md). */
 const PROJECT_RUNS = '@runs';
