@@ -123,17 +123,14 @@ export class TriggerStore {
     );
   }
 
-  /** The reaction of `recipe` to observation `seq` as it came through `subscription` (or a row that predates subscriptions being kept). */
+  /**
+   * The reaction of `recipe` to observation `seq` as it came through `subscription`. A row from before
+   * subscriptions were kept names no subscription and is not taken for one: a seq it names may be
+   * another observation's now, and a reaction missed for good is worse than one run twice after a
+   * crash that came just before the upgrade.
+   */
   reaction(recipe: string, subscription: string, seq: number): ReactionTable | undefined {
-    return this.get(
-      qb
-        .selectFrom('reactions')
-        .selectAll()
-        .where('recipe', '=', recipe)
-        .where('seq', '=', seq)
-        .where((eb) => eb.or([eb('subscription', '=', subscription), eb('subscription', 'is', null)]))
-        .compile(),
-    );
+    return this.get(qb.selectFrom('reactions').selectAll().where('recipe', '=', recipe).where('seq', '=', seq).where('subscription', '=', subscription).compile());
   }
 
   saveReaction(row: ReactionTable): void {

@@ -44,7 +44,7 @@ export interface ReactionTable {
   /**
    * The watch subscription the observation came through: a seq names an observation only on its
    * monitor as that server holds it (a server restarted without its state numbers from 1 again).
-   * Null in rows written before it was kept.
+   * Null in rows written before it was kept (those are never matched).
    */
   subscription: string | null;
   seq: number;

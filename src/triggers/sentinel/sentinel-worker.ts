@@ -151,12 +151,15 @@ export class SentinelWorker {
   }
 
   /**
-   * On `@runs`, a sentinel reacts to runs that ended, never to those of its own target: its
-   * reactions are runs of this project too, and reacting to them would feed on itself.
+   * On `@runs`, a sentinel reacts to runs that ended, never to its own: its reactions are runs of
+   * this project too (the daemon publishes each as a run of the sentinel, and a recipe target's run
+   * publishes itself), and reacting to them would feed on itself, a reaction a second for as long
+   * as the daemon ran.
    */
   private isEndedForeignRun(o: Observation): boolean {
-    const data = (o.data ?? {}) as { recipe?: unknown; status?: unknown };
+    const data = (o.data ?? {}) as { recipe?: unknown; status?: unknown; type?: unknown };
     if (o.type !== RUN_TYPE || data.status === 'running' || data.status === 'pending') return false;
+    if (data.type === 'sentinel' && data.recipe === this.recipe.name) return false;
     return !(this.recipe.mode !== 'command' && this.recipe.mode !== 'script' && data.recipe === this.recipe.target);
   }
 
