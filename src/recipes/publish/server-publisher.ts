@@ -53,7 +53,6 @@ export class ServerPublisher {
     private readonly warn: (line: string) => void,
     /** The actor of an observation published without one. */
     private readonly actor: string,
-    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -136,7 +135,7 @@ export class ServerPublisher {
     this.draining = this.draining.then(async () => {
       while (this.pending.length > 0) {
         const outage = this.outage;
-        if (outage && this.now() < outage.retryAtMs) return;
+        if (outage && Date.now() < outage.retryAtMs) return;
         try {
           await this.post(this.pending[0]!);
         } catch (error) {
@@ -153,7 +152,9 @@ export class ServerPublisher {
         if (outage) {
           this.outage = undefined;
           clearTimeout(this.retry);
-          this.warn(`vigil: publishing to the server resumed after ${Math.round((this.now() - outage.sinceMs) / 1000)} s; what was queued meanwhile is published`);
+          const lost = this.dropped > 0 ? `; ${this.dropped} more, which came while ${mostPending} were queued, were dropped` : '';
+          this.dropped = 0;
+          this.warn(`vigil: publishing to the server resumed after ${Math.round((Date.now() - outage.sinceMs) / 1000)} s; what was queued meanwhile is published${lost}`);
         }
       }
     });
@@ -164,7 +165,7 @@ export class ServerPublisher {
   private awayAfter(error: unknown, outage: Outage | undefined): void {
     const waitMs = outage ? Math.min(mostRetryMs, outage.waitMs * 2) : firstRetryMs;
     const unanswered = error instanceof UnreachableError && error.timedOut;
-    this.outage = { sinceMs: outage?.sinceMs ?? this.now(), unanswered, waitMs, retryAtMs: this.now() + waitMs };
+    this.outage = { sinceMs: outage?.sinceMs ?? Date.now(), unanswered, waitMs, retryAtMs: Date.now() + waitMs };
     if (!outage) this.warn(`vigil: publishing to the server stopped: ${(error as Error).message}; what comes is queued (up to ${mostPending}) and published when it is back`);
     clearTimeout(this.retry);
     this.retry = setTimeout(() => {
