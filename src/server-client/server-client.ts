@@ -48,27 +48,38 @@ export const answerWithinMs = 30_000;
 
 export function serverClient(base: string): ServerClient {
   const root = `${base.replace(/\/+$/, '').replace(/\/mp\/v0$/, '')}/mp/v0`;
+  /** One try: the reply's status and text, or UnreachableError. */
+  const send = async (method: 'GET' | 'POST', path: string, options: RequestOptions): Promise<{ response: Response; text: string }> => {
+    const headers: Record<string, string> = {};
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const limitMs = options.timeoutMs ?? answerWithinMs;
+    const linked = linkedSignal(options.signal ? [options.signal] : [], limitMs);
+    try {
+      const response = await fetch(`${root}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: linked.signal });
+      return { response, text: await response.text() };
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      if (linked.signal.reason?.name === 'TimeoutError') throw new UnreachableError(`${root} did not answer ${method} ${path.split('?')[0]} within ${limitMs / 1000} s`, { cause: linked.signal.reason });
+      const cause = ((error as Error).cause as Error | undefined) ?? (error as Error);
+      throw new UnreachableError(`cannot reach ${root}: ${cause.message}`, { cause });
+    } finally {
+      linked.dispose();
+    }
+  };
   return {
     base: root,
     async request(method, path, options = {}) {
-      const headers: Record<string, string> = {};
-      if (options.token) headers.authorization = `Bearer ${options.token}`;
-      if (options.body !== undefined) headers['content-type'] = 'application/json';
-      const limitMs = options.timeoutMs ?? answerWithinMs;
-      const linked = linkedSignal(options.signal ? [options.signal] : [], limitMs);
-      let response: Response;
-      let text: string;
+      let reply: { response: Response; text: string };
       try {
-        response = await fetch(`${root}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: linked.signal });
-        text = await response.text();
+        reply = await send(method, path, options);
       } catch (error) {
-        if (options.signal?.aborted) throw error;
-        if (linked.signal.reason?.name === 'TimeoutError') throw new UnreachableError(`${root} did not answer ${method} ${path.split('?')[0]} within ${limitMs / 1000} s`, { cause: linked.signal.reason });
-        const cause = ((error as Error).cause as Error | undefined) ?? (error as Error);
-        throw new UnreachableError(`cannot reach ${root}: ${cause.message}`, { cause });
-      } finally {
-        linked.dispose();
+        // A kept-alive connection the server closed (a server restarted since the last request) is cut
+        // under the next request before the server sees it: one more try, on a new connection.
+        if (!(error instanceof UnreachableError && error.connectionCut)) throw error;
+        reply = await send(method, path, options);
       }
+      const { response, text } = reply;
       // biome-ignore lint/suspicious/noExplicitAny: parsed JSON from the server
       let body: any;
       try {

@@ -176,11 +176,7 @@ export class ServerPublisher {
     this.retry.unref();
   }
 
-  /**
-   * Publishes one observation. A connection cut under the request (the kept-alive socket of a server
-   * that restarted) is tried once more at once; a server that answers that the monitor is not there
-   * gets it made again, and the observation once more.
-   */
+  /** Publishes one observation; a server that answers that the monitor is not there gets it made again, and the observation once more. */
   private async post(observation: Observation): Promise<void> {
     const request = () =>
       this.place.client.request('POST', `/monitors/${this.target.id}/observations`, {
@@ -188,9 +184,8 @@ export class ServerPublisher {
         timeoutMs: answerWithinMs,
         body: { ...observation, ...onBehalfOfOwner(this.target.owner ?? null) },
       });
-    const once = () => request().catch((error: unknown) => (error instanceof UnreachableError && error.connectionCut ? request() : Promise.reject(error)));
     try {
-      await once();
+      await request();
     } catch (error) {
       if (!(error instanceof ServerError && error.status === 404)) throw error;
       const before = this.target.id;
