@@ -42,6 +42,23 @@ describe('vigil sequence --resume <run>', () => {
     expect(ran(project)).toEqual(['b', 'c']);
   });
 
+  it("a resumed run whose last step is reused has that step's output as its own (a resumed judge once gave no verdict)", async () => {
+    project = makeShProject({ git: false });
+    project.recipe({ name: 'answer', canary: false, steps: [{ label: 'prepare', args: [fine('prepare')] }, { label: 'think', args: ['echo the answer is 42'], depends_on: ['prepare'] }] });
+    const first = await runVigil(project, ['sequence', 'answer']);
+    expect(first.code, first.stderr).toBe(0);
+    const done = lastRun(project);
+    const outputOf = (id: string) => readFileSync(join(project.root, '.vigil', 'runs', id, 'output.txt'), 'utf8');
+    expect(outputOf(done.id)).toBe('the answer is 42\n');
+    // As a composite's child whose runner died after its steps ended: every step is reused.
+    const again = await runVigil(project, ['sequence', 'answer', '--resume', done.id]);
+    expect(again.code, again.stderr).toBe(0);
+    const resumed = lastRun(project);
+    expect(resumed.steps.map((s) => s.status)).toEqual(['reused', 'reused']);
+    expect(outputOf(resumed.id)).toBe('the answer is 42\n');
+    expect(ran(project)).toEqual(['prepare']);
+  });
+
   it('resumes a pipeline: entries that succeeded are kept, the failed entry resumes its own run, later entries run', async () => {
     project = makeShProject({ git: false });
     project.recipe({ name: 'first', canary: false, steps: [{ label: 'one', args: [fine('first')] }] });

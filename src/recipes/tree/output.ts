@@ -1,8 +1,8 @@
 // The output of a run (recipes-and-sdk.md §0): the final output of its last
 // succeeded step, or what a composite type makes of its children; kept as
 // output.txt in the run folder.
-import { closeSync, existsSync, fstatSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, copyFileSync, existsSync, fstatSync, mkdirSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { redactCredentials } from '../../net/redact.ts';
 import { confined } from '../../workspace/confine.ts';
 import type { RunJson, StepRecord } from '../records/run-record.ts';
@@ -82,8 +82,26 @@ export function readHeldOutput(file: string, from = 0): RunOutput {
   }
 }
 
+/**
+ * What a step reused by --resume brings of its earlier run into the new run's record: its output
+ * (the log copied into the new run's folder) and when it ended, so that a run whose last step was
+ * reused has that step's output as its own (it had none: a resumed child's judge gave no verdict).
+ */
+export function reusedStepOutput(earlier: StepRecord | undefined, earlierDir: string, dir: string): Partial<StepRecord> {
+  if (!earlier?.ended) return {};
+  const kept = { ended: earlier.ended, ...(earlier.attempt_offset !== undefined && { attempt_offset: earlier.attempt_offset }) };
+  if (!earlier.output_file) return earlier.output !== undefined ? { ...kept, output: earlier.output } : kept;
+  // Confined: the earlier run's record is read from disk.
+  const from = confined(earlierDir, earlier.output_file, 'output_file', 'the run folder');
+  if (!existsSync(from)) return kept;
+  const to = confined(dir, earlier.output_file, 'output_file', 'the run folder');
+  mkdirSync(dirname(to), { recursive: true });
+  copyFileSync(from, to);
+  return { ...kept, output_file: earlier.output_file, ...(earlier.output_bytes !== undefined && { output_bytes: earlier.output_bytes }) };
+}
+
 export function lastStepOutput(run: RunJson, dir: string): RunOutput {
-  const done = run.steps.filter((s) => s.status === 'succeeded' && s.ended).sort((a, b) => (a.ended! < b.ended! ? -1 : a.ended! > b.ended! ? 1 : 0));
+  const done = run.steps.filter((s) => (s.status === 'succeeded' || s.status === 'reused') && s.ended).sort((a, b) => (a.ended! < b.ended! ? -1 : a.ended! > b.ended! ? 1 : 0));
   const last = done.at(-1);
   if (!last) return { text: '' };
   // A retried step's output is its last attempt's (every attempt stays in its log).

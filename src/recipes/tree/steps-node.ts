@@ -7,7 +7,10 @@
 //   steps-scope.ts    abort signal, budget scope, ledger events, setStep, finish
 //   steps-canary.ts   the canary of each backend before the first step
 //   steps-plan.ts     the steps run through the pool in plan order, and how the run ends
+import { join } from 'node:path';
 import { dropBranchesOf } from '../isolation/stale-worktrees.ts';
+import { runsDir } from '../records/run-record.ts';
+import { reusedStepOutput } from './output.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
 import { checkBackends } from './steps-canary.ts';
 import { runStepsPlan } from './steps-plan.ts';
@@ -20,8 +23,12 @@ export async function runStepsNode(rt: TreeRuntime, node: NodeRequest): Promise<
   const recorder = openStepsRecord(rt, node, prep, isolation);
   const scope = openStepsScope(rt, node, prep, recorder);
   try {
-    // --resume: what succeeded in the earlier run is recorded as such and not run again.
-    for (const [label, status] of prep.resume?.preset ?? []) scope.setStep(label, { status, reason: `succeeded in run ${prep.resume!.previous.id}` });
+    // --resume: what succeeded in the earlier run is recorded as such, with its output, and not run again.
+    const earlier = prep.resume?.previous;
+    for (const [label, status] of prep.resume?.preset ?? []) {
+      const output = reusedStepOutput(earlier!.steps.find((s) => s.label === label), join(runsDir(rt.projectRoot), earlier!.id), recorder.dir);
+      scope.setStep(label, { status, reason: `succeeded in run ${earlier!.id}`, ...output });
+    }
     const toRun = prep.plan.steps.filter((p) => !prep.resume?.preset.has(p.label));
     const stopped = await checkBackends(rt, node, prep, recorder, scope, toRun);
     if (stopped) return scope.finish(stopped.status, stopped.reason);

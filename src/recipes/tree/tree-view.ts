@@ -134,7 +134,7 @@ export class TreeView {
       if (!s) return;
       if (s.status !== 'running') this.waitingSince.delete(waitKey); // ended while it waited (cancelled)
       const phase = s.phase > 0 ? ` phase ${s.phase}` : '';
-      const took = s.ended ? ` ${elapsed(s.started, s.ended, Date.now())}` : '';
+      const took = s.started && s.ended ? ` ${elapsed(s.started, s.ended, Date.now())}` : '';
       const note = s.status !== 'succeeded' && s.status !== 'running' && s.reason ? ` — ${s.reason}` : '';
       this.out.write(terminalText(`${time} ${node.prefix}${s.label}: ${s.status}${phase}${took}${note}\n`));
     } else if (e.type === 'run.ended' && node.parent) {
