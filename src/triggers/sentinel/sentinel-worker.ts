@@ -18,7 +18,11 @@ import { DoneLog } from './done-log.ts';
 import { codeOf, ProtocolClient, type Observation, type SubscriptionRef } from '../../server-client/protocol-client.ts';
 import { reactTurn } from './react.ts';
 import { adviceFor, backoffMs, isLastingRefusal, maxBackoffMs } from './refusal-advice.ts';
+import { UnreachableError } from '../../server-client/server-client.ts';
 import { sleep } from '../../timing/sleep.ts';
+
+/** What makes two failures the same problem: a server away is one, whether the connection was cut or refused. */
+const problemOf = (error: unknown): string => (error instanceof UnreachableError ? 'unreachable' : (error as Error).message);
 
 const MAX_PENDING = 500;
 
@@ -35,6 +39,8 @@ export class SentinelWorker {
   private sub: SubscriptionRef | null = null;
   private doneLog: DoneLog | null = null;
   private retryTimer: unknown;
+  /** The last failure of a reaction's turn that was logged: a server away fails every subject's turn every second. */
+  private turnProblem = '';
   private readonly client: ProtocolClient;
   private readonly loop: Promise<void>;
 
@@ -101,6 +107,7 @@ export class SentinelWorker {
 
   private async run(): Promise<void> {
     let lastProblem = '';
+    let problemSince = 0;
     let refusals = 0;
     while (!this.stopped) {
       try {
@@ -116,9 +123,13 @@ export class SentinelWorker {
           await sleep(200, this.abort.signal);
           continue;
         }
-        lastProblem = '';
-        refusals = 0;
         const page = await this.client.pull(this.sub, { cursor: this.readCursor, wait: 5, limit: 100, signal: this.abort.signal });
+        // The problem is over only once a pull got through: a subscribe can succeed and the pull after it fail.
+        if (lastProblem !== '') {
+          this.ctx.log(`sentinel ${this.name}: watching ${this.recipe.watch.monitor} again after ${Math.round((this.ctx.clock.now() - problemSince) / 1000)} s`);
+          lastProblem = '';
+          refusals = 0;
+        }
         for (const o of page.observations) this.enqueue(o);
         this.readCursor = Math.max(this.readCursor, page.next);
         this.schedule();
@@ -130,13 +141,14 @@ export class SentinelWorker {
         refusals = lastingRefusal ? refusals + 1 : 0;
         const waitMs = lastingRefusal ? backoffMs(refusals) : 1000;
         // Said once per distinct problem, not once per retry; the wait is said as it grows.
-        const problem = (error as Error).message;
+        const problem = problemOf(error);
         if (problem !== lastProblem) {
           const advice = lastingRefusal ? ` — ${adviceFor(error, this.recipe.watch.monitor, this.file)}` : '';
-          this.ctx.log(`sentinel ${this.name}: ${problem}${advice}; ${lastingRefusal ? `retrying after 1 s, then twice as long each time up to ${maxBackoffMs / 1000} s` : 'retrying every second'}`);
+          this.ctx.log(`sentinel ${this.name}: ${(error as Error).message}${advice}; ${lastingRefusal ? `retrying after 1 s, then twice as long each time up to ${maxBackoffMs / 1000} s` : 'retrying every second'}`);
         } else if (lastingRefusal && waitMs === maxBackoffMs && backoffMs(refusals - 1) < maxBackoffMs) {
           this.ctx.log(`sentinel ${this.name}: still refused (${code}); retrying every ${maxBackoffMs / 1000} s`);
         }
+        if (lastProblem === '') problemSince = this.ctx.clock.now();
         lastProblem = problem;
         if (code === 'NOT_FOUND' || code === 'UNAUTHORIZED' || code === 'CURSOR_EXPIRED') this.sub = null;
         await sleep(waitMs, this.abort.signal);
@@ -217,8 +229,12 @@ export class SentinelWorker {
         for (const o of queue) this.doneLog!.add(Number(o.id));
         queue.length = 0;
       } else this.retryAt.delete(subject);
+      this.turnProblem = '';
     } catch (error) {
-      if (!this.stopped) this.ctx.log(`sentinel ${this.name}: subject "${subject}": ${(error as Error).message}; retrying`);
+      // Said once while it lasts (every subject's turn meets it, every second): the watch loop says when the server answers again.
+      const problem = problemOf(error);
+      if (!this.stopped && problem !== this.turnProblem) this.ctx.log(`sentinel ${this.name}: subject "${subject}": ${(error as Error).message}; retrying every second`);
+      this.turnProblem = problem;
       this.retryAt.set(subject, this.ctx.clock.now() + 1000);
     } finally {
       this.active.delete(subject);

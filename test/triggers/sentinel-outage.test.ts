@@ -1,0 +1,51 @@
+// A sentinel daemon across an outage of its server (killed with -9, then
+// started again on its port and state file): it says the problem once, not
+// once a second for as long as it lasts, says when it watches again, and
+// reacts again to the observation whose reaction the outage fenced.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Fleet, startFleet } from '../../bench/lib/sentinel-fleet.ts';
+import { publish } from '../support/client.ts';
+import { type ServerProcess, stablePort, startServerProcess, tempDir } from '../support/server-process.ts';
+import { untilTrue } from '../support/until.ts';
+
+let server: ServerProcess | undefined;
+let fleet: Fleet | undefined;
+
+afterEach(async () => {
+  await fleet?.stop();
+  await server?.kill();
+  fleet = undefined;
+  server = undefined;
+});
+
+const count = (text: string, needle: string) => text.split(needle).length - 1;
+
+describe('sentinel across an outage of its server', () => {
+  it('says "cannot reach" once per loop while the server is away, watches again once it is back, and reacts again', { timeout: 90_000 }, async () => {
+    const port = await stablePort();
+    const state = join(tempDir(), 'vigil.db');
+    server = await startServerProcess({ port, state });
+    // The reaction outlives the lease unless it is renewed: the outage fences it.
+    fleet = await startFleet({ instances: 1, server, leaseSeconds: 3, target: 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"; sleep 60' });
+    const log = () => fleet!.sentinels[0]!.log();
+    await untilTrue('the sentinel to subscribe', () => log().includes('subscribed to'));
+    const seq = (await publish(server.base, fleet.monitor, fleet.ownerToken, { type: 'ci.build', subject: 'job-1' })).body.seq as number;
+    await untilTrue('the reaction to start', () => fleet!.reactions().includes(seq));
+
+    await server.kill();
+    // Fenced only once no renewal got through for a whole lease (3 s): by then the watch loop has
+    // retried every second, and the subject's turn is retried after its fence.
+    await untilTrue('the reaction to be fenced', () => log().includes('fenced'));
+    await untilTrue('a turn of the subject to meet the outage', () => log().includes('subject "job-1": cannot reach'));
+
+    server = await startServerProcess({ port, state });
+    await untilTrue('the sentinel to watch again', () => log().includes(`watching ${fleet!.monitor} again after`));
+    await untilTrue('the observation to be reacted to again', () => fleet!.reactions().filter((s) => s === seq).length === 2);
+
+    const said = log();
+    expect(count(said, 'cannot reach'), said).toBeLessThanOrEqual(2);
+    expect(count(said, `sentinel react: cannot reach`), said).toBe(1);
+    expect(count(said, 'subject "job-1": cannot reach'), said).toBe(1);
+  });
+});
