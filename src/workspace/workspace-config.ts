@@ -61,6 +61,8 @@ export function loadWorkspaceConfig(projectRoot: string, env: NodeJS.ProcessEnv 
   return base ? { ...config, server: { ...config.server, base } } : config;
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** Every command reads vigil.yml: a file far past any settings is refused before it is read. */
 const maxWorkspaceFileBytes = 1024 * 1024;
 
@@ -80,6 +82,8 @@ function readWorkspaceFile(projectRoot: string): WorkspaceConfig {
   } catch (error) {
     throw new RecipeInputError(`${file}: not valid YAML: ${(error as Error).message}`);
   }
+  // `server: http://…` is what people write first: short for `server: {base: http://…}`.
+  if (isRecord(doc) && typeof doc.server === 'string') doc = { ...doc, server: { base: doc.server } };
   const validate = validator();
   if (!validate(doc)) throw new RecipeInputError(`${file}: invalid workspace file`, describeSchemaErrors(validate.errors, doc));
   const config = doc as Omit<WorkspaceConfig, 'file'>;
