@@ -32,7 +32,9 @@ export function registerNotifyCommands(cli: CAC): void {
         if (options.json) printJson(report);
         else {
           const { backends, ...parts } = report.components;
-          for (const [name, c] of Object.entries(parts)) process.stdout.write(`${c.ok ? 'ok  ' : 'FAIL'}  ${name.padEnd(8)} ${c.detail}\n`);
+          // FAIL only where it fails the command: the daemon and the server are reported, not required.
+          const optional = new Set(['daemon', 'server']);
+          for (const [name, c] of Object.entries(parts)) process.stdout.write(`${c.ok ? 'ok  ' : optional.has(name) ? 'warn' : 'FAIL'}  ${name.padEnd(8)} ${c.detail}\n`);
           for (const [name, c] of Object.entries(backends)) process.stdout.write(`${c.ok ? 'ok  ' : '--  '}  ${`backend ${name}`.padEnd(8)} ${c.detail}\n`);
         }
         if (!report.ok) throw new VigilError('INTERNAL', 'health: a required component is broken (store, cir or vault)');

@@ -49,7 +49,9 @@ describe('the server a client command talks to', { timeout: 120_000 }, () => {
     expect(JSON.parse(byEnv.stdout).components.server.detail).toMatch(said);
     // Something that answers, but not as a Vigil server, is not "ok" (it once read "ok … answered HTTP 404").
     const wrong = await vigil(project, ['health', '--base', `${server.url}/elsewhere`]);
-    expect(wrong.stdout).toMatch(new RegExp(`FAIL +server +${server.url.replaceAll('.', '\\.')}/elsewhere/mp/v0/discover answered HTTP 404: not a Vigil server`));
+    expect(wrong.stdout).toMatch(new RegExp(`warn +server +${server.url.replaceAll('.', '\\.')}/elsewhere/mp/v0/discover answered HTTP 404: not a Vigil server`));
+    // Reported, not required: a warning, and the command still succeeds (a line reading FAIL did, confusingly).
+    expect(wrong.code, wrong.stderr).toBe(0);
   });
 
   it('the cloud commands take --base over api_url', async () => {
