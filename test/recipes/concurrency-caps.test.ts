@@ -4,7 +4,7 @@
 // a runner killed with -9 while holding slots holds the others up at most
 // for the slots' lease. The invariants are read from the agents' own log of
 // starts and exits, never from Vigil's records.
-import { chmodSync, copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ServerProcess, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
@@ -172,6 +172,28 @@ describe('concurrency caps of vigil.yml', () => {
     } finally {
       await restartable.kill();
     }
+  }, scaled(120_000));
+
+  it('with a server that dies while an agent holds its slot, the runner says once that the slot lapsed and lets the agent finish', async () => {
+    server = await startServerProcess();
+    const home = tempDir('vigil-caps-home-');
+    const log = join(home, 'agents.jsonl');
+    const finish = join(home, 'finish');
+    const project = capProject(`server:\n  base: ${server.url}\nconcurrency:\n  claude: 1\nconcurrency_lease_seconds: 2\n`, 1);
+    const r = startVigil(project, ['sequence', 'one'], { VIGIL_HOME: home, SLOT_LOG: log, SLOT_RUNNER: 'a', SLOT_AGENT_UNTIL: finish });
+    runners.push(r);
+    r.child.stdin!.end();
+    await untilTrue('the agent to start', () => readLog(log).some((e) => e.event === 'start'));
+    await server.kill();
+    // No renewal reaches the server for a whole lease: the slot is no longer this runner's, and it says so.
+    await untilTrue('the runner to say the slot lapsed', () => (r.stdout() + r.stderr()).includes('was lost (no renewal reached'));
+    writeFileSync(finish, '');
+    const result = await r.done;
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const said = result.stdout + result.stderr;
+    expect(said.split('was lost').length - 1, said).toBe(1);
+    expect(said).toMatch(/the lease on vigil\.concurrency\.claude slot-1 \(run \S+ step work\) was lost \(no renewal reached \S+ for 2 s: cannot reach .*\); the agent goes on past the cap/);
+    expect(readLog(log).map((e) => e.event)).toEqual(['start', 'exit']);
   }, scaled(120_000));
 
   for (const withServer of [false, true]) {

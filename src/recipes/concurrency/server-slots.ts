@@ -201,13 +201,14 @@ export class ServerSlots implements SlotStore {
         continue;
       }
       try {
+        const sentAt = Date.now();
         const reply = await this.http.request<{ fence?: number }>('POST', `/subscriptions/${state.sub.id}/leases/claim`, {
           token: state.sub.token,
           body: { subject, lease_duration_seconds: this.leaseSeconds, note },
           signal,
         });
         state.mine.set(slot, note);
-        return { grant: this.held(state, slot, reply.fence ?? null, note) };
+        return { grant: this.held(state, slot, reply.fence ?? null, note, sentAt) };
       } catch (error) {
         const code = codeOf(error);
         if (code !== 'LEASE_HELD' && code !== 'NOT_FOUND') throw error;
@@ -230,18 +231,36 @@ export class ServerSlots implements SlotStore {
     }
   }
 
-  /** A slot this runner holds: renewed three times per lease while its agent runs, completed when released. */
-  private held(state: PoolState, slot: number, fence: number | null, note: string) {
+  /**
+   * A slot this runner holds: renewed three times per lease while its agent runs, completed when released.
+   * Its lease is lost when a renewal says so, or once none has reached the server for a whole lease (counted
+   * from when the last one that did was sent, so never later than the server's expiry); then it is said once.
+   */
+  private held(state: PoolState, slot: number, fence: number | null, note: string, claimSentAt: number) {
     const subject = `slot-${slot}`;
     const path = `/subscriptions/${state.sub.id}/leases`;
     const body = { subject, ...(fence !== null ? { fence } : {}) };
+    let renewedSentAt = claimSentAt;
+    // Renewals overlap when the server is slow to answer, and one may fail after the agent ended: said once, while it runs.
+    let over = false;
+    const lost = (why: string) => {
+      clearInterval(timer);
+      if (over) return;
+      over = true;
+      this.warn(`vigil: the lease on ${state.monitor} ${subject} (${note}) was lost (${why}); the agent goes on past the cap`);
+    };
     const timer = setInterval(() => {
+      const sentAt = Date.now();
       this.http
         .request('POST', `${path}/renew`, { token: state.sub.token, body: { ...body, lease_duration_seconds: this.leaseSeconds, note } })
+        .then(() => {
+          renewedSentAt = Math.max(renewedSentAt, sentAt);
+        })
         .catch((error: Error) => {
-          if (codeOf(error) !== 'LEASE_LOST' && codeOf(error) !== 'NOT_FOUND') return; // unreachable a moment: the next renewal may reach it
-          clearInterval(timer);
-          this.warn(`vigil: the lease on ${state.monitor} ${subject} (${note}) was lost; the agent goes on past the cap`);
+          const code = codeOf(error);
+          if (code === 'LEASE_LOST' || code === 'NOT_FOUND') return lost(`the server answered ${code}`);
+          // Unreachable a moment: the next renewal may reach it, until the lease has run out.
+          if (Date.now() >= renewedSentAt + this.leaseSeconds * 1000) lost(`no renewal reached ${this.http.base} for ${this.leaseSeconds} s: ${error.message}`);
         });
     }, Math.max(500, (this.leaseSeconds * 1000) / 3));
     timer.unref();
@@ -249,6 +268,7 @@ export class ServerSlots implements SlotStore {
     return {
       slot,
       release: async () => {
+        over = true;
         clearInterval(timer);
         this.timers.delete(timer);
         // Ours until the completion is answered: a claim of it meanwhile would be answered "already yours".
