@@ -17,6 +17,7 @@ import {
   addedColumns,
   triggerSchemaSql,
 } from './trigger-tables.ts';
+import { SubscriptionTokens } from './sentinel/subscription-tokens.ts';
 
 const qb = new Kysely<TriggerDatabase>({
   dialect: {
@@ -35,7 +36,10 @@ export function triggerDbPath(projectRoot: string): string {
 }
 
 export class TriggerStore {
-  private constructor(private readonly db: SqlDriver) {}
+  private constructor(
+    private readonly db: SqlDriver,
+    private readonly tokens: SubscriptionTokens,
+  ) {}
 
   static open(projectRoot: string): TriggerStore {
     mkdirSync(join(projectRoot, '.vigil'), { recursive: true });
@@ -46,7 +50,21 @@ export class TriggerStore {
       const columns = db.prepare(`PRAGMA table_info(${table})`).all<{ name: string }>([]);
       if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
     }
-    return new TriggerStore(db);
+    const store = new TriggerStore(db, new SubscriptionTokens(projectRoot));
+    store.moveTokensOut();
+    return store;
+  }
+
+  /** Tokens an older Vigil kept in vigil.db go to the Vigil home, and their bytes out of the file. */
+  private moveTokensOut(): void {
+    const kept = this.db.prepare(`SELECT subscription, token FROM sentinel_subscriptions WHERE token != ''`).all<{ subscription: string; token: string }>([]);
+    if (kept.length === 0) return;
+    this.tokens.save(Object.fromEntries(kept.map((r) => [r.subscription, r.token])), this.subscriptionIds());
+    this.db.exec(`PRAGMA secure_delete = ON; UPDATE sentinel_subscriptions SET token = ''; PRAGMA wal_checkpoint(TRUNCATE);`);
+  }
+
+  private subscriptionIds(): Set<string> {
+    return new Set(this.db.prepare('SELECT subscription FROM sentinel_subscriptions').all<{ subscription: string }>([]).map((r) => r.subscription));
   }
 
   private run(query: CompiledQuery): number {
@@ -109,18 +127,23 @@ export class TriggerStore {
     return this.all<Firing>(qb.selectFrom('firings').selectAll().where('status', '=', 'running').compile());
   }
 
+  /** The subscription a sentinel made, with its token; none when the token is no longer kept (subscribe anew). */
   subscription(recipe: string, kind: string): SentinelSubscriptionTable | undefined {
-    return this.get(qb.selectFrom('sentinel_subscriptions').selectAll().where('recipe', '=', recipe).where('kind', '=', kind).compile());
+    const row = this.get<SentinelSubscriptionTable>(qb.selectFrom('sentinel_subscriptions').selectAll().where('recipe', '=', recipe).where('kind', '=', kind).compile());
+    const token = row && this.tokens.get(row.subscription);
+    return row && token ? { ...row, token } : undefined;
   }
 
   saveSubscription(row: SentinelSubscriptionTable): void {
+    const stored = { ...row, token: '' };
     this.run(
       qb
         .insertInto('sentinel_subscriptions')
-        .values(row)
-        .onConflict((c) => c.columns(['recipe', 'kind']).doUpdateSet({ base: row.base, monitor: row.monitor, subscription: row.subscription, token: row.token }))
+        .values(stored)
+        .onConflict((c) => c.columns(['recipe', 'kind']).doUpdateSet({ base: row.base, monitor: row.monitor, subscription: row.subscription, token: '' }))
         .compile(),
     );
+    this.tokens.save({ [row.subscription]: row.token }, this.subscriptionIds());
   }
 
   /**

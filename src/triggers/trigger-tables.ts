@@ -36,6 +36,7 @@ export interface SentinelSubscriptionTable {
   base: string;
   monitor: string;
   subscription: string;
+  /** Empty in the file: the token is kept under the Vigil home (sentinel/subscription-tokens.ts). */
   token: string;
 }
 

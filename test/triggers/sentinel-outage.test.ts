@@ -2,6 +2,7 @@
 // started again on its port and state file): it says the problem once, not
 // once a second for as long as it lasts, says when it watches again, and
 // reacts again to the observation whose reaction the outage fenced.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Fleet, startFleet } from '../../bench/lib/sentinel-fleet.ts';
@@ -32,6 +33,11 @@ describe('sentinel across an outage of its server', () => {
     await untilTrue('the sentinel to subscribe', () => log().includes('subscribed to'));
     const seq = (await publish(server.base, fleet.monitor, fleet.ownerToken, { type: 'ci.build', subject: 'job-1' })).body.seq as number;
     await untilTrue('the reaction to start', () => fleet!.reactions().includes(seq));
+    // Its subscriptions' tokens are kept under the Vigil home, not in the project's .vigil/ (vigil.db and its WAL included).
+    const dotVigil = join(fleet.sentinels[0]!.root, '.vigil');
+    const kept = readdirSync(dotVigil).filter((f) => statSync(join(dotVigil, f)).isFile());
+    expect(kept).toContain('vigil.db');
+    for (const f of kept) expect(readFileSync(join(dotVigil, f), 'latin1'), f).not.toMatch(/vgs_/);
 
     await server.kill();
     // Fenced only once no renewal got through for a whole lease (3 s): by then the watch loop has

@@ -182,11 +182,12 @@ export function runsDir(projectRoot: string): string {
 
 let written = 0;
 
-export function writeJsonAtomic(file: string, value: unknown): void {
+/** Writes `value` whole or not at all; `mode` (e.g. 0o600 for a file of tokens) from the first byte. */
+export function writeJsonAtomic(file: string, value: unknown, mode?: number): void {
   // Unique to this process and thread without drawing random bytes for every write.
   written += 1;
   const tmp = `${file}.${process.pid}.${threadId}.${written}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, mode === undefined ? undefined : { mode });
   renameSync(tmp, file);
 }
 
