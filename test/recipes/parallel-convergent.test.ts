@@ -157,6 +157,27 @@ describe('parallel', () => {
   });
 });
 
+describe('parallel in a folder its git repository does not track', () => {
+  // As `mkdir try-vigil && cd try-vigil && vigil init` inside a clone: HEAD holds nothing of the folder to start a worktree from.
+  it('copies the folder for each child and brings the work back into it, as outside git, and its plan says so', async () => {
+    project = makeShProject();
+    project.file('try/.keep', '');
+    shRecipe(project, 'one', 'echo ${NAME} > got-${NAME}.txt; test ! -e got-other.txt', { workspace: 'try' });
+    project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', workspace: 'try', vars: [{ NAME: 'x' }, { NAME: 'y' }] });
+    const plan = await runVigil(project, ['sequence', 'fan', '--dry-run']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).not.toMatch(/worktree/);
+    const r = await runVigil(project, ['sequence', 'fan']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(join(project.root, 'try', 'got-x.txt'), 'utf8')).toBe('x\n');
+    expect(readFileSync(join(project.root, 'try', 'got-y.txt'), 'utf8')).toBe('y\n');
+    // It changed the folder: no word of a results branch that "changed nothing".
+    expect(r.stdout + r.stderr).not.toMatch(/changed nothing|branch vigil\//);
+    expect(git(project.root, 'branch', '--list', 'vigil/*')).toBe('');
+    expect(git(project.root, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+  });
+});
+
 describe('convergent', () => {
   /** A project whose race runs `solve` per strategy (it writes answer.txt) and scores each copy by that answer. */
   function race(solve: string, extra: Record<string, unknown> = {}, score = 'echo "SCORE: $$(cat ${CANDIDATE_DIR}/answer.txt)"'): void {

@@ -23,7 +23,14 @@ export function childrenIsolation(recipe: Recipe, hasCommit: boolean): Isolation
   return mode === 'rsync' ? 'rsync' : 'mirror';
 }
 
-/** Whether `dir` is in a git repository with at least one commit (what a worktree starts from). */
+/**
+ * Whether `dir` is in a git repository whose HEAD holds it (what a worktree starts from). A folder the
+ * repository does not track — one made inside a clone to try something — has nothing to start a
+ * worktree from: its children get copies of it, as outside git.
+ */
 export function hasGitCommit(dir: string): boolean {
-  return spawnSync('git', ['rev-parse', '--verify', 'HEAD'], { cwd: dir, stdio: 'ignore' }).status === 0;
+  const prefix = spawnSync('git', ['rev-parse', '--show-prefix'], { cwd: dir, encoding: 'utf8' });
+  if (prefix.status !== 0) return false;
+  const inTop = prefix.stdout.trim().replace(/\/$/, '');
+  return spawnSync('git', ['rev-parse', '--verify', '-q', inTop ? `HEAD:${inTop}` : 'HEAD'], { cwd: dir, stdio: 'ignore' }).status === 0;
 }

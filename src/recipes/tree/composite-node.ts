@@ -7,9 +7,8 @@ import { join, relative } from 'node:path';
 import { linkedSignal } from '../../timing/linked-signal.ts';
 import { describeReached } from '../budget/budget-scope.ts';
 import { RecipeInputError } from '../errors.ts';
-import { childrenIsolation } from '../isolation/choose.ts';
+import { childrenIsolation, hasGitCommit } from '../isolation/choose.ts';
 import { createCopyIsolation } from '../isolation/copy-modes.ts';
-import { git } from '../isolation/git.ts';
 import type { Isolation, StepWorkspace } from '../isolation/isolation.ts';
 import { dropBranchesOf, recoverStaleWorktrees } from '../isolation/stale-worktrees.ts';
 import { createWorktreeIsolation } from '../isolation/worktree.ts';
@@ -29,10 +28,6 @@ import { readHeldOutput } from './output.ts';
 import { runAbort, stoppedWhy } from './run-abort.ts';
 import { runNode } from './run-node.ts';
 import type { NodeRequest, NodeResult, TreeRuntime } from './runtime.ts';
-
-async function isGitRepo(dir: string): Promise<boolean> {
-  return (await git(dir, ['rev-parse', '--verify', 'HEAD'])).code === 0;
-}
 
 export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runner: CompositeRunner): Promise<NodeResult> {
   const { recipe, file } = node.found;
@@ -73,7 +68,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   if (!node.parent) rt.view.note(`run ${runId} of ${recipe.type} recipe "${recipe.name}"; record in ${relative(rt.req.cwd, recorder.dir) || '.'}`);
 
   // What crashed runs left in worktrees: committed on their branches, the worktrees removed.
-  if (!node.parent && recipe.transfer_mode !== 'none' && (await isGitRepo(workspace)))
+  if (!node.parent && recipe.transfer_mode !== 'none' && hasGitCommit(workspace))
     for (const line of await recoverStaleWorktrees(workspace, (id) => runIsLive(rt.projectRoot, id), runId)) rt.view.note(line);
 
   const abort = runAbort(node.signal);
@@ -94,7 +89,7 @@ export async function runCompositeNode(rt: TreeRuntime, node: NodeRequest, runne
   const isolate = async (label: string, what: string): Promise<StepWorkspace> => {
     whatOf.set(label, what);
     isolation ??= (async () => {
-      const mode = childrenIsolation(recipe, await isGitRepo(base));
+      const mode = childrenIsolation(recipe, hasGitCommit(base));
       if (mode === 'none') return { mode: 'none', recover: async () => [], prepare: async () => sharedCopy(workspace) } as Isolation;
       if (mode === 'worktree') return createWorktreeIsolation(base, runId, file, copyNaming(recipe, runId, previous?.id ?? null, base, (l) => whatOf.get(l) ?? l));
       return createCopyIsolation(mode, workspace, rt.projectRoot, runId, file);

@@ -3,7 +3,7 @@
 // its copies' branches `vigil/<run>-<label>`, commit messages that say which
 // recipe, child and variables made them, and — resuming a run — the branches
 // the earlier run left, so that no finished work is lost.
-import { git } from '../isolation/git.ts';
+import { hasGitCommit } from '../isolation/choose.ts';
 import { branchExists, insideVigilCopy, openRunBranch, type RunBranch, runBranchName } from '../isolation/run-branch.ts';
 import type { WorktreeNaming } from '../isolation/worktree.ts';
 import type { Recipe, RunnableRecipe } from '../types.ts';
@@ -19,7 +19,7 @@ export const varsText = (vars: Record<string, string>): string => {
 /** The results branch of a copying composite run on a checked-out branch; null elsewhere (no git, a copy of a run above, transfer_mode none). */
 export async function openResultsBranch(recipe: RunnableRecipe, workspace: string, runId: string, previousId: string | null): Promise<RunBranch | null> {
   if (!COPYING.has(recipe.type ?? '') || recipe.transfer_mode === 'none') return null;
-  if ((await git(workspace, ['rev-parse', '--verify', 'HEAD'])).code !== 0 || (await insideVigilCopy(workspace))) return null;
+  if (!hasGitCommit(workspace) || (await insideVigilCopy(workspace))) return null;
   // Resumed: on from what the earlier run brought together.
   const from = previousId && (await branchExists(workspace, runBranchName(previousId))) ? runBranchName(previousId) : null;
   return openRunBranch(workspace, runId, from);
