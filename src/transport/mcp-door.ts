@@ -3,6 +3,7 @@
 // SDK's low-level `Server` rather than `McpServer` because the tools publish
 // JSON Schemas derived from the protocol's own (McpServer wants zod) and the
 // resources need subscribe/unsubscribe handlers.
+import { setMaxListeners } from 'node:events';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
@@ -73,6 +74,9 @@ export function createMcpDoor(backend: McpBackend, options: McpDoorOptions = {})
   // Requests in progress, so that a client closing stdin still gets every answer it asked for.
   const inFlight = new Set<Promise<unknown>>();
   const shutdown = new AbortController();
+  // Each tool call in progress listens on it until it ends, and a client may have any number in flight:
+  // past ten Node would warn of a leak on stderr (the client's log) where there is none.
+  setMaxListeners(0, shutdown.signal);
   const track = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
     const done = () => inFlight.delete(work);
