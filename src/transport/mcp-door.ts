@@ -75,8 +75,9 @@ export function createMcpDoor(backend: McpBackend, options: McpDoorOptions = {})
   const inFlight = new Set<Promise<unknown>>();
   const shutdown = new AbortController();
   // Each tool call in progress listens on it until it ends, and a client may have any number in flight:
-  // past ten Node would warn of a leak on stderr (the client's log) where there is none.
-  setMaxListeners(0, shutdown.signal);
+  // past ten Node would warn of a leak on stderr (the client's log) where there is none. (Not 0 for unlimited:
+  // Node 20's getMaxListeners throws on a signal set to 0.)
+  setMaxListeners(100_000, shutdown.signal);
   const track = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
     const done = () => inFlight.delete(work);

@@ -19,6 +19,16 @@ describe('many steps', () => {
     expect(r.stderr).not.toContain('Warning');
   }, scaled(120_000));
 
+  it('runs a parallel of 20 children at once without a MaxListenersExceededWarning', async () => {
+    project = makeProject();
+    project.recipe({ name: 'one', canary: false, steps: steps(1) });
+    project.recipe({ name: 'fan', type: 'parallel', recipe: 'one', fanout: 20, vars: Array.from({ length: 20 }, (_, i) => ({ N: String(i) })) });
+    const r = await runVigil(project, ['sequence', 'fan']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/child 19: succeeded/);
+    expect(r.stderr).not.toContain('Warning');
+  }, scaled(120_000));
+
   it('ends quietly when its reader goes away (vigil sequence … | head -n 1)', async () => {
     project = makeProject();
     project.recipe({ name: 'piped', canary: false, steps: steps(4) });
