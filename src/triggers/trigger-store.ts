@@ -60,7 +60,7 @@ export class TriggerStore {
     const kept = this.db.prepare(`SELECT subscription, token FROM sentinel_subscriptions WHERE token != ''`).all<{ subscription: string; token: string }>([]);
     if (kept.length === 0) return;
     this.tokens.save(Object.fromEntries(kept.map((r) => [r.subscription, r.token])), this.subscriptionIds());
-    this.db.exec(`PRAGMA secure_delete = ON; UPDATE sentinel_subscriptions SET token = ''; PRAGMA wal_checkpoint(TRUNCATE);`);
+    this.db.exec(`PRAGMA secure_delete = ON; UPDATE sentinel_subscriptions SET token = ''; PRAGMA wal_checkpoint(TRUNCATE); PRAGMA secure_delete = OFF;`);
   }
 
   private subscriptionIds(): Set<string> {
