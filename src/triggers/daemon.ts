@@ -58,13 +58,14 @@ export class Daemon {
 
     let publisher: ServerPublisher | null = null;
     const config = loadWorkspaceConfig(options.projectRoot);
-    if (config.server && options.publish !== false) publisher = await ServerPublisher.connect(config.server, options.projectRoot, log, toolActor('vigil-daemon'));
+    // A daemon runs for days: a server away at its start is waited for, as one away later is.
+    if (config.server && options.publish !== false) publisher = await ServerPublisher.connect(config.server, options.projectRoot, log, toolActor('vigil-daemon'), { keepTrying: true });
     const publish: Publish | undefined = publisher ? (type, subject, data, actor) => publisher.publish(type, subject, data, actor) : undefined;
     const ctx = { projectRoot: options.projectRoot, store, clock, env, log, ...(publish ? { publish } : {}) };
 
     const daemon = new Daemon(options.projectRoot, store, lock, new TemporalScheduler(ctx), new SentinelSet(ctx, config.server), log);
     daemon.publisher = publisher;
-    if (publisher) log(`publishing firings and reactions to monitor ${publisher.monitorId} on ${config.server!.base}`);
+    if (publisher?.monitorId) log(`publishing firings and reactions to monitor ${publisher.monitorId} on ${config.server!.base}`);
     daemon.reload('start', true);
     daemon.watch = watchRecipes(options.projectRoot, (why) => daemon.reload(why, false));
     await daemon.watch.ready;

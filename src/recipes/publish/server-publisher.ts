@@ -49,7 +49,8 @@ export class ServerPublisher {
 
   private constructor(
     private readonly place: RunMonitorPlace,
-    private target: CachedMonitor,
+    /** Null until the run monitor is opened: a publisher made while its server was away opens it on its first publish. */
+    private target: CachedMonitor | null,
     private readonly warn: (line: string) => void,
     /** The actor of an observation published without one. */
     private readonly actor: string,
@@ -59,19 +60,32 @@ export class ServerPublisher {
    * `actor` names the client for observations published without their own
    * (`vigil daemon`, `vigil notify`); a run passes each run's and step's.
    */
-  static async connect(server: ServerConfig, projectRoot: string, warn: (line: string) => void, actor = 'agent:vigil'): Promise<ServerPublisher | null> {
+  static async connect(
+    server: ServerConfig,
+    projectRoot: string,
+    warn: (line: string) => void,
+    actor = 'agent:vigil',
+    /** Long-lived callers (`vigil daemon`): a server away at the start is an outage like any later one. */
+    options: { keepTrying?: boolean } = {},
+  ): Promise<ServerPublisher | null> {
     const base = server.base.replace(/\/+$/, '');
     const place: RunMonitorPlace = { server, base, projectRoot, client: serverClient(base) };
     try {
       return new ServerPublisher(place, await openRunMonitor(place, warn), warn, actor);
     } catch (error) {
+      if (options.keepTrying && !refusedForGood(error)) {
+        const publisher = new ServerPublisher(place, null, warn, actor);
+        publisher.awayAfter(error, undefined);
+        return publisher;
+      }
       warn(`vigil: cannot publish this run to ${base}: ${(error as Error).message}; the run goes on without it`);
       return null;
     }
   }
 
-  get monitorId(): string {
-    return this.target.id;
+  /** The run monitor, once opened. */
+  get monitorId(): string | null {
+    return this.target?.id ?? null;
   }
 
   /**
@@ -80,6 +94,7 @@ export class ServerPublisher {
    * monitors offered "act" gets it here, with the owner token.
    */
   async ownMonitor(): Promise<{ monitor: string; token: string }> {
+    this.target ??= await openRunMonitor(this.place, this.warn);
     const { id, owner_token: token } = this.target;
     const { client } = this.place;
     const body = (await client.request('GET', `/monitors/${id}`, { token, timeoutMs: answerWithinMs })) as { capabilities?: string[]; monitor?: { capabilities?: string[] } };
@@ -96,7 +111,7 @@ export class ServerPublisher {
 
   /** How to follow the runs with `vigil watch` (the token stays in the cache file). */
   watchHint(cacheFile: string): string | null {
-    const watch = this.target.watch;
+    const watch = this.target?.watch;
     if (!watch) return null;
     return `follow with: vigil watch --base ${this.place.base} --subscription ${watch.subscription} --token <watch.token in ${cacheFile}>`;
   }
@@ -108,7 +123,8 @@ export class ServerPublisher {
       return;
     }
     this.pending.push({ type, subject, data, actor: actor ?? this.actor });
-    if (!this.outage) this.drain();
+    // In an outage the retry timer drains; once its wait is over (a timer that found nothing to send), this one does.
+    if (!this.outage || Date.now() >= this.outage.retryAtMs) this.drain();
   }
 
   /**
@@ -178,20 +194,21 @@ export class ServerPublisher {
 
   /** Publishes one observation; a server that answers that the monitor is not there gets it made again, and the observation once more. */
   private async post(observation: Observation): Promise<void> {
-    const request = () =>
-      this.place.client.request('POST', `/monitors/${this.target.id}/observations`, {
-        token: this.target.owner_token,
+    this.target ??= await openRunMonitor(this.place, this.warn);
+    const target = this.target;
+    const request = (to: CachedMonitor) =>
+      this.place.client.request('POST', `/monitors/${to.id}/observations`, {
+        token: to.owner_token,
         timeoutMs: answerWithinMs,
-        body: { ...observation, ...onBehalfOfOwner(this.target.owner ?? null) },
+        body: { ...observation, ...onBehalfOfOwner(to.owner ?? null) },
       });
     try {
-      await request();
+      await request(target);
     } catch (error) {
       if (!(error instanceof ServerError && error.status === 404)) throw error;
-      const before = this.target.id;
       this.target = await openRunMonitor(this.place, this.warn);
-      this.warn(`vigil: the server no longer has monitor ${before} (restarted without its state?): publishing to ${this.target.id}, made again`);
-      await request();
+      this.warn(`vigil: the server no longer has monitor ${target.id} (restarted without its state?): publishing to ${this.target.id}, made again`);
+      await request(this.target);
     }
   }
 }
