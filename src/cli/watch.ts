@@ -5,7 +5,7 @@ import type { CAC } from 'cac';
 import { baseHelp, resolveBase } from './base-flag.ts';
 import { type Page, ProtocolClient } from '../server-client/protocol-client.ts';
 import { ServerError, UnreachableError } from '../server-client/server-client.ts';
-import { ExitCode, exitCodeOf } from '../errors/exit-codes.ts';
+import { abortOnStopSignals, ExitCode, exitCodeOf, signalExit } from '../errors/exit-codes.ts';
 import { defineCommand, exitWith, fail } from './command.ts';
 import { stringFlag, UsageError, wholeNumberFlag } from './options.ts';
 import { isBookkeeping, type WatchedObservation, watchLine } from './watch-line.ts';
@@ -78,8 +78,8 @@ export function registerWatchCommand(cli: CAC): void {
       let failedInARow = 0;
       const write = stdoutWriter();
       const stop = new AbortController();
-      process.once('SIGINT', () => stop.abort());
-      process.once('SIGTERM', () => stop.abort());
+      // Ctrl-C or SIGTERM ends the follow as every command ends on them (130, 143), once its acknowledgement is sent.
+      abortOnStopSignals(stop);
       const sub = { id: subscription, token };
       const ack = async (cursor: number) => {
         try {
@@ -159,5 +159,6 @@ export function registerWatchCommand(cli: CAC): void {
           fail(error, 'vigil watch');
         }
       }
+      if (stop.signal.aborted) exitWith(signalExit(String(stop.signal.reason)));
     });
 }

@@ -147,6 +147,29 @@ describe('vigil publish and vigil watch', () => {
     }
   }, 120_000);
 
+  it('watch ended by Ctrl-C exits 130 and by SIGTERM 143, as every command, having printed what it read', async () => {
+    const server = await startServerProcess();
+    try {
+      const { id, ownerToken } = await createMonitor(server.base, { visibility: 'public' });
+      for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+        const sub = await subscribe(server.base, { monitor: id, subscriber: `agent:${signal}` });
+        const child = spawnChild(process.execPath, vigilArgs(['watch', '--base', server.url, '--subscription', sub.id, '--token', sub.token, '--catch-up']), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+        running.push(child);
+        let out = '';
+        child.stdout!.on('data', (d) => (out += d));
+        const ended = new Promise<number | null>((done) => child.once('exit', (status) => done(status)));
+        await call(server.base, 'POST', `/monitors/${id}/observations`, { token: ownerToken, body: { type: 'demo.live', subject: signal } });
+        // Following (from the subscription's start, so whenever it got going): the observation is printed, then the signal ends it.
+        await waitForLines(() => out, 1);
+        child.kill(signal);
+        expect(await ended, signal).toBe(code);
+        expect(out).toMatch(new RegExp(` demo\\.live ${signal} `));
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
   it('watch --once prints one batch and exits; without --catch-up it starts at the head', async () => {
     const server = await startServerProcess();
     try {
