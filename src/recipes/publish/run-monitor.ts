@@ -4,7 +4,7 @@
 // are kept under the user's Vigil home, keyed by project (serverCacheFile),
 // never in the project's working tree.
 import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { ensureProjectHome, projectHome } from '../../home/home.ts';
 import { type ServerClient, ServerError } from '../../server-client/server-client.ts';
@@ -117,8 +117,7 @@ function readCache(file: string): Record<string, CachedMonitor> | null {
 function writeCache(projectRoot: string, cache: Record<string, CachedMonitor>): void {
   ensureProjectHome(projectRoot);
   const file = serverCacheFile(projectRoot);
-  writeJsonAtomic(file, cache);
-  chmodSync(file, 0o600); // it holds tokens
+  writeJsonAtomic(file, cache, 0o600); // it holds tokens
 }
 
 /** Moves a cache an older Vigil wrote inside the project to the Vigil home, once, and removes it from the project. */
