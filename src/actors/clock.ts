@@ -1,11 +1,9 @@
 // The clock actors and services read time from and schedule timers on. It is
 // an option everywhere so that tests can control time.
 
-export interface Clock {
-  now(): number;
-  setTimeout(callback: () => void, delayMs: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+import type { Clock } from '../timing/clock.ts';
+
+export type { Clock };
 
 /** setTimeout fires at once for delays above 2^31-1 ms; long delays are re-armed in steps (and a timer that fired early, again). */
 const maxTimerDelay = 2 ** 31 - 1;

@@ -13,6 +13,8 @@ import { dirname, join } from 'node:path';
 import { ensureVigilHome } from '../../home/home.ts';
 import { observationTypes } from '../../protocol/vocabulary.ts';
 import { answerWithinMs, ServerError, type ServerClient, serverClient } from '../../server-client/server-client.ts';
+import { LeaseFence } from '../../server-client/lease-fence.ts';
+import { systemClock } from '../../actors/clock.ts';
 import { orAborted } from '../../timing/or-aborted.ts';
 import { holderText, type SlotHolder, type SlotStore, type SlotWaiter, type TakeResult } from './slot-store.ts';
 import { sleep } from '../../timing/sleep.ts';
@@ -50,7 +52,7 @@ export class ServerSlots implements SlotStore {
   readonly where: string;
   private readonly http: ServerClient;
   private readonly pools = new Map<string, Promise<PoolState>>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly leases = new Set<LeaseFence>();
 
   constructor(
     server: { base: string; token?: string },
@@ -232,45 +234,28 @@ export class ServerSlots implements SlotStore {
   }
 
   /**
-   * A slot this runner holds: renewed three times per lease while its agent runs, completed when released.
-   * Its lease is lost when a renewal says so, or once none has reached the server for a whole lease (counted
-   * from when the last one that did was sent, so never later than the server's expiry); then it is said once.
+   * A slot this runner holds: its lease renewed while the agent runs (LeaseFence: lost on LEASE_LOST or
+   * NOT_FOUND, or once no renewal has reached the server for a whole lease), completed when released.
+   * A lost slot is said once; its agent goes on (a slot caps load, it does not own work).
    */
   private held(state: PoolState, slot: number, fence: number | null, note: string, claimSentAt: number) {
     const subject = `slot-${slot}`;
     const path = `/subscriptions/${state.sub.id}/leases`;
     const body = { subject, ...(fence !== null ? { fence } : {}) };
-    let renewedSentAt = claimSentAt;
-    // Renewals overlap when the server is slow to answer, and one may fail after the agent ended: said once, while it runs.
-    let over = false;
-    const lost = (why: string) => {
-      clearInterval(timer);
-      if (over) return;
-      over = true;
-      this.warn(`vigil: the lease on ${state.monitor} ${subject} (${note}) was lost (${why}); the agent goes on past the cap`);
-    };
-    const timer = setInterval(() => {
-      const sentAt = Date.now();
-      this.http
-        .request('POST', `${path}/renew`, { token: state.sub.token, body: { ...body, lease_duration_seconds: this.leaseSeconds, note } })
-        .then(() => {
-          renewedSentAt = Math.max(renewedSentAt, sentAt);
-        })
-        .catch((error: Error) => {
-          const code = codeOf(error);
-          if (code === 'LEASE_LOST' || code === 'NOT_FOUND') return lost(`the server answered ${code}`);
-          // Unreachable a moment: the next renewal may reach it, until the lease has run out.
-          if (Date.now() >= renewedSentAt + this.leaseSeconds * 1000) lost(`no renewal reached ${this.http.base} for ${this.leaseSeconds} s: ${error.message}`);
-        });
-    }, Math.max(500, (this.leaseSeconds * 1000) / 3));
-    timer.unref();
-    this.timers.add(timer);
+    const lease = new LeaseFence({
+      clock: systemClock,
+      leaseSeconds: this.leaseSeconds,
+      subject,
+      grantSentAt: claimSentAt,
+      renew: () => this.http.request('POST', `${path}/renew`, { token: state.sub.token, body: { ...body, lease_duration_seconds: this.leaseSeconds, note } }),
+    });
+    lease.signal.addEventListener('abort', () => this.warn(`vigil: ${state.monitor} ${subject} (${note}): ${lease.lostReason}; the agent goes on past the cap`), { once: true });
+    this.leases.add(lease);
     return {
       slot,
       release: async () => {
-        over = true;
-        clearInterval(timer);
-        this.timers.delete(timer);
+        lease.stop();
+        this.leases.delete(lease);
         // Ours until the completion is answered: a claim of it meanwhile would be answered "already yours".
         // Not waited for past 10 s: a server that does not answer frees the slot when its lease expires.
         await this.http.request('POST', `${path}/complete`, { token: state.sub.token, body: { ...body, outcome: 'succeeded' }, timeoutMs: 10_000 }).catch(() => {});
@@ -280,6 +265,6 @@ export class ServerSlots implements SlotStore {
   }
 
   async close(): Promise<void> {
-    for (const t of this.timers) clearInterval(t);
+    for (const lease of this.leases) lease.stop();
   }
 }

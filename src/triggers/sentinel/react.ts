@@ -16,7 +16,7 @@ import { LEASE_ENV } from '../../server-client/lease-check.ts';
 import type { TriggerVariable } from '../../recipes/outside-vars.ts';
 import type { DoneLog } from './done-log.ts';
 import { codeOf, type ProtocolClient, type Observation, type SubscriptionRef } from '../../server-client/protocol-client.ts';
-import { LeaseFence } from './lease-fence.ts';
+import { LeaseFence } from '../../server-client/lease-fence.ts';
 
 export type TurnResult = 'done' | 'held' | 'failed' | 'dead_lettered' | 'fenced';
 

@@ -1,14 +1,14 @@
-// A reaction's lease while its target runs: renewed three times per lease
-// with the grant's fence, and lost — the target's process group killed, the
-// run recorded `fenced` — when a renewal answers LEASE_LOST or NOT_FOUND, or
+// A lease held while some work runs: renewed three times per lease with the
+// grant's fence, and lost when a renewal answers LEASE_LOST or NOT_FOUND, or
 // when no renewal has succeeded by the lease's expiry (the server unreachable,
-// this runner paused). The expiry is counted from when the last successful
-// call was sent, so it is never later than the server's. Each success also
-// tells the target's guard (target-runner.ts) how long it may still run: the
-// guard kills the group at that moment by itself, even while this runner is
-// stopped and cannot.
-import type { Clock } from '../clock.ts';
-import { codeOf } from '../../server-client/protocol-client.ts';
+// this process paused). The expiry is counted from when the last successful
+// call was sent, so it is never later than the server's. A sentinel's
+// reaction is fenced by it (its target's group killed, the run `fenced`; each
+// success tells the target's guard how long it may still run, so the guard
+// kills the group on time by itself even while the daemon is stopped); a
+// runner's concurrency slot says it lost its slot.
+import type { Clock } from '../timing/clock.ts';
+import { codeOf } from './protocol-client.ts';
 
 export interface LeaseFenceInput {
   clock: Clock;
@@ -95,6 +95,8 @@ export class LeaseFence {
       this.armExpiry();
       for (const l of this.listeners) l(this.secondsLeft());
     } catch (error) {
+      // Stopped meanwhile (the work ended and the lease was completed): whatever a late renewal answers is moot.
+      if (this.stopped) return;
       const code = codeOf(error);
       if (code === 'LEASE_LOST' || code === 'NOT_FOUND') return this.lose(`the lease on "${this.input.subject}" was lost: ${(error as Error).message}`);
       // Unreachable or refused for a while: the next renewal may get through before the expiry.
