@@ -72,6 +72,10 @@ describe('budgets', () => {
     // 600 input tokens at $1000/M and 400 output at $2000/M.
     expect(run.usage).toMatchObject({ input_tokens: 600, output_tokens: 400, usd: 1.4 });
     expect(run.usage!.by_step.work).toMatchObject({ usd: 1.4 });
+    // The event tells the run's usage with the report that reached the step's limit, not the one before.
+    const events = readFileSync(join(project.root, '.vigil', 'runs', run.id, 'events.jsonl'), 'utf8').trim().split('\n');
+    const reached = events.map((l) => JSON.parse(l) as { type: string; usage?: unknown }).find((e) => e.type === 'usage.limit_reached');
+    expect(reached).toMatchObject({ step: 'work', limit: 'tokens', used: 1000, usage: { input_tokens: 600, output_tokens: 400, usd: 1.4 } });
   });
 
   it('a minutes budget ends the run over_budget', async () => {

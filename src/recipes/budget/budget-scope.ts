@@ -67,11 +67,13 @@ export class BudgetScope {
 
   /** Reads back what the readers counted, here and in every enclosing scope, and acts on a limit reached; `unpriced` says why usd is unknown. */
   sync(unpriced?: string): void {
+    // Every scope reads its counters before any acts on a limit: what a limit reached reports of the
+    // scopes around it (the run's usage in usage.limit_reached) includes the usage that reached it.
     for (let s: BudgetScope | null = this; s; s = s.parent) {
       s.usage = readMeter(s.meter);
       s.onUsage?.(s.usage);
-      s.check(unpriced);
     }
+    for (let s: BudgetScope | null = this; s; s = s.parent) s.check(unpriced);
   }
 
   /** This scope's or an enclosing scope's limit reached, if any. */

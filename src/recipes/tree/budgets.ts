@@ -24,7 +24,8 @@ function limitReached(rt: TreeRuntime, recorder: RunRecorder, step: string | nul
     limit: reached.limit,
     allowed: reached.allowed,
     used: reached.used,
-    usage: recorder.run.usage ?? null,
+    // A copy: the record goes on counting after the event is sent (the forwarder sends it later).
+    usage: recorder.run.usage ? structuredClone(recorder.run.usage) : null,
   };
   rt.view.note(`${describeReached(reached)}; stopping its agents`);
   recorder.event({ type: 'usage.limit_reached', ...data });
