@@ -2,7 +2,8 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModelServer, startFakeModelServer } from '../fakes/fake-openai-server.ts';
-import { customProvider, lastRun, makeProject, type Project, runVigil, stepOf } from './helpers.ts';
+import { until } from '../support/until.ts';
+import { customProvider, lastRun, makeProject, type Project, runsOf, runVigil, startVigil, stepOf } from './helpers.ts';
 
 let project: Project;
 afterEach(() => project?.cleanup());
@@ -123,6 +124,29 @@ describe('codex backend', () => {
 });
 
 describe('custom backend', () => {
+  it("vigil runs <id> shows a running step's phase so far, not the 0 of phases counted at its end", async () => {
+    project = makeProject();
+    customProvider(project);
+    project.file('prompts/slow.md', 'SLEEP_MS=150\n');
+    project.recipe({ name: 'slow', canary: false, steps: [{ label: 'work', backend: 'fake', args: ['prompts/slow.md'], completion_keyword: 'NEVER', max_phases: 1000 }] });
+    const runner = startVigil(project, ['sequence', 'slow']);
+    try {
+      const run = await until('the step in its third phase', () => {
+        const r = runsOf(project).at(-1);
+        return r && stepOf(r, 'work').phase >= 3 ? r : undefined;
+      });
+      const shown = await runVigil(project, ['runs', run.id]);
+      const line = shown.stdout.split('\n').find((l) => l.trimStart().startsWith('work '));
+      expect(line, shown.stdout).toMatch(/ running +phase \d+/);
+      expect(Number(/phase (\d+)/.exec(line!)![1])).toBeGreaterThanOrEqual(3);
+    } finally {
+      runner.child.kill('SIGINT');
+      await runner.done;
+    }
+    expect(stepOf(lastRun(project), 'work')).toMatchObject({ status: 'cancelled' });
+    expect((await runVigil(project, ['runs', lastRun(project).id])).stdout).toMatch(/work +cancelled +phases \d+/);
+  });
+
   it('runs the program once per phase until it prints the completion keyword, with the prompt file replaced by the rendered prompt', async () => {
     project = makeProject();
     customProvider(project);

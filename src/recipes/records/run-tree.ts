@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { processAlive } from '../../file-lock/process-alive.ts';
 import { loopLines, stepProgress } from '../loop/progress-text.ts';
-import { type RunJson, readRunJson, runsDir } from './run-record.ts';
+import { type RunJson, readRunJson, runsDir, type StepRecord } from './run-record.ts';
 
 function shown(run: RunJson): string {
   return run.status === 'running' && !processAlive(run.pid) ? 'interrupted' : run.status;
@@ -28,6 +28,11 @@ function dollars(u: { usd: number; usd_unknown?: true }): string {
   return u.usd_unknown ? `${u.usd > 0 ? `$${u.usd} + ` : ''}usd unknown` : `$${u.usd}`;
 }
 
+/** A running step's phase so far (its `phases` is counted when it ends), else how many it ran. */
+function phasesText(s: StepRecord): string {
+  return s.status === 'running' ? `phase ${s.phase}` : `phases ${s.phases}`;
+}
+
 export function renderRunTree(projectRoot: string, runId: string, cwd: string): string {
   const lines: string[] = [];
   const visit = (id: string, depth: number, role: string | null): void => {
@@ -49,7 +54,7 @@ export function renderRunTree(projectRoot: string, runId: string, cwd: string): 
       const progress = stepProgress(s, Date.now(), shown(run) === 'running');
       const slotWait = s.slot_wait && shown(run) === 'running' ? s.slot_wait : null;
       lines.push(
-        `${pad}  ${s.label.padEnd(20)} ${(slotWait ? 'waiting' : s.status).padEnd(13)} phases ${s.phases}${progress ? `  ${progress}` : ''}${time}${cost}${(slotWait ?? s.reason) ? `  ${slotWait ?? s.reason}` : ''}${out}`,
+        `${pad}  ${s.label.padEnd(20)} ${(slotWait ? 'waiting' : s.status).padEnd(13)} ${phasesText(s)}${progress ? `  ${progress}` : ''}${time}${cost}${(slotWait ?? s.reason) ? `  ${slotWait ?? s.reason}` : ''}${out}`,
       );
       for (const l of loopLines(s)) lines.push(`${pad}    ${l}`);
     }
