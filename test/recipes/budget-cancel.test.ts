@@ -152,6 +152,9 @@ describe('usage from the agent CLIs', () => {
     const run = rootRun(project);
     expect(run.status).toBe('over_budget');
     expect(run.usage).toMatchObject({ usd: 0.25, input_tokens: 40, output_tokens: 20 });
+    // No prices entry for its model: the user is told, at its first message, that the cap is checked only at its end.
+    expect(r.stdout.match(/step "a": its agent reports its cost only when it ends, and vigil.yml has no prices entry for model "claude-fake-1"/g)).toHaveLength(1);
+    expect(r.stdout).not.toMatch(/step "b": its agent reports its cost only when it ends/);
     // Step c never started: it says the budget stopped the run, not that someone cancelled it.
     expect(run.steps.find((s) => s.label === 'c')).toMatchObject({ status: 'cancelled', reason: expect.stringMatching(/^not started: budget reached: run \S+ \("claude-costs"\) used \$0\.25 of \$0\.25 \(usd\)$/) });
   });

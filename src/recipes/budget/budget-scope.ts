@@ -76,6 +76,12 @@ export class BudgetScope {
     for (let s: BudgetScope | null = this; s; s = s.parent) s.check(unpriced);
   }
 
+  /** Whether this scope or one around it has a limit of `kind`. */
+  limitedBy(kind: keyof Budget): boolean {
+    for (let s: BudgetScope | null = this; s; s = s.parent) if (s.limits?.[kind] !== undefined) return true;
+    return false;
+  }
+
   /** This scope's or an enclosing scope's limit reached, if any. */
   reachedHereOrAbove(): BudgetReached | null {
     for (let s: BudgetScope | null = this; s; s = s.parent) if (s.reached) return s.reached;

@@ -77,6 +77,22 @@ export function recordStepUsage(rt: TreeRuntime, recorder: RunRecorder, label: s
   return unpriced;
 }
 
+/**
+ * Said once per model: an agent that reports its cost only as it ends (claude) counts $0 meanwhile unless
+ * vigil.yml prices its model, so a usd limit over it cannot stop it mid-way; the user learns it at the
+ * first message rather than from a run that ended far past its cap.
+ */
+function sayUsdSeenAtEnd(rt: TreeRuntime, label: string, report: UsageReport, scope: BudgetScope): void {
+  if (!report.usd_later || priceOf(report, rt.config.prices) !== null || !scope.limitedBy('usd')) return;
+  const model = report.model ?? '<model>';
+  const said = `usd later: ${model}`;
+  if (rt.unpricedSaid.has(said)) return;
+  rt.unpricedSaid.add(said);
+  rt.view.note(
+    `step "${label}": its agent reports its cost only when it ends, and vigil.yml has no prices entry for model "${model}" to count its messages meanwhile: a usd budget is checked then and cannot stop it mid-way (prices: {${model}: {input_per_mtok, output_per_mtok}}, or a tokens budget)`,
+  );
+}
+
 export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: BudgetScope): StepBudgets {
   return {
     begin(label, step, runSignal) {
@@ -97,6 +113,7 @@ export function stepBudgets(rt: TreeRuntime, recorder: RunRecorder, runScope: Bu
             rt.unpricedSaid.add(unpriced);
             rt.view.note(`step "${label}": usd is unknown: ${unpriced}`);
           }
+          sayUsdSeenAtEnd(rt, label, report, scope);
           scope.sync(unpriced);
         },
         reached() {
