@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RestartableServer, startRestartableServer } from '../support/server-process.ts';
+import { cliEntry } from '../support/cli-entry.ts';
 import { lines, type Running, type Scratch, scratchProject, startDaemon, vigilAsync, waitFor } from './helpers.ts';
 
 let server: RestartableServer | undefined;
@@ -67,6 +68,37 @@ describe('a sentinel on @runs', () => {
       expect(reactedTo(d.log())).toEqual([first, second]);
     });
   }
+
+  it("reacts neither to the children of its composite target nor to another @runs sentinel's reactions (they fed each other without end)", { timeout: 120_000 }, async () => {
+    server = await startRestartableServer();
+    const p = scratchProject();
+    project = p;
+    writeFileSync(join(p.root, 'vigil.yml'), `server:\n  base: ${server.url}\n`);
+    p.recipe({ name: 'build', type: 'sequence', canary: false, steps: [{ label: 'go', backend: 'shell', prompt: 'true' }] });
+    p.recipe({ name: 'note', type: 'sequence', canary: false, steps: [{ label: 'note', backend: 'shell', prompt: 'true' }] });
+    // Each reaction of the first runs a composite: its children are runs of "note", which end and are published.
+    p.recipe({ name: 'triage-all', type: 'parallel', recipe: 'note', transfer_mode: 'none', vars: [{ A: '1' }, { A: '2' }], parameters: { OBSERVATION_SUBJECT: { description: 'the run' } } });
+    const watch = { monitor: '@runs', filter: { types: ['ai.vigil.recipe.run'] } };
+    p.recipe({ name: 'on-run', type: 'sentinel', watch, mode: 'recipe', target: 'triage-all', notify: 'never' });
+    // The second's command runs a recipe: its run carries the reaction's trigger.
+    p.recipe({ name: 'also-on-run', type: 'sentinel', watch, mode: 'command', target: `${JSON.stringify(process.execPath)} ${JSON.stringify(cliEntry)} sequence note`, notify: 'never' });
+    daemon = startDaemon(p);
+    const d = daemon;
+    await waitFor('both sentinels to subscribe to @runs', () => d.log().split('subscribed to @runs').length > 2);
+    const byEach = (name: string) => [...d.log().matchAll(new RegExp(`sentinel ${name}: observation \\d+ \\((\\S+)\\) → run \\S+ (?:succeeded|failed)`, 'g'))].map((m) => m[1]!);
+    const ran = async () => {
+      const r = await vigilAsync(p, ['sequence', 'build']);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      return /run (\d{8}-\d{6}-[0-9a-f]+)/.exec(r.stdout)![1]!;
+    };
+    const first = await ran();
+    await waitFor(`both reactions to ${first} to end`, () => byEach('on-run').includes(first) && byEach('also-on-run').includes(first), 60_000);
+    // Whatever those reactions published lands before the second run in the feed, and is read before it.
+    const second = await ran();
+    await waitFor(`both reactions to ${second} to end`, () => byEach('on-run').includes(second) && byEach('also-on-run').includes(second), 60_000);
+    expect(byEach('on-run'), d.log()).toEqual([first, second]);
+    expect(byEach('also-on-run'), d.log()).toEqual([first, second]);
+  });
 
   it('whose server restarts without its state subscribes again and reacts to the next run, though it lands at a seq it reacted to before the restart', { timeout: 120_000 }, async () => {
     server = await startRestartableServer();

@@ -12,12 +12,16 @@ import type { NodeResult, TreeRuntime } from './runtime.ts';
 /** Children listed in one run observation, at most: a parallel of thousands is summed up by its count. */
 const childrenListed = 200;
 
-/** A run as the server is told of it (`ai.vigil.recipe.run`). */
-export function runObservation(run: RunJson): Record<string, unknown> {
+/**
+ * A run as the server is told of it (`ai.vigil.recipe.run`). `trigger` is what started its tree (a child's
+ * is its root's): a sentinel on `@runs` tells by it the runs its own reactions started.
+ */
+export function runObservation(run: RunJson, treeTrigger?: string): Record<string, unknown> {
   const children = run.children;
   return {
     recipe: run.recipe,
     type: run.type,
+    trigger: run.trigger ?? treeTrigger ?? null,
     status: run.status,
     reason: run.reason ?? null,
     parent: run.parent ?? null,
@@ -39,7 +43,7 @@ export function runObservation(run: RunJson): Record<string, unknown> {
  * child under its parent) while it runs rather than once it ends.
  */
 export function announceRun(rt: TreeRuntime, recorder: RunRecorder): void {
-  rt.publisher?.publish(RUN_TYPE, recorder.run.id, runObservation(recorder.run), runActor(recorder.run.id));
+  rt.publisher?.publish(RUN_TYPE, recorder.run.id, runObservation(recorder.run, rt.req.env.VIGIL_TRIGGER), runActor(recorder.run.id));
 }
 
 export function finishNode(rt: TreeRuntime, recorder: RunRecorder, status: RunStatus, reason: string | undefined, runOutput: RunOutput): NodeResult {
@@ -48,6 +52,6 @@ export function finishNode(rt: TreeRuntime, recorder: RunRecorder, status: RunSt
   recorder.updateRun({ output_file: 'output.txt' }, true);
   recorder.finish(status, reason);
   rt.live.delete(recorder);
-  rt.publisher?.publish(RUN_TYPE, recorder.run.id, runObservation(recorder.run), runActor(recorder.run.id));
+  rt.publisher?.publish(RUN_TYPE, recorder.run.id, runObservation(recorder.run, rt.req.env.VIGIL_TRIGGER), runActor(recorder.run.id));
   return { runId: recorder.run.id, status, output, outputFile, ...(reason ? { reason } : {}) };
 }

@@ -2,7 +2,7 @@
 // started, restarted when its file changes and stopped when it is removed.
 import type { SentinelRecipe } from '../../recipes/types.ts';
 import type { TemporalContext } from '../temporal/fire-temporal.ts';
-import { SentinelWorker } from './sentinel-worker.ts';
+import { PROJECT_RUNS, SentinelWorker } from './sentinel-worker.ts';
 
 export interface SentinelWorkerLike {
   stop(): Promise<void>;
@@ -10,6 +10,8 @@ export interface SentinelWorkerLike {
 
 export class SentinelSet {
   private readonly workers = new Map<string, { definition: string; worker: SentinelWorkerLike }>();
+  /** The enabled sentinels that watch this project's runs. */
+  private runsWatchers = new Set<string>();
 
   constructor(
     private readonly ctx: TemporalContext,
@@ -18,6 +20,7 @@ export class SentinelSet {
 
   set(recipes: Array<{ recipe: SentinelRecipe; file: string }>): void {
     const seen = new Set<string>();
+    this.runsWatchers = new Set(recipes.filter(({ recipe }) => recipe.enabled !== false && recipe.watch.monitor === PROJECT_RUNS).map(({ recipe }) => recipe.name));
     for (const { recipe, file } of recipes) {
       if (recipe.enabled === false) continue;
       seen.add(recipe.name);
@@ -37,7 +40,7 @@ export class SentinelSet {
   }
 
   private startWorker(recipe: SentinelRecipe, file: string): SentinelWorkerLike {
-    return new SentinelWorker(this.ctx, recipe, file, this.server);
+    return new SentinelWorker(this.ctx, recipe, file, this.server, (name) => this.runsWatchers.has(name));
   }
 
   async stop(): Promise<void> {

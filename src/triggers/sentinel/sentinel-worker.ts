@@ -11,15 +11,18 @@ import type { TemporalContext } from '../temporal/fire-temporal.ts';
 import { admit } from '../temporal/schedule.ts';
 import { RUN_TYPE } from '../../recipes/publish/run-monitor.ts';
 import { ServerPublisher } from '../../recipes/publish/server-publisher.ts';
-
-/** watch.monitor naming this project's run monitor (docs/triggers.md). */
-const PROJECT_RUNS = '@runs';
 import { DoneLog } from './done-log.ts';
 import { codeOf, ProtocolClient, type Observation, type SubscriptionRef } from '../../server-client/protocol-client.ts';
 import { reactTurn } from './react.ts';
 import { adviceFor, backoffMs, isLastingRefusal, maxBackoffMs } from './refusal-advice.ts';
 import { UnreachableError } from '../../server-client/server-client.ts';
 import { sleep } from '../../timing/sleep.ts';
+
+/** watch.monitor naming this project's run monitor (docs/triggers.md). */
+export const PROJECT_RUNS = '@runs';
+
+/** The sentinel a run's `trigger` names (`sentinel:<name>:<seq>`), if any. */
+const sentinelOf = (trigger: unknown): string | null => (typeof trigger === 'string' ? (/^sentinel:(.+):\d+$/.exec(trigger)?.[1] ?? null) : null);
 
 /** What makes two failures the same problem: a server away is one, whether the connection was cut or refused. */
 const problemOf = (error: unknown): string => (error instanceof UnreachableError ? 'unreachable' : (error as Error).message);
@@ -49,6 +52,8 @@ export class SentinelWorker {
     private readonly recipe: SentinelRecipe,
     private readonly file: string,
     private readonly server: { base: string; token?: string } | undefined,
+    /** Whether the daemon's sentinel of that name watches `@runs`: the runs its reactions start are not reacted to on `@runs`. */
+    private readonly watchesRuns: (sentinel: string) => boolean = () => false,
   ) {
     this.client = new ProtocolClient(recipe.watch.base ?? server?.base ?? SENTINEL_DEFAULTS.base);
     this.loop = this.run();
@@ -166,12 +171,16 @@ export class SentinelWorker {
    * On `@runs`, a sentinel reacts to runs that ended, never to its own: its reactions are runs of
    * this project too (the daemon publishes each as a run of the sentinel, and a recipe target's run
    * publishes itself), and reacting to them would feed on itself, a reaction a second for as long
-   * as the daemon ran.
+   * as the daemon ran. Nor to any run a reaction of a sentinel on `@runs` started (its trigger names
+   * that sentinel: the target's run, its children, a run a command target started): two such
+   * sentinels, or one whose target is a composite, would feed one reaction on another without end.
    */
   private isEndedForeignRun(o: Observation): boolean {
-    const data = (o.data ?? {}) as { recipe?: unknown; status?: unknown; type?: unknown };
+    const data = (o.data ?? {}) as { recipe?: unknown; status?: unknown; type?: unknown; trigger?: unknown };
     if (o.type !== RUN_TYPE || data.status === 'running' || data.status === 'pending') return false;
-    if (data.type === 'sentinel' && data.recipe === this.recipe.name) return false;
+    if (data.type === 'sentinel' && (data.recipe === this.recipe.name || (typeof data.recipe === 'string' && this.watchesRuns(data.recipe)))) return false;
+    const startedBy = sentinelOf(data.trigger);
+    if (startedBy !== null && (startedBy === this.recipe.name || this.watchesRuns(startedBy))) return false;
     return !(this.recipe.mode !== 'command' && this.recipe.mode !== 'script' && data.recipe === this.recipe.target);
   }
 
