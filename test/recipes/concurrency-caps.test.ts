@@ -7,7 +7,7 @@
 import { chmodSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ServerProcess, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
+import { type ServerProcess, stablePort, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
 import { scaled } from '../support/time-scale.ts';
 import { until, untilTrue } from '../support/until.ts';
 import { fakesDir, makeProject, type Project, runVigil, startVigil, type VigilProcess } from './helpers.ts';
@@ -172,6 +172,39 @@ describe('concurrency caps of vigil.yml', () => {
     } finally {
       await restartable.kill();
     }
+  }, scaled(120_000));
+
+  it('with a durable server killed while a step waits for a slot another runner holds, the step waits the outage out and runs once the server is back', async () => {
+    const home = tempDir('vigil-caps-home-');
+    const state = join(home, 'server.db');
+    // Below the ephemeral range: the runners' own connections could take the port while the server is away.
+    const port = await stablePort();
+    server = await startServerProcess({ state, port });
+    const log = join(home, 'agents.jsonl');
+    const finish = join(home, 'finish');
+    const yml = `server:\n  base: ${server.url}\nconcurrency:\n  claude: 1\n`;
+    const start = (runner: string): VigilProcess => {
+      const r = startVigil(capProject(yml, 1), ['sequence', 'one'], { VIGIL_HOME: home, SLOT_LOG: log, SLOT_RUNNER: runner, SLOT_AGENT_UNTIL: finish });
+      runners.push(r);
+      r.child.stdin!.end();
+      return r;
+    };
+    const holder = start('a');
+    await untilTrue('the first agent to start', () => readLog(log).some((e) => e.event === 'start'));
+    const waiter = start('b');
+    await waiter.waitFor(/waiting for a claude slot: 1 of 1 held by run \S+ step work/, 30_000);
+    await server.kill();
+    // The waiting step asks during the outage (it used to fail there), and says so.
+    await waiter.waitFor(/waiting for a claude slot: cannot reach [^\n]*; asking again every second/, 30_000);
+    server = await startServerProcess({ state, port });
+    writeFileSync(finish, '');
+    for (const r of [holder, waiter]) {
+      const result = await r.done;
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+    }
+    const entries = readLog(log);
+    expect(entries.filter((e) => e.event === 'start').map((e) => e.runner)).toEqual(['a', 'b']);
+    expect(mostAlive(entries)).toBe(1);
   }, scaled(120_000));
 
   it('with a server that dies while an agent holds its slot, the runner says once that the slot lapsed and lets the agent finish', async () => {

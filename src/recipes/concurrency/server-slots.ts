@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ensureVigilHome } from '../../home/home.ts';
 import { observationTypes } from '../../protocol/vocabulary.ts';
-import { answerWithinMs, ServerError, type ServerClient, serverClient } from '../../server-client/server-client.ts';
+import { answerWithinMs, ServerError, type ServerClient, serverClient, UnreachableError } from '../../server-client/server-client.ts';
 import { LeaseFence } from '../../server-client/lease-fence.ts';
 import { systemClock } from '../../actors/clock.ts';
 import { orAborted } from '../../timing/or-aborted.ts';
@@ -158,9 +158,16 @@ export class ServerSlots implements SlotStore {
     let state = await this.opened(pool, signal);
     const note = holderText(who);
     return {
+      // Once in the line, a server away (restarted, deployed, partitioned) is waited out as the
+      // holders are: a step that waits for its slot is not failed by the moment the server was down.
       tryTake: async () => {
-        if (state.gone) state = await this.opened(pool, signal, state);
-        return this.tryTake(state, cap, note, signal);
+        try {
+          if (state.gone) state = await this.opened(pool, signal, state);
+          return await this.tryTake(state, cap, note, signal);
+        } catch (error) {
+          if (!(error instanceof UnreachableError) || signal.aborted) throw error;
+          return { holders: [], away: `${error.message}; asking again every second` };
+        }
       },
       changed: async (signal) => {
         if (state.gone) return;

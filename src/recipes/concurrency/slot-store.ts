@@ -15,8 +15,11 @@ export interface SlotGrant {
   release(): Promise<void>;
 }
 
-/** A grant, or who holds the slots ("run <id> step <label>" each) and how many wait ahead of this one on the machine. */
-export type TakeResult = { grant: SlotGrant } | { holders: string[]; ahead?: number };
+/**
+ * A grant, or who holds the slots ("run <id> step <label>" each) and how many wait ahead of this one on
+ * the machine; or, with `away`, why the slots' server cannot be asked just now (the wait goes on).
+ */
+export type TakeResult = { grant: SlotGrant } | { holders: string[]; ahead?: number; away?: string };
 
 export const holderText = (h: SlotHolder): string => `run ${h.run} step ${h.step}`;
 
