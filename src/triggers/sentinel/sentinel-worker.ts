@@ -178,7 +178,7 @@ export class SentinelWorker {
   private isEndedForeignRun(o: Observation): boolean {
     const data = (o.data ?? {}) as { recipe?: unknown; status?: unknown; type?: unknown; trigger?: unknown };
     if (o.type !== RUN_TYPE || data.status === 'running' || data.status === 'pending') return false;
-    if (data.type === 'sentinel' && (data.recipe === this.recipe.name || (typeof data.recipe === 'string' && this.watchesRuns(data.recipe)))) return false;
+    if (data.type === 'sentinel' && data.recipe === this.recipe.name) return false;
     const startedBy = sentinelOf(data.trigger);
     if (startedBy !== null && (startedBy === this.recipe.name || this.watchesRuns(startedBy))) return false;
     return !(this.recipe.mode !== 'command' && this.recipe.mode !== 'script' && data.recipe === this.recipe.target);
