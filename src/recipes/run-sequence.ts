@@ -109,8 +109,10 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
   let publisher: ServerPublisher | null = null;
   let slots: AgentSlots | null = null;
   try {
-    publisher = config.server ? await ServerPublisher.connect(config.server, projectRoot, (l) => io.stderr.write(`${l}\n`)) : null;
-    if (publisher) {
+    // A server away at the start is waited for like one that goes away later: what the run publishes is
+    // queued, and what is still queued at its end is kept for the next run or daemon of the project.
+    publisher = config.server ? await ServerPublisher.connect(config.server, projectRoot, (l) => io.stderr.write(`${l}\n`), undefined, { keepTrying: true, keepUnpublished: true }) : null;
+    if (publisher?.monitorId) {
       view.note(`publishing to monitor ${publisher.monitorId} on ${config.server!.base}`);
       const hint = publisher.watchHint(serverCacheFile(projectRoot));
       if (hint) view.note(hint);

@@ -59,7 +59,7 @@ export class Daemon {
     let publisher: ServerPublisher | null = null;
     const config = loadWorkspaceConfig(options.projectRoot);
     // A daemon runs for days: a server away at its start is waited for, as one away later is.
-    if (config.server && options.publish !== false) publisher = await ServerPublisher.connect(config.server, options.projectRoot, log, toolActor('vigil-daemon'), { keepTrying: true });
+    if (config.server && options.publish !== false) publisher = await ServerPublisher.connect(config.server, options.projectRoot, log, toolActor('vigil-daemon'), { keepTrying: true, keepUnpublished: true });
     const publish: Publish | undefined = publisher ? (type, subject, data, actor) => publisher.publish(type, subject, data, actor) : undefined;
     const ctx = { projectRoot: options.projectRoot, store, clock, env, log, ...(publish ? { publish } : {}) };
 

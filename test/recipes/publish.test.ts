@@ -6,10 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEntry, lastRun, makeProject, type Project, runVigil, startVigil } from './helpers.ts';
+import { cliEntry, lastRun, makeProject, type Project, runsOf, runVigil, startVigil } from './helpers.ts';
 import { serverCacheFile } from '../../src/recipes/publish/run-monitor.ts';
 import { spawnChild } from '../support/children.ts';
-import { startRestartableServer, tempDir } from '../support/server-process.ts';
+import { stablePort, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
 
 let server: ChildProcess;
 let base = '';
@@ -119,6 +119,41 @@ describe('publishing runs to a Vigil server', () => {
     } finally {
       p.cleanup();
       await restartable.kill();
+    }
+  });
+
+  it('a run that ends while its server is away is kept, and the next run of the project publishes it first once the server is back', async () => {
+    const state = join(tempDir('vigil-publish-'), 'server.db');
+    const port = await stablePort();
+    let durable = await startServerProcess({ state, port });
+    const p = makeProject();
+    try {
+      p.yml(`server:\n  base: ${durable.url}\n`);
+      p.recipe({ name: 'one', canary: false, steps: [{ label: 'go', backend: 'shell', prompt: 'true' }] });
+      expect((await runVigil(p, ['sequence', 'one'])).code).toBe(0);
+      await durable.kill();
+      const away = await runVigil(p, ['sequence', 'one']);
+      expect(away.code, away.stdout + away.stderr).toBe(0);
+      const missed = lastRun(p).id;
+      const kept = join(p.home, '.vigil', 'projects');
+      expect(away.stderr).toMatch(new RegExp(`observations were not published: the server was away; kept in ${kept}/\\S+/unpublished\\.jsonl for the next run or daemon of this project that reaches ${durable.url}`));
+      durable = await startServerProcess({ state, port });
+      const back = await runVigil(p, ['sequence', 'one']);
+      expect(back.code, back.stdout + back.stderr).toBe(0);
+      expect(back.stderr).toMatch(/vigil: \d+ observations that earlier runs of this project could not publish go out first/);
+      expect(back.stderr).not.toContain('not published');
+      const cache = JSON.parse(readFileSync(serverCacheFile(p.root, { VIGIL_HOME: join(p.home, '.vigil') }), 'utf8')) as Record<string, { watch: { subscription: string; token: string } }>;
+      const { watch } = Object.values(cache)[0]!;
+      const page = (await (await fetch(`${durable.url}/mp/v0/subscriptions/${watch.subscription}/pull?limit=100`, { headers: { authorization: `Bearer ${watch.token}` } })).json()) as {
+        observations: Array<{ type: string; subject: string | null; data: { status?: string } }>;
+      };
+      const ends = page.observations.filter((o) => o.type === 'ai.vigil.recipe.run' && o.data.status !== 'running').map((o) => o.subject);
+      // The run that ended in the outage is on the server, once, before the run that published it.
+      expect(ends).toEqual([runsOf(p)[0]!.id, missed, lastRun(p).id]);
+      expect(readdirSync(join(kept, readdirSync(kept)[0]!)).filter((f) => f.startsWith('unpublished'))).toEqual([]);
+    } finally {
+      p.cleanup();
+      await durable.kill();
     }
   });
 

@@ -7,13 +7,16 @@
 // does not take starts an outage, said once: observations are queued (up to
 // 1,000) and tried again, in order, after a wait that doubles up to a minute;
 // the first that goes through says the server is back. A run's end tries what
-// is pending once more and says what it gives up. A server that answers that
+// is pending once more; what is still pending then is kept under the Vigil home
+// (unpublished.ts) for the next run or daemon of the project, which publishes
+// it first, and what cannot be kept is said given up. A server that answers that
 // the monitor is not there (restarted without its state) gets it made again
 // at once. A daemon runs for days: one restart of its server once stopped its
 // publishing until the daemon itself was restarted.
 import { onBehalfOfOwner } from '../../protocol/client-actor.ts';
 import { ServerError, serverClient, UnreachableError } from '../../server-client/server-client.ts';
 import { answerWithinMs, type CachedMonitor, openRunMonitor, type RunMonitorPlace, type ServerConfig } from './run-monitor.ts';
+import { keepUnpublished, takeUnpublished, unpublishedFile } from './unpublished.ts';
 
 /** The wait after a failed publish before the next try, doubled after each failure up to the most. */
 const firstRetryMs = 1000;
@@ -46,6 +49,10 @@ export class ServerPublisher {
   private retry: NodeJS.Timeout | undefined;
   /** Refusals said so far (each is said once). */
   private readonly refusals = new Set<string>();
+  /** Publishes what earlier runs kept and keeps what it cannot publish (runs and daemons; not a sentinel's look at its monitor). */
+  private keeps = false;
+  /** Removes the file of kept observations this publisher took, once they are published or kept again. */
+  private releaseTaken: (() => void) | undefined;
 
   private constructor(
     private readonly place: RunMonitorPlace,
@@ -65,22 +72,46 @@ export class ServerPublisher {
     projectRoot: string,
     warn: (line: string) => void,
     actor = 'agent:vigil',
-    /** Long-lived callers (`vigil daemon`): a server away at the start is an outage like any later one. */
-    options: { keepTrying?: boolean } = {},
+    /**
+     * `keepTrying`: a server away at the start is an outage like any later one. `keepUnpublished`: what
+     * earlier runs of the project could not publish goes first, and what this one cannot is kept (both
+     * for runs and daemons, whose ends a sentinel on `@runs` waits for).
+     */
+    options: { keepTrying?: boolean; keepUnpublished?: boolean } = {},
   ): Promise<ServerPublisher | null> {
     const base = server.base.replace(/\/+$/, '');
     const place: RunMonitorPlace = { server, base, projectRoot, client: serverClient(base) };
+    let publisher: ServerPublisher;
     try {
-      return new ServerPublisher(place, await openRunMonitor(place, warn), warn, actor);
+      publisher = new ServerPublisher(place, await openRunMonitor(place, warn), warn, actor);
     } catch (error) {
-      if (options.keepTrying && !refusedForGood(error)) {
-        const publisher = new ServerPublisher(place, null, warn, actor);
-        publisher.awayAfter(error, undefined);
-        return publisher;
+      if (!options.keepTrying || refusedForGood(error)) {
+        warn(`vigil: cannot publish this run to ${base}: ${(error as Error).message}; the run goes on without it`);
+        return null;
       }
-      warn(`vigil: cannot publish this run to ${base}: ${(error as Error).message}; the run goes on without it`);
-      return null;
+      publisher = new ServerPublisher(place, null, warn, actor);
+      publisher.awayAfter(error, undefined);
     }
+    if (options.keepUnpublished) publisher.takeKept();
+    return publisher;
+  }
+
+  /** Queues, ahead of anything new, what earlier runs of the project kept for this server. */
+  private takeKept(): void {
+    this.keeps = true;
+    let taken: ReturnType<typeof takeUnpublished>;
+    try {
+      taken = takeUnpublished(this.place.projectRoot, this.place.base);
+    } catch (error) {
+      this.warn(`vigil: cannot read what earlier runs of this project could not publish (${unpublishedFile(this.place.projectRoot)}): ${(error as Error).message}`);
+      return;
+    }
+    const { observations, done } = taken;
+    if (observations.length === 0) return;
+    this.releaseTaken = done;
+    this.pending.unshift(...observations);
+    this.warn(`vigil: ${observations.length} ${observations.length === 1 ? 'observation' : 'observations'} that earlier runs of this project could not publish ${observations.length === 1 ? 'goes' : 'go'} out first`);
+    if (!this.outage) this.drain();
   }
 
   /** The run monitor, once opened. */
@@ -138,11 +169,24 @@ export class ServerPublisher {
       this.outage.retryAtMs = 0;
       await this.drain();
     }
-    if (this.pending.length + this.dropped > 0) {
-      this.warn(`vigil: ${this.pending.length + this.dropped} ${this.pending.length + this.dropped === 1 ? 'observation was' : 'observations were'} not published: the server was away`);
-      this.pending.length = 0;
-      this.dropped = 0;
+    let kept = 0;
+    try {
+      if (this.keeps) kept = keepUnpublished(this.place.projectRoot, this.place.base, this.pending);
+    } catch (error) {
+      this.warn(`vigil: cannot keep what was not published in ${unpublishedFile(this.place.projectRoot)}: ${(error as Error).message}`);
     }
+    const lost = this.pending.length - kept + this.dropped;
+    if (kept > 0) {
+      this.warn(
+        `vigil: ${kept} ${kept === 1 ? 'observation was' : 'observations were'} not published: the server was away; kept in ${unpublishedFile(this.place.projectRoot)} for the next run or daemon of this project that reaches ${this.place.base}`,
+      );
+    }
+    // Past the queue's 1,000 (dropped as they came), or past what the file of kept ones holds.
+    if (lost > 0) this.warn(`vigil: ${lost} ${lost === 1 ? 'observation was' : 'observations were'} not published: the server was away${this.keeps ? ' and there was no room to keep them' : ''}`);
+    this.pending.length = 0;
+    this.dropped = 0;
+    this.releaseTaken?.();
+    this.releaseTaken = undefined;
     clearTimeout(this.retry);
   }
 
@@ -173,6 +217,9 @@ export class ServerPublisher {
           this.warn(`vigil: publishing to the server resumed after ${Math.round((Date.now() - outage.sinceMs) / 1000)} s; what was queued meanwhile is published${lost}`);
         }
       }
+      // What this publisher took from earlier runs is out: a process killed now sends none of it again.
+      this.releaseTaken?.();
+      this.releaseTaken = undefined;
     });
     return this.draining;
   }
