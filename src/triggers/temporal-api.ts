@@ -147,7 +147,7 @@ export class TemporalApi {
     const log = options.log ?? (() => {});
     // Like the daemon's firings, a manual one shows in `vigil watch` when vigil.yml names a server.
     const server = loadWorkspaceConfig(this.projectRoot).server;
-    const publisher = server ? await ServerPublisher.connect(server, this.projectRoot, log, toolActor('vigil-temporal-fire')) : null;
+    const publisher = server ? await ServerPublisher.connect(server, this.projectRoot, log, toolActor('vigil-temporal-fire'), { keepTrying: true, keepUnpublished: true }) : null;
     try {
       const result = await fireTemporal(
         {
