@@ -50,29 +50,60 @@ function takeOverStale(lock: string): void {
   process.stderr.write(`vigil: took over the lock ${lock} left by process ${pid}, which is gone\n`);
 }
 
+/** Takes the lock if it is free (or its holder is gone); the open lock file, or null while another holds it. */
+function tryLock(lock: string): number | null {
+  let fd: number | null = null;
+  try {
+    fd = openSync(lock, 'wx', 0o600);
+    writeSync(fd, `${process.pid}\n`);
+    return fd;
+  } catch (error) {
+    if (fd !== null) {
+      closeSync(fd);
+      rmSync(lock, { force: true });
+      throw error;
+    }
+    takeOverStale(lock);
+    return null;
+  }
+}
+
+function unlock(lock: string, fd: number): void {
+  closeSync(fd);
+  rmSync(lock, { force: true });
+}
+
+const timedOut = (lock: string, code: VigilErrorCode, waitMs: number) =>
+  new VigilError(code, `locked by another process for over ${waitMs / 1000} s (${lock}${lockHolder(lock)})`);
+
 export function withFileLock<T>(lock: string, code: VigilErrorCode, body: () => T): T {
   const deadline = Date.now() + 10_000;
-  let fd: number | null = null;
+  let fd = tryLock(lock);
   while (fd === null) {
-    try {
-      fd = openSync(lock, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n`);
-    } catch (error) {
-      if (fd !== null) {
-        closeSync(fd);
-        rmSync(lock, { force: true });
-        throw error;
-      }
-      takeOverStale(lock);
-      if (Date.now() > deadline) throw new VigilError(code, `locked by another process for over 10 s (${lock}${lockHolder(lock)})`);
-      Atomics.wait(sleeper, 0, 0, 20);
-    }
+    if (Date.now() > deadline) throw timedOut(lock, code, 10_000);
+    Atomics.wait(sleeper, 0, 0, 20);
+    fd = tryLock(lock);
   }
   try {
     return body();
   } finally {
-    closeSync(fd);
-    rmSync(lock, { force: true });
+    unlock(lock, fd);
+  }
+}
+
+/** withFileLock for a body that awaits (a request to a server): the wait for the lock does not block the event loop. */
+export async function withFileLockAsync<T>(lock: string, code: VigilErrorCode, body: () => Promise<T>, waitMs = 30_000): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  let fd = tryLock(lock);
+  while (fd === null) {
+    if (Date.now() > deadline) throw timedOut(lock, code, waitMs);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    fd = tryLock(lock);
+  }
+  try {
+    return await body();
+  } finally {
+    unlock(lock, fd);
   }
 }
 

@@ -157,6 +157,29 @@ describe('publishing runs to a Vigil server', () => {
     }
   });
 
+  it('runs of a project started at once on a new server all publish to one monitor', async () => {
+    const p = makeProject();
+    try {
+      p.yml(`server:\n  base: ${base}\n`);
+      p.recipe({ name: 'one', canary: false, steps: [{ label: 'go', backend: 'shell', prompt: 'true' }] });
+      const results = await Promise.all([1, 2, 3, 4, 5].map(() => runVigil(p, ['sequence', 'one'])));
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+      const monitors = new Set(results.map((r) => /publishing to monitor (\S+)/.exec(r.stdout)?.[1]));
+      // Each made a monitor of its own (the ids of all but one suffixed), and four of them published where nobody watched.
+      expect([...monitors]).toHaveLength(1);
+      const cache = JSON.parse(readFileSync(serverCacheFile(p.root, { VIGIL_HOME: join(p.home, '.vigil') }), 'utf8')) as Record<string, { id: string; watch: { subscription: string; token: string } }>;
+      const [{ id, watch }] = Object.values(cache) as [{ id: string; watch: { subscription: string; token: string } }];
+      expect([...monitors]).toEqual([id]);
+      const page = (await (await fetch(`${base}/mp/v0/subscriptions/${watch.subscription}/pull?limit=100`, { headers: { authorization: `Bearer ${watch.token}` } })).json()) as {
+        observations: Array<{ type: string; subject: string | null; data: { status?: string } }>;
+      };
+      const ended = page.observations.filter((o) => o.type === 'ai.vigil.recipe.run' && o.data.status === 'succeeded').map((o) => o.subject);
+      expect(ended.sort()).toEqual(runsOf(p).map((r) => r.id).sort());
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it('a project that published before its monitor was named by project keeps that monitor, now named', async () => {
     const older = makeProject();
     try {

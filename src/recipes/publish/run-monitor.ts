@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { withFileLockAsync } from '../../file-lock/file-lock.ts';
 import { ensureProjectHome, projectHome } from '../../home/home.ts';
 import { type ServerClient, ServerError } from '../../server-client/server-client.ts';
 import { writeJsonAtomic } from '../records/run-record.ts';
@@ -153,21 +154,31 @@ export async function openRunMonitor(place: RunMonitorPlace, warn: (line: string
   const wanted = server.monitor ?? `recipes-${slugOf(projectRoot)}-${hash}`;
   // A project that published before its monitor was named by project goes on with that monitor.
   const legacy = server.monitor ? undefined : `${base}#recipes-${hash}`;
-  migrateLegacyCache(projectRoot, warn);
-  const cache = readCache(serverCacheFile(projectRoot)) ?? {}; // empty on the first publication from this project
-  const key = legacy && !cache[`${base}#${wanted}`] && cache[legacy] ? legacy : `${base}#${wanted}`;
-  let entry = cache[key];
-  // The server may have been restarted without its state: check the monitor is still ours.
-  const found = entry ? await readMonitor(client, entry.id, entry.owner_token) : null;
-  if (!entry || !found) {
-    entry = await createMonitor(client, wanted, server.token, projectRoot);
-    entry.watch = await subscribe(client, entry);
-    cache[key] = entry;
-    writeCache(projectRoot, cache);
-  } else {
+  const keyIn = (cache: Record<string, CachedMonitor>) => (legacy && !cache[`${base}#${wanted}`] && cache[legacy] ? legacy : `${base}#${wanted}`);
+  /** The monitor the cache keeps, when the server still has it as ours (it may have been restarted without its state). */
+  const kept = async (cache: Record<string, CachedMonitor>): Promise<CachedMonitor | null> => {
+    const entry = cache[keyIn(cache)];
+    const found = entry ? await readMonitor(client, entry.id, entry.owner_token) : null;
+    if (!entry || !found) return null;
     if (found.owner) entry.owner = found.owner;
     // Made when every project's monitor was called "recipes": named by its project now.
     if (!server.monitor && found.name === 'recipes') await rename(client, entry, monitorNameOf(projectRoot));
-  }
-  return entry;
+    return entry;
+  };
+  migrateLegacyCache(projectRoot, warn);
+  const first = await kept(readCache(serverCacheFile(projectRoot)) ?? {}); // empty on the first publication from this project
+  if (first) return first;
+  // Made under a lock: runs of one project started at once on a new server each made a monitor of their own,
+  // and all but the last one kept published where no one watched.
+  const lock = join(ensureProjectHome(projectRoot), 'server-monitors.lock');
+  return withFileLockAsync(lock, 'TIMEOUT', async () => {
+    const cache = readCache(serverCacheFile(projectRoot)) ?? {};
+    const madeMeanwhile = await kept(cache);
+    if (madeMeanwhile) return madeMeanwhile;
+    const entry = await createMonitor(client, wanted, server.token, projectRoot);
+    entry.watch = await subscribe(client, entry);
+    cache[keyIn(cache)] = entry;
+    writeCache(projectRoot, cache);
+    return entry;
+  });
 }
