@@ -5,8 +5,9 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { projectHome } from '../../src/home/home.ts';
+import { ServerPublisher } from '../../src/recipes/publish/server-publisher.ts';
 import { keepUnpublished, takeUnpublished } from '../../src/recipes/publish/unpublished.ts';
-import { tempDir } from '../support/server-process.ts';
+import { stablePort, tempDir } from '../support/server-process.ts';
 
 const run = (n: number) => ({ type: 'ai.vigil.recipe.run', subject: `run-${n}`, data: { status: 'failed' }, actor: `agent:vigil-run/run-${n}` });
 let saved: string | undefined;
@@ -51,5 +52,23 @@ describe('observations kept for later', () => {
     expect(taken.observations.map((o) => o.subject)).toEqual(['run-1', 'run-2']);
     taken.done();
     expect(readdirSync(projectHome(projectRoot))).toEqual([]);
+  });
+
+  it("a backlog past the queue's 1,000 does not crowd out what the run itself could not publish: all is kept again", async () => {
+    keepUnpublished(projectRoot, 'http://127.0.0.1:1', Array.from({ length: 1200 }, (_, i) => run(i)));
+    const said: string[] = [];
+    // A free port nothing listens on: the server is away.
+    const base = `http://127.0.0.1:${await stablePort()}`;
+    keepUnpublished(projectRoot, base, Array.from({ length: 1200 }, (_, i) => run(i)));
+    const publisher = (await ServerPublisher.connect({ base }, projectRoot, (l) => said.push(l), 'agent:test', { keepTrying: true, keepUnpublished: true }))!;
+    for (let i = 0; i < 5; i++) publisher.publish('ai.vigil.recipe.run', `new-${i}`, { status: 'failed' });
+    await publisher.flush();
+    expect(said.join('\n')).toContain('1205 observations were not published: the server was away; kept in');
+    expect(said.join('\n')).not.toContain('no room');
+    const again = takeUnpublished(projectRoot, base);
+    again.done();
+    expect(again.observations.slice(-5).map((o) => o.subject)).toEqual(['new-0', 'new-1', 'new-2', 'new-3', 'new-4']);
+    // What was kept for another server stayed kept for it.
+    expect(takeUnpublished(projectRoot, 'http://127.0.0.1:1').observations).toHaveLength(1200);
   });
 });

@@ -53,6 +53,8 @@ export class ServerPublisher {
   private keeps = false;
   /** Removes the file of kept observations this publisher took, once they are published or kept again. */
   private releaseTaken: (() => void) | undefined;
+  /** How many of `pending` (at its front) earlier runs kept: they do not count against the queue's limit. */
+  private keptAhead = 0;
 
   private constructor(
     private readonly place: RunMonitorPlace,
@@ -110,6 +112,7 @@ export class ServerPublisher {
     if (observations.length === 0) return;
     this.releaseTaken = done;
     this.pending.unshift(...observations);
+    this.keptAhead = observations.length;
     this.warn(`vigil: ${observations.length} ${observations.length === 1 ? 'observation' : 'observations'} that earlier runs of this project could not publish ${observations.length === 1 ? 'goes' : 'go'} out first`);
     if (!this.outage) this.drain();
   }
@@ -149,7 +152,7 @@ export class ServerPublisher {
 
   /** Queues one observation; `actor` names who acted (a run, a step, a sentinel), else the publisher's own. */
   publish(type: string, subject: string, data: Record<string, unknown>, actor?: string): void {
-    if (this.pending.length >= mostPending) {
+    if (this.pending.length - this.keptAhead >= mostPending) {
       this.dropped++;
       return;
     }
@@ -184,6 +187,7 @@ export class ServerPublisher {
     // Past the queue's 1,000 (dropped as they came), or past what the file of kept ones holds.
     if (lost > 0) this.warn(`vigil: ${lost} ${lost === 1 ? 'observation was' : 'observations were'} not published: the server was away${this.keeps ? ' and there was no room to keep them' : ''}`);
     this.pending.length = 0;
+    this.keptAhead = 0;
     this.dropped = 0;
     this.releaseTaken?.();
     this.releaseTaken = undefined;
@@ -209,6 +213,7 @@ export class ServerPublisher {
           this.refusals.add(said);
         }
         this.pending.shift();
+        if (this.keptAhead > 0) this.keptAhead--;
         if (outage) {
           this.outage = undefined;
           clearTimeout(this.retry);
