@@ -4,7 +4,7 @@
 // a runner killed with -9 while holding slots holds the others up at most
 // for the slots' lease. The invariants are read from the agents' own log of
 // starts and exits, never from Vigil's records.
-import { chmodSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ServerProcess, stablePort, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
@@ -127,6 +127,18 @@ describe('concurrency caps of vigil.yml', () => {
     expect(leases.filter((l) => l.action === 'claim')).toHaveLength(12);
     expect(leases.filter((l) => l.action === 'complete')).toHaveLength(12);
     expect(new Set(leases.map((l) => l.subject))).toEqual(new Set(['slot-1', 'slot-2']));
+    // The runner that made the monitor keeps its owner token, 0600, for the dashboard's lease timeline.
+    const kept = join(home, 'concurrency', 'monitors.json');
+    expect(statSync(kept).mode & 0o077).toBe(0);
+    const token = (JSON.parse(readFileSync(kept, 'utf8')) as Record<string, string>)[`${server.base}#vigil.concurrency.claude`];
+    const publish = (bearer: string) =>
+      fetch(`${server!.base}/monitors/vigil.concurrency.claude/observations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'ai.vigil.concurrency.slot', subject: 'slot-1', data: {} }),
+      });
+    expect((await publish('vgo_not-the-owner')).status).toBe(401);
+    expect((await publish(token!)).status).toBe(201);
   }, scaled(120_000));
 
   it('with a server that accepted the connection and stopped answering (SIGSTOP), Ctrl-C cancels a step waiting for its slot at once', async () => {

@@ -7,10 +7,12 @@
 // (`concurrency_lease_seconds`). Every runner subscribes to the monitor once
 // per pool; each claim and renewal carries a note naming the run and step, so
 // a waiting step can say who holds the slots.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
+import { withFileLock } from '../../file-lock/file-lock.ts';
 import { ensureVigilHome } from '../../home/home.ts';
+import { writeJsonAtomic } from '../records/run-record.ts';
 import { observationTypes } from '../../protocol/vocabulary.ts';
 import { answerWithinMs, ServerError, type ServerClient, serverClient, UnreachableError } from '../../server-client/server-client.ts';
 import { LeaseFence } from '../../server-client/lease-fence.ts';
@@ -121,14 +123,17 @@ export class ServerSlots implements SlotStore {
     try {
       const file = join(ensureVigilHome(this.env), 'concurrency', 'monitors.json');
       mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      let kept: Record<string, string> = {};
-      try {
-        kept = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
-      } catch {
-        // the first one kept
-      }
-      kept[`${this.http.base}#${monitor}`] = token;
-      writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
+      // Under a lock: two runners making two pools' monitors at once each kept only their own.
+      withFileLock(`${file}.lock`, 'TIMEOUT', () => {
+        let kept: Record<string, string> = {};
+        try {
+          kept = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+        } catch {
+          // the first one kept
+        }
+        kept[`${this.http.base}#${monitor}`] = token;
+        writeJsonAtomic(file, kept, 0o600);
+      });
     } catch (error) {
       this.warn(`vigil: could not keep the owner token of ${monitor}: ${(error as Error).message}`);
     }
