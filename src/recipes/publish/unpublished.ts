@@ -79,7 +79,11 @@ export function takeUnpublished(projectRoot: string, base: string): { observatio
     if (typeof parsed.base !== 'string' || typeof parsed.type !== 'string' || typeof parsed.subject !== 'string') continue;
     const { base: to, ...observation } = parsed as KeptObservation & { base: string };
     if (to === base) observations.push(observation);
-    else elsewhere.set(to, [...(elsewhere.get(to) ?? []), observation]);
+    else {
+      const list = elsewhere.get(to) ?? [];
+      list.push(observation);
+      elsewhere.set(to, list);
+    }
   }
   for (const [to, kept] of elsewhere) keepUnpublished(projectRoot, to, kept);
   const done = (): void => {
