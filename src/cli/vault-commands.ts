@@ -9,13 +9,21 @@ import { VigilError } from '../errors/vigil-error.ts';
 const actions = ['set', 'get', 'list', 'delete', 'backend'];
 
 export function registerVaultCommands(cli: CAC): void {
-  defineCommand(cli, 'vault <action> [key]', 'Secrets: "set KEY" (value from stdin), "get KEY", "list", "delete KEY", "backend" (keyring or encrypted file)')
+  defineCommand(cli, 'vault <action> [key] [...extra]', 'Secrets: "set KEY" (value from stdin), "get KEY", "list", "delete KEY", "backend" (keyring or encrypted file)')
     .option('--scope <scope>', 'Scope of the key (service vigil-vault/<scope>; default "default")')
     .option('--json', 'Print the result as JSON')
     .example('printf %s "$TOKEN" | vigil vault set api_key --scope api')
-    .action((action: string, key: string | undefined, options: { scope?: unknown; json?: boolean }) =>
+    .action((action: string, key: string | undefined, extra: string[], options: { scope?: unknown; json?: boolean }) =>
       runSdkCommand(async () => {
         if (!actions.includes(action)) unknownAction('vault', action, actions);
+        // Not echoed: after "set KEY" it is the secret itself, typed where ps and the shell's history keep it.
+        if (extra.length > 0) {
+          throw new UsageError(
+            action === 'set'
+              ? 'vault set: the value is read from stdin, never from the command line (there ps and the shell\'s history keep it): printf %s "$VALUE" | vigil vault set KEY'
+              : `vault ${action}: takes ${action === 'list' || action === 'backend' ? 'no KEY' : 'one KEY'}; got ${extra.length} more ${extra.length === 1 ? 'argument' : 'arguments'}`,
+          );
+        }
         const [{ vaultNamespace }, { takeMigrationNote, takeRescueNote, vaultBackend }, { sdkContext }] = await Promise.all([
           import('../sdk/namespaces/vault.ts'),
           import('../vault/vault.ts'),

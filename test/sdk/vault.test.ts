@@ -57,6 +57,12 @@ describe('vigil vault', () => {
     expect(huge.code).toBe(2);
     expect(huge.stderr).toBe('vigil: value: must be at most 65,536 characters; standard input held more\n');
     expect((await vigil(project, ['vault', 'frobnicate'])).code).toBe(2);
+    // A value typed after the key is refused without being echoed back, and pointed to stdin.
+    const inArgv = await vigil(project, ['vault', 'set', 'k', 'hunter2-secret']);
+    expect(inArgv.code).toBe(2);
+    expect(inArgv.stderr).toContain('vault set: the value is read from stdin, never from the command line');
+    expect(inArgv.stderr).not.toContain('hunter2');
+    expect((await vigil(project, ['vault', 'list'])).stdout).toBe('');
   });
 
   it('moves a plaintext vault.json into the encrypted vault on first use and removes it', async () => {
