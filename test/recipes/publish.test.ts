@@ -165,7 +165,7 @@ describe('publishing runs to a Vigil server', () => {
       const results = await Promise.all([1, 2, 3, 4, 5].map(() => runVigil(p, ['sequence', 'one'])));
       for (const r of results) expect(r.code, r.stderr).toBe(0);
       const monitors = new Set(results.map((r) => /publishing to monitor (\S+)/.exec(r.stdout)?.[1]));
-      // Each made a monitor of its own (the ids of all but one suffixed), and four of them published where nobody watched.
+      // Before, each made a monitor of its own (the ids of all but one suffixed), and four published where nobody watched.
       expect([...monitors]).toHaveLength(1);
       const cache = JSON.parse(readFileSync(serverCacheFile(p.root, { VIGIL_HOME: join(p.home, '.vigil') }), 'utf8')) as Record<string, { id: string; watch: { subscription: string; token: string } }>;
       const [{ id, watch }] = Object.values(cache) as [{ id: string; watch: { subscription: string; token: string } }];
