@@ -219,6 +219,21 @@ describe('concurrency caps of vigil.yml', () => {
     expect(mostAlive(entries)).toBe(1);
   }, scaled(120_000));
 
+  it('with a server still starting (or restarting) when a runner first asks for a slot, the step waits for it and runs', async () => {
+    const home = tempDir('vigil-caps-home-');
+    const port = await stablePort();
+    const log = join(home, 'agents.jsonl');
+    const r = startVigil(capProject(`server:\n  base: http://127.0.0.1:${port}\nconcurrency:\n  claude: 1\n`, 1), ['sequence', 'one'], { VIGIL_HOME: home, SLOT_LOG: log, SLOT_RUNNER: 'a' });
+    runners.push(r);
+    r.child.stdin!.end();
+    // It failed the step at once: a runner that began while its server restarted lost every agent step.
+    await r.waitFor(/waiting for a claude slot: cannot reach [^\n]*; asking again every second/, 30_000);
+    server = await startServerProcess({ port });
+    const result = await r.done;
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(readLog(log).map((e) => e.event)).toEqual(['start', 'exit']);
+  }, scaled(120_000));
+
   it('with a server that dies while an agent holds its slot, the runner says once that the slot lapsed and lets the agent finish', async () => {
     server = await startServerProcess();
     const home = tempDir('vigil-caps-home-');

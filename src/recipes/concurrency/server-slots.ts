@@ -25,6 +25,8 @@ export const SLOT_TYPE = 'ai.vigil.concurrency.slot';
 /** The most slots a pool has: the monitor is made with all of them, so a runner with a larger cap finds its slots there. */
 export const MAX_SLOTS = 64;
 const PULL_WAIT_S = 5;
+/** How long a runner that has not reached the slots' server yet waits for it before failing the step. */
+const FIRST_REACH_MS = answerWithinMs;
 
 export const slotMonitorId = (pool: string): string => `vigil.concurrency.${pool}`;
 
@@ -160,27 +162,40 @@ export class ServerSlots implements SlotStore {
   }
 
   async enter(pool: string, cap: number, who: SlotHolder, signal: AbortSignal): Promise<SlotWaiter> {
-    let state = await this.opened(pool, signal);
+    /** Null until the pool is opened: a server away then is waited for, up to FIRST_REACH_MS. */
+    let state: PoolState | null = null;
+    let awaySince: number | null = null;
     const note = holderText(who);
     return {
-      // Once in the line, a server away (restarted, deployed, partitioned) is waited out as the
-      // holders are: a step that waits for its slot is not failed by the moment the server was down.
+      // A server away (restarted, redeployed, partitioned) is waited out as the holders are: a step
+      // that waits for its slot is not failed by the moment the server was down. Before the pool was
+      // ever opened only for a while: a `server:` that never answers fails the step.
       tryTake: async () => {
         try {
-          if (state.gone) state = await this.opened(pool, signal, state);
+          if (!state || state.gone) state = await this.opened(pool, signal, state ?? undefined);
           return await this.tryTake(state, cap, note, signal);
         } catch (error) {
           if (!(error instanceof UnreachableError) || signal.aborted) throw error;
+          if (!state) {
+            awaySince ??= Date.now();
+            // One that took the connection and never answered has had its 30 s already.
+            if (error.timedOut || Date.now() - awaySince >= FIRST_REACH_MS) throw error;
+          }
           return { holders: [], away: `${error.message}; asking again every second` };
         }
       },
       changed: async (signal) => {
+        if (!state) {
+          await sleep(1000, signal);
+          return;
+        }
         if (state.gone) return;
+        const opened = state;
         // A failed read (the server away a moment) is tried again after a second, or at once on the cancel.
-        await this.read(state, PULL_WAIT_S, signal).catch(async (error: Error) => {
+        await this.read(opened, PULL_WAIT_S, signal).catch(async (error: Error) => {
           if (error.name === 'AbortError') return;
           if (codeOf(error) === 'NOT_FOUND') {
-            state.gone = true;
+            opened.gone = true;
             return;
           }
           await sleep(1000, signal);
