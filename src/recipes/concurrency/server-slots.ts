@@ -104,20 +104,32 @@ export class ServerSlots implements SlotStore {
     } catch (error) {
       if (codeOf(error) !== 'DUPLICATE') throw error;
     }
-    let reply: { subscription: { id: string; cursor: number }; token: string };
-    try {
-      reply = await this.http.request('POST', '/subscriptions', {
-        body: { monitor, subscriber: `runner ${hostname()} pid ${process.pid}`, capabilities: ['observe', 'act'], from: 'head', retire_after_mute_seconds: 86400 },
-      });
-    } catch (error) {
-      if (codeOf(error) === 'NOT_FOUND' || codeOf(error) === 'CAPABILITY_MISSING')
-        throw new Error(`monitor ${monitor} on ${this.http.base} is not open to every runner (it must be public, granting observe and act); retire it or choose another server`);
-      throw error;
-    }
+    const reply = await this.subscribe(monitor);
     const { head } = await this.http.request<{ head: number }>('GET', `/monitors/${monitor}`);
     const state: PoolState = { monitor, sub: { id: reply.subscription.id, token: reply.token, cursor: Math.max(1, head - 500) }, holders: new Map(), mine: new Map(), gone: false };
     await this.read(state, 0);
     return state;
+  }
+
+  /**
+   * This runner's subscription to the pool. A subscription the server made while its answer was lost
+   * (the server killed after its commit) holds the runner's name, and only its token could subscribe
+   * under it again: the next try takes a name of its own (the lost one retires after a day unused).
+   */
+  private async subscribe(monitor: string): Promise<{ subscription: { id: string; cursor: number }; token: string }> {
+    const name = `runner ${hostname()} pid ${process.pid}`;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.http.request('POST', '/subscriptions', {
+          body: { monitor, subscriber: attempt === 1 ? name : `${name} #${attempt}`, capabilities: ['observe', 'act'], from: 'head', retire_after_mute_seconds: 86400 },
+        });
+      } catch (error) {
+        if (codeOf(error) === 'UNAUTHORIZED' && attempt < 5) continue;
+        if (codeOf(error) === 'NOT_FOUND' || codeOf(error) === 'CAPABILITY_MISSING')
+          throw new Error(`monitor ${monitor} on ${this.http.base} is not open to every runner (it must be public, granting observe and act); retire it or choose another server`);
+        throw error;
+      }
+    }
   }
 
   /** The monitor's owner token, kept for its maker: the dashboard shows a monitor's lease timeline to its owner (and the admin). */
