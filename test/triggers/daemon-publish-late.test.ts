@@ -7,17 +7,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serverCacheFile } from '../../src/recipes/publish/run-monitor.ts';
 import { type ServerProcess, stablePort, startServerProcess } from '../support/server-process.ts';
-import { lines, type Running, type Scratch, scratchProject, startDaemon, waitFor } from './helpers.ts';
+import { lines, type Running, type Scratch, scratchProject, startDaemon, stopDaemon, waitFor } from './helpers.ts';
 
 let s: Scratch | undefined;
 let daemon: Running | undefined;
 let server: ServerProcess | undefined;
 
 afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.child.kill('SIGKILL');
-    await daemon.exited;
-  }
+  await stopDaemon(daemon);
   await server?.kill();
   s?.cleanup();
   daemon = server = s = undefined;

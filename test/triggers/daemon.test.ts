@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { TriggerStore } from '../../src/triggers/trigger-store.ts';
-import { lines, type Running, type Scratch, scratchProject, startDaemon, vigilAsync as vigil, waitFor } from './helpers.ts';
+import { lines, type Running, type Scratch, scratchProject, startDaemon, stopDaemon, vigilAsync as vigil, waitFor } from './helpers.ts';
 
 interface Project {
   readonly s: Scratch;
@@ -17,12 +17,7 @@ function project({ onTestFinished }: TestContext): Project {
   const s = scratchProject();
   const daemons: Running[] = [];
   onTestFinished(async () => {
-    for (const d of daemons) {
-      if (d.child.exitCode === null && d.child.signalCode === null) {
-        d.child.kill('SIGKILL');
-        await d.exited;
-      }
-    }
+    for (const d of daemons) await stopDaemon(d);
     s.cleanup();
   });
   return {

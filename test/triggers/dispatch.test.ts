@@ -6,16 +6,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/file-lock/process-alive.ts';
 import { spawnChild } from '../support/children.ts';
-import { type Running, type Scratch, scratchProject, startDaemon, vigil, vigilBin, waitFor } from './helpers.ts';
+import { type Running, type Scratch, scratchProject, startDaemon, stopDaemon, vigil, vigilBin, waitFor } from './helpers.ts';
 
 let s: Scratch | undefined;
 let d: Running | undefined;
 
 afterEach(async () => {
-  if (d && d.child.exitCode === null && d.child.signalCode === null) {
-    d.child.kill('SIGKILL');
-    await d.exited;
-  }
+  await stopDaemon(d);
   s?.cleanup();
 });
 

@@ -75,6 +75,13 @@ export function startDaemon(s: Scratch, extraEnv: NodeJS.ProcessEnv = {}, flags:
   return { child, log: () => log, exited };
 }
 
+/** Ends a daemon a test started, if it still runs, and waits for its exit (SIGKILL unless told). */
+export async function stopDaemon(d: Running | undefined, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (!d || d.child.exitCode !== null || d.child.signalCode !== null) return;
+  d.child.kill(signal);
+  await d.exited;
+}
+
 export async function waitFor<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + scaled(timeoutMs);
   for (;;) {

@@ -14,17 +14,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RestartableServer, startRestartableServer } from '../support/server-process.ts';
 import { cliEntry } from '../support/cli-entry.ts';
-import { lines, type Running, type Scratch, scratchProject, startDaemon, vigilAsync, waitFor } from './helpers.ts';
+import { lines, type Running, type Scratch, scratchProject, startDaemon, stopDaemon, vigilAsync, waitFor } from './helpers.ts';
 
 let server: RestartableServer | undefined;
 let daemon: Running | undefined;
 let project: Scratch | undefined;
 
 afterEach(async () => {
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  }
+  await stopDaemon(daemon, 'SIGTERM');
   await server?.kill();
   project?.cleanup();
   daemon = undefined;
