@@ -7,12 +7,12 @@
 // (`concurrency_lease_seconds`). Every runner subscribes to the monitor once
 // per pool; each claim and renewal carries a note naming the run and step, so
 // a waiting step can say who holds the slots.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { withFileLock } from '../../file-lock/file-lock.ts';
 import { ensureVigilHome } from '../../home/home.ts';
-import { writeJsonAtomic } from '../records/run-record.ts';
+import { readJsonObject, writeJsonAtomic } from '../../json/json-file.ts';
 import { observationTypes } from '../../protocol/vocabulary.ts';
 import { answerWithinMs, ServerError, type ServerClient, serverClient, UnreachableError } from '../../server-client/server-client.ts';
 import { LeaseFence } from '../../server-client/lease-fence.ts';
@@ -139,12 +139,7 @@ export class ServerSlots implements SlotStore {
       mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
       // Under a lock: two runners making two pools' monitors at once each kept only their own.
       withFileLock(`${file}.lock`, 'TIMEOUT', () => {
-        let kept: Record<string, string> = {};
-        try {
-          kept = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
-        } catch {
-          // the first one kept
-        }
+        const kept = readJsonObject<string>(file) ?? {};
         kept[`${this.http.base}#${monitor}`] = token;
         writeJsonAtomic(file, kept, 0o600);
       });

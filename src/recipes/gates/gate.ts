@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { writeJsonAtomic } from '../records/run-record.ts';
+import { writeJsonAtomic } from '../../json/json-file.ts';
 
 export type GateVerdict = 'approve' | 'reject' | 'retry';
 

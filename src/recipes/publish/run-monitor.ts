@@ -4,12 +4,12 @@
 // are kept under the user's Vigil home, keyed by project (serverCacheFile),
 // never in the project's working tree.
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { withFileLockAsync } from '../../file-lock/file-lock.ts';
 import { ensureProjectHome, projectHome } from '../../home/home.ts';
 import { type ServerClient, ServerError } from '../../server-client/server-client.ts';
-import { writeJsonAtomic } from '../records/run-record.ts';
+import { readJsonObject, writeJsonAtomic } from '../../json/json-file.ts';
 
 export const RUN_TYPE = 'ai.vigil.recipe.run';
 export const STEP_TYPE = 'ai.vigil.recipe.step';
@@ -107,13 +107,7 @@ export function serverCacheFile(projectRoot: string, env: NodeJS.ProcessEnv = pr
 /** Where older versions kept it: inside the project, where `git add -A` picked the tokens up. */
 const legacyCacheFile = (projectRoot: string): string => join(projectRoot, '.vigil', 'server-monitors.json');
 
-function readCache(file: string): Record<string, CachedMonitor> | null {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, CachedMonitor>;
-  } catch {
-    return null;
-  }
-}
+const readCache = (file: string) => readJsonObject<CachedMonitor>(file);
 
 function writeCache(projectRoot: string, cache: Record<string, CachedMonitor>): void {
   ensureProjectHome(projectRoot);

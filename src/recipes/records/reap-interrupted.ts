@@ -5,7 +5,8 @@
 // environment (read through /proc), so a reused pid is never killed.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRunJson, runsDir, stagingMaker, writeJsonAtomic } from './run-record.ts';
+import { writeJsonAtomic } from '../../json/json-file.ts';
+import { readRunJson, runsDir, stagingMaker } from './run-record.ts';
 import { processAlive } from '../../file-lock/process-alive.ts';
 
 export interface ReapedRun {

@@ -5,10 +5,10 @@
 // `--from` read.
 
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Listeners } from '../../events/listeners.ts';
-import { threadId } from 'node:worker_threads';
+import { writeJsonAtomic } from '../../json/json-file.ts';
 
 export type StepStatus =
   | 'pending'
@@ -178,17 +178,6 @@ export function newRunId(now = new Date()): string {
 
 export function runsDir(projectRoot: string): string {
   return join(projectRoot, '.vigil', 'runs');
-}
-
-let written = 0;
-
-/** Writes `value` whole or not at all; `mode` (e.g. 0o600 for a file of tokens) from the first byte. */
-export function writeJsonAtomic(file: string, value: unknown, mode?: number): void {
-  // Unique to this process and thread without drawing random bytes for every write.
-  written += 1;
-  const tmp = `${file}.${process.pid}.${threadId}.${written}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, mode === undefined ? undefined : { mode });
-  renameSync(tmp, file);
 }
 
 /** The folder a run's record is made in before it is renamed to the run's id: hidden, and naming its maker. */

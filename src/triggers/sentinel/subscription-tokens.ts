@@ -3,10 +3,9 @@
 // subscription, never in the project. vigil.db sits in the project's .vigil/,
 // where `git add -A` takes it along in a checkout without the .gitignore that
 // `vigil init` writes; it keeps the subscriptions' ids only.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureProjectHome, projectHome } from '../../home/home.ts';
-import { writeJsonAtomic } from '../../recipes/records/run-record.ts';
+import { readJsonObject, writeJsonAtomic } from '../../json/json-file.ts';
 
 export function subscriptionTokensFile(projectRoot: string, env: NodeJS.ProcessEnv = process.env): string {
   return join(projectHome(projectRoot, env), 'sentinel-tokens.json');
@@ -34,11 +33,6 @@ export class SubscriptionTokens {
   }
 
   private read(): Record<string, string> {
-    try {
-      const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as unknown;
-      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
-    } catch {
-      return {};
-    }
+    return readJsonObject<string>(this.file) ?? {};
   }
 }
