@@ -2,7 +2,7 @@
 // the root — a recipe with steps, or a composite whose children are runs of
 // their own — on one step pool, one view and one set of signal handlers.
 // Returns the exit code.
-import { setMaxListeners } from 'node:events';
+import { sharedController } from '../timing/shared-controller.ts';
 import { join } from 'node:path';
 import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { treeStartRefusals } from './check/check-recipe.ts';
@@ -76,8 +76,7 @@ export async function runSequence(req: RunRequest, io: SequenceIo): Promise<Exit
 
   const { threads, perThread } = StepPool.sizeFor(treeConcurrency(tree));
   const pool = new StepPool(threads, perThread);
-  const cancel = new AbortController();
-  setMaxListeners(100_000, cancel.signal);
+  const cancel = sharedController();
   const live = new Set<RunRecorder>();
   const killAll = (): void => pool.killAll();
   process.on('exit', killAll);

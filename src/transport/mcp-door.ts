@@ -3,7 +3,6 @@
 // SDK's low-level `Server` rather than `McpServer` because the tools publish
 // JSON Schemas derived from the protocol's own (McpServer wants zod) and the
 // resources need subscribe/unsubscribe handlers.
-import { setMaxListeners } from 'node:events';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
@@ -28,6 +27,7 @@ import { Coalescer, realTimers, type Timers } from './mcp-coalescer.ts';
 import { remoteBackend } from './mcp-remote.ts';
 import { allTools, configureActions, listedTools, operationOf, type ToolSpec, toolNamed } from './mcp-tools.ts';
 import { linkedSignal } from '../timing/linked-signal.ts';
+import { sharedController } from '../timing/shared-controller.ts';
 
 /** At most one resource-update notification per resource in this many milliseconds (§15). */
 export const notifyIntervalMs = 250;
@@ -73,11 +73,8 @@ export function createMcpDoor(backend: McpBackend, options: McpDoorOptions = {})
 
   // Requests in progress, so that a client closing stdin still gets every answer it asked for.
   const inFlight = new Set<Promise<unknown>>();
-  const shutdown = new AbortController();
-  // Each tool call in progress listens on it until it ends, and a client may have any number in flight:
-  // past ten Node would warn of a leak on stderr (the client's log) where there is none. (Not 0 for unlimited:
-  // Node 20's getMaxListeners throws on a signal set to 0.)
-  setMaxListeners(100_000, shutdown.signal);
+  // Each tool call in progress listens on it until it ends, and a client may have any number in flight.
+  const shutdown = sharedController();
   const track = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
     const done = () => inFlight.delete(work);

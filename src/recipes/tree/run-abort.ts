@@ -2,7 +2,7 @@
 // run cancels every child run and step below it, but not its siblings. What
 // stopped it (a budget, fail_fast, a signal) travels as the signal's reason, so
 // that what did not start can say why.
-import { setMaxListeners } from 'node:events';
+import { sharedController } from '../../timing/shared-controller.ts';
 
 /**
  * Why a run was stopped, as its abort signal's reason. Its name is AbortError, so fetch and every wait
@@ -24,10 +24,8 @@ export interface RunAbort {
 }
 
 export function runAbort(parent: AbortSignal): RunAbort {
-  const controller = new AbortController();
-  // Every child and step listens to this signal: as many listeners as the run has at once is no leak.
-  // (Not 0 for unlimited: Node 20's getMaxListeners throws on a signal set to 0.)
-  setMaxListeners(100_000, controller.signal);
+  // Every child and step listens to this signal.
+  const controller = sharedController();
   const onParentAbort = (): void => controller.abort(parent.reason);
   if (parent.aborted) controller.abort(parent.reason);
   else parent.addEventListener('abort', onParentAbort, { once: true });

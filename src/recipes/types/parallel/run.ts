@@ -4,7 +4,7 @@
 // it). Succeeded children are merged back one at a time in index order; a
 // conflicting merge is aborted and that child is `conflict`, its branch kept.
 // fail_fast cancels the others at the first failure. Output: one line per child.
-import { setMaxListeners } from 'node:events';
+import { sharedController } from '../../../timing/shared-controller.ts';
 import { disposeCopy, keptUnmerged, type StepWorkspace } from '../../isolation/isolation.ts';
 import { RunStopped, stoppedWhy } from '../../tree/run-abort.ts';
 import { type ChildResult, type CompositeContext, type CompositeOutcome, notOfType } from '../composite.ts';
@@ -26,10 +26,8 @@ export async function runParallel(ctx: CompositeContext): Promise<CompositeOutco
   const sets = recipe.vars ?? [];
   const name = recipe.recipe!;
   const count = sets.length;
-  const failFast = new AbortController();
-  // Every running child listens on it (up to 64 at once): no leak for Node to warn of past ten. (Not 0 for
-  // unlimited: Node 20's getMaxListeners throws on a signal set to 0.)
-  setMaxListeners(100_000, failFast.signal);
+  // Every running child listens on it.
+  const failFast = sharedController();
   const runs: Array<ChildRun | undefined> = new Array(count);
   ctx.planChildren(sets.map((vars, i) => ({ role: `child ${i}`, name, vars })));
 
