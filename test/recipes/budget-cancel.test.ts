@@ -5,8 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { allRuns, childRuns, makeShProject, rootRun, shRecipe } from './composite-helpers.ts';
-import { isAlive, type Project, runVigil, startVigil } from './helpers.ts';
+import { childRuns, makeShProject, rootRun, shRecipe } from './composite-helpers.ts';
+import { isAlive, type Project, runsOf, runVigil, startVigil } from './helpers.ts';
 import { untilTrue } from '../support/until.ts';
 
 // Each test runs many real processes (a loaded machine makes that slow).
@@ -105,7 +105,7 @@ describe('cancelling a composite run', () => {
       const result = await run.done;
       expect(result.code).toBe(exit);
       for (const pid of pids) expect(isAlive(pid)).toBe(false);
-      const records = allRuns(project);
+      const records = runsOf(project);
       expect(records.filter((r) => r.status === 'running')).toEqual([]);
       const root = rootRun(project);
       expect(root.status).toBe('cancelled');

@@ -2,9 +2,9 @@
 // argument as a shell script, so composite-recipe tests can describe what
 // every agent does (edit files, print verdicts, scores and usage) inline.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fakesDir, makeProject, type Project, startVigil, type VigilResult } from './helpers.ts';
+import { fakesDir, makeProject, type Project, runsOf, startVigil, type VigilResult } from './helpers.ts';
 import type { RunJson } from '../../src/recipes/records/run-record.ts';
 
 export function git(cwd: string, ...args: string[]): string {
@@ -38,20 +38,11 @@ export function runById(project: Project, id: string): RunJson {
   return JSON.parse(readFileSync(join(project.root, '.vigil', 'runs', id, 'run.json'), 'utf8')) as RunJson;
 }
 
-export function allRuns(project: Project): RunJson[] {
-  const dir = join(project.root, '.vigil', 'runs');
-  // As `vigil runs` does: a hidden entry is a record still being made (or left by a runner killed while making it).
-  return readdirSync(dir)
-    .filter((id) => !id.startsWith('.'))
-    .map((id) => runById(project, id));
-}
-
 /** The root run (no parent) started last. */
 export function rootRun(project: Project): RunJson {
-  const roots = allRuns(project)
+  return runsOf(project)
     .filter((r) => !r.parent)
-    .sort((a, b) => a.started.localeCompare(b.started));
-  return roots.at(-1)!;
+    .at(-1)!;
 }
 
 export function childRuns(project: Project, run: RunJson): RunJson[] {

@@ -179,11 +179,12 @@ export function runVigil(project: Project, args: string[], env: Record<string, s
   return p.done;
 }
 
+/** Every run recorded in the project, oldest first. As `vigil runs` does, a hidden entry is skipped: it is a record still being made (or left by a runner killed while making it). */
 export function runsOf(project: Project): RunJson[] {
   const dir = join(project.root, '.vigil', 'runs');
   let ids: string[];
   try {
-    ids = readdirSync(dir).sort();
+    ids = readdirSync(dir).filter((id) => !id.startsWith('.'));
   } catch {
     return [];
   }
