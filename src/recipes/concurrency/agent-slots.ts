@@ -103,7 +103,7 @@ export class AgentSlots {
         for (;;) {
           const result = await waiter.tryTake();
           if ('grant' in result) return result.grant;
-          line.told = result.away ? `waiting for ${slotName(pool)}: ${result.away}` : waitMessage(pool, cap, result.holders, result.ahead ?? 0);
+          line.told = result.unavailable ? `waiting for ${slotName(pool)}: ${result.unavailable}` : waitMessage(pool, cap, result.holders, result.ahead ?? 0);
           for (const l of line.listeners) l(line.told);
           await waiter.changed(req.signal);
           if (req.signal.aborted) return null;

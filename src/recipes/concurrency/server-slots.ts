@@ -7,6 +7,12 @@
 // (`concurrency_lease_seconds`). Every runner subscribes to the monitor once
 // per pool; each claim and renewal carries a note naming the run and step, so
 // a waiting step can say who holds the slots.
+//
+// Only the monitor's maker may publish its slots, and a maker killed between
+// making it and publishing them (or whose answer was lost with a server killed
+// after its commit) leaves a monitor no claim can be granted on. Once it is
+// UNPUBLISHED_GRACE_S old by the server's clock, with no slots still, every
+// runner passes it over for the next generation, `vigil.concurrency.P.2`, …
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -27,8 +33,14 @@ export const MAX_SLOTS = 64;
 const PULL_WAIT_S = 5;
 /** How long a runner that has not reached the slots' server yet waits for it before failing the step. */
 const FIRST_REACH_MS = answerWithinMs;
+/**
+ * How old a pool's monitor without slots must be before runners pass it over: twice the longest a
+ * maker's publication may take to be answered, so that no slots arrive on a monitor once passed over.
+ */
+export const UNPUBLISHED_GRACE_S = (2 * answerWithinMs) / 1000;
 
-export const slotMonitorId = (pool: string): string => `vigil.concurrency.${pool}`;
+/** The monitor of a pool's slots; generations after the first replace a monitor whose maker never published them. */
+export const slotMonitorId = (pool: string, generation = 1): string => `vigil.concurrency.${pool}${generation > 1 ? `.${generation}` : ''}`;
 
 interface Subscription {
   id: string;
@@ -37,6 +49,8 @@ interface Subscription {
 }
 
 interface PoolState {
+  pool: string;
+  generation: number;
   monitor: string;
   sub: Subscription;
   /** subject → who holds it, from the lease observations read so far. */
@@ -48,6 +62,8 @@ interface PoolState {
    * memory): the pool is opened again, monitor and all, before the next claim.
    */
   gone: boolean;
+  /** The monitor has no slots and never will (see the top of this file): the next generation is opened instead. */
+  passedOver: boolean;
 }
 
 const codeOf = (error: unknown) => (error instanceof ServerError ? error.body.code : undefined);
@@ -63,6 +79,7 @@ export class ServerSlots implements SlotStore {
     private readonly leaseSeconds: number,
     private readonly warn: (line: string) => void,
     private readonly env: NodeJS.ProcessEnv = process.env,
+    private readonly unpublishedGraceS = UNPUBLISHED_GRACE_S,
   ) {
     this.http = serverClient(server.base);
     this.token = server.token;
@@ -71,10 +88,10 @@ export class ServerSlots implements SlotStore {
 
   private readonly token: string | undefined;
 
-  private pool(pool: string): Promise<PoolState> {
+  private pool(pool: string, generation: number): Promise<PoolState> {
     let state = this.pools.get(pool);
     if (!state) {
-      state = this.open(pool);
+      state = this.open(pool, generation);
       state.catch(() => this.pools.delete(pool));
       this.pools.set(pool, state);
     }
@@ -82,8 +99,8 @@ export class ServerSlots implements SlotStore {
   }
 
   /** Makes the pool's monitor when nobody has, and subscribes to it. */
-  private async open(pool: string): Promise<PoolState> {
-    const monitor = slotMonitorId(pool);
+  private async open(pool: string, generation: number): Promise<PoolState> {
+    const monitor = slotMonitorId(pool, generation);
     try {
       const made = await this.http.request<{ owner_token: string }>('POST', '/monitors', {
         ...(this.token ? { token: this.token } : {}),
@@ -101,12 +118,23 @@ export class ServerSlots implements SlotStore {
       const observations = Array.from({ length: MAX_SLOTS }, (_, i) => ({ type: SLOT_TYPE, subject: `slot-${i + 1}`, data: { pool, slot: i + 1 } }));
       await this.http.request('POST', `/monitors/${monitor}/observations`, { token: made.owner_token, body: { observations } });
       this.keepOwnerToken(monitor, made.owner_token);
+      if (generation > 1)
+        this.warn(`vigil: made ${monitor} on ${this.http.base} for the slots of "${pool}": ${slotMonitorId(pool, generation - 1)} has no slots (its maker stopped before publishing them)`);
     } catch (error) {
       if (codeOf(error) !== 'DUPLICATE') throw error;
     }
     const reply = await this.subscribe(monitor);
     const { head } = await this.http.request<{ head: number }>('GET', `/monitors/${monitor}`);
-    const state: PoolState = { monitor, sub: { id: reply.subscription.id, token: reply.token, cursor: Math.max(1, head - 500) }, holders: new Map(), mine: new Map(), gone: false };
+    const state: PoolState = {
+      pool,
+      generation,
+      monitor,
+      sub: { id: reply.subscription.id, token: reply.token, cursor: Math.max(1, head - 500) },
+      holders: new Map(),
+      mine: new Map(),
+      gone: false,
+      passedOver: false,
+    };
     await this.read(state, 0);
     return state;
   }
@@ -179,8 +207,11 @@ export class ServerSlots implements SlotStore {
       // ever opened only for a while: a `server:` that never answers fails the step.
       tryTake: async () => {
         try {
-          if (!state || state.gone) state = await this.opened(pool, signal, state ?? undefined);
-          return await this.tryTake(state, cap, note, signal);
+          for (;;) {
+            if (!state || state.gone) state = await this.opened(pool, signal, state ?? undefined);
+            const taken = await this.tryTake(state, cap, note, signal);
+            if (!state.passedOver) return taken;
+          }
         } catch (error) {
           if (!(error instanceof UnreachableError) || signal.aborted) throw error;
           if (!state) {
@@ -188,7 +219,7 @@ export class ServerSlots implements SlotStore {
             // One that took the connection and never answered has had its 30 s already.
             if (error.timedOut || Date.now() - awaySince >= FIRST_REACH_MS) throw error;
           }
-          return { holders: [], away: `${error.message}; asking again every second` };
+          return { holders: [], unavailable: `${error.message}; asking again every second` };
         }
       },
       changed: async (signal) => {
@@ -220,9 +251,9 @@ export class ServerSlots implements SlotStore {
     const kept = lost && this.pools.get(pool);
     if (kept && (await kept.catch(() => undefined)) === lost) {
       this.pools.delete(pool);
-      this.warn(`vigil: ${this.http.base} no longer has this runner's subscription to ${lost.monitor} (restarted without its state?): subscribing again`);
+      if (!lost.passedOver) this.warn(`vigil: ${this.http.base} no longer has this runner's subscription to ${lost.monitor} (restarted without its state?): subscribing again`);
     }
-    const state = await orAborted(this.pool(pool), signal);
+    const state = await orAborted(this.pool(pool, lost ? lost.generation + (lost.passedOver ? 1 : 0) : 1), signal);
     if (!state) throw signal.reason;
     return state;
   }
@@ -248,7 +279,9 @@ export class ServerSlots implements SlotStore {
       } catch (error) {
         const code = codeOf(error);
         if (code !== 'LEASE_HELD' && code !== 'NOT_FOUND') throw error;
-        if (code === 'NOT_FOUND' && (await this.lost(state, signal))) return { holders: ['nobody: the server lost the slots, asking again'] };
+        if (code === 'NOT_FOUND' && (await this.lost(state, signal))) return { holders: [], unavailable: `${this.http.base} lost this runner's subscription to ${state.monitor}; subscribing again` };
+        // The subscription is there and the slot is not: the monitor's slots are not published (yet).
+        if (code === 'NOT_FOUND') return { holders: [], unavailable: await this.unpublished(state, signal) };
         holders.push(state.holders.get(subject) ?? 'another runner');
       }
     }
@@ -265,6 +298,16 @@ export class ServerSlots implements SlotStore {
       state.gone = true;
       return true;
     }
+  }
+
+  /** What a waiting step is told of a pool whose slots are missing; passes the monitor over once they never will be (and another try follows at once). */
+  private async unpublished(state: PoolState, signal: AbortSignal): Promise<string> {
+    const { created } = await this.http.request<{ created: string }>('GET', `/monitors/${state.monitor}`, { signal });
+    const { as_of } = await this.http.request<{ as_of: string }>('GET', `/monitors/${state.monitor}/state`, { signal });
+    if (Date.parse(as_of) - Date.parse(created) < this.unpublishedGraceS * 1000) return `the slots of ${state.monitor} are not published yet (its maker may still be publishing them)`;
+    state.passedOver = true;
+    state.gone = true;
+    return `${state.monitor} has no slots; opening the next`;
   }
 
   /**

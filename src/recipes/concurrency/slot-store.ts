@@ -17,9 +17,10 @@ export interface SlotGrant {
 
 /**
  * A grant, or who holds the slots ("run <id> step <label>" each) and how many wait ahead of this one on
- * the machine; or, with `away`, why the slots' server cannot be asked just now (the wait goes on).
+ * the machine; or, with `unavailable`, why no slot can be asked for just now (the slots' server away, the
+ * pool's slots not published yet): the wait goes on.
  */
-export type TakeResult = { grant: SlotGrant } | { holders: string[]; ahead?: number; away?: string };
+export type TakeResult = { grant: SlotGrant } | { holders: string[]; ahead?: number; unavailable?: string };
 
 export const holderText = (h: SlotHolder): string => `run ${h.run} step ${h.step}`;
 
