@@ -2,7 +2,8 @@
 // answer was lost (killed after its commit) subscribes again under a name of its own. Two stores in one
 // process stand for it: they share the runner's name, and the second does not know the first's token.
 import { afterEach, describe, expect, it } from 'vitest';
-import { SLOT_TYPE, ServerSlots } from '../../src/recipes/concurrency/server-slots.ts';
+import { ServerSlots } from '../../src/recipes/concurrency/server-slots.ts';
+import { SLOT_TYPE } from '../../src/recipes/concurrency/slot-pool.ts';
 import { serverClient } from '../../src/server-client/server-client.ts';
 import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
 
