@@ -5,15 +5,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ServerSlots } from '../../src/recipes/concurrency/server-slots.ts';
 import { SLOT_TYPE } from '../../src/recipes/concurrency/slot-pool.ts';
 import { serverClient } from '../../src/server-client/server-client.ts';
-import { type ServerProcess, startServerProcess, tempDir } from '../support/server-process.ts';
+import { type RestartableServer, type ServerProcess, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
 
-let server: ServerProcess | null = null;
+let server: ServerProcess | RestartableServer | null = null;
 const stores: ServerSlots[] = [];
 afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
   await server?.kill();
   server = null;
 });
+
+/** What a runner killed between making a pool's monitor and publishing its slots leaves. */
+const unpublishedPool = (url: string) =>
+  serverClient(url).request('POST', '/monitors', {
+    body: { id: 'vigil.concurrency.claude', visibility: 'public', capabilities: ['observe', 'act'], default_grant: ['observe', 'act'], types: [SLOT_TYPE] },
+  });
 
 describe('slots on a server', () => {
   it('a runner whose name already has a subscription it holds no token for subscribes under a name of its own', async () => {
@@ -35,10 +41,7 @@ describe('slots on a server', () => {
   it('passes over a pool monitor whose maker never published its slots, once it is old enough, and every runner meets on the next', async () => {
     server = await startServerProcess();
     const env = { ...process.env, VIGIL_HOME: tempDir('vigil-home-') };
-    // A runner killed between making the monitor and publishing its slots.
-    await serverClient(server.url).request('POST', '/monitors', {
-      body: { id: 'vigil.concurrency.claude', visibility: 'public', capabilities: ['observe', 'act'], default_grant: ['observe', 'act'], types: [SLOT_TYPE] },
-    });
+    await unpublishedPool(server.url);
     const warnings: string[] = [];
     const open = (graceS: number) => {
       const store = new ServerSlots({ base: server!.url }, 60, (line) => warnings.push(line), env, graceS);
@@ -58,5 +61,30 @@ describe('slots on a server', () => {
     // Another runner starting now meets it there: the cap holds across the move.
     const other = await (await open(0).enter('claude', 1, { run: 'r3', step: 'c' }, signal)).tryTake();
     expect(other).toEqual({ holders: ['run r2 step b'] });
+  });
+
+  it('a runner that moved on to the next generation meets the others on the first again once the server restarts without its state', async () => {
+    const restartable = await startRestartableServer();
+    server = restartable;
+    const env = { ...process.env, VIGIL_HOME: tempDir('vigil-home-') };
+    await unpublishedPool(restartable.url);
+    const open = () => {
+      const store = new ServerSlots({ base: restartable.url }, 60, () => {}, env, 0);
+      stores.push(store);
+      return store;
+    };
+    const signal = new AbortController().signal;
+    const moved = open();
+    const first = await (await moved.enter('claude', 1, { run: 'r1', step: 'a' }, signal)).tryTake();
+    if (!('grant' in first)) throw new Error(`no grant: ${JSON.stringify(first)}`);
+
+    await restartable.restart();
+    await first.grant.release();
+    expect('grant' in (await (await open().enter('claude', 1, { run: 'r2', step: 'b' }, signal)).tryTake())).toBe(true);
+    // The moved runner finds its subscription gone, opens the pool again and meets the new one's slot:
+    // it made vigil.concurrency.claude.2 again, where it would hold a slot beside it.
+    const waiter = await moved.enter('claude', 1, { run: 'r1', step: 'c' }, signal);
+    expect(await waiter.tryTake()).toEqual({ holders: [], unavailable: expect.stringMatching(/lost this runner's subscription to vigil\.concurrency\.claude\.2; subscribing again$/) });
+    expect(await waiter.tryTake()).toEqual({ holders: ['run r2 step b'] });
   });
 });

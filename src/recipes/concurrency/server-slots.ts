@@ -8,7 +8,7 @@
 // per pool; each claim and renewal carries a note naming the run and step, so
 // a waiting step can say who holds the slots. The monitor and this runner's
 // subscription to it are slot-pool.ts's.
-import { answerWithinMs, serverClient, UnreachableError } from '../../server-client/server-client.ts';
+import { answerWithinMs, type ServerClient, serverClient, UnreachableError } from '../../server-client/server-client.ts';
 import { LeaseFence } from '../../server-client/lease-fence.ts';
 import { systemClock } from '../../actors/clock.ts';
 import { orAborted } from '../../timing/or-aborted.ts';
@@ -22,7 +22,7 @@ const FIRST_REACH_MS = answerWithinMs;
 
 export class ServerSlots implements SlotStore {
   readonly where: string;
-  private readonly http;
+  private readonly http: ServerClient;
   private readonly monitors: SlotPoolMonitors;
   private readonly pools = new Map<string, Promise<PoolState>>();
   private readonly leases = new Set<LeaseFence>();
@@ -106,7 +106,9 @@ export class ServerSlots implements SlotStore {
       this.pools.delete(pool);
       if (!lost.passedOver) this.warn(`vigil: ${this.http.base} no longer has this runner's subscription to ${lost.monitor} (restarted without its state?): subscribing again`);
     }
-    const state = await orAborted(this.pool(pool, lost ? lost.generation + (lost.passedOver ? 1 : 0) : 1), signal);
+    // A pool lost with its server's state starts again from the first generation, as a runner started
+    // now does: both meet on the lowest one with slots (a server restarted empty has none passed over).
+    const state = await orAborted(this.pool(pool, lost?.passedOver ? lost.generation + 1 : 1), signal);
     if (!state) throw signal.reason;
     return state;
   }
