@@ -7,7 +7,7 @@
 
 export interface LinkedSignal {
   readonly signal: AbortSignal;
-  /** Takes its listeners off the sources and clears its timer: call it when the work is done, however it ended. */
+  /** Takes its listeners off the sources and clears its timer: call it when the work is done, however it ended (the timer holds the process until then). */
   dispose(): void;
 }
 
@@ -35,8 +35,10 @@ export function linkedSignal(sources: readonly AbortSignal[], timeoutMs?: number
     listening.push([source, listener]);
   }
   if (timeoutMs !== undefined) {
+    // Kept ref'd, so that the work holds the process until it ends or times out: a fetch whose server
+    // was killed under it can be left holding no handle (undici, Node 20), and a run waiting on it
+    // exited at once with 13, "unsettled top-level await", having printed nothing.
     timer = setTimeout(() => abort(new DOMException(`no answer within ${timeoutMs / 1000} s`, 'TimeoutError')), timeoutMs);
-    timer.unref();
   }
   return { signal: controller.signal, dispose };
 }

@@ -1,9 +1,11 @@
 // A signal that follows others for one piece of work, and lets go of them when the work is done: Node 20's
 // AbortSignal.any kept every composed signal held by a long-lived source (the MCP door's shutdown signal,
 // a live source's), about 1.2 KB per request for as long as the server ran.
+import { spawnSync } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { expect, it, vi } from 'vitest';
 import { linkedSignal } from '../../src/timing/linked-signal.ts';
+import { repoRoot } from '../support/server-process.ts';
 
 it('aborts with the reason of the first source that aborts', () => {
   const [a, b] = [new AbortController(), new AbortController()];
@@ -50,3 +52,20 @@ it('leaves no listener on a long-lived source once disposed, however many pieces
   shutdown.abort();
   expect(linked.signal.aborted).toBe(false);
 });
+
+it('holds the process until its work ends or times out, and no longer once disposed', () => {
+  // Work that holds no handle of its own, as a fetch whose server was killed under it can be left
+  // (undici, Node 20): it settles only on the abort. A run waiting on one exited with 13 at once.
+  const code = `
+    import { linkedSignal } from './src/timing/linked-signal.ts';
+    const linked = linkedSignal([], 300);
+    await new Promise((resolve) => linked.signal.addEventListener('abort', resolve));
+    linked.dispose();
+    console.log('settled: ' + linked.signal.reason.name);
+    linkedSignal([], 600_000).dispose();
+  `;
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 });
+  expect(child.signal, 'still running after 60 s: a disposed limit held the process').toBeNull();
+  expect({ status: child.status, stdout: child.stdout }).toEqual({ status: 0, stdout: 'settled: TimeoutError\n' });
+});
+
