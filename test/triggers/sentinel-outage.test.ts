@@ -1,12 +1,13 @@
 // A sentinel daemon across an outage of its server (killed with -9, then
 // started again on its port and state file): it says the problem once, not
 // once a second for as long as it lasts, says when it watches again, and
-// reacts again to the observation whose reaction the outage fenced.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// reacts again to the observation whose reaction the outage fenced; a
+// reaction that ended during the outage completes its lease once, said once.
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Fleet, startFleet } from '../../bench/lib/sentinel-fleet.ts';
-import { publish } from '../support/client.ts';
+import { publish, replayAll, subscribe } from '../support/client.ts';
 import { type ServerProcess, stablePort, startServerProcess, tempDir } from '../support/server-process.ts';
 import { untilTrue } from '../support/until.ts';
 
@@ -54,4 +55,29 @@ describe('sentinel across an outage of its server', () => {
     expect(count(said, `sentinel react: cannot reach`), said).toBe(1);
     expect(count(said, 'subject "job-1": cannot reach'), said).toBe(1);
   });
+
+  it('a reaction that ended while its server was away completes its lease once it is back, said once and not run again', { timeout: 90_000 }, async () => {
+    const port = await stablePort();
+    const state = join(tempDir(), 'vigil.db');
+    server = await startServerProcess({ port, state });
+    fleet = await startFleet({ instances: 1, server, target: 'echo "$OBSERVATION_SEQ" >> "$OUT/reactions.log"; until [ -e "$OUT/go" ]; do sleep 0.05; done' });
+    const log = () => fleet!.sentinels[0]!.log();
+    await untilTrue('the sentinel to subscribe', () => log().includes('subscribed to'));
+    const seq = (await publish(server.base, fleet.monitor, fleet.ownerToken, { type: 'ci.build', subject: 'job-1' })).body.seq as number;
+    await untilTrue('the reaction to start', () => fleet!.reactions().includes(seq));
+
+    await server.kill();
+    writeFileSync(join(fleet.out, 'go'), '');
+    await untilTrue('its completion to meet the outage', () => log().includes('subject "job-1": cannot reach'));
+    server = await startServerProcess({ port, state });
+    const reader = await subscribe(server.base, { monitor: fleet.monitor, subscriber: 'test-reader', from: 'earliest' }, fleet.ownerToken);
+    const leaseActions = async () =>
+      (await replayAll(server!.base, reader)).filter((o) => o.type === 'ai.vigil.monitor.lease' && o.subject === 'job-1').map((o) => o.data.payload.action as string);
+    await untilTrue('the lease to be completed', async () => (await leaseActions()).includes('complete'));
+    expect(await leaseActions()).toEqual(['claim', 'complete']);
+    expect(fleet.reactions()).toEqual([seq]);
+    // It said "→ run … succeeded" again when the completion went through.
+    expect(count(log(), `observation ${seq} (job-1) → run`), log()).toBe(1);
+  });
 });
+

@@ -101,10 +101,11 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
 
   // A reaction that finished before a crash, whose completion never reached the server, is not run again.
   const previous = ctx.store.reaction(name, sub.id, seq);
+  const ranBefore = previous?.status === 'succeeded';
   let runId: string;
   let ok: boolean;
   let reason: string | undefined;
-  if (previous?.status === 'succeeded') {
+  if (ranBefore) {
     runId = previous.run_id;
     ok = true;
   } else {
@@ -146,12 +147,15 @@ export async function reactTurn(t: TurnInput): Promise<TurnResult> {
     ctx.store.saveReaction({ recipe: name, subscription: sub.id, seq, subject, run_id: runId, status: ok ? 'succeeded' : 'failed' });
   }
 
-  const key = `sentinel:${name}`;
-  const state = ctx.store.temporal(key);
-  const next = ctx.store.patchTemporal(key, { ...afterFiring(recipe, state, ok, ctx.clock.now()), last_run: new Date(ctx.clock.now()).toISOString() });
-  ctx.log(`sentinel ${name}: observation ${seq} (${subject}) → run ${runId} ${ok ? 'succeeded' : `failed${reason ? ` (${reason})` : ''}`}`);
-  if (shouldNotify(recipe, ok)) notifyFiring(ctx.log, ctx.publish, `sentinel ${name} ${ok ? 'succeeded' : 'failed'}`, `observation ${seq}: run ${runId}`, triggerActor('sentinel', name));
-  if (next.circuit_broken && !state?.circuit_broken) ctx.log(`sentinel ${name}: circuit broken after ${next.consecutive_failures} consecutive failures`);
+  // Said, notified and counted once: a reaction whose completion is tried again was all that the first time.
+  if (!ranBefore) {
+    const key = `sentinel:${name}`;
+    const state = ctx.store.temporal(key);
+    const next = ctx.store.patchTemporal(key, { ...afterFiring(recipe, state, ok, ctx.clock.now()), last_run: new Date(ctx.clock.now()).toISOString() });
+    ctx.log(`sentinel ${name}: observation ${seq} (${subject}) → run ${runId} ${ok ? 'succeeded' : `failed${reason ? ` (${reason})` : ''}`}`);
+    if (shouldNotify(recipe, ok)) notifyFiring(ctx.log, ctx.publish, `sentinel ${name} ${ok ? 'succeeded' : 'failed'}`, `observation ${seq}: run ${runId}`, triggerActor('sentinel', name));
+    if (next.circuit_broken && !state?.circuit_broken) ctx.log(`sentinel ${name}: circuit broken after ${next.consecutive_failures} consecutive failures`);
+  }
 
   if (ok) {
     const evidence = [{ sentinel: name, run: runId, seq }, ...superseded.map((o) => ({ sentinel: name, run: runId, seq: Number(o.id), superseded_by: seq }))];
