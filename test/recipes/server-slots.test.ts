@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ServerSlots } from '../../src/recipes/concurrency/server-slots.ts';
 import { SLOT_TYPE } from '../../src/recipes/concurrency/slot-pool.ts';
 import { serverClient } from '../../src/server-client/server-client.ts';
-import { type RestartableServer, type ServerProcess, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
+import { join } from 'node:path';
+import { type RestartableServer, type ServerProcess, stablePort, startRestartableServer, startServerProcess, tempDir } from '../support/server-process.ts';
+import { untilTrue } from '../support/until.ts';
 
 let server: ServerProcess | RestartableServer | null = null;
 const stores: ServerSlots[] = [];
@@ -87,4 +89,27 @@ describe('slots on a server', () => {
     expect(await waiter.tryTake()).toEqual({ holders: [], unavailable: expect.stringMatching(/lost this runner's subscription to vigil\.concurrency\.claude\.2; subscribing again$/) });
     expect(await waiter.tryTake()).toEqual({ holders: ['run r2 step b'] });
   });
+
+  it('a slot whose agent ended while the server was away is freed once it is back, not when its lease expires', async () => {
+    const port = await stablePort();
+    const state = join(tempDir(), 'vigil.db');
+    server = await startServerProcess({ port, state });
+    const env = { ...process.env, VIGIL_HOME: tempDir('vigil-home-') };
+    const open = () => {
+      const store = new ServerSlots({ base: server!.url }, 3600, () => {}, env);
+      stores.push(store);
+      return store;
+    };
+    const signal = new AbortController().signal;
+    const first = await (await open().enter('claude', 1, { run: 'r1', step: 'a' }, signal)).tryTake();
+    if (!('grant' in first)) throw new Error(`no grant: ${JSON.stringify(first)}`);
+
+    await server.kill();
+    await first.grant.release();
+    server = await startServerProcess({ port, state });
+    const waiter = await open().enter('claude', 1, { run: 'r2', step: 'b' }, signal);
+    // It was held for the rest of its hour-long lease.
+    await untilTrue('the slot to be freed', async () => 'grant' in (await waiter.tryTake()));
+  });
 });
+

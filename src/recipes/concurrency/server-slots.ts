@@ -26,6 +26,8 @@ export class ServerSlots implements SlotStore {
   private readonly monitors: SlotPoolMonitors;
   private readonly pools = new Map<string, Promise<PoolState>>();
   private readonly leases = new Set<LeaseFence>();
+  /** Aborted when the runner closes the store: completions tried again in the background stop. */
+  private readonly closing = new AbortController();
 
   constructor(
     server: { base: string; token?: string },
@@ -176,17 +178,41 @@ export class ServerSlots implements SlotStore {
     return {
       slot,
       release: async () => {
+        const expiresAt = Date.now() + lease.secondsLeft() * 1000;
         lease.stop();
         this.leases.delete(lease);
         // Ours until the completion is answered: a claim of it meanwhile would be answered "already yours".
         // Not waited for past 10 s: a server that does not answer frees the slot when its lease expires.
-        await this.http.request('POST', `${path}/complete`, { token: state.sub.token, body: { ...body, outcome: 'succeeded' }, timeoutMs: 10_000 }).catch(() => {});
+        const complete = () => this.http.request('POST', `${path}/complete`, { token: state.sub.token, body: { ...body, outcome: 'succeeded' }, timeoutMs: 10_000 });
+        try {
+          await complete();
+        } catch (error) {
+          // A server away when the agent ended: the slot is freed once it is back rather than when its lease
+          // expires, which kept the others waiting up to concurrency_lease_seconds after it came back.
+          if (error instanceof UnreachableError && !this.closing.signal.aborted) {
+            void this.completeLater(complete, expiresAt).finally(() => state.mine.delete(slot));
+            return;
+          }
+        }
         state.mine.delete(slot);
       },
     };
   }
 
+  /** Tries a completion again every second, in the background, while the lease lasts and this runner runs. */
+  private async completeLater(complete: () => Promise<unknown>, expiresAt: number): Promise<void> {
+    while (Date.now() < expiresAt && (await sleep(1000, this.closing.signal))) {
+      try {
+        await complete();
+        return;
+      } catch (error) {
+        if (!(error instanceof UnreachableError)) return;
+      }
+    }
+  }
+
   async close(): Promise<void> {
+    this.closing.abort();
     for (const lease of this.leases) lease.stop();
   }
 }
