@@ -23,16 +23,22 @@ const unpublishedPool = (url: string) =>
     body: { id: 'vigil.concurrency.claude', visibility: 'public', capabilities: ['observe', 'act'], default_grant: ['observe', 'act'], types: [SLOT_TYPE] },
   });
 
+/** A store per call, as each runner has one, sharing a Vigil home (and so the runner's name). */
+function runnersOn(url: string, options: { leaseSeconds?: number; unpublishedGraceS?: number; warn?: (line: string) => void } = {}) {
+  const env = { ...process.env, VIGIL_HOME: tempDir('vigil-home-') };
+  return (unpublishedGraceS = options.unpublishedGraceS): ServerSlots => {
+    const store = new ServerSlots({ base: url }, options.leaseSeconds ?? 60, options.warn ?? (() => {}), env, unpublishedGraceS);
+    stores.push(store);
+    return store;
+  };
+}
+
+const signal = new AbortController().signal;
+
 describe('slots on a server', () => {
   it('a runner whose name already has a subscription it holds no token for subscribes under a name of its own', async () => {
     server = await startServerProcess();
-    const env = { ...process.env, VIGIL_HOME: tempDir('vigil-home-') };
-    const open = () => {
-      const store = new ServerSlots({ base: server!.url }, 60, () => {}, env);
-      stores.push(store);
-      return store;
-    };
-    const signal = new AbortController().signal;
+    const open = runnersOn(server.url);
     const first = await (await open().enter('claude', 1, { run: 'r1', step: 'a' }, signal)).tryTake();
     expect('grant' in first).toBe(true);
     // It was refused UNAUTHORIZED ("already has a subscription"), which failed the step.
@@ -42,15 +48,9 @@ describe('slots on a server', () => {
 
   it('passes over a pool monitor whose maker never published its slots, once it is old enough, and every runner meets on the next', async () => {
     server = await startServerProcess();
-    const env = { ...process.env, VIGIL_HOME: tempDir('vigil-home-') };
     await unpublishedPool(server.url);
     const warnings: string[] = [];
-    const open = (graceS: number) => {
-      const store = new ServerSlots({ base: server!.url }, 60, (line) => warnings.push(line), env, graceS);
-      stores.push(store);
-      return store;
-    };
-    const signal = new AbortController().signal;
+    const open = runnersOn(server.url, { warn: (line) => warnings.push(line) });
     // Young: its maker may still be publishing them. It was "held by another runner", for ever.
     const young = await (await open(3600).enter('claude', 1, { run: 'r1', step: 'a' }, signal)).tryTake();
     expect(young).toEqual({ holders: [], unavailable: 'the slots of vigil.concurrency.claude are not published yet (its maker may still be publishing them)' });
@@ -68,14 +68,8 @@ describe('slots on a server', () => {
   it('a runner that moved on to the next generation meets the others on the first again once the server restarts without its state', async () => {
     const restartable = await startRestartableServer();
     server = restartable;
-    const env = { ...process.env, VIGIL_HOME: tempDir('vigil-home-') };
     await unpublishedPool(restartable.url);
-    const open = () => {
-      const store = new ServerSlots({ base: restartable.url }, 60, () => {}, env, 0);
-      stores.push(store);
-      return store;
-    };
-    const signal = new AbortController().signal;
+    const open = runnersOn(restartable.url, { unpublishedGraceS: 0 });
     const moved = open();
     const first = await (await moved.enter('claude', 1, { run: 'r1', step: 'a' }, signal)).tryTake();
     if (!('grant' in first)) throw new Error(`no grant: ${JSON.stringify(first)}`);
@@ -94,13 +88,7 @@ describe('slots on a server', () => {
     const port = await stablePort();
     const state = join(tempDir(), 'vigil.db');
     server = await startServerProcess({ port, state });
-    const env = { ...process.env, VIGIL_HOME: tempDir('vigil-home-') };
-    const open = () => {
-      const store = new ServerSlots({ base: server!.url }, 3600, () => {}, env);
-      stores.push(store);
-      return store;
-    };
-    const signal = new AbortController().signal;
+    const open = runnersOn(server.url, { leaseSeconds: 3600 });
     const first = await (await open().enter('claude', 1, { run: 'r1', step: 'a' }, signal)).tryTake();
     if (!('grant' in first)) throw new Error(`no grant: ${JSON.stringify(first)}`);
 
