@@ -182,7 +182,7 @@ export class ServerSlots implements SlotStore {
         lease.stop();
         this.leases.delete(lease);
         // Ours until the completion is answered: a claim of it meanwhile would be answered "already yours".
-        // Not waited for past 10 s: a server that does not answer frees the slot when its lease expires.
+        // Not waited for past 10 s: the step ends, and the completion is tried again in the background.
         const complete = () => this.http.request('POST', `${path}/complete`, { token: state.sub.token, body: { ...body, outcome: 'succeeded' }, timeoutMs: 10_000 });
         try {
           await complete();
