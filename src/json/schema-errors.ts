@@ -23,6 +23,24 @@ export function fieldPath(instancePath: string, doc: unknown): string {
   return out === '' ? '(top level)' : out;
 }
 
+interface NamesSchema {
+  pattern?: string;
+  maxLength?: number;
+}
+
+/** The patterns property names are held to, said in words. */
+const namePatterns: Record<string, string> = {
+  '^[A-Za-z_][A-Za-z0-9_]*$': 'names are letters, digits and _, not starting with a digit',
+  '^[A-Za-z0-9][A-Za-z0-9_.-]*$': 'names are letters, digits, _, . and -, starting with a letter or digit',
+};
+
+function namesRule(names: NamesSchema): string {
+  const rules = [];
+  if (names.pattern) rules.push(namePatterns[names.pattern] ?? `names must match ${names.pattern}`);
+  if (names.maxLength !== undefined) rules.push(`at most ${names.maxLength} characters`);
+  return rules.join(', ');
+}
+
 function describe(error: ErrorObject, doc: unknown): string {
   const where = fieldPath(error.instancePath, doc);
   const p = error.params as Record<string, unknown>;
@@ -40,7 +58,7 @@ function describe(error: ErrorObject, doc: unknown): string {
     case 'pattern':
       return `${where}: ${JSON.stringify(error.data)} must match ${String(p.pattern)}`;
     case 'propertyNames':
-      return `${where}: property name ${JSON.stringify(p.propertyName)} is not allowed (names are letters, digits and _, not starting with a digit)`;
+      return `${where}: property name ${JSON.stringify(p.propertyName)} is not allowed (${namesRule((error.parentSchema as { propertyNames?: NamesSchema } | undefined)?.propertyNames ?? {})})`;
     case 'minimum':
     case 'exclusiveMinimum':
     case 'maximum':
@@ -54,6 +72,7 @@ function describe(error: ErrorObject, doc: unknown): string {
 
 /** One line per problem; ajv's structural `if` noise is dropped. */
 export function describeSchemaErrors(errors: ErrorObject[] | null | undefined, doc: unknown): string[] {
-  const lines = (errors ?? []).filter((e) => e.keyword !== 'if').map((e) => describe(e, doc));
+  // A property name's own errors (ajv sets propertyName on them) are said by its propertyNames error, naming it.
+  const lines = (errors ?? []).filter((e) => e.keyword !== 'if' && e.propertyName === undefined).map((e) => describe(e, doc));
   return [...new Set(lines)];
 }

@@ -101,6 +101,12 @@ describe('concurrency caps of vigil.yml', () => {
     const zero = await runVigil(p, ['sequence', 'one']);
     expect(zero.code).toBe(2);
     expect(zero.stderr).toMatch(/concurrency\.claude/);
+    // Its slots on a server are the monitor vigil.concurrency.<name>(.<generation>), whose id holds 64.
+    const long = 'a-provider-whose-name-runs-past-forty-chars';
+    p.yml(`providers:\n  ${long}: { type: custom, command: ./agent.sh }\nconcurrency:\n  ${long}: 1\n`);
+    const tooLong = await runVigil(p, ['sequence', 'one']);
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toContain(`concurrency: property name "${long}" is not allowed (names are letters, digits, _, . and -, starting with a letter or digit, at most 40 characters)`);
   });
 
   it('without a server, three runners of a parallel of 4 keep at most 2 claude agents alive at once (lock files in the Vigil home)', async () => {
