@@ -8,6 +8,7 @@
 import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { resolveSecret, systemVault } from '../vault/vault-reader.ts';
 import { VigilError } from '../errors/vigil-error.ts';
+import { fetchWithin } from '../net/fetch-within.ts';
 
 export const HASHED_MODEL = 'vigil-hashed-ngram-256-v1';
 const DIMS = 256;
@@ -58,14 +59,11 @@ export function cosine(a: Float32Array, b: Float32Array): number {
 export const hashedEmbedder: Embedder = { model: HASHED_MODEL, embed: async (texts) => texts.map(hashedVector) };
 
 async function post(url: string, body: unknown, apiKey: string | undefined): Promise<unknown> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
+  const headers = { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) };
+  return fetchWithin(url, { method: 'POST', headers, body: JSON.stringify(body) }, 30_000, (res) => {
+    if (!res.ok) throw new VigilError('CIR_UNAVAILABLE', `embedding request to ${url} failed: HTTP ${res.status}`);
+    return res.json();
   });
-  if (!res.ok) throw new VigilError('CIR_UNAVAILABLE', `embedding request to ${url} failed: HTTP ${res.status}`);
-  return res.json();
 }
 
 /** The embedder the project configures, else the hashed fallback. */

@@ -4,6 +4,7 @@ import type { CAC } from 'cac';
 import type { runChecks } from '../conform/runner.ts';
 import { vendor as ownVendor } from '../protocol/vocabulary.ts';
 import { ExitCode } from '../errors/exit-codes.ts';
+import { fetchWithin } from '../net/fetch-within.ts';
 import { defineCommand, exitWith } from './command.ts';
 import { listFlag, stringFlag, UsageError } from './options.ts';
 
@@ -98,8 +99,7 @@ export function registerConformCommands(cli: CAC): void {
 /** Why the server cannot be reached at all, or undefined when it answers anything. */
 async function reachability(root: string): Promise<string | undefined> {
   try {
-    const response = await fetch(`${root}/monitors`, { signal: AbortSignal.timeout(10_000) });
-    await response.body?.cancel();
+    await fetchWithin(`${root}/monitors`, {}, 10_000, (response) => response.body?.cancel() ?? Promise.resolve());
     return undefined;
   } catch (error) {
     const cause = (error as Error).cause as (Error & { code?: string }) | undefined;

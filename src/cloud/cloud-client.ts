@@ -2,6 +2,7 @@
 // webhook and worker namespaces and the event forwarder. A refusal comes back
 // as a CloudError carrying the server's code and message.
 import { ExitCode } from '../errors/exit-codes.ts';
+import { fetchWithin } from '../net/fetch-within.ts';
 
 export class CloudError extends Error {
   override readonly name = 'CloudError';
@@ -35,18 +36,13 @@ export function cloudClient(apiUrl: string, token: string | undefined, timeoutMs
       if (token) headers.authorization = `Bearer ${token}`;
       if (body !== undefined) headers['content-type'] = 'application/json';
       let response: Response;
+      let text: string;
       try {
-        response = await fetch(`${root}/v1${path}`, {
-          method,
-          headers,
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
+        [response, text] = await fetchWithin(`${root}/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }, timeoutMs, async (r) => [r, await r.text()] as const);
       } catch (error) {
         const cause = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
         throw new CloudError('UNREACHABLE', `cannot reach the cloud API at ${root}/v1: ${cause}`, 0);
       }
-      const text = await response.text();
       let parsed: unknown;
       try {
         parsed = text ? JSON.parse(text) : {};

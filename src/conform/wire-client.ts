@@ -1,5 +1,6 @@
 // The only way checks talk to a server: plain fetch against the wire
 // protocol, so the suite works against any implementation of protocol.md.
+import { fetchWithin } from '../net/fetch-within.ts';
 
 /** Wire JSON: any server may send anything, so checks test it field by field at run time. */
 // biome-ignore lint/suspicious/noExplicitAny: untyped JSON from the server under test
@@ -41,16 +42,14 @@ export class WireClient {
     else if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
     const query = options.query ? `?${new URLSearchParams(Object.entries(options.query).map(([k, v]) => [k, String(v)]))}` : '';
-    const response = await fetch(`${this.base}${path}${query}`, {
-      method,
-      headers,
-      body,
-      signal: AbortSignal.timeout(this.timeoutMs),
+    const [response, text] = await fetchWithin(`${this.base}${path}${query}`, { method, headers, body }, this.timeoutMs, async (r) => {
+      // An event stream never ends: only its status and headers are wanted here.
+      if ((r.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+        await r.body?.cancel();
+        return [r, ''] as const;
+      }
+      return [r, await r.text()] as const;
     });
-    // An event stream never ends: only its status and headers are wanted here.
-    const streaming = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-    if (streaming) await response.body?.cancel();
-    const text = streaming ? '' : await response.text();
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : undefined;
