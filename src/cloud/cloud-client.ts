@@ -2,7 +2,7 @@
 // webhook and worker namespaces and the event forwarder. A refusal comes back
 // as a CloudError carrying the server's code and message.
 import { ExitCode } from '../errors/exit-codes.ts';
-import { fetchWithin } from '../net/fetch-within.ts';
+import { fetchTextWithin } from '../net/fetch-within.ts';
 
 export class CloudError extends Error {
   override readonly name = 'CloudError';
@@ -38,7 +38,7 @@ export function cloudClient(apiUrl: string, token: string | undefined, timeoutMs
       let response: Response;
       let text: string;
       try {
-        [response, text] = await fetchWithin(`${root}/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }, timeoutMs, async (r) => [r, await r.text()] as const);
+        ({ response, text } = await fetchTextWithin(`${root}/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }, timeoutMs));
       } catch (error) {
         const cause = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
         throw new CloudError('UNREACHABLE', `cannot reach the cloud API at ${root}/v1: ${cause}`, 0);

@@ -8,7 +8,7 @@ import { openCir } from '../cir/open.ts';
 import { loadWorkspaceConfig } from '../workspace/workspace-config.ts';
 import { claudeAuthStatus, codexAuthStatus } from '../recipes/preflight/agent-auth.ts';
 import { findOnPath } from '../paths/which.ts';
-import { fetchWithin } from '../net/fetch-within.ts';
+import { fetchTextWithin } from '../net/fetch-within.ts';
 import { daemonHolder } from '../triggers/daemon-lock.ts';
 import type { SdkContext } from '../workspace/context.ts';
 import { vaultBackend, vaultList } from '../vault/vault.ts';
@@ -51,7 +51,7 @@ async function serverHealth(ctx: SdkContext): Promise<ComponentHealth> {
   const url = `${root}/mp/v0/discover`;
   const started = Date.now();
   try {
-    const [res, text] = await fetchWithin(url, {}, 3000, async (r) => [r, await r.text()] as const);
+    const { response: res, text } = await fetchTextWithin(url, {}, 3000);
     const ms = Date.now() - started;
     if (res.status !== 200) return { ok: false, detail: `${url} answered HTTP ${res.status}: not a Vigil server at ${base} (check server.base in vigil.yml)` };
     type Discover = { protocol?: unknown; serverInfo?: { name?: unknown; version?: unknown } };

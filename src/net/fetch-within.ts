@@ -14,3 +14,7 @@ export async function fetchWithin<T>(url: string, init: Omit<RequestInit, 'signa
     limit.dispose();
   }
 }
+
+/** The answer and its text, read within the limit. */
+export const fetchTextWithin = (url: string, init: Omit<RequestInit, 'signal'>, limitMs: number): Promise<{ response: Response; text: string }> =>
+  fetchWithin(url, init, limitMs, async (response) => ({ response, text: await response.text() }));
