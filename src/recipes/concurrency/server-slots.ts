@@ -138,11 +138,19 @@ export class ServerSlots implements SlotStore {
         if (code !== 'LEASE_HELD' && code !== 'NOT_FOUND') throw error;
         if (code === 'NOT_FOUND' && (await this.lost(state, signal))) return { holders: [], unavailable: `${this.http.base} lost this runner's subscription to ${state.monitor}; subscribing again` };
         // The subscription is there and the slot is not: the monitor's slots are not published (yet).
-        if (code === 'NOT_FOUND') return { holders: [], unavailable: await this.monitors.unpublished(state, signal) };
+        if (code === 'NOT_FOUND') return { holders: [], unavailable: await this.unpublished(state, signal) };
         holders.push(state.holders.get(subject) ?? 'another runner');
       }
     }
     return { holders };
+  }
+
+  /** What a waiting step is told of a pool whose slots are missing; the monitor is passed over once they never will be (and another try follows at once). */
+  private async unpublished(state: PoolState, signal: AbortSignal): Promise<string> {
+    if (!(await this.monitors.pastGrace(state.monitor, signal))) return `the slots of ${state.monitor} are not published yet (its maker may still be publishing them)`;
+    state.passedOver = true;
+    state.gone = true;
+    return `${state.monitor} has no slots; opening the next`;
   }
 
   /** A claim answered NOT_FOUND: the subscription is gone when the server no longer knows it either (the slot's subject would be missing otherwise). */

@@ -165,13 +165,10 @@ export class SlotPoolMonitors {
     state.sub.cursor = page.next;
   }
 
-  /** What a waiting step is told of a pool whose slots are missing; passes the monitor over once they never will be (and another try follows at once). */
-  async unpublished(state: PoolState, signal: AbortSignal): Promise<string> {
-    const { created } = await this.http.request<{ created: string }>('GET', `/monitors/${state.monitor}`, { signal });
-    const { as_of } = await this.http.request<{ as_of: string }>('GET', `/monitors/${state.monitor}/state`, { signal });
-    if (Date.parse(as_of) - Date.parse(created) < this.unpublishedGraceS * 1000) return `the slots of ${state.monitor} are not published yet (its maker may still be publishing them)`;
-    state.passedOver = true;
-    state.gone = true;
-    return `${state.monitor} has no slots; opening the next`;
+  /** Whether a pool's monitor without slots is old enough to be passed over (UNPUBLISHED_GRACE_S), by the server's clock. */
+  async pastGrace(monitor: string, signal: AbortSignal): Promise<boolean> {
+    const { created } = await this.http.request<{ created: string }>('GET', `/monitors/${monitor}`, { signal });
+    const { as_of } = await this.http.request<{ as_of: string }>('GET', `/monitors/${monitor}/state`, { signal });
+    return Date.parse(as_of) - Date.parse(created) >= this.unpublishedGraceS * 1000;
   }
 }
