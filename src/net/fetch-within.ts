@@ -1,13 +1,14 @@
-// A fetch and the reading of its answer under one time limit that holds the
-// process until they end or the limit passes. AbortSignal.timeout's timer does
-// not hold it, and a fetch whose server was killed under it can be left
-// holding no handle (undici, Node 20): a command waiting on one exited at once
-// with 13, "unsettled top-level await", having said nothing.
+// A fetch and the reading of its answer under one time limit, a limit that
+// holds the process until they end (timing/linked-signal.ts says why; the
+// timer of AbortSignal.timeout does not hold it).
 import { linkedSignal } from '../timing/linked-signal.ts';
 
-/** `read` gets the answer while the limit still runs; past it, the fetch or the read rejects with a TimeoutError. */
-export async function fetchWithin<T>(url: string, init: Omit<RequestInit, 'signal'>, limitMs: number, read: (response: Response) => Promise<T>): Promise<T> {
-  const limit = linkedSignal([], limitMs);
+/**
+ * `read` gets the answer while the limit still runs; past it, the fetch or the read rejects with a
+ * TimeoutError. `init.signal`, when given, cuts both short too (they reject with its reason).
+ */
+export async function fetchWithin<T>(url: string, init: RequestInit, limitMs: number, read: (response: Response) => Promise<T>): Promise<T> {
+  const limit = linkedSignal(init.signal ? [init.signal] : [], limitMs);
   try {
     return await read(await fetch(url, { ...init, signal: limit.signal }));
   } finally {
@@ -16,5 +17,5 @@ export async function fetchWithin<T>(url: string, init: Omit<RequestInit, 'signa
 }
 
 /** The answer and its text, read within the limit. */
-export const fetchTextWithin = (url: string, init: Omit<RequestInit, 'signal'>, limitMs: number): Promise<{ response: Response; text: string }> =>
+export const fetchTextWithin = (url: string, init: RequestInit, limitMs: number): Promise<{ response: Response; text: string }> =>
   fetchWithin(url, init, limitMs, async (response) => ({ response, text: await response.text() }));

@@ -1,6 +1,6 @@
 // The HTTP client the CLI commands use to talk to a running server.
 import { ExitCode } from '../errors/exit-codes.ts';
-import { linkedSignal } from '../timing/linked-signal.ts';
+import { fetchTextWithin } from '../net/fetch-within.ts';
 
 export class ServerError extends Error {
   override readonly name = 'ServerError';
@@ -54,17 +54,14 @@ export function serverClient(base: string): ServerClient {
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const limitMs = options.timeoutMs ?? answerWithinMs;
-    const linked = linkedSignal(options.signal ? [options.signal] : [], limitMs);
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     try {
-      const response = await fetch(`${root}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: linked.signal });
-      return { response, text: await response.text() };
+      return await fetchTextWithin(`${root}${path}`, { method, headers, body, ...(options.signal ? { signal: options.signal } : {}) }, limitMs);
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (linked.signal.reason?.name === 'TimeoutError') throw new UnreachableError(`${root} did not answer ${method} ${path.split('?')[0]} within ${limitMs / 1000} s`, { cause: linked.signal.reason });
+      if ((error as Error).name === 'TimeoutError') throw new UnreachableError(`${root} did not answer ${method} ${path.split('?')[0]} within ${limitMs / 1000} s`, { cause: error });
       const cause = ((error as Error).cause as Error | undefined) ?? (error as Error);
       throw new UnreachableError(`cannot reach ${root}: ${cause.message}`, { cause });
-    } finally {
-      linked.dispose();
     }
   };
   return {

@@ -136,9 +136,11 @@ export class ServerSlots implements SlotStore {
       } catch (error) {
         const code = codeOf(error);
         if (code !== 'LEASE_HELD' && code !== 'NOT_FOUND') throw error;
-        if (code === 'NOT_FOUND' && (await this.lost(state, signal))) return { holders: [], unavailable: `${this.http.base} lost this runner's subscription to ${state.monitor}; subscribing again` };
-        // The subscription is there and the slot is not: the monitor's slots are not published (yet).
-        if (code === 'NOT_FOUND') return { holders: [], unavailable: await this.unpublished(state, signal) };
+        if (code === 'NOT_FOUND') {
+          // The subscription is gone, or it is there and the slot is not: the monitor's slots are not published (yet).
+          const unavailable = (await this.lost(state, signal)) ? `${this.http.base} lost this runner's subscription to ${state.monitor}; subscribing again` : await this.unpublished(state, signal);
+          return { holders: [], unavailable };
+        }
         holders.push(state.holders.get(subject) ?? 'another runner');
       }
     }
